@@ -1,0 +1,58 @@
+"""The IREE stage: dync IR (an in-memory module) -> `.vmfb` bytes, in process.
+
+The module is built in the IREE compiler session's own MLIR context, so it is handed to
+`iree.compiler`'s invocation as an object (`import_module`), with no text round trip.
+"""
+
+from __future__ import annotations
+
+from iree.compiler import ir
+from iree.compiler.api import Invocation, Output, Session
+
+from .errors import CompilationError
+from .targets import Target
+
+# Flags every dync compile uses on top of the target's: the input is torch dialect.
+COMMON_FLAGS: tuple[str, ...] = ("--iree-input-type=torch",)
+
+
+class CompilerSession:
+    """One IREE compiler session: owns the MLIR context the frontends import into."""
+
+    def __init__(self, target: Target, extra_flags: tuple[str, ...] = ()):
+        self.target = target
+        self.flags = COMMON_FLAGS + target.flags + tuple(extra_flags)
+        self._session = Session()
+        try:
+            self._session.set_flags(*self.flags)
+        except ValueError as e:
+            raise CompilationError(f"IREE rejected the flags {' '.join(self.flags)}: {e}") from e
+        self.context: ir.Context = self._session.context
+        self._diagnostics: list[str] = []
+        self._handler = self.context.attach_diagnostic_handler(self._on_diagnostic)
+
+    def _on_diagnostic(self, d) -> bool:
+        if d.severity == ir.DiagnosticSeverity.ERROR:
+            self._diagnostics.append(f"{d.location}: {d.message}")
+        return True
+
+    def compile(self, module: ir.Module) -> bytes:
+        """Run IREE's full pipeline on `module` and return the vmfb bytes."""
+        self._diagnostics.clear()
+        inv: Invocation = self._session.invocation()
+        try:
+            inv.import_module(module.operation)
+            if not inv.execute():
+                raise CompilationError(
+                    f"IREE failed to compile for {self.target.backend}/{self.target.name}",
+                    self._diagnostics,
+                )
+            out = Output.open_membuffer()
+            inv.output_vm_bytecode(out)
+            return bytes(out.map_memory())
+        finally:
+            inv.close()
+
+    def close(self) -> None:
+        self._handler.detach()
+        self._session.close()

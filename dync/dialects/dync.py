@@ -1,0 +1,173 @@
+"""dync's IR conventions on top of upstream dialects, with builders and a verifier.
+
+dync IR is a `builtin.module` whose functions hold torch value-semantic ops
+(`!torch.vtensor`), `scf.if`/`scf.while` control flow (lowered from `torch.prim.If/Loop`)
+and shape facts:
+
+* ``dync.symbols`` (module attribute): every shape symbol and its range,
+  ``{batch = {max = 64 : i64, min = 1 : i64}}``;
+* ``dync.entry`` (unit attribute) marks the entry function ``main``;
+* ``dync.shape`` (argument/result attribute of the entry function): the dims of that
+  value, ints for static dims and strings for symbols or expressions, ``["batch", 8]``;
+* inside functions, upstream ``torch.symbolic_int`` / ``torch.bind_symbolic_shape`` carry
+  each value's dims as affine expressions over the same symbols (IREE consumes these).
+
+Everything is an ordinary MLIR attribute, so dync IR round-trips through MLIR text.
+"""
+
+from __future__ import annotations
+
+import re
+
+from iree.compiler import ir
+
+from ..signature import Dim, Signature, SymbolSpec
+
+SYMBOLS_ATTR = "dync.symbols"
+ENTRY_ATTR = "dync.entry"
+SHAPE_ATTR = "dync.shape"
+_SYMBOL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def symbols_attr(symbols: dict[str, SymbolSpec]) -> ir.DictAttr:
+    i64 = ir.IntegerType.get_signless(64)
+    return ir.DictAttr.get(
+        {
+            name: ir.DictAttr.get(
+                {"min": ir.IntegerAttr.get(i64, s.min), "max": ir.IntegerAttr.get(i64, s.max)}
+            )
+            for name, s in symbols.items()
+        }
+    )
+
+
+def _op(module: ir.Module | ir.Operation) -> ir.Operation:
+    return module.operation
+
+
+def _body(module: ir.Module | ir.Operation) -> ir.Block:
+    return _op(module).regions[0].blocks[0]
+
+
+def read_symbols(module: ir.Module | ir.Operation) -> dict[str, SymbolSpec]:
+    op = _op(module)
+    if SYMBOLS_ATTR not in op.attributes:
+        return {}
+    result = {}
+    for named in ir.DictAttr(op.attributes[SYMBOLS_ATTR]):
+        spec = ir.DictAttr(named.attr)
+        result[named.name] = SymbolSpec(
+            named.name, ir.IntegerAttr(spec["min"]).value, ir.IntegerAttr(spec["max"]).value
+        )
+    return result
+
+
+def shape_attr(dims: tuple[Dim, ...]) -> ir.ArrayAttr:
+    i64 = ir.IntegerType.get_signless(64)
+    return ir.ArrayAttr.get(
+        [ir.IntegerAttr.get(i64, d) if isinstance(d, int) else ir.StringAttr.get(d) for d in dims]
+    )
+
+
+def read_shape(attr: ir.Attribute) -> tuple[Dim, ...]:
+    dims: list[Dim] = []
+    for a in ir.ArrayAttr(attr):
+        if not isinstance(a, ir.IntegerAttr | ir.StringAttr):
+            raise ValueError(f"{SHAPE_ATTR} entries must be integers or strings, got {a}")
+        dims.append(a.value)
+    return tuple(dims)
+
+
+def _entry(module: ir.Module | ir.Operation) -> ir.Operation | None:
+    for op in _body(module).operations:
+        if op.operation.name == "func.func" and ENTRY_ATTR in op.operation.attributes:
+            return op.operation
+    return None
+
+
+def set_entry_signature(module: ir.Module, signature: Signature, entry: str = "main") -> None:
+    """Write the signature's symbols and per-value shapes into the module (builder)."""
+    with module.context:
+        module.operation.attributes[SYMBOLS_ATTR] = symbols_attr(signature.symbols)
+        for op in module.body.operations:
+            if op.operation.name != "func.func" or ir.StringAttr(op.sym_name).value != entry:
+                continue
+            op.operation.attributes[ENTRY_ATTR] = ir.UnitAttr.get()
+            for attr_name, specs in (("arg_attrs", signature.inputs), ("res_attrs", signature.outputs)):
+                op.operation.attributes[attr_name] = ir.ArrayAttr.get(
+                    [ir.DictAttr.get({SHAPE_ATTR: shape_attr(t.shape)}) for t in specs]
+                )
+            return
+    raise ValueError(f"no function @{entry} in module")
+
+
+def verify(module: ir.Module | ir.Operation) -> list[str]:
+    """Check the dync conventions; returns a list of problems (empty when the IR is valid)."""
+    problems: list[str] = []
+    if not _op(module).verify():
+        problems.append("module fails MLIR verification")
+    symbols = read_symbols(module)
+    for name, spec in symbols.items():
+        if not _SYMBOL_NAME.match(name):
+            problems.append(f"symbol {name!r}: not an identifier")
+        if spec.min < 0 or spec.min > spec.max:
+            problems.append(f"symbol {name!r}: empty or negative range [{spec.min}, {spec.max}]")
+    entry = _entry(module)
+    if entry is None:
+        problems.append(f"no function carries {ENTRY_ATTR}")
+        return problems
+    ftype = ir.FunctionType(ir.TypeAttr(entry.attributes["function_type"]).value)
+    for attr_name, types in (("arg_attrs", ftype.inputs), ("res_attrs", ftype.results)):
+        if attr_name not in entry.attributes:
+            problems.append(f"entry function has no {attr_name} with {SHAPE_ATTR}")
+            continue
+        for i, (attrs, ty) in enumerate(zip(ir.ArrayAttr(entry.attributes[attr_name]), types, strict=True)):
+            attrs = ir.DictAttr(attrs)
+            if SHAPE_ATTR not in attrs:
+                problems.append(f"{attr_name}[{i}] has no {SHAPE_ATTR}")
+                continue
+            dims = read_shape(attrs[SHAPE_ATTR])
+            problems.extend(_check_dims(f"{attr_name}[{i}]", dims, ty, symbols))
+    # torch.symbolic_int ranges must agree with the module's symbol table.
+    def check_symbolic_int(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "torch.symbolic_int":
+            name = ir.StringAttr(op.attributes["symbol_name"]).value
+            lo = ir.IntegerAttr(op.attributes["min_val"]).value
+            hi = ir.IntegerAttr(op.attributes["max_val"]).value
+            if name in symbols and (symbols[name].min, symbols[name].max) != (lo, hi):
+                problems.append(
+                    f"torch.symbolic_int {name!r} range [{lo}, {hi}] disagrees with "
+                    f"{SYMBOLS_ATTR} [{symbols[name].min}, {symbols[name].max}]"
+                )
+        return ir.WalkResult.ADVANCE
+
+    _op(module).walk(check_symbolic_int)
+    return problems
+
+
+def _static_dims(ty: ir.Type) -> list[int | None] | None:
+    text = str(ty)
+    m = re.match(r"!torch\.vtensor<\[([^\]]*)\]", text)
+    if m:
+        return [None if d == "?" else int(d) for d in m.group(1).split(",") if d]
+    if isinstance(ty, ir.RankedTensorType):
+        t = ty
+        return [None if t.is_dynamic_dim(i) else t.get_dim_size(i) for i in range(t.rank)]
+    return None
+
+
+def _check_dims(where: str, dims: tuple[Dim, ...], ty: ir.Type, symbols: dict) -> list[str]:
+    static = _static_dims(ty)
+    if static is None:
+        return []
+    if len(static) != len(dims):
+        return [f"{where}: {SHAPE_ATTR} has rank {len(dims)} but the type is {ty}"]
+    problems = []
+    for axis, (d, s) in enumerate(zip(dims, static, strict=True)):
+        if isinstance(d, int) and s is not None and d != s:
+            problems.append(f"{where} dim {axis}: {SHAPE_ATTR} says {d}, type says {s}")
+        if isinstance(d, str):
+            unknown = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", d)) - set(symbols)
+            if unknown:
+                problems.append(f"{where} dim {axis}: undeclared symbol(s) {sorted(unknown)}")
+    return problems

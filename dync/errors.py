@@ -1,0 +1,40 @@
+"""The exceptions dync raises. Every user-facing failure is one of these, never a bare crash."""
+
+from __future__ import annotations
+
+
+class DyncError(Exception):
+    """Base class of all dync errors."""
+
+
+class UnsupportedConstructError(DyncError):
+    """A construct in the user's model that dync cannot compile (yet).
+
+    `source` is "file:line" of the user's code when it is known.
+    """
+
+    def __init__(self, construct: str, reason: str, source: str | None = None):
+        self.construct = construct
+        self.reason = reason
+        self.source = source
+        where = f" at {source}" if source else ""
+        super().__init__(f"unsupported construct {construct!r}{where}: {reason}")
+
+
+class CompilationError(DyncError):
+    """IREE (or an MLIR pass) rejected the program. `diagnostics` holds the compiler's messages."""
+
+    def __init__(self, message: str, diagnostics: list[str] | None = None):
+        self.diagnostics = list(diagnostics or [])
+        text = message
+        if self.diagnostics:
+            text += "\n" + "\n".join(self.diagnostics[:20])
+        super().__init__(text)
+
+
+class InputError(DyncError, ValueError):
+    """Arguments passed to a compiled module do not match its signature."""
+
+
+class ModuleFormatError(DyncError):
+    """A saved `.vmfb` or its manifest is missing, corrupted or from an incompatible dync."""

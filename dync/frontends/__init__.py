@@ -1,0 +1,5 @@
+"""Frontends: PyTorch (`torch.export` + dync's FX importer) and ONNX, both producing dync IR."""
+
+from .common import ImportedProgram
+
+__all__ = ["ImportedProgram"]

@@ -1,0 +1,67 @@
+"""What every frontend hands to the pass pipeline, and the last step of every import."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from iree.compiler import ir
+from iree.compiler.passmanager import PassManager
+
+from ..dialects import dync as dync_ir
+from ..errors import CompilationError
+from ..signature import Signature
+
+# torch.prim.If/Loop -> scf.if/scf.while: the control-flow form of dync IR.
+CONTROL_FLOW_TO_SCF = "builtin.module(func.func(convert-torch-to-scf))"
+
+
+@dataclass
+class ImportedProgram:
+    module: ir.Module
+    signature: Signature
+    frontend: str
+    # Constructs the frontend handled specially (graph breaks, fallbacks), for the report.
+    notes: list[str] = field(default_factory=list)
+
+
+def finish_import(module: ir.Module, signature: Signature, frontend: str) -> ImportedProgram:
+    """Bring an imported torch-dialect module into dync IR form and verify it."""
+    with module.context:
+        try:
+            PassManager.parse(CONTROL_FLOW_TO_SCF).run(module.operation)
+        except ir.MLIRError as e:
+            raise CompilationError(
+                f"{frontend} import: lowering control flow to scf failed",
+                [str(d) for d in e.error_diagnostics],
+            ) from e
+        _sink_argument_casts(module)
+    dync_ir.set_entry_signature(module, signature)
+    problems = dync_ir.verify(module)
+    if problems:
+        raise CompilationError(f"{frontend} import produced invalid dync IR", problems)
+    return ImportedProgram(module, signature, frontend)
+
+
+def _sink_argument_casts(module: ir.Module) -> None:
+    """Move `torch_c.to_builtin_tensor %arg` below the `torch.bind_symbolic_shape` of %arg.
+
+    convert-torch-to-scf materializes argument casts at the top of the entry block, before
+    the shape bindings; IREE's torch-iree-bind-symbolic-shapes then rewrites the cast's
+    operand to a value defined after it ("operand #0 does not dominate this use").
+    """
+    for func in module.body.operations:
+        if func.operation.name != "func.func" or not func.regions[0].blocks:
+            continue
+        entry = func.regions[0].blocks[0]
+        last_bind: dict = {}
+        casts = []
+        for op in entry.operations:
+            op = op.operation
+            if op.name == "torch.bind_symbolic_shape" and isinstance(op.operands[0], ir.BlockArgument):
+                last_bind[op.operands[0].arg_number] = op
+            elif op.name == "torch_c.to_builtin_tensor" and isinstance(op.operands[0], ir.BlockArgument):
+                casts.append(op)
+        for cast in casts:
+            bind = last_bind.get(cast.operands[0].arg_number)
+            if bind is not None:
+                cast.move_after(bind)

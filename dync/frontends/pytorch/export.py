@@ -1,0 +1,194 @@
+"""nn.Module + example args + dynamic_shapes -> dync IR (via torch.export and the FX importer)."""
+
+from __future__ import annotations
+
+import inspect
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import sympy
+import torch
+from iree.compiler import ir
+from iree.compiler.extras.fx_importer import FxImporter
+from torch.utils import _pytree as pytree
+from torch.utils._sympy.numbers import int_oo
+
+from ...errors import DyncError, UnsupportedConstructError
+from ...signature import Signature, SymbolSpec, TensorSpec, dtype_name
+from ..common import ImportedProgram, finish_import
+from .importer import DyncGraphNodeImporter
+from .source import source_line, user_frame_from_message, user_frame_from_traceback
+
+INT64_MAX = 2**63 - 1
+
+
+def import_module(
+    model: torch.nn.Module,
+    args: Sequence[Any],
+    dynamic_shapes: Any,
+    context: ir.Context,
+) -> ImportedProgram:
+    args = tuple(args)
+    ep = _export(model, args, dynamic_shapes)
+    names = _user_symbol_names(model, args, dynamic_shapes, ep)
+    importer = FxImporter(context=context, graph_node_importer_cls=DyncGraphNodeImporter)
+    signature = _signature(ep, names)
+    notes = _tighten_ranges_from_asserts(ep, signature, names)
+    importer.import_frozen_program(ep, func_name="main", import_symbolic_shape_expressions=True)
+    module = importer.module
+    _apply_symbols(module, names, signature.symbols)
+    program = finish_import(module, signature, "pytorch")
+    program.notes.extend(notes)
+    return program
+
+
+def _export(model: torch.nn.Module, args: tuple, dynamic_shapes: Any) -> torch.export.ExportedProgram:
+    if not isinstance(model, torch.nn.Module):
+        raise DyncError(f"dync.compile expects an nn.Module or an ONNX model, got {type(model).__name__}")
+    for i, a in enumerate(pytree.tree_leaves(args)):
+        if not isinstance(a, torch.Tensor):
+            raise UnsupportedConstructError(
+                "non-tensor input", f"argument leaf {i} is a {type(a).__name__}; pass tensors only"
+            )
+    try:
+        return torch.export.export(model, args, dynamic_shapes=dynamic_shapes, strict=False)
+    except Exception as e:  # torch raises many types; all become one clear dync error
+        message = str(e)
+        source = user_frame_from_traceback(e.__traceback__) or user_frame_from_message(message)
+        first = message.strip().splitlines()[0] if message.strip() else type(e).__name__
+        line = source_line(source)
+        reason = f"torch.export failed: {first}" + (f"\n    {line}" if line else "")
+        if "data-dependent" in message or "GuardOnDataDependent" in type(e).__name__:
+            reason += (
+                "\n  (a Python `if`/`while` on a tensor value: write it with torch.cond / "
+                "torch.while_loop for now)"
+            )
+        raise UnsupportedConstructError(type(e).__name__, reason, source) from e
+
+
+def _user_symbol_names(model, args: tuple, dynamic_shapes: Any, ep) -> dict[str, str]:
+    """Map torch's symbol names (s77) to the user's `Dim` names (batch)."""
+    if dynamic_shapes is None:
+        return {}
+    if isinstance(dynamic_shapes, dict):
+        params = list(inspect.signature(model.forward).parameters)
+        per_arg = [dynamic_shapes.get(p) for p in params[: len(args)]]
+    else:
+        per_arg = list(dynamic_shapes)
+    user_inputs = ep.graph_signature.user_inputs
+    placeholders = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
+    names: dict[str, str] = {}
+    for arg_name, spec in zip(user_inputs, per_arg, strict=False):
+        fake = placeholders[arg_name].meta.get("val")
+        if spec is None or not isinstance(fake, torch.Tensor):
+            continue
+        axes = spec.items() if isinstance(spec, dict) else enumerate(spec)
+        for axis, dim in axes:
+            size = fake.shape[axis]
+            if dim is None or not isinstance(size, torch.SymInt):
+                continue
+            root = getattr(dim, "root", dim)
+            free = size.node.expr.free_symbols
+            if len(free) == 1 and hasattr(root, "__name__"):
+                names.setdefault(str(next(iter(free))), root.__name__)
+    return names
+
+
+def _dims(shape, names: dict[str, str]) -> tuple:
+    dims = []
+    for s in shape:
+        if isinstance(s, torch.SymInt):
+            expr = s.node.expr
+            expr = expr.subs({sym: sympy.Symbol(names.get(str(sym), str(sym))) for sym in expr.free_symbols})
+            dims.append(int(expr) if expr.is_number else str(expr))
+        else:
+            dims.append(int(s))
+    return tuple(dims)
+
+
+def _bound(value, default: int) -> int:
+    """An int from a sympy range bound; `default` for the infinities (`int_oo`)."""
+    if value in (int_oo, -int_oo, sympy.oo, -sympy.oo):
+        return default
+    return max(min(int(value), INT64_MAX), 0)
+
+
+def _signature(ep: torch.export.ExportedProgram, names: dict[str, str]) -> Signature:
+    placeholders = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
+    inputs = []
+    for name in ep.graph_signature.user_inputs:
+        val = placeholders[name].meta["val"]
+        inputs.append(TensorSpec(name, dtype_name(val.dtype), _dims(val.shape, names)))
+    output_node = next(n for n in ep.graph.nodes if n.op == "output")
+    outputs = []
+    for i, out in enumerate(output_node.args[0]):
+        val = out.meta.get("val") if isinstance(out, torch.fx.Node) else None
+        if not isinstance(val, torch.Tensor):
+            raise UnsupportedConstructError(
+                "non-tensor output", f"output {i} is {type(val).__name__}; return tensors only"
+            )
+        outputs.append(TensorSpec(f"output_{i}", dtype_name(val.dtype), _dims(val.shape, names)))
+    symbols = {}
+    for sym, vr in ep.range_constraints.items():
+        name = names.get(str(sym), str(sym))
+        symbols[name] = SymbolSpec(name, _bound(vr.lower, 0), _bound(vr.upper, INT64_MAX))
+    tree = pytree.treespec_dumps(ep.call_spec.out_spec) if ep.call_spec.out_spec else None
+    return Signature(inputs, outputs, symbols, tree)
+
+
+_COMPARISONS = {operator.ge: 0, operator.gt: 1, operator.le: 0, operator.lt: -1}
+
+
+def _tighten_ranges_from_asserts(ep, signature: Signature, names: dict[str, str]) -> list[str]:
+    """torch.export may add runtime asserts (`u0 >= 2`) on input dims beyond the declared
+    range; fold `dim >= k` / `dim <= k` asserts into the symbol ranges so the runtime rejects
+    such inputs up front with a clear message instead of failing inside the module."""
+    notes = []
+    for node in ep.graph.nodes:
+        if node.target is not torch.ops.aten._assert_scalar.default:
+            continue
+        cmp = node.args[0]
+        if not isinstance(cmp, torch.fx.Node) or cmp.target not in _COMPARISONS:
+            continue
+        size, bound = cmp.args
+        if not (isinstance(size, torch.fx.Node) and isinstance(bound, int)
+                and size.target is torch.ops.aten.sym_size.int):
+            continue
+        source, axis = size.args
+        expr = source.meta["val"].shape[axis]
+        if not isinstance(expr, torch.SymInt) or not expr.node.expr.is_symbol:
+            continue
+        name = names.get(str(expr.node.expr), str(expr.node.expr))
+        old = signature.symbols.get(name)
+        if old is None:
+            continue
+        adjusted = bound + _COMPARISONS[cmp.target]
+        if cmp.target in (operator.ge, operator.gt):
+            new = SymbolSpec(name, max(old.min, adjusted), old.max)
+        else:
+            new = SymbolSpec(name, old.min, min(old.max, adjusted))
+        if new != old:
+            signature.symbols[name] = new
+            notes.append(
+                f"torch.export asserts {name} {cmp.target.__name__} {bound}: range of {name} "
+                f"narrowed from [{old.min}, {old.max}] to [{new.min}, {new.max}]"
+            )
+    return notes
+
+
+def _apply_symbols(module: ir.Module, names: dict[str, str], symbols: dict[str, SymbolSpec]) -> None:
+    """Give `torch.symbolic_int` ops the user's symbol names and the (narrowed) ranges."""
+    i64 = ir.IntegerType.get_signless(64, module.context)
+
+    def update(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "torch.symbolic_int":
+            old = ir.StringAttr(op.attributes["symbol_name"]).value
+            name = names.get(old, old)
+            op.attributes["symbol_name"] = ir.StringAttr.get(name, module.context)
+            if name in symbols:
+                op.attributes["min_val"] = ir.IntegerAttr.get(i64, symbols[name].min)
+                op.attributes["max_val"] = ir.IntegerAttr.get(i64, symbols[name].max)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(update)

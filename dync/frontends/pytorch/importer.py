@@ -1,0 +1,151 @@
+"""IREE's bundled FX importer, extended for dync.
+
+Upstream (`iree.compiler.extras.fx_importer`, i.e. torch-mlir's) lacks a `cond` handler and
+imports `while_loop` with the wrong region arity when the body captures parameters (the HOP's
+`additional_inputs` are treated as loop-carried values). This subclass fixes both and turns
+import failures into errors that name the user's source line.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from iree.compiler.extras import fx_importer as fx
+from iree.compiler.ir import Block, FlatSymbolRefAttr, InsertionPoint, Location, Operation
+
+from ...errors import UnsupportedConstructError
+from .source import user_frame_from_stack_trace
+
+
+def _call(callee: str, results: list, operands: list, loc: Location) -> Operation:
+    return Operation.create(
+        "func.call",
+        attributes={"callee": FlatSymbolRefAttr.get(callee)},
+        results=results,
+        operands=operands,
+        loc=loc,
+    )
+
+
+class DyncGraphNodeImporter(fx.GraphNodeImporter):
+    def _child_func(self, node: torch.fx.Node, graph_ref: torch.fx.Node) -> str:
+        module = getattr(node.graph.owning_module, graph_ref.target)
+        return self.fx_importer._graph_module_to_func_name[id(module)]
+
+    def _result_types(self, node: torch.fx.Node) -> list:
+        return [self._cc.value_info_to_type(v) for v in node.meta["val"]]
+
+    def _to_bool(self, tensor_value: Any, loc: Location) -> Any:
+        return Operation.create(
+            "torch.aten.Bool.Tensor",
+            results=[self._cc.torch_bool_type],
+            operands=[tensor_value],
+            loc=loc,
+        ).result
+
+    def _bind_results(self, node: torch.fx.Node, values) -> None:
+        self._multi_result_nodes.add(node)
+        for i, value in enumerate(values):
+            self.bind_node_value(node, value, i)
+
+    def _import_hop_cond(self, loc: Location, node: torch.fx.Node, hop) -> None:
+        """`cond(pred, true_fn, false_fn, operands)` -> `torch.prim.If` calling the branch funcs."""
+        pred, true_ref, false_ref, operands = node.args
+        if not isinstance(pred, torch.fx.Node):
+            raise NotImplementedError("cond with a constant predicate should have been folded")
+        pred_value = self._import_argument(loc, pred)
+        if str(pred_value.type) != "!torch.bool":
+            pred_value = self._to_bool(pred_value, loc)
+        args = [self._import_argument(loc, a) for a in operands]
+        result_types = self._result_types(node)
+        if_op = Operation.create(
+            "torch.prim.If", results=result_types, operands=[pred_value], regions=2, loc=loc
+        )
+        for region, ref in zip(if_op.regions, (true_ref, false_ref), strict=True):
+            with InsertionPoint(Block.create_at_start(region, [])):
+                call = _call(self._child_func(node, ref), result_types, args, loc)
+                Operation.create(
+                    "torch.prim.If.yield", results=[], operands=list(call.results), loc=loc
+                )
+        self._bind_results(node, if_op.results)
+
+    def _import_hop_while_loop(self, loc: Location, node: torch.fx.Node, hop) -> None:
+        """`while_loop(cond_fn, body_fn, carried, additional)` -> `torch.prim.Loop`.
+
+        Only `carried` values are loop-carried; `additional` (captured parameters and
+        free tensors) are passed to every call of the cond/body functions from outside.
+        """
+        cond_ref, body_ref, carried, additional = node.args
+        cond_fn, body_fn = self._child_func(node, cond_ref), self._child_func(node, body_ref)
+        carried_values = [self._import_argument(loc, a) for a in carried]
+        extra_values = [self._import_argument(loc, a) for a in additional]
+        result_types = self._result_types(node)
+        bool_tensor = self._cc.get_vtensor_type(torch.Size([]), torch.bool)
+
+        first = _call(cond_fn, [bool_tensor], carried_values + extra_values, loc)
+        with loc:
+            max_trip = fx._make_constant_op(
+                "torch.constant.int",
+                self._cc.integer_attr(torch.iinfo(torch.int64).max, 64),
+                self._cc.torch_int_type,
+            )
+        loop = Operation.create(
+            "torch.prim.Loop",
+            results=result_types,
+            operands=[max_trip.result, self._to_bool(first.result, loc)] + carried_values,
+            regions=1,
+            loc=loc,
+        )
+        with loc:
+            block = Block.create_at_start(loop.regions[0], [self._cc.torch_int_type] + result_types)
+        with InsertionPoint(block):
+            state = list(block.arguments[1:])
+            step = _call(body_fn, result_types, state + extra_values, loc)
+            again = _call(cond_fn, [bool_tensor], list(step.results) + extra_values, loc)
+            Operation.create(
+                "torch.prim.Loop.condition",
+                results=[],
+                operands=[self._to_bool(again.result, loc)] + list(step.results),
+                loc=loc,
+            )
+        self._bind_results(node, loop.results)
+
+    # Failures inside upstream handlers become errors naming the user's line.
+    def _import_torch_op_overload(self, loc, node, concrete_target=None):
+        concrete_target = concrete_target or _ALIASES.get(node.target)
+        with _naming(node):
+            return super()._import_torch_op_overload(loc, node, concrete_target)
+
+    def _import_hop(self, loc, node, hop):
+        with _naming(node):
+            return super()._import_hop(loc, node, hop)
+
+    def _import_symbolic_torch_op(self, loc, node, target):
+        with _naming(node):
+            return super()._import_symbolic_torch_op(loc, node, target)
+
+
+# Python operator overloads that torch-mlir does not lower, mapped to the ops it does.
+_ALIASES = {
+    torch.ops.aten.__and__.Tensor: torch.ops.aten.bitwise_and.Tensor,
+    torch.ops.aten.__or__.Tensor: torch.ops.aten.bitwise_or.Tensor,
+    torch.ops.aten.__xor__.Tensor: torch.ops.aten.bitwise_xor.Tensor,
+}
+
+
+class _naming:
+    def __init__(self, node: torch.fx.Node):
+        self.node = node
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc is None or isinstance(exc, UnsupportedConstructError):
+            return False
+        if not isinstance(exc, NotImplementedError | KeyError | AssertionError | RuntimeError):
+            return False
+        target = getattr(self.node.target, "__name__", str(self.node.target))
+        source = user_frame_from_stack_trace(self.node.meta.get("stack_trace"))
+        raise UnsupportedConstructError(target, f"{type(exc).__name__}: {exc}", source) from exc

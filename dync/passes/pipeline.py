@@ -1,0 +1,115 @@
+"""Pass registry and runner: dync's Python passes mixed with textual MLIR pipelines.
+
+Python passes run as real MLIR passes through `PassManager.add(callable)`. They cannot be
+cloned, so they are anchored on `builtin.module` and walk the functions themselves.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from iree.compiler import ir
+from iree.compiler.passmanager import PassManager
+
+from ..errors import CompilationError
+
+# Pass name -> module defining it (imported on first use so `dync-opt --help` stays fast).
+_PASS_MODULES = {
+    "dync-canonicalize": "dync.passes.canonicalize",
+    "dync-verify": "dync.passes.verify",
+}
+
+# What `dync.compile` runs on dync IR before handing it to IREE.
+DEFAULT_PIPELINE: tuple[str, ...] = ("dync-canonicalize", "dync-verify")
+
+
+class Pass:
+    """Base class of dync passes. Subclasses set `name`, `summary` and implement `run`."""
+
+    name: str = ""
+    summary: str = ""
+
+    def run(self, module: ir.Operation) -> None:
+        raise NotImplementedError
+
+    def __call__(self, op: ir.Operation, pass_) -> None:
+        try:
+            self.run(op)
+        except PassFailure as failure:
+            op.location.emit_error(f"{self.name}: {failure}")
+            pass_.signal_pass_failure()
+
+
+class PassFailure(Exception):
+    """Raised by a pass's `run` to fail the pipeline with a message."""
+
+
+@dataclass(frozen=True)
+class PassInfo:
+    name: str
+    summary: str
+
+
+def _pass_class(name: str) -> type[Pass]:
+    module = importlib.import_module(_PASS_MODULES[name])
+    for value in vars(module).values():
+        if isinstance(value, type) and issubclass(value, Pass) and value.name == name:
+            return value
+    raise LookupError(f"{_PASS_MODULES[name]} defines no pass named {name}")
+
+
+def registry() -> dict[str, PassInfo]:
+    """All dync passes by name."""
+    return {n: PassInfo(n, _pass_class(n).summary) for n in sorted(_PASS_MODULES)}
+
+
+def parse_pipeline(text: str) -> list[str]:
+    """Split `builtin.module(a,b{x=1},func.func(c))` (or `a,b`) into top-level elements."""
+    text = text.strip()
+    if text.startswith("builtin.module(") and text.endswith(")"):
+        text = text[len("builtin.module(") : -1]
+    elements, depth, current = [], 0, []
+    for ch in text:
+        if ch in "({":
+            depth += 1
+        elif ch in ")}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            elements.append("".join(current).strip())
+            current = []
+        else:
+            current.append(ch)
+    if "".join(current).strip():
+        elements.append("".join(current).strip())
+    return elements
+
+
+def run_pipeline(module: ir.Module, steps: Sequence[str]) -> None:
+    """Run `steps` (dync pass names or upstream textual pipeline elements) on `module`."""
+    if not steps:
+        return
+    with module.context:
+        pm = PassManager("builtin.module")
+        for step in steps:
+            if step in _PASS_MODULES:
+                cls = _pass_class(step)
+                pm.add(cls(), name=cls.name, argument=cls.name, description=cls.summary)
+            else:
+                try:
+                    pm.add(step)
+                except ValueError as e:
+                    raise CompilationError(f"cannot parse pass pipeline element {step!r}: {e}") from e
+        try:
+            pm.run(module.operation)
+        except ir.MLIRError as e:
+            diagnostics = [_format(d) for d in e.error_diagnostics]
+            raise CompilationError(f"pass pipeline {','.join(steps)} failed", diagnostics) from e
+
+
+def _format(diagnostic) -> str:
+    text = f"{diagnostic.location}: {diagnostic.message}"
+    for note in diagnostic.notes:
+        text += f"\n  note: {note.location}: {note.message}"
+    return text

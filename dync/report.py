@@ -1,0 +1,42 @@
+"""The compile report: what dync did to a model, as attributes, text and JSON."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass
+class Report:
+    frontend: str = ""
+    backend: str = ""
+    target: str = ""
+    flags: list[str] = field(default_factory=list)
+    passes: list[str] = field(default_factory=list)
+    symbols: dict[str, list[int]] = field(default_factory=dict)
+    # Seconds per stage, in order: import, passes, iree.
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+    graph_breaks: list[dict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    vmfb_bytes: int = 0
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> Report:
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        return cls(**known)
+
+    def __str__(self) -> str:
+        lines = [
+            f"dync report: {self.frontend} -> {self.backend} ({self.target}), "
+            f"{self.vmfb_bytes} bytes of vmfb",
+            "  symbols: "
+            + (", ".join(f"{k} in [{lo}, {hi}]" for k, (lo, hi) in self.symbols.items()) or "none"),
+            "  passes: " + (", ".join(self.passes) or "none"),
+            "  stages: " + ", ".join(f"{k} {v:.2f}s" for k, v in self.stage_seconds.items()),
+            f"  graph breaks: {len(self.graph_breaks)}",
+            "  IREE flags: " + " ".join(self.flags),
+        ]
+        lines += [f"  note: {n}" for n in self.notes]
+        return "\n".join(lines)

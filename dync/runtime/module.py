@@ -1,0 +1,150 @@
+"""`CompiledModule`: a compiled `.vmfb` plus its manifest, callable like the original model."""
+
+from __future__ import annotations
+
+import os
+import platform
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import DyncError, InputError, ModuleFormatError
+from ..report import Report
+from ..signature import Signature
+from .manifest import Manifest, digest, manifest_path
+
+# Backends whose modules contain machine code for a specific host architecture.
+_HOST_ARCH = {"arm": "aarch64"}
+
+
+class CompiledModule:
+    """A compiled model. `compiled(*args)` returns what `model(*args)` returns.
+
+    Arguments may be torch tensors (results are torch tensors) or numpy arrays (results are
+    numpy arrays); they are checked against the signature (rank, dtype, each dim in range)
+    before anything runs.
+    """
+
+    def __init__(self, vmfb: bytes, manifest: Manifest):
+        self.vmfb = vmfb
+        self.manifest = manifest
+        if not manifest.sha256:
+            manifest.sha256 = digest(vmfb)
+        self._vm = None
+        self._device = None
+
+    @property
+    def signature(self) -> Signature:
+        return self.manifest.signature
+
+    @property
+    def backend(self) -> str:
+        return self.manifest.backend
+
+    @property
+    def target(self) -> str:
+        return self.manifest.target
+
+    @property
+    def report(self) -> Report:
+        return Report.from_json(self.manifest.report)
+
+    def __repr__(self) -> str:
+        sig = self.signature
+        ins = ", ".join(f"{t.name}: {t.dtype}{t.shape_str()}" for t in sig.inputs)
+        return f"<dync.CompiledModule main({ins}) for {self.backend}/{self.target}>"
+
+    # -- running ---------------------------------------------------------------------------
+    def _function(self):
+        if self._vm is None:
+            self._vm = self._load_vm()
+        return self._vm
+
+    def _load_vm(self):
+        import iree.runtime as rt
+
+        arch = _HOST_ARCH.get(self.backend)
+        if arch and platform.machine() not in (arch, "arm64"):
+            raise DyncError(
+                f"this module was compiled for backend {self.backend!r} ({arch}) and cannot run "
+                f"on this {platform.machine()} host; save() it and run it on the device with\n"
+                f"  iree-run-module --module=model.vmfb --device=local-task --function=main "
+                f"--input=@x.npy"
+            )
+        try:
+            config = rt.Config(self.manifest.driver)
+        except (RuntimeError, ValueError) as e:
+            cause = f"{e}: {e.__cause__}" if e.__cause__ else str(e)
+            raise DyncError(
+                f"cannot create the IREE {self.manifest.driver!r} device for this "
+                f"{self.backend} module (is a GPU with its driver present?): {cause}"
+            ) from e
+        try:
+            vm_module = rt.VmModule.copy_buffer(config.vm_instance, self.vmfb)
+            bound = rt.load_vm_module(vm_module, config)
+        except (RuntimeError, ValueError) as e:
+            raise ModuleFormatError(f"IREE cannot load this module: {e}") from e
+        try:
+            return getattr(bound, self.manifest.entry)
+        except AttributeError as e:
+            raise ModuleFormatError(f"module has no function {self.manifest.entry!r}") from e
+
+    def __call__(self, *args: Any) -> Any:
+        import torch
+        from torch.utils import _pytree as pytree
+
+        flat = pytree.tree_leaves(args)
+        as_torch = any(isinstance(a, torch.Tensor) for a in flat)
+        arrays = [_to_numpy(a) for a in flat]
+        self.signature.check_inputs(arrays)
+        try:
+            raw = self._function()(*arrays)
+        except RuntimeError as e:
+            raise DyncError(f"the compiled module failed at run time: {e}") from e
+        results = list(raw) if isinstance(raw, tuple | list) else [raw]
+        outputs = [np.asarray(r.to_host() if hasattr(r, "to_host") else r) for r in results]
+        if as_torch:
+            outputs = [torch.from_numpy(np.array(o, copy=True)) for o in outputs]
+        tree = self.signature.output_tree
+        if tree is None:
+            return outputs
+        return pytree.tree_unflatten(outputs, pytree.treespec_loads(tree))
+
+    # -- persistence -----------------------------------------------------------------------
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write `path` (.vmfb, entry function `main`) and its JSON manifest beside it."""
+        path = Path(path)
+        if path.suffix != ".vmfb":
+            path = path.with_suffix(path.suffix + ".vmfb") if path.suffix else path.with_suffix(".vmfb")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(self.vmfb)
+        self.manifest.write(manifest_path(path))
+        return path
+
+
+def _to_numpy(value: Any) -> np.ndarray:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        if value.dtype == torch.bfloat16:
+            raise InputError("bfloat16 inputs are not supported by the numpy bridge")
+        return value.detach().cpu().contiguous().numpy()
+    if isinstance(value, np.ndarray):
+        return np.ascontiguousarray(value)
+    raise InputError(f"inputs must be torch tensors or numpy arrays, got {type(value).__name__}")
+
+
+def load(path: str | os.PathLike) -> CompiledModule:
+    """Load a module written by `CompiledModule.save` (the .vmfb and its manifest)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ModuleFormatError(f"no such module: {path}")
+    manifest = Manifest.read(manifest_path(path))
+    vmfb = path.read_bytes()
+    if digest(vmfb) != manifest.sha256:
+        raise ModuleFormatError(
+            f"{path} is corrupted or was replaced: its sha256 does not match the manifest "
+            f"{manifest_path(path).name}"
+        )
+    return CompiledModule(vmfb, manifest)

@@ -1,0 +1,153 @@
+"""The calling convention of a compiled module: input/output tensor specs and shape symbols.
+
+A dim is either an int (static) or a string: the name of a symbol (``"batch"``) or an
+expression over symbols (``"2*batch"``). Symbols carry the range declared by the user
+(``torch.export.Dim(min=, max=)``) or by the ONNX model. The signature is what the runtime
+checks arguments against and what the manifest stores.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import sympy
+
+from .errors import InputError
+
+Dim = int | str
+
+# numpy dtype names used in manifests <-> torch dtypes.
+_TORCH_DTYPES = {
+    "float32": "float32",
+    "float64": "float64",
+    "float16": "float16",
+    "bfloat16": "bfloat16",
+    "int64": "int64",
+    "int32": "int32",
+    "int16": "int16",
+    "int8": "int8",
+    "uint8": "uint8",
+    "bool": "bool",
+}
+
+
+def dtype_name(dtype: Any) -> str:
+    """Canonical dtype name ("float32", "int64", "bool", ...) of a torch or numpy dtype."""
+    import torch
+
+    if isinstance(dtype, torch.dtype):
+        name = str(dtype).removeprefix("torch.")
+    else:
+        name = np.dtype(dtype).name
+    if name not in _TORCH_DTYPES:
+        raise InputError(f"dtype {name} is not supported by dync")
+    return name
+
+
+@dataclass(frozen=True)
+class SymbolSpec:
+    name: str
+    min: int
+    max: int
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    name: str
+    dtype: str
+    shape: tuple[Dim, ...]
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    def shape_str(self) -> str:
+        return "[" + ", ".join(str(d) for d in self.shape) + "]"
+
+
+@dataclass
+class Signature:
+    inputs: list[TensorSpec]
+    outputs: list[TensorSpec]
+    symbols: dict[str, SymbolSpec] = field(default_factory=dict)
+    # How flat outputs are nested: a torch pytree spec string, or None for a flat list.
+    output_tree: str | None = None
+
+    def to_json(self) -> dict:
+        return {
+            "inputs": [asdict(t) for t in self.inputs],
+            "outputs": [asdict(t) for t in self.outputs],
+            "symbols": {k: asdict(v) for k, v in self.symbols.items()},
+            "output_tree": self.output_tree,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> Signature:
+        def spec(t: dict) -> TensorSpec:
+            return TensorSpec(t["name"], t["dtype"], tuple(t["shape"]))
+
+        return cls(
+            inputs=[spec(t) for t in data["inputs"]],
+            outputs=[spec(t) for t in data["outputs"]],
+            symbols={k: SymbolSpec(**v) for k, v in data["symbols"].items()},
+            output_tree=data.get("output_tree"),
+        )
+
+    def check_inputs(self, arrays: Sequence[Any]) -> dict[str, int]:
+        """Check arguments (shape/dtype carriers) against the signature; return symbol values.
+
+        Raises InputError naming the argument, the dim and the declared range.
+        """
+        if len(arrays) != len(self.inputs):
+            raise InputError(
+                f"expected {len(self.inputs)} input(s) "
+                f"({', '.join(t.name for t in self.inputs)}), got {len(arrays)}"
+            )
+        bound: dict[str, int] = {}
+        deferred: list[tuple[TensorSpec, int, str, int]] = []
+        for spec, arr in zip(self.inputs, arrays, strict=True):
+            shape = tuple(int(d) for d in arr.shape)
+            got_dtype = dtype_name(arr.dtype)
+            if got_dtype != spec.dtype:
+                raise InputError(f"input {spec.name!r}: expected dtype {spec.dtype}, got {got_dtype}")
+            if len(shape) != spec.rank:
+                raise InputError(
+                    f"input {spec.name!r}: expected rank {spec.rank} {spec.shape_str()}, "
+                    f"got rank {len(shape)} {list(shape)}"
+                )
+            for axis, (want, got) in enumerate(zip(spec.shape, shape, strict=True)):
+                if isinstance(want, int):
+                    if want != got:
+                        raise InputError(
+                            f"input {spec.name!r} dim {axis}: expected {want}, got {got}"
+                        )
+                elif want in self.symbols:
+                    sym = self.symbols[want]
+                    if not sym.min <= got <= sym.max:
+                        raise InputError(
+                            f"input {spec.name!r} dim {axis} ({want}) = {got} is outside its "
+                            f"declared range [{sym.min}, {sym.max}]"
+                        )
+                    if bound.setdefault(want, got) != got:
+                        raise InputError(
+                            f"input {spec.name!r} dim {axis} ({want}) = {got}, but {want} = "
+                            f"{bound[want]} from an earlier input"
+                        )
+                else:
+                    deferred.append((spec, axis, want, got))
+        for spec, axis, expr, got in deferred:
+            value = _evaluate(expr, bound)
+            if value is not None and value != got:
+                raise InputError(
+                    f"input {spec.name!r} dim {axis}: expected {expr} = {value}, got {got}"
+                )
+        return bound
+
+
+def _evaluate(expr: str, values: dict[str, int]) -> int | None:
+    parsed = sympy.sympify(expr, locals={k: sympy.Symbol(k) for k in values})
+    result = parsed.subs({sympy.Symbol(k): v for k, v in values.items()})
+    return int(result) if result.is_number else None

@@ -1,0 +1,60 @@
+"""Backend and target presets, kept as data (`*.toml` beside this file) and read here.
+
+A backend file names its IREE runtime driver, the flags every compile for it needs, and named
+presets adding the flags of one device (`jetson-orin`, `h100`, ...).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+from ..errors import DyncError
+
+
+@dataclass(frozen=True)
+class Target:
+    backend: str
+    name: str
+    description: str
+    driver: str
+    flags: tuple[str, ...]
+
+
+@cache
+def _backend_data(backend: str) -> dict:
+    path = resources.files(__name__) / f"{backend}.toml"
+    if not path.is_file():
+        raise DyncError(f"unknown backend {backend!r}; choose one of {', '.join(backends())}")
+    return tomllib.loads(path.read_text(encoding="utf-8"))
+
+
+def backends() -> list[str]:
+    return sorted(p.name.removesuffix(".toml") for p in resources.files(__name__).iterdir()
+                  if p.name.endswith(".toml"))
+
+
+def presets(backend: str) -> dict[str, str]:
+    """Preset name -> description for one backend."""
+    return {k: v["description"] for k, v in _backend_data(backend)["presets"].items()}
+
+
+def resolve(backend: str = "llvm-cpu", target: str | None = None) -> Target:
+    """The target for `backend` and preset `target` (the backend's default preset if None)."""
+    data = _backend_data(backend)
+    name = target or data["default"]
+    if name not in data["presets"]:
+        raise DyncError(
+            f"unknown target {name!r} for backend {backend!r}; "
+            f"choose one of {', '.join(sorted(data['presets']))}"
+        )
+    preset = data["presets"][name]
+    return Target(
+        backend=backend,
+        name=name,
+        description=preset["description"],
+        driver=data["driver"],
+        flags=tuple(data["flags"]) + tuple(preset["flags"]),
+    )
