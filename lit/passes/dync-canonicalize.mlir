@@ -1,0 +1,51 @@
+// RUN: dync-opt %s --split-input-file --dync-canonicalize | FileCheck %s
+
+// Duplicate symbols in one function collapse into the first; bindings follow it.
+// CHECK-LABEL: func.func @main
+// CHECK:         %[[S:.+]] = torch.symbolic_int "batch" {min_val = 1, max_val = 64}
+// CHECK-NOT:     torch.symbolic_int
+// CHECK:         torch.bind_symbolic_shape %arg0, [%[[S]]]
+// CHECK:         torch.bind_symbolic_shape %{{.+}}, [%[[S]]]
+module attributes {dync.symbols = {batch = {max = 64 : i64, min = 1 : i64}}} {
+  func.func @main(%arg0: !torch.vtensor<[?,8],f32> {dync.shape = ["batch", 8]}) -> (!torch.vtensor<[?,8],f32> {dync.shape = ["batch", 8]}) attributes {dync.entry} {
+    %0 = torch.symbolic_int "batch" {min_val = 1, max_val = 64} : !torch.int
+    %1 = torch.symbolic_int "batch" {min_val = 1, max_val = 64} : !torch.int
+    torch.bind_symbolic_shape %arg0, [%1], affine_map<()[s0] -> (s0, 8)> : !torch.vtensor<[?,8],f32>
+    %2 = torch.aten.relu %arg0 : !torch.vtensor<[?,8],f32> -> !torch.vtensor<[?,8],f32>
+    torch.bind_symbolic_shape %2, [%0], affine_map<()[s0] -> (s0, 8)> : !torch.vtensor<[?,8],f32>
+    return %2 : !torch.vtensor<[?,8],f32>
+  }
+}
+
+// -----
+
+// A binding whose dims are all constants says nothing the type does not; it goes.
+// CHECK-LABEL: func.func @main
+// CHECK-NOT:     torch.bind_symbolic_shape
+// CHECK:         return
+module attributes {dync.symbols = {}} {
+  func.func @main(%arg0: !torch.vtensor<[2,8],f32> {dync.shape = [2, 8]}) -> (!torch.vtensor<[2,8],f32> {dync.shape = [2, 8]}) attributes {dync.entry} {
+    %0 = torch.aten.relu %arg0 : !torch.vtensor<[2,8],f32> -> !torch.vtensor<[2,8],f32>
+    torch.bind_symbolic_shape %0, [], affine_map<() -> (2, 8)> : !torch.vtensor<[2,8],f32>
+    return %0 : !torch.vtensor<[2,8],f32>
+  }
+}
+
+// -----
+
+// Unused symbols disappear from private functions but stay in the entry function.
+// CHECK-LABEL: func.func private @branch
+// CHECK-NOT:     torch.symbolic_int
+// CHECK-LABEL: func.func @main
+// CHECK:         torch.symbolic_int "batch"
+module attributes {dync.symbols = {batch = {max = 64 : i64, min = 1 : i64}}} {
+  func.func private @branch(%arg0: !torch.vtensor<[?,8],f32>) -> !torch.vtensor<[?,8],f32> {
+    %0 = torch.symbolic_int "batch" {min_val = 1, max_val = 64} : !torch.int
+    return %arg0 : !torch.vtensor<[?,8],f32>
+  }
+  func.func @main(%arg0: !torch.vtensor<[?,8],f32> {dync.shape = ["batch", 8]}) -> (!torch.vtensor<[?,8],f32> {dync.shape = ["batch", 8]}) attributes {dync.entry} {
+    %0 = torch.symbolic_int "batch" {min_val = 1, max_val = 64} : !torch.int
+    %1 = call @branch(%arg0) : (!torch.vtensor<[?,8],f32>) -> !torch.vtensor<[?,8],f32>
+    return %1 : !torch.vtensor<[?,8],f32>
+  }
+}

@@ -1,0 +1,64 @@
+"""Small PyTorch models for the tests, with input generators that take every branch."""
+
+import torch
+from torch import nn
+from torch.export import Dim
+
+BATCH = Dim("batch", min=1, max=64)
+SIZES = (1, 7, 33)
+
+
+class CondNet(nn.Module):
+    """`torch.cond` on a data-dependent predicate; both branches use parameters."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 8)
+        self.b = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return torch.cond(
+            x.sum() > 0,
+            lambda x: self.a(x).relu(),
+            lambda x: torch.sigmoid(self.b(x)) - 1.0,
+            (x,),
+        )
+
+
+def cond_inputs(batch: int, positive: bool) -> torch.Tensor:
+    x = torch.rand(batch, 8) + 0.05
+    return x if positive else -x
+
+
+class LoopNet(nn.Module):
+    """`torch.while_loop` whose body uses module parameters; trip count depends on the data."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.Linear(8, 8)
+
+    def forward(self, x):
+        def cond(i, h):
+            return (i < 8) & (h.abs().mean() < 2.0)
+
+        def body(i, h):
+            return i + 1, h + torch.tanh(self.cell(h))
+
+        steps, h = torch._higher_order_ops.while_loop(
+            cond, body, (torch.zeros((), dtype=torch.int64), x)
+        )
+        return h, steps
+
+
+class PythonIf(nn.Module):
+    """A plain Python `if` on a tensor value: not capturable by torch.export."""
+
+    def forward(self, x):
+        if x.sum() > 0:  # the line the error must name
+            return x * 2
+        return x - 1
+
+
+def seeded(cls):
+    torch.manual_seed(0)
+    return cls().eval()

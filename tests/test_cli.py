@@ -1,0 +1,91 @@
+"""The `dync` and `dync-opt` command lines, run as a user runs them."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+
+
+def run(*args, cwd=ROOT):
+    return subprocess.run([str(BIN / args[0]), *args[1:]], capture_output=True, text=True,
+                          cwd=cwd, timeout=600)
+
+
+@pytest.mark.parametrize("argv", [["dync", "--help"], ["dync", "compile", "--help"],
+                                  ["dync", "run", "--help"], ["dync", "targets", "--help"],
+                                  ["dync-opt", "--help"]])
+def test_help_everywhere(argv):
+    result = run(*argv)
+    assert result.returncode == 0, result.stderr
+    assert "usage:" in result.stdout
+
+
+def test_dync_opt_help_lists_passes():
+    out = run("dync-opt", "--help").stdout
+    assert "--dync-verify" in out and "--dync-canonicalize" in out
+
+
+def test_targets_lists_presets():
+    out = run("dync", "targets").stdout
+    for name in ("jetson-orin", "jetson-xavier", "a100", "h100", "generic", "host"):
+        assert name in out
+
+
+@pytest.fixture(scope="module")
+def compiled_example(tmp_path_factory):
+    out = tmp_path_factory.mktemp("cli") / "early_exit.vmfb"
+    result = run("dync", "compile", "examples/early_exit.py:build", "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "import done" in result.stderr  # progress on stderr
+    assert "dync report" in result.stdout
+    return out
+
+
+def test_compile_factory_and_run(compiled_example, tmp_path):
+    x = np.random.default_rng(0).standard_normal((3, 3, 16, 16)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    result = run("dync", "run", str(compiled_example), "--input", f"@{tmp_path / 'x.npy'}",
+                 "--output", str(tmp_path / "y.npy"))
+    assert result.returncode == 0, result.stderr
+    assert "output 0: float32[3, 10]" in result.stdout
+
+    sys.path.insert(0, str(ROOT / "examples"))
+    import torch
+    from early_exit import build
+
+    model = build()[0]
+    expected = model(torch.from_numpy(x)).detach().numpy()
+    np.testing.assert_allclose(np.load(tmp_path / "y.npy"), expected, rtol=1e-4, atol=1e-5)
+
+
+def test_run_rejects_out_of_range_input(compiled_example):
+    result = run("dync", "run", str(compiled_example), "--input", "40x3x16x16xf32=0.5")
+    assert result.returncode == 1
+    assert "outside its declared range" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_compile_arm_cross(tmp_path):
+    out = tmp_path / "m_arm.vmfb"
+    result = run("dync", "compile", "examples/early_exit.py:build", "-o", str(out),
+                 "--backend", "arm", "--target", "jetson-orin", "-q")
+    assert result.returncode == 0, result.stderr
+    assert out.is_file() and (tmp_path / "m_arm.manifest.json").is_file()
+
+
+def test_bad_factory_is_a_clear_error():
+    result = run("dync", "compile", "examples/early_exit.py:nope")
+    assert result.returncode == 1
+    assert "has no attribute 'nope'" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_lit_suite_passes():
+    """The lit + FileCheck tests of every pass and frontend (`lit lit/`)."""
+    result = subprocess.run([str(BIN / "lit"), "-q", str(ROOT / "lit")], capture_output=True,
+                            text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr

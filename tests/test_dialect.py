@@ -1,0 +1,71 @@
+"""dync IR conventions: builders, reader, verifier, MLIR text round trip; the pass runner."""
+
+import pytest
+from iree.compiler import ir
+
+from dync.dialects import dync as dync_ir
+from dync.errors import CompilationError
+from dync.passes import parse_pipeline, registry, run_pipeline
+from dync.signature import Signature, SymbolSpec, TensorSpec
+
+MODULE = """
+func.func @main(%arg0: !torch.vtensor<[?,8],f32>) -> !torch.vtensor<[?,16],f32> {
+  %0 = torch.symbolic_int "batch" {min_val = 1, max_val = 64} : !torch.int
+  %int1 = torch.constant.int 1
+  %l = torch.prim.ListConstruct %arg0, %arg0 : (!torch.vtensor<[?,8],f32>, !torch.vtensor<[?,8],f32>) -> !torch.list<vtensor>
+  %1 = torch.aten.cat %l, %int1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[?,16],f32>
+  return %1 : !torch.vtensor<[?,16],f32>
+}
+"""
+SIGNATURE = Signature(
+    inputs=[TensorSpec("x", "float32", ("batch", 8))],
+    outputs=[TensorSpec("y", "float32", ("batch", 16))],
+    symbols={"batch": SymbolSpec("batch", 1, 64)},
+)
+
+
+def test_builders_round_trip_through_text():
+    with ir.Context():
+        module = ir.Module.parse(MODULE)
+        dync_ir.set_entry_signature(module, SIGNATURE)
+        assert dync_ir.verify(module) == []
+        text = str(module)
+        assert 'dync.shape = ["batch", 8]' in text
+        reparsed = ir.Module.parse(text)
+        assert dync_ir.read_symbols(reparsed) == SIGNATURE.symbols
+        assert str(reparsed) == text
+
+
+def test_verifier_reports_each_problem():
+    bad = Signature(
+        inputs=[TensorSpec("x", "float32", ("batch", 9))],
+        outputs=[TensorSpec("y", "float32", ("seq", 16))],
+        symbols={"batch": SymbolSpec("batch", 5, 2)},
+    )
+    with ir.Context():
+        module = ir.Module.parse(MODULE)
+        dync_ir.set_entry_signature(module, bad)
+        problems = "\n".join(dync_ir.verify(module))
+    assert "empty or negative range [5, 2]" in problems
+    assert "dim 1: dync.shape says 9, type says 8" in problems
+    assert "undeclared symbol(s) ['seq']" in problems
+    assert "disagrees with dync.symbols" in problems
+
+
+def test_pipeline_mixes_dync_and_upstream_passes():
+    assert {"dync-verify", "dync-canonicalize"} <= set(registry())
+    assert parse_pipeline("builtin.module(dync-canonicalize,func.func(cse),dync-verify)") == [
+        "dync-canonicalize", "func.func(cse)", "dync-verify"]
+    with ir.Context():
+        module = ir.Module.parse(MODULE)
+        dync_ir.set_entry_signature(module, SIGNATURE)
+        run_pipeline(module, ["dync-canonicalize", "canonicalize", "dync-verify"])
+        with pytest.raises(CompilationError, match="cannot parse"):
+            run_pipeline(module, ["no-such-pass"])
+
+
+def test_failing_dync_pass_raises_with_its_message():
+    with ir.Context():
+        module = ir.Module.parse(MODULE)  # no dync.entry: verify must fail
+        with pytest.raises(CompilationError, match="no function carries dync.entry"):
+            run_pipeline(module, ["dync-verify"])

@@ -1,0 +1,71 @@
+"""PyTorch models with data-dependent control flow compile whole and match eager."""
+
+import pytest
+import torch
+from models import SIZES, PythonIf, cond_inputs, seeded
+
+import dync
+
+
+@pytest.mark.parametrize("batch", SIZES)
+@pytest.mark.parametrize("positive", [True, False], ids=["true_branch", "false_branch"])
+def test_cond_matches_eager(cond_model, cond_compiled, batch, positive):
+    x = cond_inputs(batch, positive)
+    assert bool(x.sum() > 0) is positive
+    torch.testing.assert_close(cond_compiled(x), cond_model(x), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("batch", SIZES)
+@pytest.mark.parametrize("scale", [0.01, 3.0], ids=["many_steps", "few_steps"])
+def test_while_loop_with_parameters_matches_eager(loop_model, loop_compiled, batch, scale):
+    torch.manual_seed(batch)
+    x = torch.randn(batch, 8) * scale
+    h, steps = loop_compiled(x)
+    h_ref, steps_ref = loop_model(x)
+    assert int(steps) == int(steps_ref)
+    torch.testing.assert_close(h, h_ref, rtol=1e-4, atol=1e-5)
+
+
+def test_while_loop_trip_count_depends_on_data(loop_model, loop_compiled):
+    trips = {int(loop_compiled(torch.randn(5, 8) * s)[1]) for s in (0.01, 3.0)}
+    assert len(trips) == 2, trips
+
+
+def test_signature_carries_user_symbol_names(cond_compiled):
+    sig = cond_compiled.signature
+    assert sig.inputs[0].shape == ("batch", 8)
+    assert sig.outputs[0].shape == ("batch", 8)
+    assert (sig.symbols["batch"].min, sig.symbols["batch"].max) == (1, 64)
+
+
+def test_report_lists_stages_flags_and_symbols(cond_compiled):
+    report = cond_compiled.report
+    assert report.frontend == "pytorch"
+    assert set(report.stage_seconds) == {"import", "passes", "iree"}
+    assert "--iree-hal-local-target-device-backends=llvm-cpu" in report.flags
+    assert report.symbols == {"batch": [1, 64]}
+    assert "batch in [1, 64]" in str(report)
+
+
+def test_python_if_on_tensor_names_the_source_line():
+    model = seeded(PythonIf)
+    with pytest.raises(dync.UnsupportedConstructError) as info:
+        dync.compile(model, (torch.randn(3, 4),))
+    source = info.value.source
+    assert source is not None and source.startswith(str(__import__("models").__file__))
+    line = int(source.rsplit(":", 1)[1])
+    text = open(__import__("models").__file__).read().splitlines()[line - 1]
+    assert "the line the error must name" in text
+    assert "torch.cond" in str(info.value)
+
+
+def test_non_module_is_rejected_clearly():
+    with pytest.raises(dync.DyncError, match="nn.Module"):
+        dync.compile(lambda x: x, (torch.randn(2),))
+
+
+def test_unknown_backend_and_target_are_rejected():
+    with pytest.raises(dync.DyncError, match="unknown backend"):
+        dync.compile(seeded(PythonIf), (torch.randn(2),), backend="tpu")
+    with pytest.raises(dync.DyncError, match="unknown target"):
+        dync.compile(seeded(PythonIf), (torch.randn(2),), backend="cuda", target="jetson-nano")

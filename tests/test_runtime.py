@@ -1,0 +1,90 @@
+"""save()/load() round trip, and clear errors for bad inputs and damaged files."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from models import cond_inputs
+
+import dync
+
+
+@pytest.fixture
+def saved(cond_compiled, tmp_path):
+    return cond_compiled.save(tmp_path / "cond.vmfb")
+
+
+def test_save_writes_vmfb_and_manifest(saved):
+    manifest = json.loads(saved.with_name("cond.manifest.json").read_text())
+    assert manifest["entry"] == "main"
+    assert manifest["backend"] == "llvm-cpu" and manifest["target"] == "host"
+    assert manifest["signature"]["symbols"]["batch"] == {"name": "batch", "min": 1, "max": 64}
+    assert manifest["signature"]["inputs"][0]["shape"] == ["batch", 8]
+    assert any(f.startswith("--iree-hal-target-device=") for f in manifest["flags"])
+    assert manifest["dync_version"] == dync.__version__
+
+
+def test_load_round_trip(cond_model, saved):
+    loaded = dync.load(saved)
+    for batch, positive in ((2, True), (9, False)):
+        x = cond_inputs(batch, positive)
+        torch.testing.assert_close(loaded(x), cond_model(x), rtol=1e-4, atol=1e-5)
+
+
+def test_numpy_in_numpy_out(cond_model, cond_compiled):
+    x = cond_inputs(3, True).numpy()
+    out = cond_compiled(x)
+    assert isinstance(out, np.ndarray)
+    np.testing.assert_allclose(out, cond_model(torch.from_numpy(x)).detach().numpy(), rtol=1e-4)
+
+
+def test_wrong_rank_is_a_clear_error(cond_compiled):
+    with pytest.raises(dync.InputError, match=r"expected rank 2 \[batch, 8\], got rank 3"):
+        cond_compiled(torch.randn(2, 3, 8))
+
+
+def test_dim_outside_range_is_a_clear_error(cond_compiled):
+    with pytest.raises(dync.InputError, match=r"dim 0 \(batch\) = 65 is outside .*\[1, 64\]"):
+        cond_compiled(torch.randn(65, 8))
+
+
+def test_static_dim_mismatch_and_dtype(cond_compiled):
+    with pytest.raises(dync.InputError, match="dim 1: expected 8, got 9"):
+        cond_compiled(torch.randn(2, 9))
+    with pytest.raises(dync.InputError, match="expected dtype float32, got int64"):
+        cond_compiled(torch.ones(2, 8, dtype=torch.int64))
+    with pytest.raises(dync.InputError, match="expected 1 input"):
+        cond_compiled(torch.randn(2, 8), torch.randn(2, 8))
+
+
+def test_corrupted_vmfb_is_detected(saved):
+    data = bytearray(saved.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    saved.write_bytes(bytes(data))
+    with pytest.raises(dync.ModuleFormatError, match="corrupted"):
+        dync.load(saved)
+
+
+def test_truncated_vmfb_with_matching_manifest_fails_cleanly(cond_compiled, tmp_path):
+    from dync.runtime import CompiledModule
+
+    broken = CompiledModule(cond_compiled.vmfb[:100], cond_compiled.manifest.__class__(
+        **{**cond_compiled.manifest.__dict__, "sha256": ""}))
+    with pytest.raises(dync.ModuleFormatError, match="IREE cannot load"):
+        broken(torch.randn(2, 8))
+
+
+def test_missing_or_damaged_manifest(saved):
+    manifest = saved.with_name("cond.manifest.json")
+    manifest.write_text("{not json")
+    with pytest.raises(dync.ModuleFormatError, match="not valid JSON"):
+        dync.load(saved)
+    manifest.write_text(json.dumps({"format_version": 1, "backend": "llvm-cpu"}))
+    with pytest.raises(dync.ModuleFormatError, match="malformed manifest"):
+        dync.load(saved)
+    manifest.unlink()
+    with pytest.raises(dync.ModuleFormatError, match="no manifest"):
+        dync.load(saved)
+    with pytest.raises(dync.ModuleFormatError, match="no such module"):
+        dync.load(saved.with_name("absent.vmfb"))
