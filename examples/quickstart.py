@@ -8,8 +8,9 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import dync  # noqa: E402
 from early_exit import build  # noqa: E402
+
+import dync  # noqa: E402
 
 
 def main() -> None:

@@ -7,8 +7,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-import dync  # noqa: E402
 from models import BATCH, CondNet, LoopNet, seeded  # noqa: E402
+
+import dync  # noqa: E402
 
 
 @pytest.fixture(scope="session")
