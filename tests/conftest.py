@@ -12,16 +12,16 @@ from models import BATCH, CondNet, LoopNet, seeded  # noqa: E402
 import dync  # noqa: E402
 
 
+def compile_batch_model(model, **options):
+    """Compile `model` with one (4, 8) example input whose dim 0 is the `batch` symbol."""
+    import torch
+
+    return dync.compile(model, (torch.randn(4, 8),), dynamic_shapes=({0: BATCH},), **options)
+
+
 @pytest.fixture(scope="session")
 def cond_model():
     return seeded(CondNet)
-
-
-@pytest.fixture(scope="session")
-def cond_compiled(cond_model):
-    import torch
-
-    return dync.compile(cond_model, (torch.randn(4, 8),), dynamic_shapes=({0: BATCH},))
 
 
 @pytest.fixture(scope="session")
@@ -30,27 +30,20 @@ def loop_model():
 
 
 @pytest.fixture(scope="session")
-def loop_compiled(loop_model):
-    import torch
+def cond_compiled(cond_model):
+    return compile_batch_model(cond_model)
 
-    return dync.compile(loop_model, (torch.randn(4, 8),), dynamic_shapes=({0: BATCH},))
+
+@pytest.fixture(scope="session")
+def loop_compiled(loop_model):
+    return compile_batch_model(loop_model)
 
 
 @pytest.fixture(scope="session")
 def cond_arm(cond_model):
-    import torch
-
-    return dync.compile(
-        cond_model, (torch.randn(4, 8),), dynamic_shapes=({0: BATCH},),
-        backend="arm", target="jetson-orin",
-    )
+    return compile_batch_model(cond_model, backend="arm", target="jetson-orin")
 
 
 @pytest.fixture(scope="session")
 def cond_cuda(cond_model):
-    import torch
-
-    return dync.compile(
-        cond_model, (torch.randn(4, 8),), dynamic_shapes=({0: BATCH},),
-        backend="cuda", target="jetson-orin",
-    )
+    return compile_batch_model(cond_model, backend="cuda", target="jetson-orin")

@@ -70,10 +70,9 @@ def _gpu_present() -> bool:
 @pytest.mark.gpu
 @pytest.mark.skipif(not _gpu_present(), reason="no NVIDIA GPU on this machine (nvidia-smi -L)")
 def test_cuda_module_runs_on_gpu_and_matches_eager(cond_model):
-    from models import BATCH
+    from conftest import compile_batch_model
 
-    compiled = dync.compile(cond_model, (torch.randn(4, 8),), dynamic_shapes=({0: BATCH},),
-                            backend="cuda", target="h100")
+    compiled = compile_batch_model(cond_model, backend="cuda", target="h100")
     for batch in SIZES:
         for positive in (True, False):
             x = cond_inputs(batch, positive)
