@@ -145,7 +145,8 @@ def verify(module: ir.Module | ir.Operation) -> list[str]:
     return problems
 
 
-def _static_dims(ty: ir.Type) -> list[int | None] | None:
+def static_dims(ty: ir.Type) -> list[int | None] | None:
+    """Dims of a `!torch.vtensor` or ranked tensor type (None for `?`); None for other types."""
     text = str(ty)
     m = re.match(r"!torch\.vtensor<\[([^\]]*)\]", text)
     if m:
@@ -157,7 +158,7 @@ def _static_dims(ty: ir.Type) -> list[int | None] | None:
 
 
 def _check_dims(where: str, dims: tuple[Dim, ...], ty: ir.Type, symbols: dict) -> list[str]:
-    static = _static_dims(ty)
+    static = static_dims(ty)
     if static is None:
         return []
     if len(static) != len(dims):

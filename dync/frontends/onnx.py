@@ -11,10 +11,14 @@ Steps:
    input (`torch-onnx-to-torch-backend-pipeline` with IREE's backend-legal ops); `If`/`Loop`
    become `torch.prim.If`/`torch.prim.Loop`. An op with no lowering is reported by its
    ONNX op type and node name;
-4. every dynamic dim of a graph input (a `dim_param` or an unnamed dim) becomes a shape
+4. loops with a data-dependent condition are made exact (an explicit trip counter), the
+   control flow is lowered to scf and while loops are put in the do-while form IREE
+   compiles (see `_make_loops_exact` and `_control_flow_to_scf` for the upstream bugs
+   this works around);
+5. every dynamic dim of a graph input (a `dim_param` or an unnamed dim) becomes a shape
    symbol, declared with `torch.symbolic_int` and bound to the argument with
    `torch.bind_symbolic_shape`, as IREE's FX importer does for `torch.export`;
-5. `finish_import` lowers the control flow to scf and verifies the dync IR.
+6. `finish_import` writes the signature into the module and verifies the dync IR.
 """
 
 from __future__ import annotations
@@ -30,9 +34,10 @@ from iree.compiler import ir
 from iree.compiler.extras import onnx_importer
 from iree.compiler.passmanager import PassManager
 
+from ..dialects.dync import static_dims
 from ..errors import CompilationError, DyncError, UnsupportedConstructError
 from ..signature import Dim, Signature, SymbolSpec, TensorSpec
-from .common import ImportedProgram, finish_import
+from .common import CONTROL_FLOW_TO_SCF, ImportedProgram, finish_import
 
 # Opset every model is brought up to before import (IREE's ONNX guide recommends >= 17:
 # torch-mlir's ONNX lowerings are written and tested against recent opsets).
@@ -81,7 +86,7 @@ _ELEM_TYPES = {
     onnx.TensorProto.BOOL: "bool",
 }
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_NAME_LOC = re.compile(r'loc\("((?:[^"\\]|\\.)*)"')
+_QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
 
 DimOverride = tuple[str, int, int] | str
 DynamicShapes = dict[str, dict[int, DimOverride]]
@@ -109,12 +114,15 @@ def import_onnx(
     _require_dialects(context)
     with context, ir.Location.unknown():
         module = _import_graph(proto, context)
-        _lower(module, nodes)
+        _lower(module, nodes, _default_opset(proto))
         _make_loops_exact(module)
+        _control_flow_to_scf(module)
         entry = _entry_function(module)
         _strip_onnx_meta(entry)
         _bind_input_symbols(entry, input_dims, symbols)
-        result_types = list(ir.FunctionType(ir.TypeAttr(entry.attributes["function_type"]).value).results)
+        result_types = list(
+            ir.FunctionType(ir.TypeAttr(entry.attributes["function_type"]).value).results
+        )
 
     signature = _signature(proto.graph, inputs, input_dims, symbols, result_types)
     program = finish_import(module, signature, "onnx")
@@ -141,8 +149,11 @@ def _load(model: str | os.PathLike | onnx.ModelProto) -> onnx.ModelProto:
         raise DyncError(f"cannot read ONNX model {path}: {type(e).__name__}: {e}") from e
 
 
-def _prepare(proto: onnx.ModelProto, path: str | os.PathLike | None, notes: list[str]) -> onnx.ModelProto:
+def _prepare(
+    proto: onnx.ModelProto, path: str | os.PathLike | None, notes: list[str]
+) -> onnx.ModelProto:
     """Check the model, bring its opset up to TARGET_OPSET and run ONNX shape inference."""
+    original = proto
     where = f" {path}" if path is not None else ""
     try:
         onnx.checker.check_model(proto)
@@ -151,7 +162,9 @@ def _prepare(proto: onnx.ModelProto, path: str | os.PathLike | None, notes: list
     except ValueError as e:
         # Over protobuf's 2 GB: only the file-based checker and shape inference work.
         if path is None:
-            raise DyncError(f"ONNX model too large to check in memory ({e}); pass its file path") from e
+            raise DyncError(
+                f"ONNX model too large to check in memory ({e}); pass its file path"
+            ) from e
         return _infer_shapes_from_file(Path(path))
 
     opset = _default_opset(proto)
@@ -164,14 +177,60 @@ def _prepare(proto: onnx.ModelProto, path: str | os.PathLike | None, notes: list
                 f"upgrading the model to opset {TARGET_OPSET} failed: {e}",
             ) from e
         notes.append(f"upgraded the ONNX opset from {opset} to {TARGET_OPSET}")
+    proto = _name_unnamed_input_dims(proto, copy=proto is original)
     try:
         return onnx.shape_inference.infer_shapes(proto, data_prop=True)
-    except ValueError:
+    except ValueError as e:
+        # Over 2 GB once upgraded: infer from the file (the original opset is kept).
         if path is None:
-            raise
+            raise DyncError(f"ONNX shape inference failed: {e}") from e
         return _infer_shapes_from_file(Path(path))
     except Exception as e:  # onnx.shape_inference.InferenceError
         raise DyncError(f"ONNX shape inference failed{where}: {e}") from e
+
+
+def _name_unnamed_input_dims(proto: onnx.ModelProto, *, copy: bool) -> onnx.ModelProto:
+    """Give each unnamed dynamic dim of a graph input a dim_param (`<input>_d<axis>`).
+
+    Shape inference then carries the name to the outputs that have the same dim, which it
+    cannot do for an unnamed dim. The caller's proto is copied rather than changed.
+    """
+    graph = proto.graph
+    inputs = _graph_inputs(graph)
+    unnamed = [
+        (i, axis)
+        for i, inp in enumerate(inputs)
+        if inp.type.WhichOneof("value") == "tensor_type"
+        for axis, d in enumerate(inp.type.tensor_type.shape.dim)
+        if not d.HasField("dim_value") and not d.dim_param
+    ]
+    if not unnamed:
+        return proto
+    if copy:
+        proto = _copy(proto)
+        graph = proto.graph
+        inputs = _graph_inputs(graph)
+    taken = {
+        d.dim_param
+        for v in list(graph.input) + list(graph.output) + list(graph.value_info)
+        for d in v.type.tensor_type.shape.dim
+        if d.dim_param
+    }
+    for i, axis in unnamed:
+        base = _sanitize(f"{inputs[i].name}_d{axis}")
+        name, n = base, 1
+        while name in taken:
+            n += 1
+            name = f"{base}_{n}"
+        taken.add(name)
+        inputs[i].type.tensor_type.shape.dim[axis].dim_param = name
+    return proto
+
+
+def _copy(proto: onnx.ModelProto) -> onnx.ModelProto:
+    duplicate = onnx.ModelProto()
+    duplicate.CopyFrom(proto)
+    return duplicate
 
 
 def _infer_shapes_from_file(path: Path) -> onnx.ModelProto:
@@ -249,7 +308,9 @@ def _input_symbols(
     """Symbols of the inputs' dynamic dims (name -> symbol) and each input's dims."""
     by_name = {i.name: i for i in inputs}
     if not isinstance(dynamic_shapes, dict):
-        raise DyncError("dynamic_shapes for an ONNX model must be a dict: input name -> {axis: dim}")
+        raise DyncError(
+            "dynamic_shapes for an ONNX model must be a dict: input name -> {axis: dim}"
+        )
     for name in dynamic_shapes:
         if name not in by_name:
             raise DyncError(
@@ -257,22 +318,31 @@ def _input_symbols(
                 f"{', '.join(repr(n) for n in by_name) or '(none)'}"
             )
 
-    # Dims with the same dim_param are one symbol; an unnamed dynamic dim is its own.
-    # key -> (default symbol name, overrides seen).
+    # Dims with the same dim_param are one symbol (a group); an unnamed dynamic dim (only
+    # seen if _name_unnamed_input_dims did not run) is a group of its own.
     group_of: dict[tuple[str, int], str] = {}
     groups: dict[str, str] = {}  # group key -> default symbol name
     used_defaults: set[str] = set()
     shapes: dict[str, list[int | str]] = {}
     for inp in inputs:
         tt = _tensor_type(inp, "input")
+        _dtype(inp, "input")  # reject unsupported element types before any work
         dims: list[int | str] = []
         for axis, d in enumerate(tt.shape.dim):
             if d.HasField("dim_value"):
                 dims.append(int(d.dim_value))
                 continue
-            key = f"param:{d.dim_param}" if d.HasField("dim_param") and d.dim_param else f"dim:{inp.name}:{axis}"
+            key = (
+                f"param:{d.dim_param}"
+                if d.HasField("dim_param") and d.dim_param
+                else f"dim:{inp.name}:{axis}"
+            )
             if key not in groups:
-                base = _sanitize(d.dim_param) if key.startswith("param:") else _sanitize(f"{inp.name}_d{axis}")
+                base = (
+                    _sanitize(d.dim_param)
+                    if key.startswith("param:")
+                    else _sanitize(f"{inp.name}_d{axis}")
+                )
                 default, n = base, 1
                 while default in used_defaults:
                     n += 1
@@ -284,7 +354,8 @@ def _input_symbols(
         shapes[inp.name] = dims
 
     # Apply the overrides: a group takes the name (and range) the user gave any of its dims.
-    chosen: dict[str, tuple[str, tuple[int, int] | None, str]] = {}  # group key -> (name, range, where)
+    # group key -> (symbol name, range or None, where the user said so)
+    chosen: dict[str, tuple[str, tuple[int, int] | None, str]] = {}
     for inp_name, axes in dynamic_shapes.items():
         if axes is None:
             continue
@@ -335,7 +406,9 @@ def _input_symbols(
 
 
 def _describe_group(key: str) -> str:
-    return f"dim_param {key.removeprefix('param:')!r}" if key.startswith("param:") else "the same dim"
+    return (
+        f"dim_param {key.removeprefix('param:')!r}" if key.startswith("param:") else "the same dim"
+    )
 
 
 def _parse_override(where: str, spec: object) -> tuple[str, tuple[int, int] | None]:
@@ -376,7 +449,11 @@ def _tensor_type(value: onnx.ValueInfoProto, what: str) -> onnx.TypeProto.Tensor
 def _dtype(value: onnx.ValueInfoProto, what: str) -> str:
     elem = value.type.tensor_type.elem_type
     if elem not in _ELEM_TYPES:
-        type_name = onnx.TensorProto.DataType.Name(elem) if elem in onnx.TensorProto.DataType.values() else str(elem)
+        type_name = (
+            onnx.TensorProto.DataType.Name(elem)
+            if elem in onnx.TensorProto.DataType.values()
+            else str(elem)
+        )
         raise UnsupportedConstructError(
             f"ONNX {type_name} tensor", f"{what} {value.name!r} has element type {type_name}"
         )
@@ -393,7 +470,9 @@ def _require_dialects(context: ir.Context) -> None:
         try:
             context.dialects[dialect]
         except IndexError as e:
-            raise DyncError(f"the MLIR context has no {dialect!r} dialect (use an IREE compiler session)") from e
+            raise DyncError(
+                f"the MLIR context has no {dialect!r} dialect (use an IREE compiler session)"
+            ) from e
 
 
 def _import_graph(proto: onnx.ModelProto, context: ir.Context) -> ir.Module:
@@ -410,14 +489,14 @@ def _import_graph(proto: onnx.ModelProto, context: ir.Context) -> ir.Module:
     return module
 
 
-def _lower(module: ir.Module, nodes: dict[str, onnx.NodeProto]) -> None:
+def _lower(module: ir.Module, nodes: dict[str, onnx.NodeProto], opset: int | None) -> None:
     try:
         PassManager.parse(ONNX_TO_TORCH).run(module.operation)
     except ir.MLIRError as e:
         _raise_for_node(e, nodes, "convert-torch-onnx-to-torch failed")
     leftovers = _unconverted_ops(module)
     if leftovers:
-        _raise_unconverted(leftovers, nodes)
+        _raise_unconverted(leftovers, nodes, opset)
     try:
         PassManager.parse(ONNX_TO_TORCH_BACKEND).run(module.operation)
     except ir.MLIRError as e:
@@ -438,7 +517,7 @@ def _unconverted_ops(module: ir.Module) -> list[tuple[str, str]]:
 
 
 def _node_for(location: str, nodes: dict[str, onnx.NodeProto]) -> onnx.NodeProto | None:
-    for name in _NAME_LOC.findall(location):
+    for name in _QUOTED.findall(location):  # loc("node"), fused[...], ...
         if name in nodes:
             return nodes[name]
     return None
@@ -449,7 +528,9 @@ def _op_label(node: onnx.NodeProto) -> str:
     return f"{domain}.{node.op_type}" if domain else node.op_type
 
 
-def _raise_unconverted(leftovers: list[tuple[str, str]], nodes: dict[str, onnx.NodeProto]) -> None:
+def _raise_unconverted(
+    leftovers: list[tuple[str, str]], nodes: dict[str, onnx.NodeProto], opset: int | None
+) -> None:
     described = []
     for op_name, loc in leftovers:
         node = _node_for(loc, nodes)
@@ -460,7 +541,7 @@ def _raise_unconverted(leftovers: list[tuple[str, str]], nodes: dict[str, onnx.N
     others = sorted({f"{t} (node {n!r})" for t, n in described[1:]})
     reason = (
         f"ONNX {op_type} node {node_name!r} has no lowering to torch ops in IREE's "
-        f"ONNX importer (torch-mlir convert-torch-onnx-to-torch, opset {TARGET_OPSET}+)"
+        f"ONNX importer (torch-mlir convert-torch-onnx-to-torch) at opset {opset}"
     )
     if others:
         reason += "; also unsupported: " + ", ".join(others)
@@ -508,7 +589,7 @@ def _make_loops_exact(module: ir.Module) -> None:
             loops.append(op)
         return ir.WalkResult.ADVANCE
 
-    module.operation.walk(visit)  # post-order: inner loops first
+    module.operation.walk(visit, ir.WalkOrder.POST_ORDER)  # inner loops first
     for loop in loops:
         loop = loop.operation
         body = loop.regions[0].blocks[0]
@@ -524,7 +605,9 @@ def _count_trips(loop: ir.Operation, body: ir.Block, condition: ir.Operation) ->
     i64 = ir.IntegerType.get_signless(64)
     loc = loop.location
 
-    def op(name: str, operands: list[ir.Value], result: ir.Type, ip: ir.InsertionPoint, **attrs) -> ir.Value:
+    def op(
+        name: str, operands: list[ir.Value], result: ir.Type, ip: ir.InsertionPoint, **attrs
+    ) -> ir.Value:
         return ir.Operation.create(
             name, results=[result], operands=operands, attributes=attrs, loc=loc, ip=ip
         ).result
@@ -548,7 +631,9 @@ def _count_trips(loop: ir.Operation, body: ir.Block, condition: ir.Operation) ->
     new_body = new.regions[0].blocks.append(*arg_types, arg_locs=[loc] * len(arg_types))
     counter = new_body.arguments[1]
     body.arguments[0].replace_all_uses_with(counter)  # iteration number := counter
-    for old_arg, new_arg in zip(list(body.arguments)[1:], list(new_body.arguments)[2:], strict=True):
+    for old_arg, new_arg in zip(
+        list(body.arguments)[1:], list(new_body.arguments)[2:], strict=True
+    ):
         old_arg.replace_all_uses_with(new_arg)
     for inner in list(body.operations)[:-1]:
         new_body.append(inner.operation)
@@ -567,9 +652,90 @@ def _count_trips(loop: ir.Operation, body: ir.Block, condition: ir.Operation) ->
     loop.erase()
 
 
+def _control_flow_to_scf(module: ir.Module) -> None:
+    """Lower torch.prim.If/Loop to scf here (as `finish_import` would) and rotate while loops.
+
+    `convert-torch-to-scf` makes a while-like loop an `scf.while` whose "before" region
+    only forwards the condition, so the before region carries one value (the i1) more
+    than the loop's results. IREE 3.13's stream conversion mis-assigns the region
+    arguments of such loops ("failed to legalize unresolved target materialization from
+    ('i64') to ('!stream.resource<*>', 'index')"; the same family of bug as
+    iree-org/iree#24722). Each such loop is rewritten to the equivalent
+    `scf.if (cond) { do-while }` whose before region is the loop body and whose regions
+    all carry the same values, a form IREE compiles.
+    """
+    try:
+        PassManager.parse(CONTROL_FLOW_TO_SCF).run(module.operation)
+    except ir.MLIRError as e:
+        raise CompilationError(
+            "onnx import: lowering control flow to scf failed",
+            [str(d) for d in e.error_diagnostics],
+        ) from e
+    loops: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "scf.while":
+            loops.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit, ir.WalkOrder.POST_ORDER)  # inner loops first
+    for loop in loops:
+        _rotate_while(loop.operation)
+
+
+def _rotate_while(loop: ir.Operation) -> None:
+    before = loop.regions[0].blocks[0]
+    after = loop.regions[1].blocks[0]
+    before_ops = list(before.operations)
+    if len(before_ops) != 1:
+        return  # the before region does real work: already a do-while
+    forwarded = list(before_ops[0].operands)
+    if forwarded != list(before.arguments):
+        return
+    loc = loop.location
+    types = [r.type for r in loop.results]
+    inits = list(loop.operands)
+    guard = ir.Operation.create(
+        "scf.if", results=types, operands=[inits[0]], regions=2, loc=loc, ip=ir.InsertionPoint(loop)
+    )
+    then_block = guard.regions[0].blocks.append()
+    else_block = guard.regions[1].blocks.append()
+    rotated = ir.Operation.create(
+        "scf.while",
+        results=types,
+        operands=inits[1:],
+        regions=2,
+        loc=loc,
+        ip=ir.InsertionPoint(then_block),
+    )
+    ir.Operation.create(
+        "scf.yield", operands=list(rotated.results), loc=loc, ip=ir.InsertionPoint(then_block)
+    )
+    ir.Operation.create("scf.yield", operands=inits[1:], loc=loc, ip=ir.InsertionPoint(else_block))
+    body = rotated.regions[0].blocks.append(*types, arg_locs=[loc] * len(types))
+    forward = rotated.regions[1].blocks.append(*types, arg_locs=[loc] * len(types))
+    ir.Operation.create(
+        "scf.yield", operands=list(forward.arguments), loc=loc, ip=ir.InsertionPoint(forward)
+    )
+    for old, new in zip(after.arguments, body.arguments, strict=True):
+        old.replace_all_uses_with(new)
+    after_ops = list(after.operations)
+    for op in after_ops[:-1]:
+        body.append(op.operation)
+    ir.Operation.create(
+        "scf.condition", operands=list(after_ops[-1].operands), loc=loc, ip=ir.InsertionPoint(body)
+    )
+    for old, new in zip(loop.results, guard.results, strict=True):
+        old.replace_all_uses_with(new)
+    loop.erase()
+
+
 def _entry_function(module: ir.Module) -> ir.Operation:
     for op in module.body.operations:
-        if op.operation.name == "func.func" and ir.StringAttr(op.operation.attributes["sym_name"]).value == ENTRY:
+        if (
+            op.operation.name == "func.func"
+            and ir.StringAttr(op.operation.attributes["sym_name"]).value == ENTRY
+        ):
             return op.operation
     raise CompilationError(f"ONNX import produced no @{ENTRY} function")
 
@@ -608,7 +774,9 @@ def _bind_input_symbols(
             continue
         position = {name: i for i, name in enumerate(used)}
         exprs = [
-            ir.AffineSymbolExpr.get(position[d]) if isinstance(d, str) else ir.AffineConstantExpr.get(d)
+            ir.AffineSymbolExpr.get(position[d])
+            if isinstance(d, str)
+            else ir.AffineConstantExpr.get(d)
             for d in dims
         ]
         affine_map = ir.AffineMap.get(0, len(used), exprs)
@@ -621,13 +789,6 @@ def _bind_input_symbols(
 
 
 # --------------------------------------------------------------------------- signature
-
-
-def _static_dims(ty: ir.Type) -> list[int | None] | None:
-    m = re.match(r"!torch\.vtensor<\[([^\]]*)\]", str(ty))
-    if not m:
-        return None
-    return [None if d.strip() == "?" else int(d) for d in m.group(1).split(",") if d.strip()]
 
 
 def _signature(
@@ -654,8 +815,10 @@ def _signature(
                 f"ONNX {kind or 'untyped'} output",
                 f"output {out.name!r} is a {kind or 'value of unknown type'}; dync supports tensors only",
             )
-        lowered = _static_dims(ty)
-        onnx_dims = list(out.type.tensor_type.shape.dim) if out.type.tensor_type.HasField("shape") else None
+        lowered = static_dims(ty)
+        onnx_dims = (
+            list(out.type.tensor_type.shape.dim) if out.type.tensor_type.HasField("shape") else None
+        )
         if onnx_dims is None and lowered is None:
             raise UnsupportedConstructError(
                 "ONNX output of unknown rank", f"the rank of output {out.name!r} is unknown"
@@ -674,7 +837,9 @@ def _signature(
             else:
                 # A dim only the output has (data-dependent, or not inferable by ONNX).
                 if d is not None and d.HasField("dim_param") and d.dim_param:
-                    name = param_symbol.setdefault(d.dim_param, _fresh(f"out{i}_d{axis}", spec_symbols))
+                    name = param_symbol.setdefault(
+                        d.dim_param, _fresh(f"out{i}_d{axis}", spec_symbols)
+                    )
                 else:
                     name = _fresh(f"out{i}_d{axis}", spec_symbols)
                 spec_symbols.setdefault(name, SymbolSpec(name, 0, INT64_MAX))

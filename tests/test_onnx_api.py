@@ -1,0 +1,58 @@
+"""`dync.compile("model.onnx")` and `dync compile model.onnx`: no example args needed."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx.reference import ReferenceEvaluator
+from onnx_models import if_model
+
+import dync
+
+
+@pytest.fixture(scope="module")
+def if_path(tmp_path_factory):
+    path = tmp_path_factory.mktemp("onnx") / "if_model.onnx"
+    onnx.save(if_model(), path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def if_compiled(if_path):
+    return dync.compile(str(if_path), dynamic_shapes={"x": {0: ("batch", 1, 64)}})
+
+
+@pytest.mark.parametrize("batch", [1, 7, 33])
+def test_onnx_if_matches_reference_on_both_branches(if_path, if_compiled, batch):
+    reference = ReferenceEvaluator(str(if_path))
+    rng = np.random.default_rng(batch)
+    for sign in (1.0, -1.0):
+        x = (sign * (rng.random((batch, 8)) + 0.05)).astype(np.float32)
+        (expected,) = reference.run(None, {"x": x})
+        (got,) = if_compiled(x)
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
+
+
+def test_onnx_signature_and_range_check(if_compiled):
+    assert if_compiled.report.frontend == "onnx"
+    assert if_compiled.signature.inputs[0].shape[0] == "batch"
+    with pytest.raises(dync.InputError, match=r"outside its declared range \[1, 64\]"):
+        if_compiled(np.zeros((65, 8), np.float32))
+
+
+def test_cli_compiles_onnx_for_arm_and_runs_on_host(if_path, tmp_path):
+    bin_dir = Path(sys.executable).parent
+    arm = subprocess.run([str(bin_dir / "dync"), "compile", str(if_path), "-o", str(tmp_path / "a.vmfb"),
+                          "--backend", "arm", "--target", "jetson-orin", "-q"],
+                         capture_output=True, text=True, timeout=600)
+    assert arm.returncode == 0, arm.stderr
+    host = subprocess.run([str(bin_dir / "dync"), "compile", str(if_path), "-o", str(tmp_path / "h.vmfb"),
+                           "--dim", "x:0=batch:1:16", "-q"], capture_output=True, text=True, timeout=600)
+    assert host.returncode == 0, host.stderr
+    run = subprocess.run([str(bin_dir / "dync"), "run", str(tmp_path / "h.vmfb"), "--input", "3x8xf32=0.5"],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    assert "output 0: float32[3, 4]" in run.stdout
