@@ -35,6 +35,7 @@ from iree.compiler.extras import onnx_importer
 from iree.compiler.passmanager import PassManager
 
 from ..dialects.dync import static_dims
+from ..dialects.walk import ops_named
 from ..errors import CompilationError, DyncError, UnsupportedConstructError
 from ..signature import Dim, Signature, SymbolSpec, TensorSpec
 from .common import CONTROL_FLOW_TO_SCF, ImportedProgram, finish_import
@@ -505,15 +506,10 @@ def _lower(module: ir.Module, nodes: dict[str, onnx.NodeProto], opset: int | Non
 
 def _unconverted_ops(module: ir.Module) -> list[tuple[str, str]]:
     """(op name, location) of every torch.operator left after the ONNX conversion."""
-    found: list[tuple[str, str]] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "torch.operator":
-            found.append((ir.StringAttr(op.attributes["name"]).value, str(op.location)))
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
-    return found
+    return [
+        (ir.StringAttr(op.attributes["name"]).value, str(op.location))
+        for op in ops_named(module.operation, "torch.operator")
+    ]
 
 
 def _node_for(location: str, nodes: dict[str, onnx.NodeProto]) -> onnx.NodeProto | None:
@@ -582,16 +578,7 @@ def _make_loops_exact(module: ir.Module) -> None:
     (initially `cond and 0 < trip_count`). The result is a while-like loop whose exit
     test is exact. Loops with a constant-true condition are left as for-loops.
     """
-    loops: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "torch.prim.Loop":
-            loops.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit, ir.WalkOrder.POST_ORDER)  # inner loops first
-    for loop in loops:
-        loop = loop.operation
+    for loop in ops_named(module.operation, "torch.prim.Loop", post_order=True):
         body = loop.regions[0].blocks[0]
         condition = list(body.operations)[-1]
         if _is_true(loop.operands[1]) and _is_true(condition.operands[0]):
@@ -671,16 +658,8 @@ def _control_flow_to_scf(module: ir.Module) -> None:
             "onnx import: lowering control flow to scf failed",
             [str(d) for d in e.error_diagnostics],
         ) from e
-    loops: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "scf.while":
-            loops.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit, ir.WalkOrder.POST_ORDER)  # inner loops first
-    for loop in loops:
-        _rotate_while(loop.operation)
+    for loop in ops_named(module.operation, "scf.while", post_order=True):  # inner first
+        _rotate_while(loop)
 
 
 def _rotate_while(loop: ir.Operation) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from iree.compiler import ir
 
+from ..dialects.walk import ops_named
 from .pipeline import Pass
 
 
@@ -19,18 +20,6 @@ def _functions(module: ir.Operation):
     for op in module.regions[0].blocks[0].operations:
         if op.operation.name == "func.func":
             yield op.operation
-
-
-def _ops_named(func: ir.Operation, name: str) -> list[ir.Operation]:
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == name:
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    func.walk(visit)
-    return found
 
 
 def _is_constant_bind(bind: ir.Operation) -> bool:
@@ -45,14 +34,14 @@ class Canonicalize(Pass):
     def run(self, module: ir.Operation) -> None:
         for func in _functions(module):
             first: dict[str, ir.Operation] = {}
-            for op in _ops_named(func, "torch.symbolic_int"):
+            for op in ops_named(func, "torch.symbolic_int"):
                 name = ir.StringAttr(op.attributes["symbol_name"]).value
                 if name in first:
                     op.result.replace_all_uses_with(first[name].result)
                     op.erase()
                 else:
                     first[name] = op
-            for bind in _ops_named(func, "torch.bind_symbolic_shape"):
+            for bind in ops_named(func, "torch.bind_symbolic_shape"):
                 if _is_constant_bind(bind):
                     bind.erase()
             is_entry = "dync.entry" in func.attributes
