@@ -5,14 +5,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from iree.compiler import ir
-from iree.compiler.passmanager import PassManager
 
 from ..dialects import dync as dync_ir
 from ..errors import CompilationError
+from ..passes import run_pipeline
 from ..signature import Signature
 
-# torch.prim.If/Loop -> scf.if/scf.while: the control-flow form of dync IR.
-CONTROL_FLOW_TO_SCF = "builtin.module(func.func(convert-torch-to-scf))"
+# torch.prim.If/Loop -> scf.if/scf.while: the control-flow form of dync IR, with the two
+# repairs of the upstream lowering that make loops exact and compilable by IREE.
+CONTROL_FLOW_TO_SCF: tuple[str, ...] = (
+    "dync-exact-loops",
+    "func.func(convert-torch-to-scf)",
+    "dync-rotate-while",
+)
 
 
 @dataclass
@@ -26,14 +31,13 @@ class ImportedProgram:
 
 def finish_import(module: ir.Module, signature: Signature, frontend: str) -> ImportedProgram:
     """Bring an imported torch-dialect module into dync IR form and verify it."""
+    try:
+        run_pipeline(module, CONTROL_FLOW_TO_SCF)
+    except CompilationError as e:
+        raise CompilationError(
+            f"{frontend} import: lowering control flow to scf failed", e.diagnostics
+        ) from e
     with module.context:
-        try:
-            PassManager.parse(CONTROL_FLOW_TO_SCF).run(module.operation)
-        except ir.MLIRError as e:
-            raise CompilationError(
-                f"{frontend} import: lowering control flow to scf failed",
-                [str(d) for d in e.error_diagnostics],
-            ) from e
         _sink_argument_casts(module)
     dync_ir.set_entry_signature(module, signature)
     problems = dync_ir.verify(module)

@@ -11,14 +11,12 @@ Steps:
    input (`torch-onnx-to-torch-backend-pipeline` with IREE's backend-legal ops); `If`/`Loop`
    become `torch.prim.If`/`torch.prim.Loop`. An op with no lowering is reported by its
    ONNX op type and node name;
-4. loops with a data-dependent condition are made exact (an explicit trip counter), the
-   control flow is lowered to scf and while loops are put in the do-while form IREE
-   compiles (see `_make_loops_exact` and `_control_flow_to_scf` for the upstream bugs
-   this works around);
-5. every dynamic dim of a graph input (a `dim_param` or an unnamed dim) becomes a shape
+4. every dynamic dim of a graph input (a `dim_param` or an unnamed dim) becomes a shape
    symbol, declared with `torch.symbolic_int` and bound to the argument with
    `torch.bind_symbolic_shape`, as IREE's FX importer does for `torch.export`;
-6. `finish_import` writes the signature into the module and verifies the dync IR.
+5. `finish_import` lowers the control flow to scf (`dync-exact-loops`,
+   `convert-torch-to-scf`, `dync-rotate-while`: see those passes for the upstream bugs
+   they work around), writes the signature into the module and verifies the dync IR.
 """
 
 from __future__ import annotations
@@ -38,7 +36,7 @@ from ..dialects.dync import static_dims
 from ..dialects.walk import ops_named
 from ..errors import CompilationError, DyncError, UnsupportedConstructError
 from ..signature import Dim, Signature, SymbolSpec, TensorSpec
-from .common import CONTROL_FLOW_TO_SCF, ImportedProgram, finish_import
+from .common import ImportedProgram, finish_import
 
 # Opset every model is brought up to before import (IREE's ONNX guide recommends >= 17:
 # torch-mlir's ONNX lowerings are written and tested against recent opsets).
@@ -116,8 +114,6 @@ def import_onnx(
     with context, ir.Location.unknown():
         module = _import_graph(proto, context)
         _lower(module, nodes, _default_opset(proto))
-        _make_loops_exact(module)
-        _control_flow_to_scf(module)
         entry = _entry_function(module)
         _strip_onnx_meta(entry)
         _bind_input_symbols(entry, input_dims, symbols)
@@ -555,158 +551,6 @@ def _raise_for_node(e: ir.MLIRError, nodes: dict[str, onnx.NodeProto], what: str
                 f"node {node.name!r}",
             ) from e
     raise CompilationError(f"ONNX import: {what}", diagnostics) from e
-
-
-def _is_true(value: ir.Value) -> bool:
-    owner = value.owner
-    if isinstance(owner, ir.Block):
-        return False
-    op = owner.operation
-    return op.name == "torch.constant.bool" and ir.BoolAttr(op.attributes["value"]).value
-
-
-def _make_loops_exact(module: ir.Module) -> None:
-    """Rewrite every loop with a data-dependent condition into one that counts its own trips.
-
-    `convert-torch-to-scf` (run by `finish_import`) keeps only half of a `torch.prim.Loop`:
-    a loop whose initial condition is the constant true becomes an `scf.for` that ignores
-    the body's condition (no early exit), and any other loop becomes an `scf.while` that
-    ignores the trip count and leaves uses of the iteration number dangling ("null
-    operand found"). ONNX `Loop` has both a trip count and a condition, so each such loop
-    is rewritten to carry its own counter `k` (starting at 0) in front of its values: the
-    iteration number is `k`, and the loop continues while `cond and k + 1 < trip_count`
-    (initially `cond and 0 < trip_count`). The result is a while-like loop whose exit
-    test is exact. Loops with a constant-true condition are left as for-loops.
-    """
-    for loop in ops_named(module.operation, "torch.prim.Loop", post_order=True):
-        body = loop.regions[0].blocks[0]
-        condition = list(body.operations)[-1]
-        if _is_true(loop.operands[1]) and _is_true(condition.operands[0]):
-            continue
-        _count_trips(loop, body, condition)
-
-
-def _count_trips(loop: ir.Operation, body: ir.Block, condition: ir.Operation) -> None:
-    int_t = ir.Type.parse("!torch.int")
-    bool_t = ir.Type.parse("!torch.bool")
-    i64 = ir.IntegerType.get_signless(64)
-    loc = loop.location
-
-    def op(
-        name: str, operands: list[ir.Value], result: ir.Type, ip: ir.InsertionPoint, **attrs
-    ) -> ir.Value:
-        return ir.Operation.create(
-            name, results=[result], operands=operands, attributes=attrs, loc=loc, ip=ip
-        ).result
-
-    before = ir.InsertionPoint(loop)
-    zero = op("torch.constant.int", [], int_t, before, value=ir.IntegerAttr.get(i64, 0))
-    one = op("torch.constant.int", [], int_t, before, value=ir.IntegerAttr.get(i64, 1))
-    trips = loop.operands[0]
-    any_trip = op("torch.aten.lt.int", [zero, trips], bool_t, before)
-    start = op("torch.aten.__and__.bool", [loop.operands[1], any_trip], bool_t, before)
-    inits = list(loop.operands)[2:]
-    new = ir.Operation.create(
-        "torch.prim.Loop",
-        results=[int_t] + [r.type for r in loop.results],
-        operands=[trips, start, zero] + inits,
-        regions=1,
-        loc=loc,
-        ip=before,
-    )
-    arg_types = [int_t, int_t] + [a.type for a in list(body.arguments)[1:]]
-    new_body = new.regions[0].blocks.append(*arg_types, arg_locs=[loc] * len(arg_types))
-    counter = new_body.arguments[1]
-    body.arguments[0].replace_all_uses_with(counter)  # iteration number := counter
-    for old_arg, new_arg in zip(
-        list(body.arguments)[1:], list(new_body.arguments)[2:], strict=True
-    ):
-        old_arg.replace_all_uses_with(new_arg)
-    for inner in list(body.operations)[:-1]:
-        new_body.append(inner.operation)
-    at_end = ir.InsertionPoint(new_body)
-    next_count = op("torch.aten.add.int", [counter, one], int_t, at_end)
-    more_trips = op("torch.aten.lt.int", [next_count, trips], bool_t, at_end)
-    keep_going = op("torch.aten.__and__.bool", [condition.operands[0], more_trips], bool_t, at_end)
-    ir.Operation.create(
-        "torch.prim.Loop.condition",
-        operands=[keep_going, next_count] + list(condition.operands)[1:],
-        loc=loc,
-        ip=at_end,
-    )
-    for old, replacement in zip(loop.results, list(new.results)[1:], strict=True):
-        old.replace_all_uses_with(replacement)
-    loop.erase()
-
-
-def _control_flow_to_scf(module: ir.Module) -> None:
-    """Lower torch.prim.If/Loop to scf here (as `finish_import` would) and rotate while loops.
-
-    `convert-torch-to-scf` makes a while-like loop an `scf.while` whose "before" region
-    only forwards the condition, so the before region carries one value (the i1) more
-    than the loop's results. IREE 3.13's stream conversion mis-assigns the region
-    arguments of such loops ("failed to legalize unresolved target materialization from
-    ('i64') to ('!stream.resource<*>', 'index')"; the same family of bug as
-    iree-org/iree#24722). Each such loop is rewritten to the equivalent
-    `scf.if (cond) { do-while }` whose before region is the loop body and whose regions
-    all carry the same values, a form IREE compiles.
-    """
-    try:
-        PassManager.parse(CONTROL_FLOW_TO_SCF).run(module.operation)
-    except ir.MLIRError as e:
-        raise CompilationError(
-            "onnx import: lowering control flow to scf failed",
-            [str(d) for d in e.error_diagnostics],
-        ) from e
-    for loop in ops_named(module.operation, "scf.while", post_order=True):  # inner first
-        _rotate_while(loop)
-
-
-def _rotate_while(loop: ir.Operation) -> None:
-    before = loop.regions[0].blocks[0]
-    after = loop.regions[1].blocks[0]
-    before_ops = list(before.operations)
-    if len(before_ops) != 1:
-        return  # the before region does real work: already a do-while
-    forwarded = list(before_ops[0].operands)
-    if forwarded != list(before.arguments):
-        return
-    loc = loop.location
-    types = [r.type for r in loop.results]
-    inits = list(loop.operands)
-    guard = ir.Operation.create(
-        "scf.if", results=types, operands=[inits[0]], regions=2, loc=loc, ip=ir.InsertionPoint(loop)
-    )
-    then_block = guard.regions[0].blocks.append()
-    else_block = guard.regions[1].blocks.append()
-    rotated = ir.Operation.create(
-        "scf.while",
-        results=types,
-        operands=inits[1:],
-        regions=2,
-        loc=loc,
-        ip=ir.InsertionPoint(then_block),
-    )
-    ir.Operation.create(
-        "scf.yield", operands=list(rotated.results), loc=loc, ip=ir.InsertionPoint(then_block)
-    )
-    ir.Operation.create("scf.yield", operands=inits[1:], loc=loc, ip=ir.InsertionPoint(else_block))
-    body = rotated.regions[0].blocks.append(*types, arg_locs=[loc] * len(types))
-    forward = rotated.regions[1].blocks.append(*types, arg_locs=[loc] * len(types))
-    ir.Operation.create(
-        "scf.yield", operands=list(forward.arguments), loc=loc, ip=ir.InsertionPoint(forward)
-    )
-    for old, new in zip(after.arguments, body.arguments, strict=True):
-        old.replace_all_uses_with(new)
-    after_ops = list(after.operations)
-    for op in after_ops[:-1]:
-        body.append(op.operation)
-    ir.Operation.create(
-        "scf.condition", operands=list(after_ops[-1].operands), loc=loc, ip=ir.InsertionPoint(body)
-    )
-    for old, new in zip(loop.results, guard.results, strict=True):
-        old.replace_all_uses_with(new)
-    loop.erase()
 
 
 def _entry_function(module: ir.Module) -> ir.Operation:

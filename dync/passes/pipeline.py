@@ -18,6 +18,8 @@ from ..errors import CompilationError
 # Pass name -> module defining it (imported on first use so `dync-opt --help` stays fast).
 _PASS_MODULES = {
     "dync-canonicalize": "dync.passes.canonicalize",
+    "dync-exact-loops": "dync.passes.exact_loops",
+    "dync-rotate-while": "dync.passes.rotate_while",
     "dync-verify": "dync.passes.verify",
 }
 

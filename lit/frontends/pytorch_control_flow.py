@@ -51,6 +51,9 @@ show(Cond().eval(), "cond")
 # CHECK-LABEL: // loop
 # CHECK: func.func private @[[BODY:while_loop_body_graph_[0-9]+]](%arg0: !torch.vtensor<[],si64>, %arg1: !torch.vtensor<[?,4],f32>, %arg2: !torch.vtensor<[4],f32>, %arg3: !torch.vtensor<[4,4],f32>)
 # CHECK: func.func @main
-# CHECK: scf.while ({{.*}}) : (i1, tensor<i64>, tensor<?x4xf32>) -> (tensor<i64>, tensor<?x4xf32>)
+# The loop is in dync IR's do-while form: a guard, then the body in the "before" region.
+# CHECK: scf.if %{{.+}} -> (tensor<i64>, tensor<?x4xf32>)
+# CHECK: scf.while ({{.*}}) : (tensor<i64>, tensor<?x4xf32>) -> (tensor<i64>, tensor<?x4xf32>)
 # CHECK: func.call @[[BODY]](%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}})
+# CHECK: scf.condition
 show(Loop().eval(), "loop")
