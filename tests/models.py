@@ -62,3 +62,21 @@ class PythonIf(nn.Module):
 def seeded(cls):
     torch.manual_seed(0)
     return cls().eval()
+
+
+class SharedAndDerived(nn.Module):
+    """Two inputs tied by a derived dim: y has 2*n rows when x has n."""
+
+    def forward(self, x, y):
+        return torch.cat([x, x], 0) + y, x.sum()
+
+
+class ConvPool(nn.Module):
+    """Output height/width are floor-division expressions of dynamic input H/W."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, stride=2, padding=1)
+
+    def forward(self, x):
+        return nn.functional.max_pool2d(self.conv(x).relu(), 2)

@@ -3,6 +3,7 @@
 import pytest
 import torch
 from models import SIZES, PythonIf, cond_inputs, seeded
+from torch.export import Dim
 
 import dync
 
@@ -69,3 +70,38 @@ def test_unknown_backend_and_target_are_rejected():
         dync.compile(seeded(PythonIf), (torch.randn(2),), backend="tpu")
     with pytest.raises(dync.DyncError, match="unknown target"):
         dync.compile(seeded(PythonIf), (torch.randn(2),), backend="cuda", target="jetson-nano")
+
+
+def test_derived_dims_and_shared_symbols():
+    from models import SharedAndDerived
+
+    n = Dim("n", min=1, max=32)
+    model = seeded(SharedAndDerived)
+    compiled = dync.compile(model, (torch.randn(3, 4), torch.randn(6, 4)),
+                            dynamic_shapes=({0: n}, {0: 2 * n}))
+    assert [t.shape for t in compiled.signature.inputs] == [("n", 4), ("2*n", 4)]
+    assert list(compiled.signature.symbols) == ["n"]
+    x, y = torch.randn(5, 4), torch.randn(10, 4)
+    for got, want in zip(compiled(x, y), model(x, y), strict=True):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+    with pytest.raises(dync.InputError, match=r"expected 2\*n = 10, got 9"):
+        compiled(x, torch.randn(9, 4))
+
+
+def test_conv_pool_with_dynamic_height_and_width():
+    from models import ConvPool
+
+    model = seeded(ConvPool)
+    h, w = Dim("h", min=8, max=128), Dim("w", min=8, max=128)
+    compiled = dync.compile(model, (torch.randn(1, 3, 32, 32),), dynamic_shapes=({2: h, 3: w},))
+    out_shape = compiled.signature.outputs[0].shape
+    assert "//" in out_shape[2] and "h" in out_shape[2] and "w" in out_shape[3]
+    for hw in ((8, 8), (33, 17), (128, 64)):
+        x = torch.randn(1, 3, *hw)
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
+
+
+def test_specialized_example_size_gets_a_hint():
+    with pytest.raises(dync.DyncError, match="size of at least 2"):
+        dync.compile(torch.nn.Conv2d(3, 4, 3), (torch.randn(1, 3, 8, 8),),
+                     dynamic_shapes=({0: Dim("b")},))

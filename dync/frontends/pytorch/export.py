@@ -54,17 +54,30 @@ def _export(model: torch.nn.Module, args: tuple, dynamic_shapes: Any) -> torch.e
     try:
         return torch.export.export(model, args, dynamic_shapes=dynamic_shapes, strict=False)
     except Exception as e:  # torch raises many types; all become one clear dync error
-        message = str(e)
-        source = user_frame_from_traceback(e.__traceback__) or user_frame_from_message(message)
-        first = message.strip().splitlines()[0] if message.strip() else type(e).__name__
+        raise _export_error(e, args, dynamic_shapes) from e
+
+
+def _export_error(e: Exception, args: tuple, dynamic_shapes: Any) -> DyncError:
+    message = str(e).split("The error above occurred when calling torch.export")[0].strip()
+    lines = [ln for ln in message.splitlines() if ln.strip()][:12] or [type(e).__name__]
+    source = user_frame_from_traceback(e.__traceback__) or user_frame_from_message(message)
+    text = "\n  ".join(lines)
+    if "data-dependent" in message or "GuardOnDataDependent" in type(e).__name__:
         line = source_line(source)
-        reason = f"torch.export failed: {first}" + (f"\n    {line}" if line else "")
-        if "data-dependent" in message or "GuardOnDataDependent" in type(e).__name__:
-            reason += (
-                "\n  (a Python `if`/`while` on a tensor value: write it with torch.cond / "
-                "torch.while_loop for now)"
-            )
-        raise UnsupportedConstructError(type(e).__name__, reason, source) from e
+        reason = f"torch.export failed: {text}" + (f"\n    {line}" if line else "")
+        reason += (
+            "\n  (a Python `if`/`while` on a tensor value: write it with torch.cond / "
+            "torch.while_loop for now)"
+        )
+        return UnsupportedConstructError("data-dependent Python control flow", reason, source)
+    hint = ""
+    if "specialized it to be a constant (1)" in message or "specialized it to be a constant (0)" in message:
+        hint = (
+            "\n  hint: torch.export specializes dims whose example size is 0 or 1; give the "
+            "example input a size of at least 2 on each dynamic dim"
+        )
+    where = f" (at {source})" if source else ""
+    return DyncError(f"torch.export failed{where}:\n  {text}{hint}")
 
 
 def _user_symbol_names(model, args: tuple, dynamic_shapes: Any, ep) -> dict[str, str]:
@@ -131,6 +144,8 @@ def _signature(ep: torch.export.ExportedProgram, names: dict[str, str]) -> Signa
         outputs.append(TensorSpec(f"output_{i}", dtype_name(val.dtype), _dims(val.shape, names)))
     symbols = {}
     for sym, vr in ep.range_constraints.items():
+        if not sym.is_Symbol:  # a derived dim (2*n): its root symbol carries the range
+            continue
         name = names.get(str(sym), str(sym))
         symbols[name] = SymbolSpec(name, _bound(vr.lower, 0), _bound(vr.upper, INT64_MAX))
     tree = pytree.treespec_dumps(ep.call_spec.out_spec) if ep.call_spec.out_spec else None

@@ -12,9 +12,19 @@ from typing import Any
 
 import torch
 from iree.compiler.extras import fx_importer as fx
-from iree.compiler.ir import Block, FlatSymbolRefAttr, InsertionPoint, Location, Operation
+from iree.compiler.ir import (
+    AffineMap,
+    AffineMapAttr,
+    AffineSymbolExpr,
+    Block,
+    FlatSymbolRefAttr,
+    InsertionPoint,
+    Location,
+    Operation,
+)
 
 from ...errors import UnsupportedConstructError
+from .shape_exprs import NotAffine, to_affine
 from .source import user_frame_from_stack_trace
 
 
@@ -110,6 +120,30 @@ class DyncGraphNodeImporter(fx.GraphNodeImporter):
                 loc=loc,
             )
         self._bind_results(node, loop.results)
+
+    def _create_bind_symbolic_shape_ops(self, loc: Location, node: torch.fx.Node) -> None:
+        """Bind a value's dims to the shape symbols (`torch.bind_symbolic_shape`).
+
+        Replaces upstream's version, which cannot translate floor/ceil division (every
+        conv/pool output size) and fails the whole import on any expression it does not
+        know; here a non-affine dim leaves only that value unbound.
+        """
+        val = node.meta.get("val")
+        if not isinstance(val, torch.Tensor) or not val._has_symbolic_sizes_strides:
+            return
+        exprs = [s.node.expr if isinstance(s, torch.SymInt) else int(s) for s in val.shape]
+        free = sorted({str(f) for e in exprs if not isinstance(e, int) for f in e.free_symbols})
+        symbols = {name: AffineSymbolExpr.get(i) for i, name in enumerate(free)}
+        try:
+            affine = [to_affine(e, symbols) for e in exprs]
+        except NotAffine:
+            return
+        Operation.create(
+            "torch.bind_symbolic_shape",
+            attributes={"shape_expressions": AffineMapAttr.get(AffineMap.get(0, len(free), affine))},
+            operands=[self.resolve_node_value(node)] + [self.resolve_symbol_value(n) for n in free],
+            loc=loc,
+        )
 
     # Failures inside upstream handlers become errors naming the user's line.
     def _import_torch_op_overload(self, loc, node, concrete_target=None):
