@@ -7,6 +7,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from . import __version__, targets
@@ -32,6 +33,7 @@ def compile(  # noqa: A001 - the public name is fixed by the design
     passes: Sequence[str] | None = None,
     extra_flags: Sequence[str] = (),
     progress: bool | Callable[[str], None] = False,
+    dump_ir: str | os.PathLike | None = None,
 ) -> CompiledModule:
     """Compile a PyTorch `nn.Module` or an ONNX model (path or `ModelProto`).
 
@@ -47,6 +49,7 @@ def compile(  # noqa: A001 - the public name is fixed by the design
         `dync.passes.DEFAULT_PIPELINE`.
       extra_flags: additional IREE compiler flags.
       progress: True to print each stage to stderr, or a callable receiving stage messages.
+      dump_ir: write the dync IR handed to IREE (after the passes) to this file.
     """
     if mode not in MODES:
         raise DyncError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
@@ -63,6 +66,8 @@ def compile(  # noqa: A001 - the public name is fixed by the design
         report.symbols = {k: [s.min, s.max] for k, s in program.signature.symbols.items()}
         with _stage(report, "passes", say):
             run_pipeline(program.module, steps)
+        if dump_ir is not None:
+            Path(dump_ir).write_text(program.module.operation.get_asm(), encoding="utf-8")
         with _stage(report, "iree", say):
             vmfb = session.compile(program.module)
     finally:

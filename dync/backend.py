@@ -6,6 +6,9 @@ The module is built in the IREE compiler session's own MLIR context, so it is ha
 
 from __future__ import annotations
 
+import os
+import tempfile
+
 from iree.compiler import ir
 from iree.compiler.api import Invocation, Output, Session
 
@@ -44,7 +47,8 @@ class CompilerSession:
             inv.import_module(module.operation)
             if not inv.execute():
                 raise CompilationError(
-                    f"IREE failed to compile for {self.target.backend}/{self.target.name}",
+                    f"IREE failed to compile for {self.target.backend}/{self.target.name}; "
+                    f"the IR at the point of failure is in {self._save_failure(module)}",
                     self._diagnostics,
                 )
             out = Output.open_membuffer()
@@ -52,6 +56,13 @@ class CompilerSession:
             return bytes(out.map_memory())
         finally:
             inv.close()
+
+    def _save_failure(self, module: ir.Module) -> str:
+        fd, path = tempfile.mkstemp(prefix="dync-iree-failure-", suffix=".mlir")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(f"// iree-compile flags: {' '.join(self.flags)}\n")
+            f.write(module.operation.get_asm(enable_debug_info=True))
+        return path
 
     def close(self) -> None:
         self._handler.detach()

@@ -82,6 +82,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     compiled = dync_compile(
         model, example, dynamic_shapes=dynamic, backend=args.backend, target=args.target,
         mode=args.mode, extra_flags=tuple(args.iree_flag or ()), progress=not args.quiet,
+        dump_ir=args.dump_ir,
     )
     path = compiled.save(out)
     if not args.quiet:
@@ -142,6 +143,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--dim", action="append", metavar="INPUT:AXIS=NAME[:MIN:MAX]",
                    help="ONNX only: name and bound a dynamic dim (repeatable)")
     c.add_argument("--iree-flag", action="append", metavar="FLAG", help="extra IREE compiler flag")
+    c.add_argument("--dump-ir", metavar="FILE.mlir", help="write the dync IR handed to IREE")
     c.add_argument("-q", "--quiet", action="store_true", help="no progress or report")
     c.set_defaults(func=_cmd_compile)
 

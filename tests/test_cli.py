@@ -89,3 +89,15 @@ def test_lit_suite_passes():
     result = subprocess.run([str(BIN / "lit"), "-q", str(ROOT / "lit")], capture_output=True,
                             text=True, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_dump_ir_writes_dync_ir(tmp_path):
+    ir_path = tmp_path / "ee.mlir"
+    result = run("dync", "compile", "examples/early_exit.py:build", "-o", str(tmp_path / "ee.vmfb"),
+                 "-q", "--dump-ir", str(ir_path))
+    assert result.returncode == 0, result.stderr
+    text = ir_path.read_text()
+    assert "dync.entry" in text and "scf.if" in text and 'torch.symbolic_int "batch"' in text
+    # what was dumped is valid dync IR for dync-opt
+    check = run("dync-opt", str(ir_path), "--dync-verify")
+    assert check.returncode == 0, check.stderr

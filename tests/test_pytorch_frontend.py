@@ -105,3 +105,11 @@ def test_specialized_example_size_gets_a_hint():
     with pytest.raises(dync.DyncError, match="size of at least 2"):
         dync.compile(torch.nn.Conv2d(3, 4, 3), (torch.randn(1, 3, 8, 8),),
                      dynamic_shapes=({0: Dim("b")},))
+
+
+def test_iree_failure_names_a_saved_ir_file(cond_model):
+    with pytest.raises(dync.CompilationError, match=r"IR at the point of failure is in (\S+\.mlir)") as info:
+        dync.compile(cond_model, (torch.randn(4, 8),),
+                     extra_flags=("--iree-hal-target-device=no-such-device",))
+    path = __import__("re").search(r"is in (\S+\.mlir)", str(info.value)).group(1)
+    assert "no-such-device" in open(path).read().splitlines()[0]
