@@ -44,7 +44,9 @@ def compile(  # noqa: A001 - the public name is fixed by the design
         `{input: {axis: (name, min, max)}}` to name and bound `dim_param`s.
       backend: "llvm-cpu" (host, default), "cuda" or "arm".
       target: a preset of the backend (`dync.targets.presets(backend)`), e.g. "jetson-orin".
-      mode: "auto", "graph" or "host" (how Python control flow is captured).
+      mode: how control flow is captured. "graph" compiles the whole program into one
+        module and refuses anything it cannot capture (with the source line); "auto" is the
+        same today and will fall back to host mode per region; "host" is not available yet.
       passes: dync IR passes to run (names or upstream pipeline elements); default
         `dync.passes.DEFAULT_PIPELINE`.
       extra_flags: additional IREE compiler flags.
@@ -53,6 +55,11 @@ def compile(  # noqa: A001 - the public name is fixed by the design
     """
     if mode not in MODES:
         raise DyncError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    if mode == "host":
+        raise DyncError(
+            "mode='host' (sub-DNNs driven from Python) is not available in this version; "
+            "use mode='auto' or 'graph', which capture the whole program in one module"
+        )
     tgt = targets.resolve(backend, target)
     say = _progress_sink(progress)
     steps = tuple(DEFAULT_PIPELINE if passes is None else passes)

@@ -113,3 +113,10 @@ def test_iree_failure_names_a_saved_ir_file(cond_model):
                      extra_flags=("--iree-hal-target-device=no-such-device",))
     path = __import__("re").search(r"is in (\S+\.mlir)", str(info.value)).group(1)
     assert "no-such-device" in open(path).read().splitlines()[0]
+
+
+def test_mode_is_validated_and_host_mode_is_refused_clearly(cond_model):
+    with pytest.raises(dync.DyncError, match="mode must be one of"):
+        dync.compile(cond_model, (torch.randn(4, 8),), mode="eager")
+    with pytest.raises(dync.DyncError, match="mode='host'.*not available"):
+        dync.compile(cond_model, (torch.randn(4, 8),), mode="host")
