@@ -101,3 +101,11 @@ def test_dump_ir_writes_dync_ir(tmp_path):
     # what was dumped is valid dync IR for dync-opt
     check = run("dync-opt", str(ir_path), "--dync-verify")
     assert check.returncode == 0, check.stderr
+
+
+def test_compile_package_module_factory(tmp_path):
+    """`pkg.module:factory` is imported relative to the current directory."""
+    out = tmp_path / "pkg.vmfb"
+    result = run("dync", "compile", "examples.early_exit:build", "-o", str(out), "-q")
+    assert result.returncode == 0, result.stderr
+    assert out.is_file()

@@ -56,3 +56,12 @@ def test_cli_compiles_onnx_for_arm_and_runs_on_host(if_path, tmp_path):
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr
     assert "output 0: float32[3, 4]" in run.stdout
+
+
+def test_model_proto_needs_no_example_args():
+    model = if_model()
+    compiled = dync.compile(model)
+    x = np.full((4, 8), 0.5, np.float32)
+    (expected,) = ReferenceEvaluator(model).run(None, {"x": x})
+    np.testing.assert_allclose(compiled(x)[0], expected, rtol=1e-4, atol=1e-5)
+    assert compiled.signature.symbols["batch"].max == 2**31 - 1  # the default range
