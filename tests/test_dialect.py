@@ -69,3 +69,25 @@ def test_failing_dync_pass_raises_with_its_message():
         module = ir.Module.parse(MODULE)  # no dync.entry: verify must fail
         with pytest.raises(CompilationError, match="no function carries dync.entry"):
             run_pipeline(module, ["dync-verify"])
+
+
+def test_a_crashing_pass_fails_the_pipeline_not_the_process(monkeypatch):
+    import sys
+    import types
+
+    from dync.passes import pipeline
+
+    class Boom(pipeline.Pass):
+        name = "dync-boom"
+        summary = "raises"
+
+        def run(self, module):
+            raise KeyError("oops")
+
+    module = types.ModuleType("dync_test_boom")
+    module.Boom = Boom
+    monkeypatch.setitem(sys.modules, "dync_test_boom", module)
+    monkeypatch.setitem(pipeline._PASS_MODULES, "dync-boom", "dync_test_boom")
+    with ir.Context():
+        with pytest.raises(CompilationError, match="dync-boom: internal error KeyError: 'oops'"):
+            run_pipeline(ir.Module.parse("module {}"), ["dync-boom"])

@@ -7,6 +7,7 @@ cloned, so they are anchored on `builtin.module` and walk the functions themselv
 from __future__ import annotations
 
 import importlib
+import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -41,6 +42,13 @@ class Pass:
             self.run(op)
         except PassFailure as failure:
             op.location.emit_error(f"{self.name}: {failure}")
+            pass_.signal_pass_failure()
+        except Exception as e:  # a bug in the pass: fail the pipeline, never the process
+            where = traceback.extract_tb(e.__traceback__)[-1]
+            op.location.emit_error(
+                f"{self.name}: internal error {type(e).__name__}: {e} "
+                f"({where.filename}:{where.lineno})"
+            )
             pass_.signal_pass_failure()
 
 
