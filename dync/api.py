@@ -70,6 +70,7 @@ def compile(  # noqa: A001 - the public name is fixed by the design
             program = _import(model, args, dynamic_shapes, session)
         report.frontend = program.frontend
         report.notes.extend(program.notes)
+        report.rewritten = dict(program.rewritten)
         report.symbols = {k: [s.min, s.max] for k, s in program.signature.symbols.items()}
         with _stage(report, "passes", say):
             run_pipeline(program.module, steps)

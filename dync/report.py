@@ -18,6 +18,8 @@ class Report:
     graph_breaks: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     vmfb_bytes: int = 0
+    # Rewritten forward functions (qualified name -> readable generated source).
+    rewritten: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -36,6 +38,7 @@ class Report:
             "  passes: " + (", ".join(self.passes) or "none"),
             "  stages: " + ", ".join(f"{k} {v:.2f}s" for k, v in self.stage_seconds.items()),
             f"  graph breaks: {len(self.graph_breaks)}",
+            "  rewritten: " + (", ".join(self.rewritten) or "nothing"),
             "  IREE flags: " + " ".join(self.flags),
         ]
         lines += [f"  note: {n}" for n in self.notes]

@@ -51,10 +51,10 @@ class LoopNet(nn.Module):
 
 
 class PythonIf(nn.Module):
-    """A plain Python `if` on a tensor value: not capturable by torch.export."""
+    """A plain Python `if` on a tensor value: torch.export alone refuses it."""
 
     def forward(self, x):
-        if x.sum() > 0:  # the line the error must name
+        if x.sum() > 0:
             return x * 2
         return x - 1
 

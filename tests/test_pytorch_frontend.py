@@ -48,16 +48,12 @@ def test_report_lists_stages_flags_and_symbols(cond_compiled):
     assert "batch in [1, 64]" in str(report)
 
 
-def test_python_if_on_tensor_names_the_source_line():
+def test_python_if_on_tensor_is_rewritten_and_compiles():
     model = seeded(PythonIf)
-    with pytest.raises(dync.UnsupportedConstructError) as info:
-        dync.compile(model, (torch.randn(3, 4),))
-    source = info.value.source
-    assert source is not None and source.startswith(str(__import__("models").__file__))
-    line = int(source.rsplit(":", 1)[1])
-    text = open(__import__("models").__file__).read().splitlines()[line - 1]
-    assert "the line the error must name" in text
-    assert "torch.cond" in str(info.value)
+    compiled = dync.compile(model, (torch.randn(3, 4),), dynamic_shapes=({0: Dim("n", max=16)},))
+    assert "PythonIf.forward" in compiled.report.rewritten
+    for x in (torch.rand(5, 4) + 0.1, -torch.rand(5, 4) - 0.1):
+        torch.testing.assert_close(compiled(x), model(x))
 
 
 def test_non_module_is_rejected_clearly():

@@ -27,6 +27,8 @@ class ImportedProgram:
     frontend: str
     # Constructs the frontend handled specially (graph breaks, fallbacks), for the report.
     notes: list[str] = field(default_factory=list)
+    # Readable source of each rewritten Python function (PyTorch frontend), by qualified name.
+    rewritten: dict[str, str] = field(default_factory=dict)
 
 
 def finish_import(module: ir.Module, signature: Signature, frontend: str) -> ImportedProgram:

@@ -18,6 +18,7 @@ from ...errors import DyncError, UnsupportedConstructError
 from ...signature import Signature, SymbolSpec, TensorSpec, dtype_name
 from ..common import ImportedProgram, finish_import
 from .importer import DyncGraphNodeImporter
+from .rewrite import Rewrite, rewritten
 from .source import source_line, user_frame_from_message, user_frame_from_traceback
 
 INT64_MAX = 2**63 - 1
@@ -30,7 +31,7 @@ def import_module(
     context: ir.Context,
 ) -> ImportedProgram:
     args = tuple(args)
-    ep = _export(model, args, dynamic_shapes)
+    ep, rewrite = _export(model, args, dynamic_shapes)
     names = _user_symbol_names(model, args, dynamic_shapes, ep)
     importer = FxImporter(context=context, graph_node_importer_cls=DyncGraphNodeImporter)
     signature = _signature(ep, names)
@@ -40,10 +41,11 @@ def import_module(
     _apply_symbols(module, names, signature.symbols)
     program = finish_import(module, signature, "pytorch")
     program.notes.extend(notes)
+    program.rewritten = rewrite.sources
     return program
 
 
-def _export(model: torch.nn.Module, args: tuple, dynamic_shapes: Any) -> torch.export.ExportedProgram:
+def _export(model: torch.nn.Module, args: tuple, dynamic_shapes: Any) -> tuple[torch.export.ExportedProgram, Rewrite]:
     if not isinstance(model, torch.nn.Module):
         raise DyncError(f"dync.compile expects an nn.Module or an ONNX model, got {type(model).__name__}")
     for i, a in enumerate(pytree.tree_leaves(args)):
@@ -52,7 +54,13 @@ def _export(model: torch.nn.Module, args: tuple, dynamic_shapes: Any) -> torch.e
                 "non-tensor input", f"argument leaf {i} is a {type(a).__name__}; pass tensors only"
             )
     try:
-        return torch.export.export(model, args, dynamic_shapes=dynamic_shapes, strict=False)
+        # Inference only: without autograd, control-flow HOPs take lifted parameters as
+        # plain operands.
+        with torch.no_grad(), rewritten(model) as rewrite:
+            ep = torch.export.export(model, args, dynamic_shapes=dynamic_shapes, strict=False)
+        return ep, rewrite
+    except UnsupportedConstructError:
+        raise
     except Exception as e:  # torch raises many types; all become one clear dync error
         raise _export_error(e, args, dynamic_shapes) from e
 

@@ -1,0 +1,65 @@
+"""Program rewriting (DyCL §5.2): make an unmodified `forward` with Python control flow on
+tensor values exportable whole, on the live module instance.
+
+`rewritten(model)` patches the `forward` of the model and of every submodule whose class
+defines control flow in its `forward`, for the duration of a `with` block (an export), and
+restores them after. The generated source of each is kept for the report and debugging.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import torch
+
+from . import runtime
+from .runtime import record_branches
+from .transform import RewrittenFunction, needs_rewrite, rewrite_function
+
+
+@dataclass
+class Rewrite:
+    functions: dict[str, RewrittenFunction] = field(default_factory=dict)
+
+    @property
+    def sources(self) -> dict[str, str]:
+        return {name: f.source for name, f in self.functions.items()}
+
+    def source(self) -> str:
+        return "\n\n".join(f"# {name}\n{src}" for name, src in self.sources.items())
+
+
+def _user_class(module: torch.nn.Module) -> bool:
+    return not type(module).__module__.startswith("torch.")
+
+
+@contextlib.contextmanager
+def rewritten(model: torch.nn.Module) -> Iterator[Rewrite]:
+    """Patch the forwards that need rewriting; yield what was rewritten; restore them."""
+    result = Rewrite()
+    cache: dict[type, RewrittenFunction] = {}
+    patched: list[torch.nn.Module] = []
+    token = runtime.set_root_module(model)
+    try:
+        for module in model.modules():
+            cls = type(module)
+            if not _user_class(module) or "forward" in vars(module):
+                continue
+            forward = cls.forward
+            if cls not in cache:
+                if not needs_rewrite(forward):
+                    continue
+                cache[cls] = rewrite_function(forward, owner=cls)
+                result.functions[f"{cls.__qualname__}.forward"] = cache[cls]
+            module.forward = cache[cls].function.__get__(module, cls)
+            patched.append(module)
+        yield result
+    finally:
+        runtime.reset_root_module(token)
+        for module in patched:
+            del module.forward
+
+
+__all__ = ["Rewrite", "record_branches", "rewritten"]

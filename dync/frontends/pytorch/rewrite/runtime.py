@@ -1,0 +1,434 @@
+"""Run-time helpers called by rewritten `forward` code (bound to the name `__dync__`).
+
+Each helper decides at run time whether a predicate is static (a Python value, or a real
+tensor in eager execution) or dynamic (a traced tensor while `torch.export` runs):
+
+* static: plain Python semantics — the branch runs directly (and the decision is recorded
+  when a branch trace is being collected);
+* dynamic: the branch becomes `torch.cond`, the loop `torch.while_loop`, `and`/`or`/`not`
+  become logical tensor ops, `.item()`/`float()`/`int()`/`bool()` keep the 0-d tensor.
+
+So the rewritten program runs eagerly exactly like the original, and exports whole.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+from torch._higher_order_ops.cond import cond_op
+from torch._higher_order_ops.while_loop import while_loop_op
+from torch.fx.experimental.proxy_tensor import disable_proxy_modes_tracing
+from torch.fx.experimental.symbolic_shapes import statically_known_true
+from torch.nn.utils.stateless import _reparametrize_module
+
+from ....errors import UnsupportedConstructError
+
+
+class _Undefined:
+    """A variable not bound yet at this point of the program."""
+
+    _instance = None
+
+    def __new__(cls):
+        cls._instance = cls._instance or super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "<undefined>"
+
+
+UNDEFINED = _Undefined()
+_NUMBERS = (bool, int, float, torch.SymInt, torch.SymFloat, torch.SymBool)
+
+# A list collecting (site, decision) of every static branch while it is set (dync.verify).
+_branch_trace: contextvars.ContextVar[list | None] = contextvars.ContextVar("dync_trace", default=None)
+
+
+class record_branches:
+    """Context manager collecting the branch decisions of eager runs of rewritten code."""
+
+    def __enter__(self) -> list[tuple[str, bool]]:
+        self.trace: list[tuple[str, bool]] = []
+        self._token = _branch_trace.set(self.trace)
+        return self.trace
+
+    def __exit__(self, *exc) -> None:
+        _branch_trace.reset(self._token)
+
+
+# The module being exported: its parameters and buffers are lifted into every branch.
+_root_module: contextvars.ContextVar[torch.nn.Module | None] = contextvars.ContextVar(
+    "dync_root", default=None
+)
+
+
+def set_root_module(module: torch.nn.Module | None) -> contextvars.Token:
+    return _root_module.set(module)
+
+
+def reset_root_module(token: contextvars.Token) -> None:
+    _root_module.reset(token)
+
+
+def _tracing() -> bool:
+    return torch.compiler.is_exporting()
+
+
+def _is_dynamic(value: Any) -> bool:
+    return _tracing() and isinstance(value, torch.Tensor | torch.SymBool | torch.SymInt | torch.SymFloat)
+
+
+def _as_pred(value: Any) -> torch.Tensor:
+    if isinstance(value, torch.Tensor):
+        if value.numel() != 1:
+            raise RuntimeError(
+                f"a condition must be a single value, got a tensor of shape {list(value.shape)}"
+            )
+        return value.reshape(()).to(torch.bool)
+    return torch.scalar_tensor(value, dtype=torch.bool)
+
+
+def state(frame_locals: dict, names: Sequence[str]) -> tuple:
+    """The current values of `names` (UNDEFINED for those not bound yet)."""
+    return tuple(frame_locals.get(n, UNDEFINED) for n in names)
+
+
+def _record(site: str, decision: bool) -> None:
+    trace = _branch_trace.get()
+    if trace is not None:
+        trace.append((site, decision))
+
+
+# -- scalar conversions that keep tensors while exporting ------------------------------------
+def item(value: Any) -> Any:
+    if _is_dynamic(value):
+        return value.reshape(())
+    return value.item()
+
+
+def to_bool(value: Any) -> Any:
+    return _as_pred(value) if _is_dynamic(value) else bool(value)
+
+
+def to_float(value: Any) -> Any:
+    return value.reshape(()).to(torch.float32) if _is_dynamic(value) else float(value)
+
+
+def to_int(value: Any) -> Any:
+    return value.reshape(()).to(torch.int64) if _is_dynamic(value) else int(value)
+
+
+# -- boolean operators -------------------------------------------------------------------------
+def and_(*thunks: Callable[[], Any]) -> Any:
+    """`a and b and ...` with Python short-circuiting while the operands are static."""
+    result = thunks[0]()
+    for thunk in thunks[1:]:
+        if not _is_dynamic(result):
+            if not result:
+                return result
+            result = thunk()
+        else:
+            result = torch.logical_and(_as_pred(result), _as_pred(thunk()))
+    return result
+
+
+def or_(*thunks: Callable[[], Any]) -> Any:
+    result = thunks[0]()
+    for thunk in thunks[1:]:
+        if not _is_dynamic(result):
+            if result:
+                return result
+            result = thunk()
+        else:
+            result = torch.logical_or(_as_pred(result), _as_pred(thunk()))
+    return result
+
+
+def not_(value: Any) -> Any:
+    return torch.logical_not(_as_pred(value)) if _is_dynamic(value) else not value
+
+
+# -- if ----------------------------------------------------------------------------------------
+def if_(pred: Any, true_fn: Callable, false_fn: Callable, names: Sequence[str], values: tuple,
+        site: str) -> tuple:
+    """`if pred: ... else: ...` whose branches assign `names` (passed and returned in order)."""
+    if not _is_dynamic(pred):
+        decision = bool(pred)
+        _record(site, decision)
+        return (true_fn if decision else false_fn)(*values)
+    return _cond(_as_pred(pred), true_fn, false_fn, names, values, site)
+
+
+def if_exp(pred: Any, true_fn: Callable[[], Any], false_fn: Callable[[], Any], site: str) -> Any:
+    """`a if pred else b`."""
+    if not _is_dynamic(pred):
+        decision = bool(pred)
+        _record(site, decision)
+        return true_fn() if decision else false_fn()
+    (result,) = _cond(_as_pred(pred), lambda: (true_fn(),), lambda: (false_fn(),), ("<expr>",), (),
+                      site)
+    return result
+
+
+def _cond(pred: torch.Tensor, true_fn, false_fn, names, values, site: str) -> tuple:
+    # Look at what each branch produces without recording it, to decide which variables
+    # cross the branch as tensors, which stay static, and which need a placeholder.
+    with disable_proxy_modes_tracing():
+        probe_true = true_fn(*values)
+        probe_false = false_fn(*values)
+    kinds = [_output_kind(n, t, f, site) for n, t, f in zip(names, probe_true, probe_false, strict=True)]
+    tensor_positions = [i for i, k in enumerate(kinds) if k is not None]
+
+    def branch(fn, probe_other):
+        def run(*lifted_values):
+            out = fn(*lifted_values)
+            return tuple(
+                _as_output(out[i], kinds[i], probe_other[i]) for i in tensor_positions
+            )
+
+        return run
+
+    results = _lifted(
+        lambda run, operands: cond_op(
+            pred, run(branch(true_fn, probe_false)), run(branch(false_fn, probe_true)), operands
+        ),
+        (true_fn, false_fn),
+        values,
+    )
+    merged = list(probe_true)  # static outputs are identical in both branches
+    for i, value in zip(tensor_positions, results, strict=True):
+        merged[i] = value
+    return tuple(merged)
+
+
+def _output_kind(name: str, a: Any, b: Any, site: str) -> str | None:
+    """None: static (same object both ways); "tensor"; "number" (Python scalar, tensorized)."""
+    if a is b and not isinstance(a, torch.Tensor):
+        return None
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        for x, y in ((a, b), (b, a)):
+            if isinstance(x, torch.Tensor) and not isinstance(y, torch.Tensor):
+                if y is UNDEFINED or y is None:
+                    return "tensor"  # the other branch gets a placeholder
+                if isinstance(y, _NUMBERS) and x.dim() == 0:
+                    return "tensor"  # the number becomes a 0-d tensor of x's dtype
+                raise _mismatch(name, site, f"a tensor in one branch and {type(y).__name__} in the other")
+        if a.dtype != b.dtype or a.dim() != b.dim():
+            raise _mismatch(
+                name, site, f"{a.dtype}{list(a.shape)} in one branch and {b.dtype}{list(b.shape)} in the other"
+            )
+        return "tensor"
+    if all(isinstance(v, _NUMBERS) for v in (a, b)):
+        return "number"
+    if a is UNDEFINED or b is UNDEFINED:
+        return None  # bound in one branch only and not a tensor: treated as branch-local
+    if a == b:
+        return None
+    raise _mismatch(name, site, f"values {a!r} and {b!r} of a type that cannot cross a branch")
+
+
+def _as_output(value: Any, kind: str, other: Any) -> torch.Tensor:
+    if kind == "number":
+        return torch.scalar_tensor(value, dtype=_scalar_dtype(value, other))
+    if isinstance(value, torch.Tensor):
+        return value.clone()  # cond outputs may not alias its inputs (pass-through values)
+    if isinstance(value, _NUMBERS):
+        return torch.scalar_tensor(value, dtype=other.dtype)
+    return torch.zeros(other.shape, dtype=other.dtype)  # placeholder on the path that lacks it
+
+
+def _scalar_dtype(a: Any, b: Any) -> torch.dtype:
+    kinds = {type(v) for v in (a, b)}
+    if kinds & {float, torch.SymFloat}:
+        return torch.float32
+    if kinds <= {bool, torch.SymBool}:
+        return torch.bool
+    return torch.int64
+
+
+def _mismatch(name: str, site: str, what: str) -> UnsupportedConstructError:
+    return UnsupportedConstructError(
+        f"variable {name!r} across a data-dependent if",
+        f"it is {what}; both branches must give it the same type, dtype and rank",
+        site,
+    )
+
+
+# -- while -------------------------------------------------------------------------------------
+def while_(cond_fn: Callable, body_fn: Callable, names: Sequence[str], values: tuple,
+           site: str) -> tuple:
+    """`while cond: body` where the body assigns `names` (passed and returned in order)."""
+    values = tuple(values)
+    while True:
+        pred = cond_fn(*values)
+        if _is_dynamic(pred):
+            return _while_loop(cond_fn, body_fn, names, values, site)
+        decision = bool(pred)
+        _record(site, decision)
+        if not decision:
+            return values
+        values = tuple(body_fn(*values))
+
+
+def _while_loop(cond_fn, body_fn, names, values, site: str) -> tuple:
+    with disable_proxy_modes_tracing():
+        probe = tuple(body_fn(*values))
+    carried = []
+    for i, (name, before, after) in enumerate(zip(names, values, probe, strict=True)):
+        if before is after and not isinstance(before, torch.Tensor):
+            continue  # not changed by the loop
+        if isinstance(before, bool | int | float) and isinstance(after, _NUMBERS + (torch.Tensor,)):
+            carried.append(i)
+        elif isinstance(before, torch.Tensor) and isinstance(after, torch.Tensor):
+            if before.dtype != after.dtype or not _same_shape(before, after):
+                raise UnsupportedConstructError(
+                    f"variable {name!r} in a data-dependent loop",
+                    f"it changes shape from {before.dtype}{list(before.shape)} to "
+                    f"{after.dtype}{list(after.shape)} in one iteration; a data-dependent loop "
+                    "must keep its carried tensors' shapes (growing sequences need a bounded "
+                    "buffer or host mode, not available yet)",
+                    site,
+                )
+            carried.append(i)
+        elif before is UNDEFINED:
+            continue  # bound inside the body only: local to one iteration
+        else:
+            raise UnsupportedConstructError(
+                f"variable {name!r} in a data-dependent loop",
+                f"a {type(before).__name__} that the loop changes cannot be carried",
+                site,
+            )
+    initial = tuple(_carry_in(values[i], probe[i]) for i in carried)
+
+    def full(carry, local):
+        merged = list(local)
+        for i, v in zip(carried, carry, strict=True):
+            merged[i] = v
+        return merged
+
+    def cond(*args):
+        carry, local = args[: len(carried)], args[len(carried):]
+        return _as_pred(cond_fn(*full(carry, local)))
+
+    def body(*args):
+        carry, local = args[: len(carried)], args[len(carried):]
+        out = body_fn(*full(carry, local))
+        return tuple(_carry_out(out[i], carry[k]) for k, i in enumerate(carried))
+
+    try:
+        results = _lifted(
+            lambda run, operands: while_loop_op(
+                run(cond, len(carried)), run(body, len(carried)), initial, operands
+            ),
+            (cond_fn, body_fn),
+            values,
+        )
+    except UnsupportedConstructError:
+        raise
+    except Exception as e:
+        if "shape" in str(e).lower() or "metadata" in str(e).lower():
+            raise UnsupportedConstructError(
+                "loop that changes a tensor's shape",
+                "data-dependent loops must keep every carried tensor's shape (a growing "
+                f"sequence needs a bounded buffer or host mode): {str(e).splitlines()[0]}",
+                site,
+            ) from e
+        raise
+    merged = list(values)
+    for i, v in zip(carried, results, strict=True):
+        merged[i] = v
+    return tuple(merged)
+
+
+def _same_shape(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.dim() == b.dim() and all(
+        statically_known_true(x == y) for x, y in zip(a.shape, b.shape, strict=True)
+    )
+
+
+def _carry_in(value: Any, after: Any) -> torch.Tensor:
+    if isinstance(value, torch.Tensor):
+        return value
+    return torch.scalar_tensor(value, dtype=_scalar_dtype(value, after))
+
+
+def _carry_out(value: Any, like: torch.Tensor) -> torch.Tensor:
+    if isinstance(value, torch.Tensor):
+        return value.to(like.dtype).clone()  # loop outputs may not alias its inputs
+    return torch.scalar_tensor(value, dtype=like.dtype)
+
+
+# -- lifting ----------------------------------------------------------------------------------
+def _lifted(emit: Callable, functions: Sequence[Callable], values: tuple) -> Any:
+    """Call a control-flow HOP with every tensor its branches read passed as an operand.
+
+    The HOPs trace branch functions with a fresh tracer: a tensor they reach through a
+    closure, the current variable state or a module attribute would be frozen into the
+    subgraph as a constant. So tensors in closure cells, in `values` and the root module's
+    parameters/buffers become operands, and are swapped for the operands' placeholders
+    while a branch is traced. `emit(run)` builds the HOP call; `run(fn)` turns a branch
+    `fn(*values)` into the operand-taking callable the HOP wants; `emit(run, operands)`
+    returns the HOP's results.
+    """
+    cells = _tensor_cells(functions)
+    value_slots = [i for i, v in enumerate(values) if isinstance(v, torch.Tensor)]
+    root = _root_module.get()
+    state = dict(root.named_parameters()) | dict(root.named_buffers()) if root is not None else {}
+    names = list(state)
+    n_cells, n_values = len(cells), len(value_slots)
+    operands = (
+        tuple(c.cell_contents for c in cells)
+        + tuple(values[i] for i in value_slots)
+        + tuple(state[n] for n in names)
+    )
+
+    def run(fn: Callable, leading: int = 0) -> Callable:
+        """`fn(*lead, *values)` as a HOP callable taking `(*lead, *operands)`."""
+
+        def traced(*args):
+            lead, ops = args[:leading], args[leading:]
+            saved = [c.cell_contents for c in cells]
+            for cell, op in zip(cells, ops[:n_cells], strict=True):
+                cell.cell_contents = op
+            local = list(values)
+            for i, op in zip(value_slots, ops[n_cells:n_cells + n_values], strict=True):
+                local[i] = op
+            params = dict(zip(names, ops[n_cells + n_values:], strict=True))
+            try:
+                if root is None:
+                    return fn(*lead, *local)
+                with _reparametrize_module(root, params):
+                    return fn(*lead, *local)
+            finally:
+                for cell, value in zip(cells, saved, strict=True):
+                    cell.cell_contents = value
+
+        return traced
+
+    return emit(run, operands)
+
+
+def _tensor_cells(functions: Sequence[Callable]) -> list:
+    """Closure cells holding tensors, in `functions` and the functions their cells hold."""
+    cells: list = []
+    seen: set[int] = set()
+    stack = list(functions)
+    while stack:
+        fn = stack.pop()
+        if id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        for cell in getattr(fn, "__closure__", None) or ():
+            try:
+                content = cell.cell_contents
+            except ValueError:  # an empty cell: the variable is not bound yet
+                continue
+            if isinstance(content, torch.Tensor):
+                if all(cell is not c for c in cells):
+                    cells.append(cell)
+            elif callable(content) and hasattr(content, "__closure__"):
+                stack.append(content)
+    return cells

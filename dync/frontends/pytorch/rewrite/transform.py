@@ -1,0 +1,408 @@
+"""Rewrite a `forward` so that its data-dependent control flow can be exported whole (DyCL §5.2).
+
+Three AST passes over the function, on the live module's method:
+
+1. **exits to flags** — `return`/`break`/`continue` nested in `if`s and loops become
+   assignments to flags (`__dync_returned`, `__dync_break_<k>`, ...) and the statements
+   after them are guarded by `if not <flag>`; loops stop early on the flags. Static flags
+   cost nothing (they stay Python bools); flags set under a data-dependent condition become
+   tensors and guard the rest of the program with `cond`s, as an early exit should.
+2. **predicates** — `and`/`or`/`not` in conditions and `.item()`, `bool()`, `float()`,
+   `int()` anywhere become `__dync__` calls that keep tensors when the value is traced;
+   `v += e` on a plain name becomes `v = v + e` (no in-place update of a branch's input).
+3. **functional control flow** — each `if` becomes two nested functions over the variables
+   it assigns (found by a def/use scan) and a call to `__dync__.if_`; each `while` becomes
+   `__dync__.while_`; `a if c else b` becomes `__dync__.if_exp`. `for` loops stay Python:
+   they iterate over static things (ModuleLists, ranges of constants) and are unrolled by
+   tracing, which is DyCL's partial evaluation done by the tracer.
+
+What is static and what is tensor-dependent is decided when the program runs (see
+`runtime.py`), so the rewritten function is exactly the original on real tensors. Generated
+code keeps the user's file and line numbers, so errors and stack traces point at their code.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import itertools
+import textwrap
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ....errors import UnsupportedConstructError
+from . import runtime
+
+RET_FLAG, RET_VALUE = "__dync_returned", "__dync_return_value"
+GENERATED_PREFIX = "__dync_"
+
+
+@dataclass
+class RewrittenFunction:
+    original: Callable
+    function: Callable
+    source: str
+    filename: str
+    sites: list[str]
+
+
+def needs_rewrite(fn: Callable) -> bool:
+    """True when `fn`'s body has control flow or scalar conversions worth rewriting."""
+    try:
+        tree = _parse(fn)[0]
+    except (OSError, TypeError, SyntaxError):
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If | ast.While | ast.IfExp):
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "item":
+            return True
+    return False
+
+
+def rewrite_function(fn: Callable, owner: type | None = None) -> RewrittenFunction:
+    func_def, filename, first_line = _parse(fn)
+    where = f"{filename}:{first_line}"
+    _reject_unsupported(func_def, filename, first_line)
+    counter = itertools.count()
+    func_def.body = _ExitsToFlags(counter).function_body(func_def.body)
+    func_def = _Predicates().visit(func_def)
+    sites: list[str] = []
+    func_def = _Functionalize(counter, filename, first_line, sites).visit(func_def)
+    func_def = _SuperCall().visit(func_def)
+    func_def.decorator_list = []
+    module = ast.Module(body=[func_def], type_ignores=[])
+    ast.fix_missing_locations(module)
+    source = ast.unparse(func_def)
+    ast.increment_lineno(module, first_line - 1)
+    namespace = dict(fn.__globals__)
+    if fn.__closure__:
+        namespace.update(zip(fn.__code__.co_freevars, (c.cell_contents for c in fn.__closure__), strict=True))
+    namespace["__dync__"] = runtime
+    namespace["__dync_class__"] = owner
+    try:
+        code = compile(module, filename, "exec")
+    except SyntaxError as e:
+        raise UnsupportedConstructError("rewritten forward", f"does not compile: {e}", where) from e
+    exec(code, namespace)
+    return RewrittenFunction(fn, namespace[func_def.name], source, filename, sites)
+
+
+def _parse(fn: Callable) -> tuple[ast.FunctionDef, str, int]:
+    fn = inspect.unwrap(fn)
+    if isinstance(fn, types.MethodType):
+        fn = fn.__func__
+    lines, first_line = inspect.getsourcelines(fn)
+    filename = inspect.getsourcefile(fn) or "<unknown>"
+    tree = ast.parse(textwrap.dedent("".join(lines)))
+    func_def = tree.body[0]
+    if not isinstance(func_def, ast.FunctionDef):
+        raise TypeError(f"{fn} is not a plain function")
+    return func_def, filename, first_line
+
+
+def _reject_unsupported(func_def: ast.FunctionDef, filename: str, first_line: int) -> None:
+    for node in ast.walk(func_def):
+        if isinstance(node, ast.For | ast.While) and node.orelse and _exits(node.body, (ast.Break,)):
+            raise UnsupportedConstructError(
+                "loop `else` clause with `break`", "rewrite it with a flag",
+                f"{filename}:{first_line + node.lineno - 1}",
+            )
+        if isinstance(node, ast.Try) and _exits(node.body + node.finalbody, (ast.Return,)):
+            raise UnsupportedConstructError(
+                "return inside try", "move the return after the try statement",
+                f"{filename}:{first_line + node.lineno - 1}",
+            )
+
+
+# -- helpers -----------------------------------------------------------------------------------
+def _name(id_: str, store: bool = False) -> ast.Name:
+    return ast.Name(id=id_, ctx=ast.Store() if store else ast.Load())
+
+
+def _assign(target: str, value: ast.expr) -> ast.Assign:
+    return ast.Assign(targets=[_name(target, True)], value=value)
+
+
+def _call(fn: str, *args: ast.expr) -> ast.Call:
+    return ast.Call(func=ast.Attribute(value=_name("__dync__"), attr=fn, ctx=ast.Load()), args=list(args), keywords=[])
+
+
+def _thunk(expr: ast.expr) -> ast.Lambda:
+    return ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]), body=expr)
+
+
+def _const(value) -> ast.Constant:
+    return ast.Constant(value=value)
+
+
+def _walk_same_scope(nodes, stop_at_loops: bool = False):
+    """ast.walk over `nodes` without entering nested functions/classes (or loops)."""
+    stack = list(nodes)
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+                continue
+            if stop_at_loops and isinstance(child, ast.For | ast.While):
+                continue
+            stack.append(child)
+
+
+def _exits(stmts, kinds, loops_are_barriers: bool = False) -> bool:
+    return any(isinstance(n, kinds) for n in _walk_same_scope(stmts, loops_are_barriers))
+
+
+def _assigned_names(stmts) -> list[str]:
+    names: set[str] = set()
+    for node in _walk_same_scope(stmts):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            names.add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.ClassDef):
+            names.add(node.name)
+    for stmt in stmts:  # nested defs at this level are bound here too
+        if isinstance(stmt, ast.FunctionDef | ast.ClassDef):
+            names.add(stmt.name)
+    return sorted(n for n in names if not n.startswith(("__dync_then", "__dync_else", "__dync_cond", "__dync_body")))
+
+
+# -- pass 1: exits to flags ------------------------------------------------------------------------
+class _ExitsToFlags:
+    def __init__(self, counter):
+        self.counter = counter
+        self.loops: list[tuple[str | None, str | None]] = []  # (break flag, continue flag)
+        self.lower_returns = False
+
+    def function_body(self, body: list[ast.stmt]) -> list[ast.stmt]:
+        # Returns are lowered only when one sits inside a compound statement.
+        self.lower_returns = any(
+            _exits([stmt], (ast.Return,)) for stmt in body if not isinstance(stmt, ast.Return)
+        )
+        lowered = self.block(body)
+        if not self.lower_returns:
+            return lowered
+        return [_assign(RET_FLAG, _const(False)), _assign(RET_VALUE, _const(None)), *lowered,
+                ast.Return(value=_name(RET_VALUE))]
+
+    def block(self, stmts: list[ast.stmt]) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        for i, stmt in enumerate(stmts):
+            flags = self.flags_set_by(stmt)  # before lowering replaces the exits in stmt
+            out.extend(self.stmt(stmt))
+            rest = stmts[i + 1:]
+            if flags and rest:
+                guarded = self.block(rest)
+                for flag in reversed(flags):
+                    guarded = [ast.If(test=_call("not_", _name(flag)), body=guarded, orelse=[])]
+                out.extend(guarded)
+                break
+        return out or [ast.Pass()]
+
+    def flags_set_by(self, stmt: ast.stmt) -> list[str]:
+        flags = []
+        if self.lower_returns and _exits([stmt], (ast.Return,)):
+            flags.append(RET_FLAG)
+        if self.loops:
+            brk, cont = self.loops[-1]
+            if brk and _exits([stmt], (ast.Break,), loops_are_barriers=True):
+                flags.append(brk)
+            if cont and _exits([stmt], (ast.Continue,), loops_are_barriers=True):
+                flags.append(cont)
+        return flags
+
+    def stmt(self, stmt: ast.stmt) -> list[ast.stmt]:
+        if isinstance(stmt, ast.Return) and self.lower_returns:
+            value = stmt.value if stmt.value is not None else _const(None)
+            return [ast.copy_location(_assign(RET_VALUE, value), stmt),
+                    ast.copy_location(_assign(RET_FLAG, _const(True)), stmt)]
+        if isinstance(stmt, ast.Break) and self.loops and self.loops[-1][0]:
+            return [ast.copy_location(_assign(self.loops[-1][0], _const(True)), stmt)]
+        if isinstance(stmt, ast.Continue) and self.loops and self.loops[-1][1]:
+            return [ast.copy_location(_assign(self.loops[-1][1], _const(True)), stmt)]
+        if isinstance(stmt, ast.If):
+            stmt.body = self.block(stmt.body)
+            stmt.orelse = self.block(stmt.orelse) if stmt.orelse else []
+            return [stmt]
+        if isinstance(stmt, ast.For | ast.While):
+            return self.loop(stmt)
+        if isinstance(stmt, ast.With | ast.AsyncWith):
+            stmt.body = self.block(stmt.body)
+            return [stmt]
+        if isinstance(stmt, ast.Try):
+            stmt.body = self.block(stmt.body)
+            stmt.orelse = self.block(stmt.orelse) if stmt.orelse else []
+            stmt.finalbody = self.block(stmt.finalbody) if stmt.finalbody else []
+            return [stmt]
+        return [stmt]
+
+    def loop(self, loop: ast.For | ast.While) -> list[ast.stmt]:
+        k = next(self.counter)
+        has_break = _exits(loop.body, (ast.Break,), loops_are_barriers=True)
+        has_continue = _exits(loop.body, (ast.Continue,), loops_are_barriers=True)
+        returns = self.lower_returns and _exits(loop.body, (ast.Return,))
+        brk = f"__dync_break_{k}" if has_break else None
+        cont = f"__dync_continue_{k}" if has_continue else None
+        self.loops.append((brk, cont))
+        body = self.block(loop.body)
+        self.loops.pop()
+        stop_flags = [f for f in (brk, RET_FLAG if returns else None) if f]
+        if cont:
+            body = [_assign(cont, _const(False)), *body]
+        before = [_assign(brk, _const(False))] if brk else []
+        if isinstance(loop, ast.While):
+            if stop_flags:
+                loop.test = ast.BoolOp(op=ast.And(), values=[loop.test] + [
+                    ast.UnaryOp(op=ast.Not(), operand=_name(f)) for f in stop_flags])
+        else:
+            for flag in reversed(stop_flags):
+                body = [ast.If(test=_call("not_", _name(flag)), body=body, orelse=[])]
+        loop.body = body
+        return [*before, loop]
+
+
+# -- pass 2: predicates and scalar conversions --------------------------------------------------
+_CONVERSIONS = {"bool": "to_bool", "float": "to_float", "int": "to_int"}
+
+
+class _Predicates(ast.NodeTransformer):
+    def visit_AugAssign(self, node: ast.AugAssign) -> ast.stmt:
+        """`v += e` -> `v = v + e`: a branch must not mutate a tensor it received."""
+        self.generic_visit(node)
+        if not isinstance(node.target, ast.Name):
+            return node
+        value = ast.BinOp(left=_name(node.target.id), op=node.op, right=node.value)
+        return ast.copy_location(ast.Assign(targets=[_name(node.target.id, True)], value=value), node)
+
+    def visit_Call(self, node: ast.Call) -> ast.expr:
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "item" and not node.args:
+            return ast.copy_location(_call("item", node.func.value), node)
+        if isinstance(node.func, ast.Name) and node.func.id in _CONVERSIONS and len(node.args) == 1 and not node.keywords:
+            return ast.copy_location(_call(_CONVERSIONS[node.func.id], node.args[0]), node)
+        return node
+
+    def visit_If(self, node: ast.If) -> ast.If:
+        self.generic_visit(node)
+        node.test = _condition(node.test)
+        return node
+
+    def visit_While(self, node: ast.While) -> ast.While:
+        self.generic_visit(node)
+        node.test = _condition(node.test)
+        return node
+
+    def visit_IfExp(self, node: ast.IfExp) -> ast.IfExp:
+        self.generic_visit(node)
+        node.test = _condition(node.test)
+        return node
+
+
+def _condition(test: ast.expr) -> ast.expr:
+    if isinstance(test, ast.BoolOp):
+        fn = "and_" if isinstance(test.op, ast.And) else "or_"
+        return ast.copy_location(_call(fn, *[_thunk(_condition(v)) for v in test.values]), test)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return ast.copy_location(_call("not_", _condition(test.operand)), test)
+    if isinstance(test, ast.Compare) and len(test.ops) > 1:  # a < b < c: pairwise, short-circuit
+        parts, left = [], test.left
+        for op, right in zip(test.ops, test.comparators, strict=True):
+            parts.append(ast.Compare(left=left, ops=[op], comparators=[right]))
+            left = right
+        return ast.copy_location(_call("and_", *[_thunk(p) for p in parts]), test)
+    return test
+
+
+# -- pass 3: functional control flow ---------------------------------------------------------------
+class _Functionalize(ast.NodeTransformer):
+    def __init__(self, counter, filename: str, first_line: int, sites: list[str]):
+        self.counter = counter
+        self.filename = filename
+        self.first_line = first_line
+        self.sites = sites
+
+    def _site(self, node: ast.AST) -> str:
+        site = f"{self.filename}:{self.first_line + getattr(node, 'lineno', 1) - 1}"
+        self.sites.append(site)
+        return site
+
+    def _function(self, name: str, params: list[str], body: list[ast.stmt], returns: list[str]) -> ast.FunctionDef:
+        result = ast.Tuple(elts=[_name(n) for n in returns], ctx=ast.Load())
+        return ast.FunctionDef(
+            name=name,
+            args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=p) for p in params], kwonlyargs=[],
+                               kw_defaults=[], defaults=[]),
+            body=[*body, ast.Return(value=result)],
+            decorator_list=[],
+            returns=None,
+            type_params=[],
+        )
+
+    def _bind(self, names: list[str], call: ast.expr) -> ast.stmt:
+        if not names:
+            return ast.Expr(value=call)
+        return ast.Assign(targets=[ast.Tuple(elts=[_name(n, True) for n in names], ctx=ast.Store())], value=call)
+
+    def _state(self, names: list[str]) -> tuple[ast.expr, ast.expr]:
+        names_tuple = ast.Tuple(elts=[_const(n) for n in names], ctx=ast.Load())
+        locals_call = ast.Call(func=_name("locals"), args=[], keywords=[])
+        return names_tuple, _call("state", locals_call, names_tuple)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
+        self.generic_visit(node)
+        return node
+
+    def visit_If(self, node: ast.If) -> list[ast.stmt]:
+        self.generic_visit(node)
+        k = next(self.counter)
+        names = _assigned_names(node.body + node.orelse)
+        then_fn = self._function(f"__dync_then_{k}", names, node.body, names)
+        else_fn = self._function(f"__dync_else_{k}", names, node.orelse or [ast.Pass()], names)
+        names_tuple, values = self._state(names)
+        call = _call("if_", node.test, _name(then_fn.name), _name(else_fn.name), names_tuple, values,
+                     _const(self._site(node)))
+        out = [then_fn, else_fn, self._bind(names, call)]
+        return [ast.copy_location(s, node) for s in out]
+
+    def visit_While(self, node: ast.While) -> list[ast.stmt]:
+        self.generic_visit(node)
+        k = next(self.counter)
+        names = _assigned_names(node.body)
+        cond_fn = ast.FunctionDef(
+            name=f"__dync_cond_{k}",
+            args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=p) for p in names], kwonlyargs=[],
+                               kw_defaults=[], defaults=[]),
+            body=[ast.Return(value=node.test)], decorator_list=[], returns=None, type_params=[],
+        )
+        body_fn = self._function(f"__dync_body_{k}", names, node.body, names)
+        names_tuple, values = self._state(names)
+        call = _call("while_", _name(cond_fn.name), _name(body_fn.name), names_tuple, values,
+                     _const(self._site(node)))
+        out = [cond_fn, body_fn, self._bind(names, call)]
+        return [ast.copy_location(s, node) for s in out]
+
+    def visit_IfExp(self, node: ast.IfExp) -> ast.expr:
+        self.generic_visit(node)
+        call = _call("if_exp", node.test, _thunk(node.body), _thunk(node.orelse), _const(self._site(node)))
+        return ast.copy_location(call, node)
+
+
+class _SuperCall(ast.NodeTransformer):
+    """`super()` needs the compiler-made `__class__` cell, which exec'd code lacks."""
+
+    def __init__(self):
+        self.self_name = None
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
+        if self.self_name is None and node.args.args:
+            self.self_name = node.args.args[0].arg
+        self.generic_visit(node)
+        return node
+
+    def visit_Call(self, node: ast.Call) -> ast.Call:
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id == "super" and not node.args and self.self_name:
+            node.args = [_name("__dync_class__"), _name(self.self_name)]
+        return node
+

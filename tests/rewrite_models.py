@@ -1,0 +1,93 @@
+"""Unmodified PyTorch models with Python control flow on tensor values (for the rewriter)."""
+
+import torch
+from torch import nn
+
+
+class PlainIf(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = self.a(x)
+        if h.sum() > 0:
+            y = torch.relu(h) * 2
+        else:
+            y = h - 1
+        return y
+
+
+class EarlyExit(nn.Module):
+    """`return` inside a static loop over layers, `and` with `.item()`."""
+
+    def __init__(self, threshold=0.45):
+        super().__init__()
+        self.blocks = nn.ModuleList([nn.Linear(8, 8) for _ in range(3)])
+        self.exits = nn.ModuleList([nn.Linear(8, 4) for _ in range(3)])
+        self.threshold = threshold
+
+    def forward(self, x):
+        for block, exit_head in zip(self.blocks, self.exits):
+            x = torch.relu(block(x))
+            out = exit_head(x)
+            if out.softmax(-1).max() > self.threshold and x.mean().item() > -1.0:
+                return out
+        return out * 2
+
+
+class GatedBlocks(nn.Module):
+    """SkipNet-style gates; a Python counter crosses the data-dependent branches."""
+
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([nn.Linear(8, 8) for _ in range(4)])
+        self.gates = nn.ModuleList([nn.Linear(8, 1) for _ in range(4)])
+
+    def forward(self, x):
+        executed = 0
+        for block, gate in zip(self.blocks, self.gates):
+            if bool(torch.sigmoid(gate(x)).mean() > 0.5) or not (x.abs().max() < 10).all():
+                x = x + torch.tanh(block(x))
+                executed += 1
+        return x, executed
+
+
+class WhileNotDone(nn.Module):
+    """A data-dependent `while` with `break`, carried state keeps its shape."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.Linear(8, 8)
+
+    def forward(self, x):
+        steps = 0
+        while steps < 10:
+            x = x + torch.tanh(self.cell(x))
+            steps += 1
+            if x.norm() > 6.0:
+                break
+        return x, steps
+
+
+class NestedIfs(nn.Module):
+    def forward(self, x):
+        s = x.sum()
+        if s > 0:
+            if x.max() > 2:
+                y = x * 3
+            elif x.min() < -1:
+                y = x - 3
+            else:
+                y = x
+        else:
+            y = -x if x.mean() < -0.5 else x + 0.5
+        return y
+
+
+class GrowingLoop(nn.Module):
+    def forward(self, x):
+        out = x
+        while out.sum() < 100:  # the line the error must name
+            out = torch.cat([out, out + 1], 0)
+        return out
