@@ -11,6 +11,7 @@ from .errors import (  # noqa: E402
     UnsupportedConstructError,
 )
 from .runtime import CompiledModule, load  # noqa: E402
+from .verify import Verification, verify  # noqa: E402
 
 __all__ = [
     "CompilationError",
@@ -19,7 +20,9 @@ __all__ = [
     "InputError",
     "ModuleFormatError",
     "UnsupportedConstructError",
+    "Verification",
     "__version__",
     "compile",
     "load",
+    "verify",
 ]

@@ -88,3 +88,23 @@ def test_growing_loop_names_the_source_line():
 def _line_of(marker: str) -> int:
     lines = open(rm.__file__).read().splitlines()
     return next(i + 1 for i, line in enumerate(lines) if marker in line)
+
+
+def test_verify_reports_eta_delta_and_paths():
+    torch.manual_seed(0)
+    model = rm.EarlyExit().eval()
+    compiled = _compile(model)
+    report = dync.verify(model, compiled, _inputs(40))
+    assert report.eta == 0.0 and report.delta <= -4
+    assert report.paths >= 3
+    assert len(report.results) == 40 and all(r.path for r in report.results)
+    assert "eta = 0.000" in str(report)
+
+
+def test_verify_detects_a_frozen_path():
+    """A compiled module that always takes one exit disagrees on inputs taking another."""
+    torch.manual_seed(0)
+    model = rm.EarlyExit().eval()
+    frozen = lambda x: model.exits[0](torch.relu(model.blocks[0](x)))  # noqa: E731
+    report = dync.verify(model, frozen, _inputs(40))
+    assert report.eta > 0 and report.delta > -4

@@ -1,0 +1,110 @@
+"""`dync.verify`: differential check of a compiled model against eager PyTorch (DyCL §6 metrics).
+
+Per input: the eager outputs and branch trace (the decisions the rewritten `forward` takes,
+recorded while it runs eagerly), the compiled outputs, the raw error and the final decision
+of each. Over all inputs: η, the rate of inputs whose decision differs, and δ, log10 of the
+largest raw error (DyCL's δ = log10(max‖C(x) − V(x)‖ + 1e-10)).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+from torch.utils import _pytree as pytree
+
+from .frontends.pytorch.rewrite import record_branches, rewritten
+from .runtime.module import CompiledModule
+
+EPSILON = 1e-10
+
+
+@dataclass
+class InputResult:
+    error: float
+    eager_decision: Any
+    compiled_decision: Any
+    path: tuple[tuple[str, bool], ...]
+
+    @property
+    def agrees(self) -> bool:
+        return self.eager_decision == self.compiled_decision
+
+
+@dataclass
+class Verification:
+    results: list[InputResult] = field(default_factory=list)
+
+    @property
+    def eta(self) -> float:
+        """Rate of inputs whose final decision differs between eager and compiled."""
+        if not self.results:
+            return 0.0
+        return sum(not r.agrees for r in self.results) / len(self.results)
+
+    @property
+    def delta(self) -> float:
+        """log10 of the largest raw output error over all inputs (-10 when bit-exact)."""
+        worst = max((r.error for r in self.results), default=0.0)
+        return math.log10(worst + EPSILON)
+
+    @property
+    def paths(self) -> int:
+        """Distinct branch traces the eager program took over the inputs."""
+        return len({tuple(d for _, d in r.path) for r in self.results})
+
+    def __str__(self) -> str:
+        return (f"{len(self.results)} inputs: eta = {self.eta:.3f}, delta = {self.delta:.2f}, "
+                f"{self.paths} distinct paths")
+
+
+def default_decision(output: Any) -> Any:
+    """argmax of the first floating output's last dim; the values of an integer output."""
+    leaves = [torch.as_tensor(t) for t in pytree.tree_leaves(output)]
+    for t in leaves:
+        if t.is_floating_point():
+            return tuple(t.argmax(-1).flatten().tolist()) if t.dim() else (round(float(t), 4),)
+    return tuple(tuple(t.flatten().tolist()) for t in leaves)
+
+
+def _max_error(got: Any, want: Any) -> float:
+    got_leaves, want_leaves = pytree.tree_leaves(got), pytree.tree_leaves(want)
+    if len(got_leaves) != len(want_leaves):
+        return math.inf
+    worst = 0.0
+    for g, w in zip(got_leaves, want_leaves, strict=True):
+        g = np.asarray(torch.as_tensor(g).detach().to(torch.float64))
+        w = np.asarray(torch.as_tensor(w).detach().to(torch.float64))
+        if g.shape != w.shape:
+            return math.inf
+        if g.size:
+            worst = max(worst, float(np.max(np.abs(g - w))))
+    return worst
+
+
+def verify(
+    model: torch.nn.Module,
+    compiled: CompiledModule | Callable,
+    inputs: Iterable[Sequence[Any] | torch.Tensor],
+    *,
+    decision: Callable[[Any], Any] = default_decision,
+) -> Verification:
+    """Run `model` eagerly and `compiled` on every input; return η, δ and branch traces."""
+    verification = Verification()
+    with torch.no_grad(), rewritten(model):
+        for args in inputs:
+            args = (args,) if isinstance(args, torch.Tensor) else tuple(args)
+            with record_branches() as trace:
+                want = model(*args)
+            got = compiled(*args)
+            verification.results.append(InputResult(
+                error=_max_error(got, want),
+                eager_decision=decision(want),
+                compiled_decision=decision(got),
+                path=tuple(trace),
+            ))
+    return verification
