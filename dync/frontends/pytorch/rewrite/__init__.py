@@ -41,6 +41,11 @@ def rewritten(model: torch.nn.Module) -> Iterator[Rewrite]:
     result = Rewrite()
     cache: dict[type, RewrittenFunction] = {}
     patched: list[torch.nn.Module] = []
+    # In-place activations (ReLU(inplace=True)) would mutate the operands of a branch; for
+    # inference the out-of-place form is equivalent.
+    inplace = [m for m in model.modules() if getattr(m, "inplace", False) is True]
+    for module in inplace:
+        module.inplace = False
     token = runtime.set_root_module(model)
     try:
         for module in model.modules():
@@ -58,6 +63,8 @@ def rewritten(model: torch.nn.Module) -> Iterator[Rewrite]:
         yield result
     finally:
         runtime.reset_root_module(token)
+        for module in inplace:
+            module.inplace = True
         for module in patched:
             del module.forward
 

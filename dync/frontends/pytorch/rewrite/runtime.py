@@ -378,12 +378,22 @@ def _lifted(emit: Callable, functions: Sequence[Callable], values: tuple) -> Any
     root = _root_module.get()
     state = dict(root.named_parameters()) | dict(root.named_buffers()) if root is not None else {}
     names = list(state)
-    n_cells, n_values = len(cells), len(value_slots)
-    operands = (
-        tuple(c.cell_contents for c in cells)
-        + tuple(values[i] for i in value_slots)
-        + tuple(state[n] for n in names)
-    )
+    # One operand per distinct tensor: a tensor reached twice (a closure cell and a variable,
+    # a tied weight) must not become two graph inputs.
+    operands: list[torch.Tensor] = []
+    position: dict[int, int] = {}
+
+    def slot(tensor: torch.Tensor) -> int:
+        if id(tensor) not in position:
+            position[id(tensor)] = len(operands)
+            operands.append(tensor)
+        return position[id(tensor)]
+
+    cell_slots = [slot(c.cell_contents) for c in cells]
+    value_operand = [slot(values[i]) for i in value_slots]
+    param_slots = [slot(state[n]) for n in names]
+    # HOP operands may not alias each other (torch.where's results are views of one tensor).
+    operands = tuple(t.clone() if t._base is not None else t for t in operands)
 
     def run(fn: Callable, leading: int = 0) -> Callable:
         """`fn(*lead, *values)` as a HOP callable taking `(*lead, *operands)`."""
@@ -391,12 +401,12 @@ def _lifted(emit: Callable, functions: Sequence[Callable], values: tuple) -> Any
         def traced(*args):
             lead, ops = args[:leading], args[leading:]
             saved = [c.cell_contents for c in cells]
-            for cell, op in zip(cells, ops[:n_cells], strict=True):
-                cell.cell_contents = op
+            for cell, k in zip(cells, cell_slots, strict=True):
+                cell.cell_contents = ops[k]
             local = list(values)
-            for i, op in zip(value_slots, ops[n_cells:n_cells + n_values], strict=True):
-                local[i] = op
-            params = dict(zip(names, ops[n_cells + n_values:], strict=True))
+            for i, k in zip(value_slots, value_operand, strict=True):
+                local[i] = ops[k]
+            params = {n: ops[k] for n, k in zip(names, param_slots, strict=True)}
             try:
                 if root is None:
                     return fn(*lead, *local)

@@ -9,7 +9,8 @@ Three AST passes over the function, on the live module's method:
    tensors and guard the rest of the program with `cond`s, as an early exit should.
 2. **predicates** — `and`/`or`/`not` in conditions and `.item()`, `bool()`, `float()`,
    `int()` anywhere become `__dync__` calls that keep tensors when the value is traced;
-   `v += e` on a plain name becomes `v = v + e` (no in-place update of a branch's input).
+   `v += e` and `v.op_(...)` statements on a plain name become `v = v + e` and
+   `v = v.op(...)` (a branch must not update its inputs in place).
 3. **functional control flow** — each `if` becomes two nested functions over the variables
    it assigns (found by a def/use scan) and a call to `__dync__.if_`; each `while` becomes
    `__dync__.while_`; `a if c else b` becomes `__dync__.if_exp`. `for` loops stay Python:
@@ -274,6 +275,22 @@ class _Predicates(ast.NodeTransformer):
             return node
         value = ast.BinOp(left=_name(node.target.id), op=node.op, right=node.value)
         return ast.copy_location(ast.Assign(targets=[_name(node.target.id, True)], value=value), node)
+
+    def visit_Expr(self, node: ast.Expr) -> ast.stmt:
+        """`v.add_(e)` -> `v = v.add(e)`: in-place tensor methods on a variable become
+        out-of-place updates of it, so a branch returns the new value instead of mutating."""
+        self.generic_visit(node)
+        call = node.value
+        if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and isinstance(call.func.value, ast.Name) and call.func.attr.endswith("_")
+                and not call.func.attr.startswith("_")):
+            name = call.func.value.id
+            out_of_place = ast.Call(
+                func=ast.Attribute(value=_name(name), attr=call.func.attr[:-1], ctx=ast.Load()),
+                args=call.args, keywords=call.keywords,
+            )
+            return ast.copy_location(ast.Assign(targets=[_name(name, True)], value=out_of_place), node)
+        return node
 
     def visit_Call(self, node: ast.Call) -> ast.expr:
         self.generic_visit(node)
