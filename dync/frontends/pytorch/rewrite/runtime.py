@@ -301,7 +301,9 @@ def _while_loop(cond_fn, body_fn, names, values, site: str) -> tuple:
                 f"a {type(before).__name__} that the loop changes cannot be carried",
                 site,
             )
-    initial = tuple(_carry_in(values[i], probe[i]) for i in carried)
+    # Fresh carried values: they may not alias the loop's other operands.
+    initial = tuple(_carry_in(values[i], probe[i]).clone() for i in carried)
+    values = tuple(UNDEFINED if i in carried else v for i, v in enumerate(values))
 
     def full(carry, local):
         merged = list(local)
