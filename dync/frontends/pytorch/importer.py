@@ -18,9 +18,11 @@ from iree.compiler.ir import (
     AffineSymbolExpr,
     Block,
     FlatSymbolRefAttr,
+    FunctionType,
     InsertionPoint,
     Location,
     Operation,
+    TypeAttr,
 )
 
 from ...errors import UnsupportedConstructError
@@ -45,6 +47,21 @@ class DyncGraphNodeImporter(fx.GraphNodeImporter):
 
     def _result_types(self, node: torch.fx.Node) -> list:
         return [self._cc.value_info_to_type(v) for v in node.meta["val"]]
+
+    def _call_as(self, callee: str, result_types: list, operands: list, loc: Location) -> list:
+        """Call `callee` and cast its results to `result_types` where they differ: a branch
+        may know a dim statically that the HOP's result (joined over branches) does not."""
+        func = self.fx_importer.symbol_table[callee]
+        declared = list(FunctionType(TypeAttr(func.attributes["function_type"]).value).results)
+        call = _call(callee, declared, operands, loc)
+        results = []
+        for value, want in zip(call.results, result_types, strict=True):
+            if value.type != want:
+                value = Operation.create(
+                    "torch.tensor_static_info_cast", results=[want], operands=[value], loc=loc
+                ).result
+            results.append(value)
+        return results
 
     def _to_bool(self, tensor_value: Any, loc: Location) -> Any:
         return Operation.create(
@@ -74,10 +91,8 @@ class DyncGraphNodeImporter(fx.GraphNodeImporter):
         )
         for region, ref in zip(if_op.regions, (true_ref, false_ref), strict=True):
             with InsertionPoint(Block.create_at_start(region, [])):
-                call = _call(self._child_func(node, ref), result_types, args, loc)
-                Operation.create(
-                    "torch.prim.If.yield", results=[], operands=list(call.results), loc=loc
-                )
+                results = self._call_as(self._child_func(node, ref), result_types, args, loc)
+                Operation.create("torch.prim.If.yield", results=[], operands=results, loc=loc)
         self._bind_results(node, if_op.results)
 
     def _import_hop_while_loop(self, loc: Location, node: torch.fx.Node, hop) -> None:
@@ -111,12 +126,12 @@ class DyncGraphNodeImporter(fx.GraphNodeImporter):
             block = Block.create_at_start(loop.regions[0], [self._cc.torch_int_type] + result_types)
         with InsertionPoint(block):
             state = list(block.arguments[1:])
-            step = _call(body_fn, result_types, state + extra_values, loc)
-            again = _call(cond_fn, [bool_tensor], list(step.results) + extra_values, loc)
+            step = self._call_as(body_fn, result_types, state + extra_values, loc)
+            again = _call(cond_fn, [bool_tensor], step + extra_values, loc)
             Operation.create(
                 "torch.prim.Loop.condition",
                 results=[],
-                operands=[self._to_bool(again.result, loc)] + list(step.results),
+                operands=[self._to_bool(again.result, loc)] + step,
                 loc=loc,
             )
         self._bind_results(node, loop.results)

@@ -152,14 +152,21 @@ def not_(value: Any) -> Any:
 
 
 # -- if ----------------------------------------------------------------------------------------
+RETURNED, RETURN_VALUE = "__dync_returned", "__dync_return_value"
+
+
 def if_(pred: Any, true_fn: Callable, false_fn: Callable, names: Sequence[str], values: tuple,
-        site: str) -> tuple:
-    """`if pred: ... else: ...` whose branches assign `names` (passed and returned in order)."""
+        site: str, returned_if_false: bool = False) -> tuple:
+    """`if pred: ... else: ...` whose branches assign `names` (passed and returned in order).
+
+    `returned_if_false` marks the guards the rewriter puts after a data-dependent `return`:
+    their false branch is the path that has already returned.
+    """
     if not _is_dynamic(pred):
         decision = bool(pred)
         _record(site, decision)
         return (true_fn if decision else false_fn)(*values)
-    return _cond(_as_pred(pred), true_fn, false_fn, names, values, site)
+    return _cond(_as_pred(pred), true_fn, false_fn, names, values, site, returned_if_false)
 
 
 def if_exp(pred: Any, true_fn: Callable[[], Any], false_fn: Callable[[], Any], site: str) -> Any:
@@ -173,18 +180,27 @@ def if_exp(pred: Any, true_fn: Callable[[], Any], false_fn: Callable[[], Any], s
     return result
 
 
-def _cond(pred: torch.Tensor, true_fn, false_fn, names, values, site: str) -> tuple:
+def _cond(pred: torch.Tensor, true_fn, false_fn, names, values, site: str,
+          returned_if_false: bool = False) -> tuple:
     # Look at what each branch produces without recording it, to decide which variables
     # cross the branch as tensors, which stay static, and which need a placeholder.
     with disable_proxy_modes_tracing():
-        probe_true = true_fn(*values)
-        probe_false = false_fn(*values)
+        probe_true = tuple(true_fn(*values))
+        probe_false = tuple(false_fn(*values))
+    # After a return, every variable but the return value is dead: the live branch decides.
+    live = [n in (RETURNED, RETURN_VALUE) for n in names]
+    dead_true = _returns(names, probe_true)
+    dead_false = returned_if_false or _returns(names, probe_false)
+    mask_true = [dead_true and not dead_false and not keep for keep in live]
+    mask_false = [dead_false and not dead_true and not keep for keep in live]
+    probe_true = _mask(probe_true, mask_true, probe_false)
+    probe_false = _mask(probe_false, mask_false, probe_true)
     kinds = [_output_kind(n, t, f, site) for n, t, f in zip(names, probe_true, probe_false, strict=True)]
     tensor_positions = [i for i, k in enumerate(kinds) if k is not None]
 
-    def branch(fn, probe_other):
+    def branch(fn, probe_other, dead):
         def run(*lifted_values):
-            out = fn(*lifted_values)
+            out = _mask(tuple(fn(*lifted_values)), dead, probe_other)
             return tuple(
                 _as_output(out[i], kinds[i], probe_other[i]) for i in tensor_positions
             )
@@ -193,7 +209,10 @@ def _cond(pred: torch.Tensor, true_fn, false_fn, names, values, site: str) -> tu
 
     results = _lifted(
         lambda run, operands: cond_op(
-            pred, run(branch(true_fn, probe_false)), run(branch(false_fn, probe_true)), operands
+            pred,
+            run(branch(true_fn, probe_false, mask_true)),
+            run(branch(false_fn, probe_true, mask_false)),
+            operands,
         ),
         (true_fn, false_fn),
         values,
@@ -202,6 +221,18 @@ def _cond(pred: torch.Tensor, true_fn, false_fn, names, values, site: str) -> tu
     for i, value in zip(tensor_positions, results, strict=True):
         merged[i] = value
     return tuple(merged)
+
+
+def _returns(names: Sequence[str], probe: tuple) -> bool:
+    return RETURNED in names and probe[list(names).index(RETURNED)] is True
+
+
+def _mask(outputs: tuple, dead: Sequence[bool], live: tuple) -> tuple:
+    """Dead variables take the live branch's static value, or a tensor placeholder slot."""
+    return tuple(
+        (UNDEFINED if isinstance(v, torch.Tensor) else v) if is_dead else o
+        for o, is_dead, v in zip(outputs, dead, live, strict=True)
+    )
 
 
 def _output_kind(name: str, a: Any, b: Any, site: str) -> str | None:
@@ -231,13 +262,14 @@ def _output_kind(name: str, a: Any, b: Any, site: str) -> str | None:
 
 
 def _as_output(value: Any, kind: str, other: Any) -> torch.Tensor:
-    if kind == "number":
-        return torch.scalar_tensor(value, dtype=_scalar_dtype(value, other))
     if isinstance(value, torch.Tensor):
         return value.clone()  # cond outputs may not alias its inputs (pass-through values)
-    if isinstance(value, _NUMBERS):
-        return torch.scalar_tensor(value, dtype=other.dtype)
-    return torch.zeros(other.shape, dtype=other.dtype)  # placeholder on the path that lacks it
+    if value is UNDEFINED or value is None:  # placeholder on the path that lacks the value
+        if isinstance(other, torch.Tensor):
+            return torch.zeros(other.shape, dtype=other.dtype)
+        return torch.scalar_tensor(0, dtype=_scalar_dtype(other, other))
+    dtype = other.dtype if isinstance(other, torch.Tensor) else _scalar_dtype(value, other)
+    return torch.scalar_tensor(value, dtype=dtype)
 
 
 def _scalar_dtype(a: Any, b: Any) -> torch.dtype:

@@ -190,16 +190,44 @@ class _ExitsToFlags:
     def block(self, stmts: list[ast.stmt]) -> list[ast.stmt]:
         out: list[ast.stmt] = []
         for i, stmt in enumerate(stmts):
+            rest = stmts[i + 1:]
+            if isinstance(stmt, ast.If) and rest and self._absorb(stmt, rest):
+                out.extend(self.stmt(stmt))  # `if c: ...; return` + rest -> if c: ... else: rest
+                break
             flags = self.flags_set_by(stmt)  # before lowering replaces the exits in stmt
             out.extend(self.stmt(stmt))
-            rest = stmts[i + 1:]
             if flags and rest:
                 guarded = self.block(rest)
                 for flag in reversed(flags):
-                    guarded = [ast.If(test=_call("not_", _name(flag)), body=guarded, orelse=[])]
+                    guard = ast.If(test=_call("not_", _name(flag)), body=guarded, orelse=[])
+                    guard.dync_guard = flag
+                    guarded = [guard]
                 out.extend(guarded)
                 break
         return out or [ast.Pass()]
+
+    def _absorb(self, stmt: ast.If, rest: list[ast.stmt]) -> bool:
+        """Move the statements after an `if` whose one branch always exits into the other
+        branch, so that both branches of the resulting if are complete paths."""
+        if self.always_exits(stmt.body):
+            stmt.orelse = [*stmt.orelse, *rest]
+            return True
+        if stmt.orelse and self.always_exits(stmt.orelse):
+            stmt.body = [*stmt.body, *rest]
+            return True
+        return False
+
+    def always_exits(self, stmts: list[ast.stmt]) -> bool:
+        if not stmts:
+            return False
+        last = stmts[-1]
+        if isinstance(last, ast.Return):
+            return self.lower_returns
+        if isinstance(last, ast.Break | ast.Continue):
+            return bool(self.loops)
+        if isinstance(last, ast.If):
+            return self.always_exits(last.body) and self.always_exits(last.orelse)
+        return False
 
     def flags_set_by(self, stmt: ast.stmt) -> list[str]:
         flags = []
@@ -258,7 +286,9 @@ class _ExitsToFlags:
                     ast.UnaryOp(op=ast.Not(), operand=_name(f)) for f in stop_flags])
         else:
             for flag in reversed(stop_flags):
-                body = [ast.If(test=_call("not_", _name(flag)), body=body, orelse=[])]
+                guard = ast.If(test=_call("not_", _name(flag)), body=body, orelse=[])
+                guard.dync_guard = flag
+                body = [guard]
         loop.body = body
         return [*before, loop]
 
@@ -379,6 +409,9 @@ class _Functionalize(ast.NodeTransformer):
         names_tuple, values = self._state(names)
         call = _call("if_", node.test, _name(then_fn.name), _name(else_fn.name), names_tuple, values,
                      _const(self._site(node)))
+        if getattr(node, "dync_guard", None) == RET_FLAG:
+            # The false branch is "already returned": only the return value is live there.
+            call.keywords.append(ast.keyword(arg="returned_if_false", value=_const(True)))
         out = [then_fn, else_fn, self._bind(names, call)]
         return [ast.copy_location(s, node) for s in out]
 
