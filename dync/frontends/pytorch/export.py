@@ -17,54 +17,13 @@ from torch.utils._sympy.numbers import int_oo
 from ...errors import DyncError, UnsupportedConstructError
 from ...signature import Signature, SymbolSpec, TensorSpec, dtype_name
 from ..common import ImportedProgram, finish_import
+from .decompositions import DECOMPOSITIONS
 from .importer import DyncGraphNodeImporter
 from .rewrite import Rewrite, rewritten
 from .source import source_line, user_frame_from_message, user_frame_from_traceback
 
 INT64_MAX = 2**63 - 1
 
-
-
-def _batch_norm_inference(x, weight, bias, running_mean, running_var, momentum, eps):
-    """Inference batch norm as elementwise ops (torch-mlir has no lowering for this ATen op)."""
-    shape = [1, -1] + [1] * (x.dim() - 2)
-    scale = torch.rsqrt(running_var + eps)
-    if weight is not None:
-        scale = scale * weight
-    out = (x - running_mean.reshape(shape)) * scale.reshape(shape)
-    if bias is not None:
-        out = out + bias.reshape(shape)
-    empty = x.new_zeros((0,))
-    return out, empty, empty
-
-
-def _index_add(x, dim, index, source, alpha=1):
-    """index_add as an accumulating index_put (a scatter-add in IREE)."""
-    moved = x.movedim(dim, 0)
-    added = torch.ops.aten.index_put.default(moved, [index], source.movedim(dim, 0) * alpha, True)
-    return added.movedim(0, dim)
-
-
-def _index_multi(x, indices):
-    """`x[i, j, ...]` with several index tensors on the leading dims -> one linear index.
-
-    torch-mlir lowers a single index tensor but not several with dynamic sizes."""
-    k = len(indices)
-    if k < 2 or any(i is None for i in indices) or any(i.dim() != 1 for i in indices):
-        return NotImplemented
-    linear = indices[0]
-    for axis in range(1, k):
-        linear = linear * x.shape[axis] + indices[axis]
-    return x.reshape((-1, *x.shape[k:]))[linear]
-
-
-# ATen ops without a torch-mlir lowering, decomposed before import.
-_DECOMPOSITIONS = {
-    torch.ops.aten._native_batch_norm_legit_no_training.default: _batch_norm_inference,
-    torch.ops.aten.index_add.default: _index_add,
-    torch.ops.aten.index.Tensor: _index_multi,
-    torch.ops.aten.where.default: lambda cond: torch.ops.aten.nonzero.default(cond).unbind(1),
-}
 
 
 def import_module(
@@ -103,7 +62,7 @@ def _export(model: torch.nn.Module, args: tuple, dynamic_shapes: Any) -> tuple[t
             ep = torch.export.export(model, args, dynamic_shapes=dynamic_shapes, strict=False)
             # Functional inference IR (no in-place ops), plus the decompositions of the ops
             # torch-mlir cannot lower.
-            ep = ep.run_decompositions(_DECOMPOSITIONS)
+            ep = ep.run_decompositions(DECOMPOSITIONS)
         return ep, rewrite
     except UnsupportedConstructError:
         raise

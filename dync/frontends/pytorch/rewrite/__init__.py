@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import torch
 
 from . import runtime
-from .runtime import record_branches
+from .runtime import record_branches, replay_branches
 from .transform import RewrittenFunction, needs_rewrite, rewrite_function
 
 
@@ -69,4 +69,4 @@ def rewritten(model: torch.nn.Module) -> Iterator[Rewrite]:
             del module.forward
 
 
-__all__ = ["Rewrite", "record_branches", "rewritten"]
+__all__ = ["Rewrite", "record_branches", "replay_branches", "rewritten"]

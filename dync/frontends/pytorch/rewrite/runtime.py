@@ -73,6 +73,33 @@ def reset_root_module(token: contextvars.Token) -> None:
     _root_module.reset(token)
 
 
+# Decisions to replay instead of evaluating predicates (the tracing baseline: one frozen path).
+_replay: contextvars.ContextVar[list | None] = contextvars.ContextVar("dync_replay", default=None)
+
+
+class replay_branches:
+    """Context manager: every branch takes the next of `decisions`, whatever its predicate —
+    what a tracing compiler does with the path of its example input."""
+
+    def __init__(self, decisions: Sequence[bool]):
+        self.decisions = list(decisions)
+
+    def __enter__(self) -> None:
+        self._token = _replay.set(self.decisions)
+
+    def __exit__(self, *exc) -> None:
+        _replay.reset(self._token)
+
+
+def _replayed() -> bool | None:
+    decisions = _replay.get()
+    if decisions is None:
+        return None
+    if not decisions:
+        raise RuntimeError("the replayed path is shorter than this execution")
+    return decisions.pop(0)
+
+
 def _tracing() -> bool:
     return torch.compiler.is_exporting()
 
@@ -162,8 +189,9 @@ def if_(pred: Any, true_fn: Callable, false_fn: Callable, names: Sequence[str], 
     `returned_if_false` marks the guards the rewriter puts after a data-dependent `return`:
     their false branch is the path that has already returned.
     """
-    if not _is_dynamic(pred):
-        decision = bool(pred)
+    frozen = _replayed()
+    if frozen is not None or not _is_dynamic(pred):
+        decision = bool(pred) if frozen is None else frozen
         _record(site, decision)
         return (true_fn if decision else false_fn)(*values)
     return _cond(_as_pred(pred), true_fn, false_fn, names, values, site, returned_if_false)
@@ -171,8 +199,9 @@ def if_(pred: Any, true_fn: Callable, false_fn: Callable, names: Sequence[str], 
 
 def if_exp(pred: Any, true_fn: Callable[[], Any], false_fn: Callable[[], Any], site: str) -> Any:
     """`a if pred else b`."""
-    if not _is_dynamic(pred):
-        decision = bool(pred)
+    frozen = _replayed()
+    if frozen is not None or not _is_dynamic(pred):
+        decision = bool(pred) if frozen is None else frozen
         _record(site, decision)
         return true_fn() if decision else false_fn()
     (result,) = _cond(_as_pred(pred), lambda: (true_fn(),), lambda: (false_fn(),), ("<expr>",), (),
@@ -296,9 +325,10 @@ def while_(cond_fn: Callable, body_fn: Callable, names: Sequence[str], values: t
     values = tuple(values)
     while True:
         pred = cond_fn(*values)
-        if _is_dynamic(pred):
+        frozen = _replayed()
+        if frozen is None and _is_dynamic(pred):
             return _while_loop(cond_fn, body_fn, names, values, site)
-        decision = bool(pred)
+        decision = bool(pred) if frozen is None else frozen
         _record(site, decision)
         if not decision:
             return values

@@ -1,0 +1,137 @@
+"""Run the suite: compile each model with dync, check it (η, δ, paths) and time it against
+eager PyTorch in the same run; optionally the tracing baseline; write BENCHMARKS.md."""
+
+from __future__ import annotations
+
+import statistics
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+import dync
+
+from . import tracing
+from .models import SUITE, load
+
+
+@dataclass
+class Row:
+    name: str
+    description: str
+    compile_s: float = float("nan")
+    mode: str = "-"
+    inputs: int = 0
+    eta: float = float("nan")
+    delta: float = float("nan")
+    paths: int = 0
+    eager_ms: float = float("nan")
+    dync_ms: float = float("nan")
+    traced_eta: float | None = None
+    error: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def speedup(self) -> float:
+        return self.eager_ms / self.dync_ms if self.dync_ms == self.dync_ms else float("nan")
+
+
+def _median_ms(fn, inputs, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        for args in inputs:
+            start = time.perf_counter()
+            fn(*args)
+            times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times)
+
+
+def run_model(name: str, count: int = 100, *, timing_inputs: int = 30, repeats: int = 3,
+              with_tracing: bool = False) -> Row:
+    mod = load(name)
+    row = Row(name, mod.DESCRIPTION)
+    try:
+        model, example, dynamic_shapes = mod.build()
+        start = time.perf_counter()
+        compiled = dync.compile(model, example, dynamic_shapes=dynamic_shapes)
+        row.compile_s = time.perf_counter() - start
+        row.mode = "in-graph"
+        row.notes = list(compiled.report.notes)
+        inputs = mod.inputs(count)
+        check = dync.verify(model, compiled, inputs, decision=mod.decision)
+        row.inputs, row.eta, row.delta, row.paths = len(inputs), check.eta, check.delta, check.paths
+        timed = inputs[:timing_inputs]
+        with torch.no_grad():
+            row.eager_ms = _median_ms(model, timed, repeats)
+        row.dync_ms = _median_ms(compiled, timed, repeats)
+        if with_tracing:
+            row.traced_eta = _traced_eta(mod, model, example, dynamic_shapes, inputs)
+    except Exception as e:  # a model that fails is reported, not fatal to the suite
+        row.error = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]
+        traceback.print_exc()
+    return row
+
+
+def _traced_eta(mod, model, example, dynamic_shapes, inputs) -> float:
+    traced = tracing.trace_compile(model, example, dynamic_shapes)
+    wrong = 0
+    with torch.no_grad():
+        for args in inputs:
+            try:
+                same = mod.decision(traced(*args)) == mod.decision(model(*args))
+            except dync.DyncError:
+                same = False  # the frozen trace cannot even take this input
+            wrong += not same
+    return wrong / len(inputs)
+
+
+def _fmt(value: float, spec: str) -> str:
+    return "-" if value != value else format(value, spec)
+
+
+def markdown(rows: list[Row], header: str) -> str:
+    lines = [
+        "# Benchmarks", "", header, "",
+        "| model | mode | compile s | inputs | paths | η | δ | traced η | eager ms | dync ms | speedup |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        traced = "-" if r.traced_eta is None else f"{r.traced_eta:.2f}"
+        if r.error:
+            lines.append(f"| {r.name} | fails | | | | | | | | | |")
+            continue
+        lines.append(
+            f"| {r.name} | {r.mode} | {_fmt(r.compile_s, '.1f')} | {r.inputs} | {r.paths} | "
+            f"{_fmt(r.eta, '.3f')} | {_fmt(r.delta, '.2f')} | {traced} | {_fmt(r.eager_ms, '.2f')} | "
+            f"{_fmt(r.dync_ms, '.2f')} | {_fmt(r.speedup, '.2f')}× |"
+        )
+    ok = [r for r in rows if not r.error]
+    lines += ["", f"{len(ok)} of {len(rows)} models compile, all in-graph "
+              f"({sum(r.mode == 'in-graph' for r in ok)} in-graph, 0 host mode)."]
+    failures = [r for r in rows if r.error]
+    if failures:
+        lines += ["", "## Models that do not compile yet", ""]
+        lines += [f"- **{r.name}**: {r.error}" for r in failures]
+    lines += ["", "## Models", ""] + [f"- **{r.name}**: {r.description}" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def run(names: list[str] | None = None, count: int = 100, *, with_tracing: bool = True,
+        output: Path | None = Path("BENCHMARKS.md"), say=print) -> list[Row]:
+    rows = []
+    for name in names or SUITE:
+        say(f"[bench] {name} ...")
+        row = run_model(name, count, with_tracing=with_tracing)
+        say(f"[bench] {name}: " + (row.error or
+            f"eta {row.eta:.3f} delta {row.delta:.2f} paths {row.paths} "
+            f"eager {row.eager_ms:.2f} ms dync {row.dync_ms:.2f} ms"
+            + ("" if row.traced_eta is None else f" traced eta {row.traced_eta:.2f}")))
+        rows.append(row)
+    if output is not None:
+        header = (f"Host CPU, torch {torch.__version__}, {torch.get_num_threads()} torch threads, "
+                  f"dync {dync.__version__}; `python -m benchmarks` (η, δ and paths over each "
+                  f"model's input set; latencies are medians over the same run).")
+        output.write_text(markdown(rows, header), encoding="utf-8")
+    return rows

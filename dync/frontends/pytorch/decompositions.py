@@ -1,0 +1,69 @@
+"""ATen decompositions applied after export, for ops torch-mlir (as bundled in IREE) cannot
+lower. Each is the op's definition in ops torch-mlir does lower."""
+
+import torch
+
+
+def _linear(x, weight, bias):
+    out = x @ weight.t()
+    return out + bias if bias is not None else out
+
+
+def _lstm_cell(x, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    h, c = hx
+    gates = _linear(x, w_ih, b_ih) + _linear(h, w_hh, b_hh)
+    i, f, g, o = gates.chunk(4, 1)
+    c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+    return torch.sigmoid(o) * torch.tanh(c), c
+
+
+def _gru_cell(x, h, w_ih, w_hh, b_ih=None, b_hh=None):
+    i_r, i_z, i_n = _linear(x, w_ih, b_ih).chunk(3, 1)
+    h_r, h_z, h_n = _linear(h, w_hh, b_hh).chunk(3, 1)
+    r, z = torch.sigmoid(i_r + h_r), torch.sigmoid(i_z + h_z)
+    n = torch.tanh(i_n + r * h_n)
+    return (1 - z) * n + z * h
+
+
+def _batch_norm_inference(x, weight, bias, running_mean, running_var, momentum, eps):
+    """Inference batch norm as elementwise ops (torch-mlir has no lowering for this ATen op)."""
+    shape = [1, -1] + [1] * (x.dim() - 2)
+    scale = torch.rsqrt(running_var + eps)
+    if weight is not None:
+        scale = scale * weight
+    out = (x - running_mean.reshape(shape)) * scale.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    empty = x.new_zeros((0,))
+    return out, empty, empty
+
+
+def _index_add(x, dim, index, source, alpha=1):
+    """index_add as an accumulating index_put (a scatter-add in IREE)."""
+    moved = x.movedim(dim, 0)
+    added = torch.ops.aten.index_put.default(moved, [index], source.movedim(dim, 0) * alpha, True)
+    return added.movedim(0, dim)
+
+
+def _index_multi(x, indices):
+    """`x[i, j, ...]` with several index tensors on the leading dims -> one linear index.
+
+    torch-mlir lowers a single index tensor but not several with dynamic sizes."""
+    k = len(indices)
+    if k < 2 or any(i is None for i in indices) or any(i.dim() != 1 for i in indices):
+        return NotImplemented
+    linear = indices[0]
+    for axis in range(1, k):
+        linear = linear * x.shape[axis] + indices[axis]
+    return x.reshape((-1, *x.shape[k:]))[linear]
+
+
+# ATen ops without a torch-mlir lowering, decomposed before import.
+DECOMPOSITIONS = {
+    torch.ops.aten._native_batch_norm_legit_no_training.default: _batch_norm_inference,
+    torch.ops.aten.index_add.default: _index_add,
+    torch.ops.aten.index.Tensor: _index_multi,
+    torch.ops.aten.where.default: lambda cond: torch.ops.aten.nonzero.default(cond).unbind(1),
+    torch.ops.aten.lstm_cell.default: _lstm_cell,
+    torch.ops.aten.gru_cell.default: _gru_cell,
+}
