@@ -98,9 +98,10 @@ class CompiledModule:
         as_torch = any(isinstance(a, torch.Tensor) for a in flat)
         arrays = [_to_numpy(a) for a in flat]
         self.signature.check_inputs(arrays)
+        function = self._function()
         try:
-            raw = self._function()(*arrays)
-        except RuntimeError as e:
+            raw = function(*arrays)
+        except (RuntimeError, IndexError, ValueError) as e:  # iree.runtime status errors
             raise DyncError(f"the compiled module failed at run time: {e}") from e
         results = list(raw) if isinstance(raw, tuple | list) else [raw]
         outputs = [np.asarray(r.to_host() if hasattr(r, "to_host") else r) for r in results]
