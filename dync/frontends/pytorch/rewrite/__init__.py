@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from . import runtime
+from . import lifting
 from .runtime import record_branches, replay_branches
 from .transform import RewrittenFunction, needs_rewrite, rewrite_function
 
@@ -46,7 +46,7 @@ def rewritten(model: torch.nn.Module) -> Iterator[Rewrite]:
     inplace = [m for m in model.modules() if getattr(m, "inplace", False) is True]
     for module in inplace:
         module.inplace = False
-    token = runtime.set_root_module(model)
+    token = lifting.set_root_module(model)
     try:
         for module in model.modules():
             cls = type(module)
@@ -62,7 +62,7 @@ def rewritten(model: torch.nn.Module) -> Iterator[Rewrite]:
             patched.append(module)
         yield result
     finally:
-        runtime.reset_root_module(token)
+        lifting.reset_root_module(token)
         for module in inplace:
             module.inplace = True
         for module in patched:

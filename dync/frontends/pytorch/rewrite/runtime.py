@@ -22,9 +22,9 @@ from torch._higher_order_ops.cond import cond_op
 from torch._higher_order_ops.while_loop import while_loop_op
 from torch.fx.experimental.proxy_tensor import disable_proxy_modes_tracing
 from torch.fx.experimental.symbolic_shapes import statically_known_true
-from torch.nn.utils.stateless import _reparametrize_module
 
 from ....errors import UnsupportedConstructError
+from .lifting import lifted as _lifted
 
 
 class _Undefined:
@@ -57,20 +57,6 @@ class record_branches:
 
     def __exit__(self, *exc) -> None:
         _branch_trace.reset(self._token)
-
-
-# The module being exported: its parameters and buffers are lifted into every branch.
-_root_module: contextvars.ContextVar[torch.nn.Module | None] = contextvars.ContextVar(
-    "dync_root", default=None
-)
-
-
-def set_root_module(module: torch.nn.Module | None) -> contextvars.Token:
-    return _root_module.set(module)
-
-
-def reset_root_module(token: contextvars.Token) -> None:
-    _root_module.reset(token)
 
 
 # Decisions to replay instead of evaluating predicates (the tracing baseline: one frozen path).
@@ -423,86 +409,3 @@ def _carry_out(value: Any, like: torch.Tensor) -> torch.Tensor:
     if isinstance(value, torch.Tensor):
         return value.to(like.dtype).clone()  # loop outputs may not alias its inputs
     return torch.scalar_tensor(value, dtype=like.dtype)
-
-
-# -- lifting ----------------------------------------------------------------------------------
-def _lifted(emit: Callable, functions: Sequence[Callable], values: tuple) -> Any:
-    """Call a control-flow HOP with every tensor its branches read passed as an operand.
-
-    The HOPs trace branch functions with a fresh tracer: a tensor they reach through a
-    closure, the current variable state or a module attribute would be frozen into the
-    subgraph as a constant. So tensors in closure cells, in `values` and the root module's
-    parameters/buffers become operands, and are swapped for the operands' placeholders
-    while a branch is traced. `emit(run)` builds the HOP call; `run(fn)` turns a branch
-    `fn(*values)` into the operand-taking callable the HOP wants; `emit(run, operands)`
-    returns the HOP's results.
-    """
-    cells = _tensor_cells(functions)
-    value_slots = [i for i, v in enumerate(values) if isinstance(v, torch.Tensor)]
-    root = _root_module.get()
-    state = dict(root.named_parameters()) | dict(root.named_buffers()) if root is not None else {}
-    names = list(state)
-    # One operand per distinct tensor: a tensor reached twice (a closure cell and a variable,
-    # a tied weight) must not become two graph inputs.
-    operands: list[torch.Tensor] = []
-    position: dict[int, int] = {}
-
-    def slot(tensor: torch.Tensor) -> int:
-        if id(tensor) not in position:
-            position[id(tensor)] = len(operands)
-            operands.append(tensor)
-        return position[id(tensor)]
-
-    cell_slots = [slot(c.cell_contents) for c in cells]
-    value_operand = [slot(values[i]) for i in value_slots]
-    param_slots = [slot(state[n]) for n in names]
-    # HOP operands may not alias each other (torch.where's results are views of one tensor).
-    operands = tuple(t.clone() if t._base is not None else t for t in operands)
-
-    def run(fn: Callable, leading: int = 0) -> Callable:
-        """`fn(*lead, *values)` as a HOP callable taking `(*lead, *operands)`."""
-
-        def traced(*args):
-            lead, ops = args[:leading], args[leading:]
-            saved = [c.cell_contents for c in cells]
-            for cell, k in zip(cells, cell_slots, strict=True):
-                cell.cell_contents = ops[k]
-            local = list(values)
-            for i, k in zip(value_slots, value_operand, strict=True):
-                local[i] = ops[k]
-            params = {n: ops[k] for n, k in zip(names, param_slots, strict=True)}
-            try:
-                if root is None:
-                    return fn(*lead, *local)
-                with _reparametrize_module(root, params):
-                    return fn(*lead, *local)
-            finally:
-                for cell, value in zip(cells, saved, strict=True):
-                    cell.cell_contents = value
-
-        return traced
-
-    return emit(run, operands)
-
-
-def _tensor_cells(functions: Sequence[Callable]) -> list:
-    """Closure cells holding tensors, in `functions` and the functions their cells hold."""
-    cells: list = []
-    seen: set[int] = set()
-    stack = list(functions)
-    while stack:
-        fn = stack.pop()
-        if id(fn) in seen:
-            continue
-        seen.add(id(fn))
-        for cell in getattr(fn, "__closure__", None) or ():
-            try:
-                content = cell.cell_contents
-            except ValueError:  # an empty cell: the variable is not bound yet
-                continue
-            if isinstance(content, torch.Tensor):
-                if all(cell is not c for c in cells):
-                    cells.append(cell)
-            elif callable(content) and hasattr(content, "__closure__"):
-                stack.append(content)
-    return cells
