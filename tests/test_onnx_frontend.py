@@ -37,7 +37,7 @@ class Compiled:
     vmfb: bytes
 
     def load(self):
-        cfg = rt.Config("local-task")
+        cfg = rt.Config("local-sync")
         return rt.load_vm_module(rt.VmModule.copy_buffer(cfg.vm_instance, self.vmfb), cfg)
 
 

@@ -69,7 +69,7 @@ class CompiledModule:
             raise DyncError(
                 f"this module was compiled for backend {self.backend!r} ({arch}) and cannot run "
                 f"on this {platform.machine()} host; save() it and run it on the device with\n"
-                f"  iree-run-module --module=model.vmfb --device=local-task --function=main "
+                f"  iree-run-module --module=model.vmfb --device=local-sync --function=main "
                 f"--input=@x.npy"
             )
         try:
