@@ -91,3 +91,19 @@ class GrowingLoop(nn.Module):
         while out.sum() < 100:  # the line the error must name
             out = torch.cat([out, out + 1], 0)
         return out
+
+
+class AppendInLoop(nn.Module):
+    """Greedy decoding that appends tokens to a Python list until an end token."""
+
+    def __init__(self):
+        super().__init__()
+        self.step = nn.Linear(8, 8)
+
+    def forward(self, x):
+        tokens = []
+        for _ in range(6):
+            x = torch.tanh(self.step(x))
+            if x.sum() > 0:  # the line the list error must name
+                tokens.append(x.argmax(-1))
+        return torch.stack(tokens) if tokens else x

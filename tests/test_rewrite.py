@@ -108,3 +108,9 @@ def test_verify_detects_a_frozen_path():
     frozen = lambda x: model.exits[0](torch.relu(model.blocks[0](x)))  # noqa: E731
     report = dync.verify(model, frozen, _inputs(40))
     assert report.eta > 0 and report.delta > -4
+
+
+def test_list_changed_on_a_data_dependent_path_is_refused_with_its_line():
+    with pytest.raises(dync.UnsupportedConstructError, match="Python list changed") as info:
+        _compile(rm.AppendInLoop().eval())
+    assert info.value.source.endswith(f"rewrite_models.py:{_line_of('the list error must name')}")

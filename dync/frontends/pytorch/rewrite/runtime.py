@@ -199,9 +199,12 @@ def _cond(pred: torch.Tensor, true_fn, false_fn, names, values, site: str,
           returned_if_false: bool = False) -> tuple:
     # Look at what each branch produces without recording it, to decide which variables
     # cross the branch as tensors, which stay static, and which need a placeholder.
+    containers = _Containers((true_fn, false_fn), values)
     with disable_proxy_modes_tracing():
         probe_true = tuple(true_fn(*values))
+        containers.check(site, "if")
         probe_false = tuple(false_fn(*values))
+        containers.check(site, "if")
     # After a return, every variable but the return value is dead: the live branch decides.
     live = [n in (RETURNED, RETURN_VALUE) for n in names]
     dead_true = _returns(names, probe_true)
@@ -236,6 +239,41 @@ def _cond(pred: torch.Tensor, true_fn, false_fn, names, values, site: str,
     for i, value in zip(tensor_positions, results, strict=True):
         merged[i] = value
     return tuple(merged)
+
+
+class _Containers:
+    """Python lists/dicts/sets a branch can reach (variables and closure cells), to refuse
+    a data-dependent branch that mutates one: its effect cannot follow a traced path, and
+    probing the branch would already have applied it once."""
+
+    def __init__(self, functions: Sequence[Callable], values: tuple):
+        found = [v for v in values if isinstance(v, list | dict | set)]
+        for fn in functions:
+            for cell in getattr(fn, "__closure__", None) or ():
+                try:
+                    content = cell.cell_contents
+                except ValueError:
+                    continue
+                if isinstance(content, list | dict | set):
+                    found.append(content)
+        self.items = [(c, self._state(c)) for c in found]
+
+    @staticmethod
+    def _state(container) -> tuple:
+        if isinstance(container, dict):
+            return tuple((k, id(v)) for k, v in container.items())
+        return tuple(id(v) for v in container)
+
+    def check(self, site: str, what: str) -> None:
+        for container, before in self.items:
+            if self._state(container) != before:
+                raise UnsupportedConstructError(
+                    f"Python {type(container).__name__} changed inside a data-dependent {what}",
+                    "a list/dict/set updated on a data-dependent path (e.g. tokens appended "
+                    "until an end token) needs a bounded buffer or host mode, not available "
+                    "yet; keep such state in tensors",
+                    site,
+                )
 
 
 def _returns(names: Sequence[str], probe: tuple) -> bool:
@@ -322,8 +360,10 @@ def while_(cond_fn: Callable, body_fn: Callable, names: Sequence[str], values: t
 
 
 def _while_loop(cond_fn, body_fn, names, values, site: str) -> tuple:
+    containers = _Containers((cond_fn, body_fn), values)
     with disable_proxy_modes_tracing():
         probe = tuple(body_fn(*values))
+        containers.check(site, "loop")
     carried = []
     for i, (name, before, after) in enumerate(zip(names, values, probe, strict=True)):
         if before is after and not isinstance(before, torch.Tensor):
