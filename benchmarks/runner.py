@@ -69,7 +69,7 @@ def run_model(name: str, count: int = 100, *, timing_inputs: int = 30, repeats: 
         if with_tracing:
             row.traced_eta = _traced_eta(mod, model, example, dynamic_shapes, inputs)
     except Exception as e:  # a model that fails is reported, not fatal to the suite
-        row.error = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]
+        row.error = f"{type(e).__name__}: {' '.join(str(e).split())}"[:400]
         traceback.print_exc()
     return row
 
@@ -113,7 +113,8 @@ def markdown(rows: list[Row], header: str) -> str:
     failures = [r for r in rows if r.error]
     if failures:
         lines += ["", "## Models that do not compile yet", ""]
-        lines += [f"- **{r.name}**: {r.error}" for r in failures]
+        here = str(Path.cwd()) + "/"
+        lines += [f"- **{r.name}**: {r.error.replace(here, '')}" for r in failures]
     lines += ["", "## Models", ""] + [f"- **{r.name}**: {r.description}" for r in rows]
     return "\n".join(lines) + "\n"
 
