@@ -22,6 +22,16 @@ def images(gen: torch.Generator, count: int, h: int = 32, w: int = 32) -> list[t
     return out
 
 
+def image_inputs(count: int = 100, seed: int = 0) -> list[tuple]:
+    """The `inputs` of the image models: `count` single (1, 3, 32, 32) images."""
+    return [(x,) for x in images(generator(seed), count)]
+
+
+def argmax_decision(output) -> int:
+    """The `decision` of single-image classifiers: the predicted class."""
+    return int(output.argmax(dim=1).item())
+
+
 def image(gen: torch.Generator, h: int, w: int) -> torch.Tensor:
     mean = torch.randn(1, 3, 1, 1, generator=gen)
     std = 0.2 + 1.5 * torch.rand(1, 3, 1, 1, generator=gen)

@@ -77,13 +77,10 @@ def build():
     return model, (torch.randn(1, 3, 32, 32),), None
 
 
-def inputs(count: int = 100, seed: int = 0) -> list[tuple]:
-    gen = _common.generator(seed)
-    return [(x,) for x in _common.images(gen, count)]
+inputs = _common.image_inputs
 
 
-def decision(output):
-    return int(output.argmax(dim=1).item())
+decision = _common.argmax_decision
 
 
 def path(model, *args) -> tuple:

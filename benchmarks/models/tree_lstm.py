@@ -91,8 +91,7 @@ def inputs(count: int = 100, seed: int = 0) -> list[tuple]:
     return out
 
 
-def decision(output):
-    return int(output.argmax(dim=1).item())
+decision = _common.argmax_decision
 
 
 def path(model, parent, x) -> tuple:
