@@ -14,6 +14,8 @@ from typing import Any
 
 import torch
 from torch.nn.utils.stateless import _reparametrize_module
+from torch.overrides import TorchFunctionMode
+from torch.utils import _pytree as pytree
 
 # The module being exported: its parameters and buffers are lifted into every branch.
 _root_module: contextvars.ContextVar[torch.nn.Module | None] = contextvars.ContextVar(
@@ -30,7 +32,45 @@ def reset_root_module(token: contextvars.Token) -> None:
 
 
 
-def lifted(emit: Callable, functions: Sequence[Callable], values: tuple) -> Any:
+# Ids of the tensors the code running under `recording_usage` reads (its ops' arguments).
+_used: contextvars.ContextVar[set[int] | None] = contextvars.ContextVar("dync_used", default=None)
+
+
+class _UsageMode(TorchFunctionMode):
+    def __init__(self, used: set[int]):
+        super().__init__()
+        self.used = used
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        for leaf in pytree.tree_leaves((args, kwargs)):
+            if isinstance(leaf, torch.Tensor):
+                self.used.add(id(leaf))
+        return func(*args, **kwargs)
+
+
+class recording_usage:
+    """Collect the tensors read by the code in the block (probing a branch): only the
+    parameters a branch reads are lifted into its HOP, not every parameter of the model."""
+
+    def __enter__(self) -> set[int]:
+        self.used: set[int] = set()
+        outer = _used.get()
+        self._token = _used.set(self.used)
+        self._mode = _UsageMode(self.used)
+        self._mode.__enter__()
+        self._outer = outer
+        return self.used
+
+    def __exit__(self, *exc) -> None:
+        self._mode.__exit__(*exc)
+        _used.reset(self._token)
+        if self._outer is not None:
+            self._outer |= self.used
+
+
+def lifted(emit: Callable, functions: Sequence[Callable], values: tuple,
+           used: set[int] | None = None) -> Any:
     """Call a control-flow HOP with every tensor its branches read passed as an operand.
 
     Tensors in the closure cells of `functions`, in `values` and the root module's
@@ -43,6 +83,8 @@ def lifted(emit: Callable, functions: Sequence[Callable], values: tuple) -> Any:
     value_slots = [i for i, v in enumerate(values) if isinstance(v, torch.Tensor)]
     root = _root_module.get()
     state = dict(root.named_parameters()) | dict(root.named_buffers()) if root is not None else {}
+    if used is not None:
+        state = {n: t for n, t in state.items() if id(t) in used}
     names = list(state)
     # One operand per distinct tensor: a tensor reached twice (a closure cell and a variable,
     # a tied weight) must not become two graph inputs.
@@ -60,6 +102,10 @@ def lifted(emit: Callable, functions: Sequence[Callable], values: tuple) -> Any:
     param_slots = [slot(state[n]) for n in names]
     # HOP operands may not alias each other (torch.where's results are views of one tensor).
     operands = tuple(t.clone() if t._base is not None else t for t in operands)
+    outer = _used.get()
+    if outer is not None:  # a HOP nested in a probed branch: its operands are read there
+        outer.update(id(t) for t in operands)
+        outer.update(id(c.cell_contents) for c in cells)
 
     def run(fn: Callable, leading: int = 0) -> Callable:
         """`fn(*lead, *values)` as a HOP callable taking `(*lead, *operands)`."""

@@ -25,6 +25,7 @@ from torch.fx.experimental.symbolic_shapes import statically_known_true
 
 from ....errors import UnsupportedConstructError
 from .lifting import lifted as _lifted
+from .lifting import recording_usage
 
 
 class _Undefined:
@@ -200,7 +201,7 @@ def _cond(pred: torch.Tensor, true_fn, false_fn, names, values, site: str,
     # Look at what each branch produces without recording it, to decide which variables
     # cross the branch as tensors, which stay static, and which need a placeholder.
     containers = _Containers((true_fn, false_fn), values)
-    with disable_proxy_modes_tracing():
+    with disable_proxy_modes_tracing(), recording_usage() as used:
         probe_true = tuple(true_fn(*values))
         containers.check(site, "if")
         probe_false = tuple(false_fn(*values))
@@ -234,6 +235,7 @@ def _cond(pred: torch.Tensor, true_fn, false_fn, names, values, site: str,
         ),
         (true_fn, false_fn),
         values,
+        used,
     )
     merged = list(probe_true)  # static outputs are identical in both branches
     for i, value in zip(tensor_positions, results, strict=True):
@@ -361,9 +363,10 @@ def while_(cond_fn: Callable, body_fn: Callable, names: Sequence[str], values: t
 
 def _while_loop(cond_fn, body_fn, names, values, site: str) -> tuple:
     containers = _Containers((cond_fn, body_fn), values)
-    with disable_proxy_modes_tracing():
+    with disable_proxy_modes_tracing(), recording_usage() as used:
         probe = tuple(body_fn(*values))
         containers.check(site, "loop")
+        cond_fn(*probe)
     carried = []
     for i, (name, before, after) in enumerate(zip(names, values, probe, strict=True)):
         if before is after and not isinstance(before, torch.Tensor):
@@ -415,6 +418,7 @@ def _while_loop(cond_fn, body_fn, names, values, site: str) -> tuple:
             ),
             (cond_fn, body_fn),
             values,
+            used,
         )
     except UnsupportedConstructError:
         raise
