@@ -1,7 +1,8 @@
 """A two-exit classifier: stop at the first head when it is confident, else run deeper.
 
-The exit decision depends on the input's values, so a tracing compiler freezes one path;
-`torch.cond` keeps both and dync compiles both into one module.
+The exit decision depends on the input's values, so a tracing compiler freezes one path and
+`torch.export` refuses the `if`; dync rewrites the `forward` as it is and compiles both exits
+into one module.
 """
 
 import torch
@@ -21,13 +22,9 @@ class EarlyExitNet(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h = self.stem(x).flatten(1)
         logits = self.exit1(h)
-        confident = (logits.softmax(-1).amax(-1) > self.threshold).all()
-        return torch.cond(
-            confident,
-            lambda h, logits: logits.clone(),
-            lambda h, logits: self.exit2(self.deep(h)),
-            (h, logits),
-        )
+        if (logits.softmax(-1).amax(-1) > self.threshold).all():
+            return logits
+        return self.exit2(self.deep(h))
 
 
 def build():

@@ -19,7 +19,7 @@ def main() -> None:
     print(compiled.report)
 
     exits = set()
-    for batch in (2, 5, 32):
+    for batch in (1, 5, 32):
         for scale in (0.05, 20.0):  # small inputs take the deep exit, large ones the first
             x = torch.randn(batch, 3, 16, 16) * scale
             expected = model(x)
