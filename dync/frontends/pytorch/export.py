@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import operator
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -62,7 +63,9 @@ def _export(model: torch.nn.Module, args: tuple, dynamic_shapes: Any) -> tuple[t
             ep = torch.export.export(model, args, dynamic_shapes=dynamic_shapes, strict=False)
             # Functional inference IR (no in-place ops), plus the decompositions of the ops
             # torch-mlir cannot lower.
-            ep = ep.run_decompositions(DECOMPOSITIONS)
+            with warnings.catch_warnings():  # torch's own deprecated pytree use, not the user's
+                warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
+                ep = ep.run_decompositions(DECOMPOSITIONS)
         return ep, rewrite
     except UnsupportedConstructError:
         raise
