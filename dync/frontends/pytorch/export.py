@@ -26,7 +26,6 @@ from .source import source_line, user_frame_from_message, user_frame_from_traceb
 INT64_MAX = 2**63 - 1
 
 
-
 def import_module(
     model: torch.nn.Module,
     args: Sequence[Any],
@@ -70,10 +69,10 @@ def _export(model: torch.nn.Module, args: tuple, dynamic_shapes: Any) -> tuple[t
     except UnsupportedConstructError:
         raise
     except Exception as e:  # torch raises many types; all become one clear dync error
-        raise _export_error(e, args, dynamic_shapes) from e
+        raise _export_error(e) from e
 
 
-def _export_error(e: Exception, args: tuple, dynamic_shapes: Any) -> DyncError:
+def _export_error(e: Exception) -> DyncError:
     message = str(e).split("The error above occurred when calling torch.export")[0].strip()
     lines = [ln for ln in message.splitlines() if ln.strip()][:12] or [type(e).__name__]
     source = user_frame_from_traceback(e.__traceback__) or user_frame_from_message(message)
@@ -82,8 +81,8 @@ def _export_error(e: Exception, args: tuple, dynamic_shapes: Any) -> DyncError:
         line = source_line(source)
         reason = f"torch.export failed: {text}" + (f"\n    {line}" if line else "")
         reason += (
-            "\n  (a Python `if`/`while` on a tensor value: write it with torch.cond / "
-            "torch.while_loop for now)"
+            "\n  (a value read from a tensor is used as a Python number here — a size, an "
+            "index, `.tolist()`; capturing that needs host mode, not available yet)"
         )
         return UnsupportedConstructError("data-dependent Python control flow", reason, source)
     hint = ""

@@ -9,7 +9,7 @@ subgraph as a constant (wrong on every other input). Dynamo lifts such tensors f
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import torch
@@ -133,24 +133,28 @@ def lifted(emit: Callable, functions: Sequence[Callable], values: tuple,
     return emit(run, operands)
 
 
-def _tensor_cells(functions: Sequence[Callable]) -> list:
-    """Closure cells holding tensors, in `functions` and the functions their cells hold."""
-    cells: list = []
-    seen: set[int] = set()
+def bound_cells(functions: Sequence[Callable]) -> Iterator[tuple[Any, Any]]:
+    """(cell, content) of every bound closure cell of `functions`, and of the functions
+    (thunks, nested branches) their cells hold, each cell once."""
+    seen_functions: set[int] = set()
+    seen_cells: set[int] = set()
     stack = list(functions)
     while stack:
         fn = stack.pop()
-        if id(fn) in seen:
+        if id(fn) in seen_functions:
             continue
-        seen.add(id(fn))
+        seen_functions.add(id(fn))
         for cell in getattr(fn, "__closure__", None) or ():
             try:
                 content = cell.cell_contents
             except ValueError:  # an empty cell: the variable is not bound yet
                 continue
-            if isinstance(content, torch.Tensor):
-                if all(cell is not c for c in cells):
-                    cells.append(cell)
-            elif callable(content) and hasattr(content, "__closure__"):
+            if id(cell) not in seen_cells:
+                seen_cells.add(id(cell))
+                yield cell, content
+            if callable(content) and hasattr(content, "__closure__"):
                 stack.append(content)
-    return cells
+
+
+def _tensor_cells(functions: Sequence[Callable]) -> list:
+    return [cell for cell, content in bound_cells(functions) if isinstance(content, torch.Tensor)]

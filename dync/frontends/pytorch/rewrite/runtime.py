@@ -24,8 +24,8 @@ from torch.fx.experimental.proxy_tensor import disable_proxy_modes_tracing
 from torch.fx.experimental.symbolic_shapes import statically_known_true
 
 from ....errors import UnsupportedConstructError
+from .lifting import bound_cells, recording_usage
 from .lifting import lifted as _lifted
-from .lifting import recording_usage
 
 
 class _Undefined:
@@ -110,10 +110,17 @@ def state(frame_locals: dict, names: Sequence[str]) -> tuple:
     return tuple(frame_locals.get(n, UNDEFINED) for n in names)
 
 
-def _record(site: str, decision: bool) -> None:
+def _static_decision(pred: Any, site: str) -> bool | None:
+    """The branch to take when it is known now (a static predicate, or a replayed path),
+    recorded in the branch trace; None when the predicate is traced (a HOP is needed)."""
+    frozen = _replayed()
+    if frozen is None and _is_dynamic(pred):
+        return None
+    decision = bool(pred) if frozen is None else frozen
     trace = _branch_trace.get()
     if trace is not None:
         trace.append((site, decision))
+    return decision
 
 
 # -- scalar conversions that keep tensors while exporting ------------------------------------
@@ -176,20 +183,16 @@ def if_(pred: Any, true_fn: Callable, false_fn: Callable, names: Sequence[str], 
     `returned_if_false` marks the guards the rewriter puts after a data-dependent `return`:
     their false branch is the path that has already returned.
     """
-    frozen = _replayed()
-    if frozen is not None or not _is_dynamic(pred):
-        decision = bool(pred) if frozen is None else frozen
-        _record(site, decision)
+    decision = _static_decision(pred, site)
+    if decision is not None:
         return (true_fn if decision else false_fn)(*values)
     return _cond(_as_pred(pred), true_fn, false_fn, names, values, site, returned_if_false)
 
 
 def if_exp(pred: Any, true_fn: Callable[[], Any], false_fn: Callable[[], Any], site: str) -> Any:
     """`a if pred else b`."""
-    frozen = _replayed()
-    if frozen is not None or not _is_dynamic(pred):
-        decision = bool(pred) if frozen is None else frozen
-        _record(site, decision)
+    decision = _static_decision(pred, site)
+    if decision is not None:
         return true_fn() if decision else false_fn()
     (result,) = _cond(_as_pred(pred), lambda: (true_fn(),), lambda: (false_fn(),), ("<expr>",), (),
                       site)
@@ -221,7 +224,7 @@ def _cond(pred: torch.Tensor, true_fn, false_fn, names, values, site: str,
         def run(*lifted_values):
             out = _mask(tuple(fn(*lifted_values)), dead, probe_other)
             return tuple(
-                _as_output(out[i], kinds[i], probe_other[i]) for i in tensor_positions
+                _as_output(out[i], probe_other[i]) for i in tensor_positions
             )
 
         return run
@@ -250,14 +253,7 @@ class _Containers:
 
     def __init__(self, functions: Sequence[Callable], values: tuple):
         found = [v for v in values if isinstance(v, list | dict | set)]
-        for fn in functions:
-            for cell in getattr(fn, "__closure__", None) or ():
-                try:
-                    content = cell.cell_contents
-                except ValueError:
-                    continue
-                if isinstance(content, list | dict | set):
-                    found.append(content)
+        found += [c for _, c in bound_cells(functions) if isinstance(c, list | dict | set)]
         self.items = [(c, self._state(c)) for c in found]
 
     @staticmethod
@@ -316,7 +312,7 @@ def _output_kind(name: str, a: Any, b: Any, site: str) -> str | None:
     raise _mismatch(name, site, f"values {a!r} and {b!r} of a type that cannot cross a branch")
 
 
-def _as_output(value: Any, kind: str, other: Any) -> torch.Tensor:
+def _as_output(value: Any, other: Any) -> torch.Tensor:
     if isinstance(value, torch.Tensor):
         return value.clone()  # cond outputs may not alias its inputs (pass-through values)
     if value is UNDEFINED or value is None:  # placeholder on the path that lacks the value
@@ -350,12 +346,9 @@ def while_(cond_fn: Callable, body_fn: Callable, names: Sequence[str], values: t
     """`while cond: body` where the body assigns `names` (passed and returned in order)."""
     values = tuple(values)
     while True:
-        pred = cond_fn(*values)
-        frozen = _replayed()
-        if frozen is None and _is_dynamic(pred):
+        decision = _static_decision(cond_fn(*values), site)
+        if decision is None:
             return _while_loop(cond_fn, body_fn, names, values, site)
-        decision = bool(pred) if frozen is None else frozen
-        _record(site, decision)
         if not decision:
             return values
         values = tuple(body_fn(*values))

@@ -45,7 +45,6 @@ class RewrittenFunction:
     function: Callable
     source: str
     filename: str
-    sites: list[str]
 
 
 def needs_rewrite(fn: Callable) -> bool:
@@ -69,8 +68,7 @@ def rewrite_function(fn: Callable, owner: type | None = None) -> RewrittenFuncti
     counter = itertools.count()
     func_def.body = _ExitsToFlags(counter).function_body(func_def.body)
     func_def = _Predicates().visit(func_def)
-    sites: list[str] = []
-    func_def = _Functionalize(counter, filename, first_line, sites).visit(func_def)
+    func_def = _Functionalize(counter, filename, first_line).visit(func_def)
     func_def = _SuperCall().visit(func_def)
     func_def.decorator_list = []
     module = ast.Module(body=[func_def], type_ignores=[])
@@ -87,7 +85,7 @@ def rewrite_function(fn: Callable, owner: type | None = None) -> RewrittenFuncti
     except SyntaxError as e:
         raise UnsupportedConstructError("rewritten forward", f"does not compile: {e}", where) from e
     exec(code, namespace)
-    return RewrittenFunction(fn, namespace[func_def.name], source, filename, sites)
+    return RewrittenFunction(fn, namespace[func_def.name], source, filename)
 
 
 def _parse(fn: Callable) -> tuple[ast.FunctionDef, str, int]:
@@ -363,16 +361,13 @@ def _condition(test: ast.expr) -> ast.expr:
 
 # -- pass 3: functional control flow ---------------------------------------------------------------
 class _Functionalize(ast.NodeTransformer):
-    def __init__(self, counter, filename: str, first_line: int, sites: list[str]):
+    def __init__(self, counter, filename: str, first_line: int):
         self.counter = counter
         self.filename = filename
         self.first_line = first_line
-        self.sites = sites
 
     def _site(self, node: ast.AST) -> str:
-        site = f"{self.filename}:{self.first_line + getattr(node, 'lineno', 1) - 1}"
-        self.sites.append(site)
-        return site
+        return f"{self.filename}:{self.first_line + getattr(node, 'lineno', 1) - 1}"
 
     def _function(self, name: str, params: list[str], body: list[ast.stmt], returns: list[str]) -> ast.FunctionDef:
         result = ast.Tuple(elts=[_name(n) for n in returns], ctx=ast.Load())
