@@ -12,7 +12,7 @@ from typing import Any
 
 from . import __version__, targets
 from .backend import CompilerSession
-from .errors import DyncError
+from .errors import CompilationError, DyncError
 from .frontends.common import ImportedProgram
 from .passes import DEFAULT_PIPELINE, run_pipeline
 from .report import Report
@@ -77,7 +77,7 @@ def compile(  # noqa: A001 - the public name is fixed by the design
         if dump_ir is not None:
             Path(dump_ir).write_text(program.module.operation.get_asm(), encoding="utf-8")
         with _stage(report, "iree", say):
-            vmfb = session.compile(program.module)
+            vmfb = _compile_with_iree(session, program.module, report)
     finally:
         session.close()
     report.flags = list(session.flags)
@@ -92,6 +92,30 @@ def compile(  # noqa: A001 - the public name is fixed by the design
         report=report.to_json(),
     )
     return CompiledModule(vmfb, manifest)
+
+
+# IREE 3.13 leaves a `func.call` inside an `scf.if`/`scf.while` region unconverted when its own
+# inliner declines the callee. Inlining every branch function beforehand avoids that, but is not
+# the default: on some nested-if programs the pre-inlined module fails at run time ("indirect
+# buffer reference slot 0 is out range"). So it is the retry for the first failure only.
+_UNCONVERTED_CALL = "does not reference a valid function"
+INLINE_BRANCHES = ("inline", "symbol-dce", "dync-canonicalize", "dync-verify")
+
+
+def _compile_with_iree(session: CompilerSession, module, report: Report) -> bytes:
+    pristine = module.operation.clone()  # IREE rewrites the module it compiles in place
+    try:
+        return session.compile(module)
+    except CompilationError as e:
+        if not any(_UNCONVERTED_CALL in d for d in e.diagnostics):
+            raise
+    run_pipeline(pristine, INLINE_BRANCHES)
+    report.passes.extend(INLINE_BRANCHES)
+    report.notes.append(
+        "IREE could not convert a call to a branch function; compiled again with the branch "
+        "functions inlined (" + ", ".join(INLINE_BRANCHES) + ")"
+    )
+    return session.compile(pristine)
 
 
 def _import(model: Any, args, dynamic_shapes, session: CompilerSession) -> ImportedProgram:

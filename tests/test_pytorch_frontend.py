@@ -97,6 +97,30 @@ def test_conv_pool_with_dynamic_height_and_width():
         torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
 
 
+class RoutedTokens(torch.nn.Module):
+    """Masks with data-dependent sizes, twice in one function (MoE-style routing)."""
+
+    def forward(self, x, route):
+        out = torch.zeros_like(x)
+        for e in range(2):
+            token = torch.where(route == e)[0]
+            out = out.index_add(0, token, x[token] * (e + 2))
+        return out, x[route == 1].sum(0), torch.nonzero(route)
+
+
+def test_several_data_dependent_masks_in_one_function():
+    """torch-mlir's nonzero lowering gives wrong indices in IREE 3.13 when a function has two;
+    dync decomposes it (lit/frontends/pytorch_nonzero.py)."""
+    n = Dim("n", min=2, max=16)
+    x = torch.randn(6, 8)
+    model = RoutedTokens()
+    compiled = dync.compile(model, (x, torch.tensor([0, 1, 0, 0, 1, 1])), dynamic_shapes=({0: n}, {0: n}))
+    for route in ([0, 1, 0, 0, 1, 1], [1, 0, 1, 1, 0, 0], [0, 0, 0, 0, 0, 0], [1, 1, 1, 1, 1, 1]):
+        route = torch.tensor(route)
+        for got, want in zip(compiled(x, route), model(x, route), strict=True):
+            torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+
+
 def test_specialized_example_size_gets_a_hint():
     with pytest.raises(dync.DyncError, match="size of at least 2"):
         dync.compile(torch.nn.Conv2d(3, 4, 3), (torch.randn(1, 3, 8, 8),),

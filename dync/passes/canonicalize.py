@@ -1,8 +1,8 @@
 """`dync-canonicalize`: tidy the shape facts of dync IR.
 
 Reads: `torch.symbolic_int` and `torch.bind_symbolic_shape` ops in every function.
-Writes: one `torch.symbolic_int` per symbol per function (duplicates, which appear when
-functions are merged or inlined, are replaced by the first); removes
+Writes: one `torch.symbolic_int` per symbol per function, at the top of its entry block
+(duplicates, which appear when branch functions are inlined, are replaced by it); removes
 `torch.bind_symbolic_shape` ops whose dims are all constants (they say nothing beyond the
 type) and `torch.symbolic_int` ops left without uses outside the entry function. No paper
 section: this is housekeeping that keeps later passes (RDP) simple.
@@ -34,6 +34,7 @@ class Canonicalize(Pass):
     def run(self, module: ir.Operation) -> None:
         for func in _functions(module):
             first: dict[str, ir.Operation] = {}
+            entry = func.regions[0].blocks[0]
             for op in ops_named(func, "torch.symbolic_int"):
                 name = ir.StringAttr(op.attributes["symbol_name"]).value
                 if name in first:
@@ -41,6 +42,8 @@ class Canonicalize(Pass):
                     op.erase()
                 else:
                     first[name] = op
+                    if op.parent.name != "func.func":  # inlined from a branch: hoist it
+                        op.move_before(entry.operations[0])
             for bind in ops_named(func, "torch.bind_symbolic_shape"):
                 if _is_constant_bind(bind):
                     bind.erase()

@@ -49,3 +49,31 @@ module attributes {dync.symbols = {batch = {max = 64 : i64, min = 1 : i64}}} {
     return %1 : !torch.vtensor<[?,8],f32>
   }
 }
+
+// -----
+
+// A symbol first declared in a region (a branch function inlined into scf.if) moves to the top
+// of the entry block, so that a duplicate in the other region can use it.
+// CHECK-LABEL: func.func @main
+// CHECK-NEXT:    %[[U:.+]] = torch.symbolic_int "u0" {min_val = 0, max_val = 8}
+// CHECK-NOT:     torch.symbolic_int "u0"
+// CHECK:         scf.if
+// CHECK:           torch.bind_symbolic_shape %{{.+}}, [%[[U]]]
+// CHECK:         } else {
+// CHECK:           torch.bind_symbolic_shape %{{.+}}, [%[[U]]]
+module attributes {dync.symbols = {}} {
+  func.func @main(%arg0: !torch.vtensor<[8],i1> {dync.shape = [8]}, %arg1: i1) -> (!torch.vtensor<[?,1],si64> {dync.shape = ["u0", 1]}) attributes {dync.entry} {
+    %0 = scf.if %arg1 -> (!torch.vtensor<[?,1],si64>) {
+      %1 = torch.symbolic_int "u0" {min_val = 0, max_val = 8} : !torch.int
+      %2 = torch.aten.nonzero %arg0 : !torch.vtensor<[8],i1> -> !torch.vtensor<[?,1],si64>
+      torch.bind_symbolic_shape %2, [%1], affine_map<()[s0] -> (s0, 1)> : !torch.vtensor<[?,1],si64>
+      scf.yield %2 : !torch.vtensor<[?,1],si64>
+    } else {
+      %1 = torch.symbolic_int "u0" {min_val = 0, max_val = 8} : !torch.int
+      %2 = torch.aten.nonzero %arg0 : !torch.vtensor<[8],i1> -> !torch.vtensor<[?,1],si64>
+      torch.bind_symbolic_shape %2, [%1], affine_map<()[s0] -> (s0, 1)> : !torch.vtensor<[?,1],si64>
+      scf.yield %2 : !torch.vtensor<[?,1],si64>
+    }
+    return %0 : !torch.vtensor<[?,1],si64>
+  }
+}

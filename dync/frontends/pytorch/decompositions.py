@@ -45,10 +45,18 @@ def _index_add(x, dim, index, source, alpha=1):
     return added.movedim(0, dim)
 
 
-def _index_multi(x, indices):
-    """`x[i, j, ...]` with several index tensors on the leading dims -> one linear index.
-
-    torch-mlir lowers a single index tensor but not several with dynamic sizes."""
+def _index(x, indices):
+    """`x[mask]` -> `x[nonzero(mask)...]` (torch-mlir would lower the mask with its own
+    nonzero, see `_nonzero`); `x[i, j, ...]` with several index tensors on the leading dims ->
+    one linear index (torch-mlir lowers a single index tensor but not several with dynamic
+    sizes)."""
+    if any(i is not None and i.dtype in (torch.bool, torch.uint8) for i in indices):
+        expanded = []
+        for i in indices:
+            masked = i is not None and i.dtype in (torch.bool, torch.uint8)
+            expanded.extend(_nonzero(i).unbind(1) if masked else [i])
+        linear = _index(x, expanded)
+        return torch.ops.aten.index.Tensor(x, expanded) if linear is NotImplemented else linear
     k = len(indices)
     if k < 2 or any(i is None for i in indices) or any(i.dim() != 1 for i in indices):
         return NotImplemented
@@ -58,11 +66,32 @@ def _index_multi(x, indices):
     return x.reshape((-1, *x.shape[k:]))[linear]
 
 
-# ATen ops without a torch-mlir lowering, decomposed before import.
+def _nonzero(x):
+    """nonzero as a sort of unique keys (true positions first, in order) cut to the count.
+
+    torch-mlir's own lowering (scan + scatter into a shared init tensor) gives wrong indices
+    in IREE 3.13 as soon as a function has two nonzeros (see `lit/frontends/nonzero.py`)."""
+    flat = x.reshape(-1) != 0
+    n = flat.shape[0]
+    positions = torch.arange(n, device=x.device)
+    first = torch.sort(torch.where(flat, positions, positions + n)).values
+    count = flat.sum().item()
+    torch._check(count >= 0)
+    torch._check(count <= n)
+    index = first[:count]
+    coords, stride = [], 1
+    for size in reversed(x.shape):
+        coords.append(index // stride % size)
+        stride = stride * size
+    return torch.stack(coords[::-1], dim=1)
+
+
+# ATen ops without a (correct) torch-mlir lowering, decomposed before import.
 DECOMPOSITIONS = {
     torch.ops.aten._native_batch_norm_legit_no_training.default: _batch_norm_inference,
     torch.ops.aten.index_add.default: _index_add,
-    torch.ops.aten.index.Tensor: _index_multi,
+    torch.ops.aten.index.Tensor: _index,
+    torch.ops.aten.nonzero.default: _nonzero,
     torch.ops.aten.where.default: lambda cond: torch.ops.aten.nonzero.default(cond).unbind(1),
     torch.ops.aten.lstm_cell.default: _lstm_cell,
     torch.ops.aten.gru_cell.default: _gru_cell,
