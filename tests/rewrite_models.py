@@ -94,7 +94,7 @@ class GrowingLoop(nn.Module):
 
 
 class AppendInLoop(nn.Module):
-    """Greedy decoding that appends tokens to a Python list until an end token."""
+    """Greedy decoding that appends tokens to a Python list on data-dependent paths."""
 
     def __init__(self):
         super().__init__()
@@ -104,6 +104,41 @@ class AppendInLoop(nn.Module):
         tokens = []
         for _ in range(6):
             x = torch.tanh(self.step(x))
-            if x.sum() > 0:  # the line the list error must name
+            if x.sum() > 0:
                 tokens.append(x.argmax(-1))
-        return torch.stack(tokens) if tokens else x
+        tokens.append(x.argmin(-1))
+        return torch.stack(tokens), torch.cat(tokens), tokens[-1] + tokens[0], len(tokens)
+
+
+class DecodeUntilEnd(nn.Module):
+    """A GRU over a variable-length sequence, then decoding for `length + 2` steps (a
+    symbolic range) with `break` on an end token, appending to a list."""
+
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.GRU(8, 8, batch_first=True)
+        self.cell = nn.GRUCell(8, 8)
+        self.out = nn.Linear(8, 5)
+
+    def forward(self, x):
+        _, h = self.encoder(x)
+        h = h[0]
+        decoded = []
+        for _ in range(x.size(1) + 2):
+            h = self.cell(torch.tanh(h), h)
+            token = self.out(h).argmax(-1)
+            decoded.append(token)
+            if token[0].item() == 0:
+                break
+        return torch.cat(decoded)
+
+
+class AppendInWhile(nn.Module):
+    """A list appended in a data-dependent `while`: no bound, so no bounded buffer."""
+
+    def forward(self, x):
+        steps = []
+        while x.sum() > 0:  # the line the list error must name
+            x = x - 1.0
+            steps.append(x)
+        return x, len(steps)

@@ -44,7 +44,7 @@ def _inputs(n, scales=(0.1, 0.5, 1.0, 3.0, -0.5, -3.0), batch=(1, 3, 8)):
             for i in range(n)]
 
 
-@pytest.fixture(scope="module", params=["PlainIf", "EarlyExit", "GatedBlocks", "WhileNotDone", "NestedIfs"])
+@pytest.fixture(scope="module", params=["PlainIf", "EarlyExit", "GatedBlocks", "WhileNotDone", "NestedIfs", "AppendInLoop"])
 def case(request):
     torch.manual_seed(0)
     model = getattr(rm, request.param)().eval()
@@ -110,7 +110,21 @@ def test_verify_detects_a_frozen_path():
     assert report.eta > 0 and report.delta > -4
 
 
-def test_list_changed_on_a_data_dependent_path_is_refused_with_its_line():
-    with pytest.raises(dync.UnsupportedConstructError, match="Python list changed") as info:
-        _compile(rm.AppendInLoop().eval())
+def test_list_appended_in_a_data_dependent_while_is_refused_with_its_line():
+    with pytest.raises(dync.UnsupportedConstructError, match="list appended in a data-dependent while") as info:
+        _compile(rm.AppendInWhile().eval())
     assert info.value.source.endswith(f"rewrite_models.py:{_line_of('the list error must name')}")
+
+
+def test_decoding_over_a_symbolic_range_with_a_gru_encoder():
+    """A GRU over a dynamic sequence length runs as a loop; `for _ in range(len + 2)` with
+    `break` is a bounded `while_loop`; the decoded list is a bounded buffer."""
+    torch.manual_seed(5)  # weights under which some decodes end early, others run to the bound
+    model = rm.DecodeUntilEnd().eval()
+    seq = Dim("seq", min=1, max=12)
+    compiled = dync.compile(model, (torch.randn(1, 5, 8),), dynamic_shapes=({1: seq},))
+    gen = torch.Generator().manual_seed(0)
+    inputs = [torch.randn(1, t, 8, generator=gen) * s for t in (1, 4, 12) for s in (0.3, 1.0, 3.0)]
+    lengths = {len(model(x)) for x in inputs}
+    assert 1 in lengths and 14 in lengths, lengths  # ended on the token, and at the bound
+    _check(model, compiled, inputs)

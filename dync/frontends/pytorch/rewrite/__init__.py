@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 import torch
 
 from . import lifting
+from .lists import BoundedListMode
+from .recurrent import looped_forward
 from .runtime import record_branches, replay_branches
 from .transform import RewrittenFunction, needs_rewrite, rewrite_function
 
@@ -47,10 +49,19 @@ def rewritten(model: torch.nn.Module) -> Iterator[Rewrite]:
     for module in inplace:
         module.inplace = False
     token = lifting.set_root_module(model)
+    list_mode = BoundedListMode()
+    list_mode.__enter__()
     try:
         for module in model.modules():
             cls = type(module)
-            if not _user_class(module) or "forward" in vars(module):
+            if "forward" in vars(module):
+                continue
+            loop = looped_forward(module)
+            if loop is not None:  # a recurrent layer: a loop when its sequence length is dynamic
+                module.forward = loop
+                patched.append(module)
+                continue
+            if not _user_class(module):
                 continue
             forward = cls.forward
             if cls not in cache:
@@ -62,6 +73,7 @@ def rewritten(model: torch.nn.Module) -> Iterator[Rewrite]:
             patched.append(module)
         yield result
     finally:
+        list_mode.__exit__(None, None, None)
         lifting.reset_root_module(token)
         for module in inplace:
             module.inplace = True

@@ -70,12 +70,12 @@ class recording_usage:
 
 
 def lifted(emit: Callable, functions: Sequence[Callable], values: tuple,
-           used: set[int] | None = None) -> Any:
+           used: set[int] | None = None, lists: Sequence[Any] = ()) -> Any:
     """Call a control-flow HOP with every tensor its branches read passed as an operand.
 
-    Tensors in the closure cells of `functions`, in `values` and the root module's
-    parameters/buffers become operands, swapped for the operands' placeholders while a
-    branch is traced. `emit(run, operands)` makes the HOP call and returns its results;
+    Tensors in the closure cells of `functions`, in `values`, in the `TensorList`s `lists`
+    and the root module's parameters/buffers become operands, swapped for the operands'
+    placeholders while a branch is traced (the lists are restored after). `emit(run, operands)` makes the HOP call and returns its results;
     `run(fn, leading)` turns a branch `fn(*lead, *values)` into the callable the HOP wants,
     taking `(*lead, *operands)`.
     """
@@ -100,6 +100,7 @@ def lifted(emit: Callable, functions: Sequence[Callable], values: tuple,
     cell_slots = [slot(c.cell_contents) for c in cells]
     value_operand = [slot(values[i]) for i in value_slots]
     param_slots = [slot(state[n]) for n in names]
+    list_slots = [[slot(t) for t in tl.tensors()] for tl in lists]
     # HOP operands may not alias each other (torch.where's results are views of one tensor).
     operands = tuple(t.clone() if t._base is not None else t for t in operands)
     outer = _used.get()
@@ -119,6 +120,9 @@ def lifted(emit: Callable, functions: Sequence[Callable], values: tuple,
             for i, k in zip(value_slots, value_operand, strict=True):
                 local[i] = ops[k]
             params = {n: ops[k] for n, k in zip(names, param_slots, strict=True)}
+            saved_lists = [tl.snapshot() for tl in lists]
+            for tl, slots in zip(lists, list_slots, strict=True):
+                tl.replace_tensors(ops[k] for k in slots)
             try:
                 if root is None:
                     return fn(*lead, *local)
@@ -127,6 +131,8 @@ def lifted(emit: Callable, functions: Sequence[Callable], values: tuple,
             finally:
                 for cell, value in zip(cells, saved, strict=True):
                     cell.cell_contents = value
+                for tl, snap in zip(lists, saved_lists, strict=True):
+                    tl.restore(snap)
 
         return traced
 

@@ -26,6 +26,7 @@ from torch.fx.experimental.symbolic_shapes import statically_known_true
 from ....errors import UnsupportedConstructError
 from .lifting import bound_cells, recording_usage
 from .lifting import lifted as _lifted
+from .lists import TensorList, length, new_list  # noqa: F401  (called by rewritten code)
 
 
 class _Undefined:
@@ -204,11 +205,16 @@ def _cond(pred: torch.Tensor, true_fn, false_fn, names, values, site: str,
     # Look at what each branch produces without recording it, to decide which variables
     # cross the branch as tensors, which stay static, and which need a placeholder.
     containers = _Containers((true_fn, false_fn), values)
+    lists = _tensor_lists((true_fn, false_fn), values)
+    before = [tl.snapshot() for tl in lists]
     with disable_proxy_modes_tracing(), recording_usage() as used:
         probe_true = tuple(true_fn(*values))
         containers.check(site, "if")
+        after_true = _restore(lists, before)
         probe_false = tuple(false_fn(*values))
         containers.check(site, "if")
+        after_false = _restore(lists, before)
+        grown = _grown_lists(lists, before, after_true, after_false, site)
     # After a return, every variable but the return value is dead: the live branch decides.
     live = [n in (RETURNED, RETURN_VALUE) for n in names]
     dead_true = _returns(names, probe_true)
@@ -223,9 +229,10 @@ def _cond(pred: torch.Tensor, true_fn, false_fn, names, values, site: str,
     def branch(fn, probe_other, dead):
         def run(*lifted_values):
             out = _mask(tuple(fn(*lifted_values)), dead, probe_other)
+            buffers = [t.clone() for tl, cap, like in grown for t in tl.as_buffer(cap, like)]
             return tuple(
                 _as_output(out[i], probe_other[i]) for i in tensor_positions
-            )
+            ) + tuple(buffers)
 
         return run
 
@@ -239,11 +246,76 @@ def _cond(pred: torch.Tensor, true_fn, false_fn, names, values, site: str,
         (true_fn, false_fn),
         values,
         used,
+        lists,
     )
     merged = list(probe_true)  # static outputs are identical in both branches
-    for i, value in zip(tensor_positions, results, strict=True):
+    for i, value in zip(tensor_positions, results, strict=False):  # the lists' buffers follow
         merged[i] = value
+    buffers = results[len(tensor_positions):]
+    for k, (tl, _, _) in enumerate(grown):
+        tl.set_bounded(buffers[2 * k], buffers[2 * k + 1])
     return tuple(merged)
+
+
+def _tensor_lists(functions: Sequence[Callable], values: tuple) -> list[TensorList]:
+    found = [v for v in values if isinstance(v, TensorList)]
+    found += [c for _, c in bound_cells(functions) if isinstance(c, TensorList)]
+    unique = {id(tl): tl for tl in found}
+    return list(unique.values())
+
+
+def _restore(lists: Sequence[TensorList], before: Sequence) -> list:
+    """Each list's state after a probe; the lists are put back as they were."""
+    after = [tl.snapshot() for tl in lists]
+    for tl, snap in zip(lists, before, strict=True):
+        tl.restore(snap)
+    return after
+
+
+def _grown_lists(lists, before, after_true, after_false, site: str) -> list[tuple]:
+    """(list, capacity, item) of the lists a branch appended to: they leave the `cond` as
+    bounded buffers of the larger branch's capacity."""
+    grown = []
+    for tl, *states in zip(lists, before, after_true, after_false, strict=True):
+        if all(_same_state(states[0], s) for s in states[1:]):
+            continue
+        for state in states[1:]:
+            if not _appended_to(states[0], state):
+                raise UnsupportedConstructError(
+                    "Python list changed inside a data-dependent if",
+                    "only appending to a list is supported on a data-dependent path",
+                    site,
+                )
+        items = [t for state in states for t in ([state[1][0]] if state[1] is not None else state[0])]
+        like = next((t for t in items if isinstance(t, torch.Tensor)), None)
+        if like is None:
+            raise UnsupportedConstructError(
+                "Python list changed inside a data-dependent if",
+                "a list that grows on a data-dependent path must hold tensors",
+                site,
+            )
+        capacity = max(_capacity(s) for s in states)
+        grown.append((tl, capacity, like))
+    return grown
+
+
+def _same_state(a, b) -> bool:
+    return (a[1] is b[1] and a[2] is b[2] and len(a[0]) == len(b[0])
+            and all(x is y for x, y in zip(a[0], b[0], strict=True)))
+
+
+def _appended_to(before, after) -> bool:
+    if before[1] is not None:  # bounded: only appends can have changed it
+        return after[1] is not None
+    if after[1] is not None:
+        return True  # a nested data-dependent append made it bounded
+    return len(after[0]) >= len(before[0]) and all(
+        x is y for x, y in zip(before[0], after[0], strict=False)
+    )
+
+
+def _capacity(state) -> int:
+    return state[1].shape[0] if state[1] is not None else len(state[0])
 
 
 class _Containers:
@@ -252,8 +324,8 @@ class _Containers:
     probing the branch would already have applied it once."""
 
     def __init__(self, functions: Sequence[Callable], values: tuple):
-        found = [v for v in values if isinstance(v, list | dict | set)]
-        found += [c for _, c in bound_cells(functions) if isinstance(c, list | dict | set)]
+        found = [v for v in values if _plain_container(v)]
+        found += [c for _, c in bound_cells(functions) if _plain_container(c)]
         self.items = [(c, self._state(c)) for c in found]
 
     @staticmethod
@@ -267,11 +339,15 @@ class _Containers:
             if self._state(container) != before:
                 raise UnsupportedConstructError(
                     f"Python {type(container).__name__} changed inside a data-dependent {what}",
-                    "a list/dict/set updated on a data-dependent path (e.g. tokens appended "
-                    "until an end token) needs a bounded buffer or host mode, not available "
-                    "yet; keep such state in tensors",
+                    "on a data-dependent path a list created empty in the function may be "
+                    "appended to (it becomes a bounded buffer); other list/dict/set updates "
+                    "cannot follow a traced path: keep such state in tensors",
                     site,
                 )
+
+
+def _plain_container(value: Any) -> bool:
+    return isinstance(value, list | dict | set) and not isinstance(value, TensorList)
 
 
 def _returns(names: Sequence[str], probe: tuple) -> bool:
@@ -354,12 +430,32 @@ def while_(cond_fn: Callable, body_fn: Callable, names: Sequence[str], values: t
         values = tuple(body_fn(*values))
 
 
-def _while_loop(cond_fn, body_fn, names, values, site: str) -> tuple:
+def _while_loop(cond_fn, body_fn, names, values, site: str, trips: int | None = None) -> tuple:
+    """`trips`: the most iterations the loop can make, when known (a `for` over a symbolic
+    range); lists the body appends to become bounded buffers sized by it."""
     containers = _Containers((cond_fn, body_fn), values)
+    lists = _tensor_lists((cond_fn, body_fn), values)
+    before = [tl.snapshot() for tl in lists]
     with disable_proxy_modes_tracing(), recording_usage() as used:
         probe = tuple(body_fn(*values))
         containers.check(site, "loop")
         cond_fn(*probe)
+        after = _restore(lists, before)
+        grown = _grown_lists(lists, before, after, after, site)
+    if grown and trips is None:
+        raise UnsupportedConstructError(
+            "list appended in a data-dependent while loop",
+            "the loop has no bound known when compiling, so the list cannot become a bounded "
+            "buffer (a `for` over a range has one); keep such state in tensors",
+            site,
+        )
+    # Each grown list is carried as (buffer, length), sized for every iteration's appends.
+    buffers = []
+    for tl, capacity_after_one, like in grown:
+        start = _capacity(tl.snapshot())
+        capacity = start + trips * (capacity_after_one - start)
+        buffers.append((tl, capacity))
+        tl.set_bounded(*tl.as_buffer(capacity, like))
     carried = []
     for i, (name, before, after) in enumerate(zip(names, values, probe, strict=True)):
         if before is after and not isinstance(before, torch.Tensor):
@@ -372,8 +468,8 @@ def _while_loop(cond_fn, body_fn, names, values, site: str) -> tuple:
                     f"variable {name!r} in a data-dependent loop",
                     f"it changes shape from {before.dtype}{list(before.shape)} to "
                     f"{after.dtype}{list(after.shape)} in one iteration; a data-dependent loop "
-                    "must keep its carried tensors' shapes (growing sequences need a bounded "
-                    "buffer or host mode, not available yet)",
+                    "must keep its carried tensors' shapes (append the items to a list "
+                    "instead, in a `for` over a range, which bounds it)",
                     site,
                 )
             carried.append(i)
@@ -387,28 +483,33 @@ def _while_loop(cond_fn, body_fn, names, values, site: str) -> tuple:
             )
     # Fresh carried values: they may not alias the loop's other operands.
     initial = tuple(_carry_in(values[i], probe[i]).clone() for i in carried)
+    initial += tuple(t.clone() for tl, _ in buffers for t in (tl.buffer, tl.length))
     values = tuple(UNDEFINED if i in carried else v for i, v in enumerate(values))
+    n = len(carried) + 2 * len(buffers)
 
     def full(carry, local):
         merged = list(local)
-        for i, v in zip(carried, carry, strict=True):
+        for i, v in zip(carried, carry, strict=False):
             merged[i] = v
+        state = carry[len(carried):]
+        for k, (tl, _) in enumerate(buffers):
+            tl.set_bounded(state[2 * k], state[2 * k + 1])
         return merged
 
     def cond(*args):
-        carry, local = args[: len(carried)], args[len(carried):]
-        return _as_pred(cond_fn(*full(carry, local)))
+        return _as_pred(cond_fn(*full(args[:n], args[n:])))
 
     def body(*args):
-        carry, local = args[: len(carried)], args[len(carried):]
+        carry, local = args[:n], args[n:]
         out = body_fn(*full(carry, local))
-        return tuple(_carry_out(out[i], carry[k]) for k, i in enumerate(carried))
+        new = tuple(_carry_out(out[i], carry[k]) for k, i in enumerate(carried))
+        # An append grew the buffer by one slot past the bound: never a valid one, cut it.
+        return new + tuple(t.clone() for tl, cap in buffers for t in (tl.buffer[:cap], tl.length))
 
+    saved = [tl.snapshot() for tl, _ in buffers]
     try:
         results = _lifted(
-            lambda run, operands: while_loop_op(
-                run(cond, len(carried)), run(body, len(carried)), initial, operands
-            ),
+            lambda run, operands: while_loop_op(run(cond, n), run(body, n), initial, operands),
             (cond_fn, body_fn),
             values,
             used,
@@ -424,10 +525,65 @@ def _while_loop(cond_fn, body_fn, names, values, site: str) -> tuple:
                 site,
             ) from e
         raise
+    finally:
+        for (tl, _), snap in zip(buffers, saved, strict=True):
+            tl.restore(snap)
     merged = list(values)
-    for i, v in zip(carried, results, strict=True):
+    for i, v in zip(carried, results, strict=False):
         merged[i] = v
+    state = results[len(carried):]
+    for k, (tl, _) in enumerate(buffers):
+        tl.set_bounded(state[2 * k], state[2 * k + 1])
     return tuple(merged)
+
+
+def for_range(bounds: tuple, body_fn: Callable, names: Sequence[str], values: tuple,
+              site: str) -> tuple:
+    """`for v in range(*bounds): body` where the body assigns `names`. A Python loop (unrolled
+    by tracing) unless a bound is symbolic while exporting: then a `while_loop` whose trip
+    count is at most the bound's largest value."""
+    values = tuple(values)
+    if not any(_is_dynamic(b) and _as_int(b) is None for b in bounds):
+        for v in range(*bounds):
+            values = tuple(body_fn(v, *values))
+        return values
+    start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (*bounds, 1)[:3]
+    if _as_int(step) is None or _as_int(step) <= 0:
+        raise UnsupportedConstructError(
+            "for loop over a range with a symbolic or non-positive step", "use a constant step", site
+        )
+    trips = _upper_bound(-(-(stop - start) // step), site)
+    stop_t = torch.scalar_tensor(stop, dtype=torch.int64)
+    first = torch.scalar_tensor(start, dtype=torch.int64)
+
+    def cond(*args):
+        return args[-1] < stop_t
+
+    def body(*args):
+        return (*body_fn(args[-1], *args[:-1]), args[-1] + step)
+
+    return _while_loop(cond, body, (*names, "<loop index>"), (*values, first), site, trips)[:-1]
+
+
+def _as_int(value: Any) -> int | None:
+    if isinstance(value, torch.SymInt):
+        return value.node.maybe_as_int()
+    return int(value) if isinstance(value, int) else None
+
+
+def _upper_bound(count: Any, site: str) -> int | None:
+    if isinstance(count, int):
+        return max(count, 0)
+    if not isinstance(count, torch.SymInt):
+        return None  # a count read from tensor data: no bound
+    upper = count.node.shape_env.bound_sympy(count.node.expr).upper
+    if not upper.is_finite:
+        raise UnsupportedConstructError(
+            "for loop over a range without an upper bound",
+            "give the dims it depends on a max (Dim(..., max=N))",
+            site,
+        )
+    return max(int(upper), 0)
 
 
 def _same_shape(a: torch.Tensor, b: torch.Tensor) -> bool:

@@ -8,14 +8,16 @@ Three AST passes over the function, on the live module's method:
    cost nothing (they stay Python bools); flags set under a data-dependent condition become
    tensors and guard the rest of the program with `cond`s, as an early exit should.
 2. **predicates** — `and`/`or`/`not` in conditions and `.item()`, `bool()`, `float()`,
-   `int()` anywhere become `__dync__` calls that keep tensors when the value is traced;
+   `int()`, `len()` anywhere become `__dync__` calls that keep tensors when the value is traced;
+   `v = []` makes a list that becomes a bounded buffer if it grows on a data-dependent path;
    `v += e` and `v.op_(...)` statements on a plain name become `v = v + e` and
    `v = v.op(...)` (a branch must not update its inputs in place).
 3. **functional control flow** — each `if` becomes two nested functions over the variables
    it assigns (found by a def/use scan) and a call to `__dync__.if_`; each `while` becomes
-   `__dync__.while_`; `a if c else b` becomes `__dync__.if_exp`. `for` loops stay Python:
-   they iterate over static things (ModuleLists, ranges of constants) and are unrolled by
-   tracing, which is DyCL's partial evaluation done by the tracer.
+   `__dync__.while_`; `a if c else b` becomes `__dync__.if_exp`; `for v in range(...)` becomes
+   `__dync__.for_range`, a `while_loop` when a bound is a symbolic size. Other `for` loops stay
+   Python: they iterate over static things (ModuleLists, lists, constant ranges) and are
+   unrolled by tracing, which is DyCL's partial evaluation done by the tracer.
 
 What is static and what is tensor-dependent is decided when the program runs (see
 `runtime.py`), so the rewritten function is exactly the original on real tensors. Generated
@@ -67,7 +69,7 @@ def rewrite_function(fn: Callable, owner: type | None = None) -> RewrittenFuncti
     _reject_unsupported(func_def, filename, first_line)
     counter = itertools.count()
     func_def.body = _ExitsToFlags(counter).function_body(func_def.body)
-    func_def = _Predicates().visit(func_def)
+    func_def = _Predicates(filename, first_line).visit(func_def)
     func_def = _Functionalize(counter, filename, first_line).visit(func_def)
     func_def = _SuperCall().visit(func_def)
     func_def.decorator_list = []
@@ -296,6 +298,20 @@ _CONVERSIONS = {"bool": "to_bool", "float": "to_float", "int": "to_int"}
 
 
 class _Predicates(ast.NodeTransformer):
+    def __init__(self, filename: str, first_line: int):
+        self.filename = filename
+        self.first_line = first_line
+
+    def visit_Assign(self, node: ast.Assign) -> ast.stmt:
+        """`v = []` -> `v = __dync__.new_list(site)`: a list that may grow on a data-dependent
+        path (see `lists.py`)."""
+        self.generic_visit(node)
+        if (len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and isinstance(node.value, ast.List) and not node.value.elts):
+            site = f"{self.filename}:{self.first_line + node.lineno - 1}"
+            node.value = ast.copy_location(_call("new_list", _const(site)), node.value)
+        return node
+
     def visit_AugAssign(self, node: ast.AugAssign) -> ast.stmt:
         """`v += e` -> `v = v + e`: a branch must not mutate a tensor it received."""
         self.generic_visit(node)
@@ -326,6 +342,8 @@ class _Predicates(ast.NodeTransformer):
             return ast.copy_location(_call("item", node.func.value), node)
         if isinstance(node.func, ast.Name) and node.func.id in _CONVERSIONS and len(node.args) == 1 and not node.keywords:
             return ast.copy_location(_call(_CONVERSIONS[node.func.id], node.args[0]), node)
+        if isinstance(node.func, ast.Name) and node.func.id == "len" and len(node.args) == 1:
+            return ast.copy_location(_call("length", node.args[0]), node)
         return node
 
     def visit_If(self, node: ast.If) -> ast.If:
@@ -426,6 +444,25 @@ class _Functionalize(ast.NodeTransformer):
                      _const(self._site(node)))
         out = [cond_fn, body_fn, self._bind(names, call)]
         return [ast.copy_location(s, node) for s in out]
+
+    def visit_For(self, node: ast.For) -> ast.stmt | list[ast.stmt]:
+        """`for v in range(...)` -> `__dync__.for_range`: a Python loop, or a `while_loop`
+        when a bound is a symbolic size. Other `for` loops (over modules, lists, constant
+        ranges) stay Python and are unrolled."""
+        self.generic_visit(node)
+        it = node.iter
+        if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
+                and not it.keywords and 1 <= len(it.args) <= 3 and isinstance(node.target, ast.Name)
+                and not node.orelse) or all(isinstance(a, ast.Constant) for a in it.args):
+            return node
+        k = next(self.counter)
+        names = [n for n in _assigned_names(node.body) if n != node.target.id]
+        body_fn = self._function(f"__dync_body_{k}", [node.target.id, *names], node.body, names)
+        names_tuple, values = self._state(names)
+        bounds = ast.Tuple(elts=it.args, ctx=ast.Load())
+        call = _call("for_range", bounds, _name(body_fn.name), names_tuple, values,
+                     _const(self._site(node)))
+        return [ast.copy_location(s, node) for s in (body_fn, self._bind(names, call))]
 
     def visit_IfExp(self, node: ast.IfExp) -> ast.expr:
         self.generic_visit(node)

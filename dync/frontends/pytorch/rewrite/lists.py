@@ -1,0 +1,169 @@
+"""Python lists of tensors that grow on data-dependent paths, as bounded buffers.
+
+The rewriter turns `v = []` into `v = __dync__.new_list()`: a `TensorList`, which is a plain
+list in eager execution. While exporting, when a data-dependent branch appends to it (a decoder
+appending a token until END), its length stops being a Python int: the list becomes a bounded
+buffer — `buffer`, the items stacked to a static capacity (the most appends any path can make),
+and `length`, a 0-d int64 tensor — that crosses `cond` as two tensors. Later appends write at
+`length`; `torch.cat`/`torch.stack` of the list take `buffer[:length]` (an unbacked size);
+`len(v)` gives `length`; `v[-1]`/`v[i]` read the buffer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from ....errors import UnsupportedConstructError
+
+Snapshot = tuple[list, torch.Tensor | None, torch.Tensor | None]
+
+
+class TensorList(list):
+    """A list the rewriter saw created empty; see the module docstring."""
+
+    buffer: torch.Tensor | None = None
+    length: torch.Tensor | None = None
+    site: str = "<unknown>"
+
+    @property
+    def bounded(self) -> bool:
+        return self.buffer is not None
+
+    # -- state, for probing branches and lifting -------------------------------------------
+    def snapshot(self) -> Snapshot:
+        return list(list.__iter__(self)), self.buffer, self.length
+
+    def restore(self, snap: Snapshot) -> None:
+        list.clear(self)
+        list.extend(self, snap[0])
+        self.buffer, self.length = snap[1], snap[2]
+
+    def tensors(self) -> list[torch.Tensor]:
+        items, buffer, length = self.snapshot()
+        state = [buffer, length] if buffer is not None else []
+        return state + [t for t in items if isinstance(t, torch.Tensor)]
+
+    def replace_tensors(self, tensors: Iterable[torch.Tensor]) -> None:
+        """Put `tensors` (in `tensors()` order) in place of the current ones."""
+        new = iter(tensors)
+        if self.bounded:
+            self.buffer, self.length = next(new), next(new)
+        items = [next(new) if isinstance(t, torch.Tensor) else t for t in list.__iter__(self)]
+        list.clear(self)
+        list.extend(self, items)
+
+    def as_buffer(self, capacity: int, like: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(buffer padded to `capacity`, length) of the current state."""
+        if self.bounded:
+            buffer, length = self.buffer, self.length
+        else:
+            items = list(list.__iter__(self))
+            for item in items:
+                _check_item(item, like, self.site)
+            buffer = torch.stack(items) if items else torch.zeros((0, *like.shape), dtype=like.dtype)
+            length = torch.scalar_tensor(len(items), dtype=torch.int64)
+        pad = capacity - buffer.shape[0]
+        if pad:
+            buffer = torch.cat([buffer, buffer.new_zeros((pad, *buffer.shape[1:]))])
+        return buffer, length
+
+    def set_bounded(self, buffer: torch.Tensor, length: torch.Tensor) -> None:
+        list.clear(self)
+        self.buffer, self.length = buffer, length
+
+    # -- list operations -------------------------------------------------------------------
+    def append(self, value: Any) -> None:
+        if not self.bounded:
+            list.append(self, value)
+            return
+        _check_item(value, self.buffer[0], self.site)
+        grown = torch.cat([self.buffer, value.unsqueeze(0)])
+        at = torch.arange(grown.shape[0]) == self.length
+        self.buffer = torch.where(at.view(-1, *[1] * value.dim()), value.unsqueeze(0), grown)
+        self.length = self.length + 1
+
+    def extend(self, values: Iterable) -> None:
+        for v in values:
+            self.append(v)
+
+    def __len__(self) -> int:
+        if self.bounded:
+            raise self._unsupported("len() as a Python int")
+        return list.__len__(self)
+
+    def __iter__(self):
+        if self.bounded:
+            raise self._unsupported("iteration")
+        return list.__iter__(self)
+
+    def __getitem__(self, index):
+        if not self.bounded:
+            return list.__getitem__(self, index)
+        if not isinstance(index, int):
+            raise self._unsupported(f"indexing with {type(index).__name__}")
+        at = self.length + index if index < 0 else torch.scalar_tensor(index, dtype=torch.int64)
+        return self.buffer.index_select(0, at.reshape(1)).squeeze(0)
+
+    def valid(self) -> torch.Tensor:
+        """The items as one tensor (length, *item), of a data-dependent length."""
+        n = self.length.item()
+        torch._check(n >= 0)
+        torch._check(n <= self.buffer.shape[0])
+        return self.buffer[:n]
+
+    def _unsupported(self, what: str) -> UnsupportedConstructError:
+        return UnsupportedConstructError(
+            f"{what} of a list whose length depends on the data",
+            "a list appended on a data-dependent path is a bounded buffer while exporting: "
+            "torch.cat/torch.stack of it, len(), v[i] and v[-i] are supported",
+            self.site,
+        )
+
+
+def new_list(site: str) -> TensorList:
+    result = TensorList()
+    result.site = site
+    return result
+
+
+def length(value: Any) -> Any:
+    """`len(value)`: a 0-d tensor for a list of data-dependent length."""
+    if isinstance(value, TensorList) and value.bounded:
+        return value.length
+    return len(value)
+
+
+def _check_item(item: Any, like: torch.Tensor, site: str) -> None:
+    if not isinstance(item, torch.Tensor) or item.dtype != like.dtype or item.dim() != like.dim():
+        got = f"{item.dtype}{list(item.shape)}" if isinstance(item, torch.Tensor) else type(item).__name__
+        raise UnsupportedConstructError(
+            "list of mixed items appended on a data-dependent path",
+            f"its items must be tensors of one dtype and shape (like {like.dtype}"
+            f"{list(like.shape)}), got {got}",
+            site,
+        )
+
+
+_CONCATS = {torch.cat, torch.concat, torch.concatenate}
+
+
+class BoundedListMode(TorchFunctionMode):
+    """`torch.cat`/`torch.stack` of a bounded `TensorList` read its valid prefix."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if (func in _CONCATS or func is torch.stack) and args and isinstance(args[0], TensorList) \
+                and args[0].bounded:
+            items = args[0].valid()
+            dim = args[1] if len(args) > 1 else kwargs.get("dim", 0)
+            if func is torch.stack:
+                return items.movedim(0, dim % items.dim())
+            d = dim % (items.dim() - 1)
+            moved = items.movedim(0, d)  # (*item[:d], n, *item[d:])
+            shape = (*moved.shape[:d], moved.shape[d] * moved.shape[d + 1], *moved.shape[d + 2:])
+            return moved.reshape(shape)
+        return func(*args, **kwargs)
