@@ -10,13 +10,14 @@ from .errors import (  # noqa: E402
     ModuleFormatError,
     UnsupportedConstructError,
 )
-from .runtime import CompiledModule, load  # noqa: E402
+from .runtime import CompiledModule, HostModule, load  # noqa: E402
 from .verify import Verification, verify  # noqa: E402
 
 __all__ = [
     "CompilationError",
     "CompiledModule",
     "DyncError",
+    "HostModule",
     "InputError",
     "ModuleFormatError",
     "UnsupportedConstructError",

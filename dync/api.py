@@ -12,7 +12,7 @@ from typing import Any
 
 from . import __version__, targets
 from .backend import CompilerSession
-from .errors import CompilationError, DyncError
+from .errors import CompilationError, DyncError, UnsupportedConstructError
 from .frontends.common import ImportedProgram
 from .passes import DEFAULT_PIPELINE, run_pipeline
 from .report import Report
@@ -45,8 +45,12 @@ def compile(  # noqa: A001 - the public name is fixed by the design
       backend: "llvm-cpu" (host, default), "cuda" or "arm".
       target: a preset of the backend (`dync.targets.presets(backend)`), e.g. "jetson-orin".
       mode: how control flow is captured. "graph" compiles the whole program into one
-        module and refuses anything it cannot capture (with the source line); "auto" is the
-        same today and will fall back to host mode per region; "host" is not available yet.
+        module and refuses anything it cannot capture (with the source line). "host" runs
+        the model's own Python on the host and compiles the submodule/method calls it makes
+        that can be captured as sub-DNNs, entry points of one vmfb, falling back per call
+        (PyTorch models; the result is a `dync.HostModule`). "auto" (default) compiles in
+        graph mode and falls back to host mode when the program cannot be one graph; the
+        report lists each fallback with its file, line and reason.
       passes: dync IR passes to run (names or upstream pipeline elements); default
         `dync.passes.DEFAULT_PIPELINE`.
       extra_flags: additional IREE compiler flags.
@@ -55,11 +59,8 @@ def compile(  # noqa: A001 - the public name is fixed by the design
     """
     if mode not in MODES:
         raise DyncError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
-    if mode == "host":
-        raise DyncError(
-            "mode='host' (sub-DNNs driven from Python) is not available in this version; "
-            "use mode='auto' or 'graph', which capture the whole program in one module"
-        )
+    if mode == "host" and _is_onnx(model):
+        raise DyncError("mode='host' runs a PyTorch model's own Python; an ONNX model is one graph")
     tgt = targets.resolve(backend, target)
     say = _progress_sink(progress)
     steps = tuple(DEFAULT_PIPELINE if passes is None else passes)
@@ -67,7 +68,18 @@ def compile(  # noqa: A001 - the public name is fixed by the design
     session = CompilerSession(tgt, tuple(extra_flags))
     try:
         with _stage(report, "import", say):
-            program = _import(model, args, dynamic_shapes, session)
+            program, graph_error = None, None
+            try:
+                if mode != "host":
+                    program = _import(model, args, dynamic_shapes, session)
+            except UnsupportedConstructError as e:
+                if mode == "graph" or _is_onnx(model):
+                    raise
+                graph_error = e
+                say(f"not one graph ({e.construct} at {e.source or '-'}): falling back to host mode")
+        if program is None:
+            return _compile_host(model, args, dynamic_shapes, session, steps, report, say,
+                                 graph_error, tgt, dump_ir)
         report.frontend = program.frontend
         report.notes.extend(program.notes)
         report.rewritten = dict(program.rewritten)
@@ -92,6 +104,65 @@ def compile(  # noqa: A001 - the public name is fixed by the design
         report=report.to_json(),
     )
     return CompiledModule(vmfb, manifest)
+
+
+def _compile_host(model, args, dynamic_shapes, session: CompilerSession, steps, report: Report,
+                  say, graph_error, tgt, dump_ir) -> CompiledModule:
+    """Host mode: the sub-DNNs of `model` as entry points of one vmfb (see
+    `dync.frontends.pytorch.host`)."""
+    from .frontends.common import link
+    from .frontends.pytorch.host import capture_host, label
+    from .runtime.host import HostModule
+    from .signature import Signature
+
+    if args is None:
+        raise DyncError("a PyTorch model needs example args: dync.compile(model, (x,), ...)")
+    args = tuple(args) if isinstance(args, tuple | list) else (args,)
+    root_error = graph_error or UnsupportedConstructError("forward", "mode='host' was asked for")
+    with _stage(report, "host capture", say):
+        plan = capture_host(model, args, dynamic_shapes, session.context, root_error, say)
+    if not plan.subdnns:
+        if graph_error is not None:  # auto: host mode would not compile anything either
+            raise graph_error
+        raise DyncError(
+            "host mode found nothing to compile: no submodule or method call made from the "
+            "host code takes and returns tensors only\n  " + "\n  ".join(map(str, plan.fallbacks))
+        )
+    report.frontend, report.mode = "pytorch", "host"
+    report.graph_breaks = [vars(f) for f in plan.fallbacks]
+    report.subdnns = [
+        {"name": s.name, "callable": label(s.key), "calls": s.calls,
+         "inputs": [t.shape_str() for t in s.program.signature.inputs]}
+        for s in plan.subdnns
+    ]
+    for sub in plan.subdnns:
+        report.notes.extend(sub.program.notes)
+        report.rewritten.update(sub.program.rewritten)
+    with _stage(report, "passes", say):
+        for sub in plan.subdnns:
+            run_pipeline(sub.program.module, steps)
+    linked = link({s.name: s.program.module for s in plan.subdnns}, session.context)
+    if dump_ir is not None:
+        Path(dump_ir).write_text(linked.operation.get_asm(), encoding="utf-8")
+    with _stage(report, "iree", say):
+        vmfb = _compile_with_iree(session, linked, report)
+    report.flags = list(session.flags)
+    report.vmfb_bytes = len(vmfb)
+    manifest = Manifest(
+        signature=Signature([], [], {}, None),
+        backend=tgt.backend,
+        target=tgt.name,
+        driver=tgt.driver,
+        flags=list(session.flags),
+        dync_version=__version__,
+        report=report.to_json(),
+        entry="",
+        subdnns=[
+            {"name": s.name, "callable": list(s.key), "signature": s.program.signature.to_json()}
+            for s in plan.subdnns
+        ],
+    )
+    return HostModule(model, vmfb, manifest)
 
 
 # IREE 3.13 leaves a `func.call` inside an `scf.if`/`scf.while` region unconverted when its own

@@ -8,6 +8,8 @@ from dataclasses import asdict, dataclass, field
 @dataclass
 class Report:
     frontend: str = ""
+    # "in-graph" (one entry function) or "host" (the model's Python driving sub-DNNs).
+    mode: str = "in-graph"
     backend: str = ""
     target: str = ""
     flags: list[str] = field(default_factory=list)
@@ -15,7 +17,10 @@ class Report:
     symbols: dict[str, list[int]] = field(default_factory=dict)
     # Seconds per stage, in order: import, passes, iree.
     stage_seconds: dict[str, float] = field(default_factory=dict)
+    # Host mode: each region run on the host instead of compiled: {region, source, reason}.
     graph_breaks: list[dict] = field(default_factory=list)
+    # Host mode: the sub-DNN entry points: {name, callable, calls, inputs}.
+    subdnns: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     vmfb_bytes: int = 0
     # Rewritten forward functions (qualified name -> readable generated source).
@@ -37,9 +42,14 @@ class Report:
             + (", ".join(f"{k} in [{lo}, {hi}]" for k, (lo, hi) in self.symbols.items()) or "none"),
             "  passes: " + (", ".join(self.passes) or "none"),
             "  stages: " + ", ".join(f"{k} {v:.2f}s" for k, v in self.stage_seconds.items()),
+            f"  mode: {self.mode}",
             f"  graph breaks: {len(self.graph_breaks)}",
             "  rewritten: " + (", ".join(self.rewritten) or "nothing"),
             "  IREE flags: " + " ".join(self.flags),
         ]
+        lines += [f"    {b['region']} on the host ({b['source']}): {b['reason']}"
+                  for b in self.graph_breaks]
+        lines += [f"  sub-DNN {d['name']}: {d['callable']}({', '.join(d['inputs'])}), "
+                  f"{d['calls']} calls in the example" for d in self.subdnns]
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)

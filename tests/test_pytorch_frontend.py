@@ -135,8 +135,6 @@ def test_iree_failure_names_a_saved_ir_file(cond_model):
     assert "no-such-device" in open(path).read().splitlines()[0]
 
 
-def test_mode_is_validated_and_host_mode_is_refused_clearly(cond_model):
+def test_mode_is_validated(cond_model):
     with pytest.raises(dync.DyncError, match="mode must be one of"):
         dync.compile(cond_model, (torch.randn(4, 8),), mode="eager")
-    with pytest.raises(dync.DyncError, match="mode='host'.*not available"):
-        dync.compile(cond_model, (torch.randn(4, 8),), mode="host")

@@ -13,9 +13,10 @@ from dync.frontends.pytorch.rewrite import record_branches, rewritten
 BATCH = Dim("batch", min=1, max=16)
 
 
-def _compile(model, example=None, dynamic=True):
+def _compile(model, example=None, dynamic=True, mode="auto"):
     example = example if example is not None else torch.randn(2, 8)
-    return dync.compile(model, (example,), dynamic_shapes=({0: BATCH},) if dynamic else None)
+    return dync.compile(model, (example,), dynamic_shapes=({0: BATCH},) if dynamic else None,
+                        mode=mode)
 
 
 def _paths(model, inputs):
@@ -80,7 +81,7 @@ def test_rewritten_source_is_readable_and_kept():
 
 def test_growing_loop_names_the_source_line():
     with pytest.raises(dync.UnsupportedConstructError) as info:
-        _compile(rm.GrowingLoop().eval())
+        _compile(rm.GrowingLoop().eval(), mode="graph")
     assert info.value.source.endswith(f"rewrite_models.py:{_line_of('the line the error must name')}")
     assert "shape" in str(info.value)
 
@@ -112,7 +113,7 @@ def test_verify_detects_a_frozen_path():
 
 def test_list_appended_in_a_data_dependent_while_is_refused_with_its_line():
     with pytest.raises(dync.UnsupportedConstructError, match="list appended in a data-dependent while") as info:
-        _compile(rm.AppendInWhile().eval())
+        _compile(rm.AppendInWhile().eval(), mode="graph")
     assert info.value.source.endswith(f"rewrite_models.py:{_line_of('the list error must name')}")
 
 

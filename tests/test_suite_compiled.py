@@ -13,7 +13,7 @@ import dync  # noqa: E402
 from benchmarks import models  # noqa: E402
 
 
-@pytest.mark.parametrize("name", ["moe", "captioner", "nmt_decoder"])
+@pytest.mark.parametrize("name", ["moe", "captioner", "nmt_decoder", "yolo_nms"])
 def test_suite_model_matches_eager_on_every_path(name):
     module = models.load(name)
     model, example, dynamic_shapes = module.build()

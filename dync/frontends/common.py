@@ -31,7 +31,8 @@ class ImportedProgram:
     rewritten: dict[str, str] = field(default_factory=dict)
 
 
-def finish_import(module: ir.Module, signature: Signature, frontend: str) -> ImportedProgram:
+def finish_import(module: ir.Module, signature: Signature, frontend: str,
+                  entry: str = "main") -> ImportedProgram:
     """Bring an imported torch-dialect module into dync IR form and verify it."""
     try:
         run_pipeline(module, CONTROL_FLOW_TO_SCF)
@@ -41,7 +42,7 @@ def finish_import(module: ir.Module, signature: Signature, frontend: str) -> Imp
         ) from e
     with module.context:
         _sink_argument_casts(module)
-    dync_ir.set_entry_signature(module, signature)
+    dync_ir.set_entry_signature(module, signature, entry)
     problems = dync_ir.verify(module)
     if problems:
         raise CompilationError(f"{frontend} import produced invalid dync IR", problems)
@@ -71,3 +72,23 @@ def _sink_argument_casts(module: ir.Module) -> None:
             bind = last_bind.get(cast.operands[0].arg_number)
             if bind is not None:
                 cast.move_after(bind)
+
+
+def link(modules: dict[str, ir.Module], context: ir.Context) -> ir.Module:
+    """One module holding the entry functions of `modules` (entry name -> module), for one
+    `.vmfb` with several entry points (host mode's sub-DNNs). Private functions (branches)
+    are renamed `<entry>.<name>` so that the modules' own names cannot collide."""
+    with context, ir.Location.unknown():
+        linked = ir.Module.create()
+        for entry, module in modules.items():
+            functions = [op.operation for op in module.body.operations]
+            for op in functions:
+                name = ir.StringAttr(op.attributes["sym_name"]).value
+                if name != entry:
+                    renamed = f"{entry}.{name}"
+                    ir.SymbolTable.replace_all_symbol_uses(name, renamed, module.operation)
+                    op.attributes["sym_name"] = ir.StringAttr.get(renamed)
+            for op in functions:
+                op.detach_from_parent()
+                linked.body.append(op)
+    return linked

@@ -36,6 +36,9 @@ class Manifest:
     sha256: str = ""
     report: dict = field(default_factory=dict)
     entry: str = "main"
+    # Host mode: the sub-DNN entry points, each {"name", "callable": [submodule, attribute],
+    # "signature"}; `entry` is then empty (the host code is the model's own Python).
+    subdnns: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return {
@@ -49,6 +52,7 @@ class Manifest:
             "sha256": self.sha256,
             "signature": self.signature.to_json(),
             "report": self.report,
+            "subdnns": self.subdnns,
         }
 
     @classmethod
@@ -69,6 +73,7 @@ class Manifest:
                 sha256=data["sha256"],
                 report=data.get("report", {}),
                 entry=data.get("entry", "main"),
+                subdnns=list(data.get("subdnns", [])),
             )
         except (KeyError, TypeError, ValueError) as e:
             raise ModuleFormatError(f"{where}: malformed manifest ({type(e).__name__}: {e})") from e

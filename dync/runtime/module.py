@@ -56,10 +56,14 @@ class CompiledModule:
         return f"<dync.CompiledModule main({ins}) for {self.backend}/{self.target}>"
 
     # -- running ---------------------------------------------------------------------------
-    def _function(self):
+    def _function(self, name: str | None = None):
         if self._vm is None:
             self._vm = self._load_vm()
-        return self._vm
+        name = name or self.manifest.entry
+        try:
+            return getattr(self._vm, name)
+        except AttributeError as e:
+            raise ModuleFormatError(f"module has no function {name!r}") from e
 
     def _load_vm(self):
         import iree.runtime as rt
@@ -82,13 +86,9 @@ class CompiledModule:
             ) from e
         try:
             vm_module = rt.VmModule.copy_buffer(config.vm_instance, self.vmfb)
-            bound = rt.load_vm_module(vm_module, config)
+            return rt.load_vm_module(vm_module, config)
         except (RuntimeError, ValueError) as e:
             raise ModuleFormatError(f"IREE cannot load this module: {e}") from e
-        try:
-            return getattr(bound, self.manifest.entry)
-        except AttributeError as e:
-            raise ModuleFormatError(f"module has no function {self.manifest.entry!r}") from e
 
     def __call__(self, *args: Any) -> Any:
         import torch
@@ -98,7 +98,13 @@ class CompiledModule:
         as_torch = any(isinstance(a, torch.Tensor) for a in flat)
         arrays = [_to_numpy(a) for a in flat]
         self.signature.check_inputs(arrays)
-        function = self._function()
+        return self._invoke(self._function(), self.signature, arrays, as_torch)
+
+    @staticmethod
+    def _invoke(function, signature: Signature, arrays: list, as_torch: bool) -> Any:
+        import torch
+        from torch.utils import _pytree as pytree
+
         try:
             raw = function(*arrays)
         except (RuntimeError, IndexError, ValueError) as e:  # iree.runtime status errors
@@ -107,7 +113,7 @@ class CompiledModule:
         outputs = [np.asarray(r.to_host() if hasattr(r, "to_host") else r) for r in results]
         if as_torch:
             outputs = [torch.from_numpy(np.array(o, copy=True)) for o in outputs]
-        tree = self.signature.output_tree
+        tree = signature.output_tree
         if tree is None:
             return outputs
         return pytree.tree_unflatten(outputs, pytree.treespec_loads(tree))
@@ -136,8 +142,9 @@ def _to_numpy(value: Any) -> np.ndarray:
     raise InputError(f"inputs must be torch tensors or numpy arrays, got {type(value).__name__}")
 
 
-def load(path: str | os.PathLike) -> CompiledModule:
-    """Load a module written by `CompiledModule.save` (the .vmfb and its manifest)."""
+def load(path: str | os.PathLike, model: Any = None) -> CompiledModule:
+    """Load a module written by `CompiledModule.save` (the .vmfb and its manifest). A
+    host-mode module runs the model's own Python between its sub-DNNs: pass `model`."""
     path = Path(path)
     if not path.is_file():
         raise ModuleFormatError(f"no such module: {path}")
@@ -148,4 +155,13 @@ def load(path: str | os.PathLike) -> CompiledModule:
             f"{path} is corrupted or was replaced: its sha256 does not match the manifest "
             f"{manifest_path(path).name}"
         )
+    if manifest.subdnns:
+        from .host import HostModule
+
+        if model is None:
+            raise DyncError(
+                f"{path} was compiled in host mode: its sub-DNNs are driven by the model's own "
+                "Python, so load it with dync.load(path, model=model)"
+            )
+        return HostModule(model, vmfb, manifest)
     return CompiledModule(vmfb, manifest)

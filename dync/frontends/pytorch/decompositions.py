@@ -86,12 +86,29 @@ def _nonzero(x):
     return torch.stack(coords[::-1], dim=1)
 
 
+def _meshgrid(tensors, indexing="ij"):
+    """meshgrid as reshape + expand (torch-mlir's own decomposition yields non-value tensors
+    that IREE rejects: "operand types should have the same type as the list contained type")."""
+    tensors = list(tensors)
+    swap = indexing == "xy" and len(tensors) >= 2
+    if swap:
+        tensors[0], tensors[1] = tensors[1], tensors[0]
+    shape = [t.numel() for t in tensors]
+    grids = [t.reshape([-1 if i == k else 1 for i in range(len(tensors))]).expand(shape)
+             for k, t in enumerate(tensors)]
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return grids
+
+
 # ATen ops without a (correct) torch-mlir lowering, decomposed before import.
 DECOMPOSITIONS = {
     torch.ops.aten._native_batch_norm_legit_no_training.default: _batch_norm_inference,
     torch.ops.aten.index_add.default: _index_add,
     torch.ops.aten.index.Tensor: _index,
     torch.ops.aten.nonzero.default: _nonzero,
+    torch.ops.aten.meshgrid.indexing: _meshgrid,
+    torch.ops.aten.meshgrid.default: _meshgrid,
     torch.ops.aten.where.default: lambda cond: torch.ops.aten.nonzero.default(cond).unbind(1),
     torch.ops.aten.lstm_cell.default: _lstm_cell,
     torch.ops.aten.gru_cell.default: _gru_cell,

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
+import io
 import operator
+import sys
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -31,6 +34,7 @@ def import_module(
     args: Sequence[Any],
     dynamic_shapes: Any,
     context: ir.Context,
+    func_name: str = "main",
 ) -> ImportedProgram:
     args = tuple(args)
     ep, rewrite = _export(model, args, dynamic_shapes)
@@ -38,10 +42,10 @@ def import_module(
     importer = FxImporter(context=context, graph_node_importer_cls=DyncGraphNodeImporter)
     signature = _signature(ep, names)
     notes = _tighten_ranges_from_asserts(ep, signature, names)
-    importer.import_frozen_program(ep, func_name="main", import_symbolic_shape_expressions=True)
+    importer.import_frozen_program(ep, func_name=func_name, import_symbolic_shape_expressions=True)
     module = importer.module
     _apply_symbols(module, names, signature.symbols)
-    program = finish_import(module, signature, "pytorch")
+    program = finish_import(module, signature, "pytorch", func_name)
     program.notes.extend(notes)
     program.rewritten = rewrite.sources
     return program
@@ -59,7 +63,7 @@ def _export(model: torch.nn.Module, args: tuple, dynamic_shapes: Any) -> tuple[t
         # Inference only: without autograd, control-flow HOPs take lifted parameters as
         # plain operands.
         with torch.no_grad(), rewritten(model) as rewrite:
-            ep = torch.export.export(model, args, dynamic_shapes=dynamic_shapes, strict=False)
+            ep = _quiet_export(model, args, dynamic_shapes)
             # Functional inference IR (no in-place ops), plus the decompositions of the ops
             # torch-mlir cannot lower.
             with warnings.catch_warnings():  # torch's own deprecated pytree use, not the user's
@@ -70,6 +74,16 @@ def _export(model: torch.nn.Module, args: tuple, dynamic_shapes: Any) -> tuple[t
         raise
     except Exception as e:  # torch raises many types; all become one clear dync error
         raise _export_error(e) from e
+
+
+def _quiet_export(model, args, dynamic_shapes) -> torch.export.ExportedProgram:
+    """torch.export, without the partial FX graph torch prints to stderr when it fails: the
+    error dync raises names the user's line, and `mode="auto"` may go on in host mode."""
+    captured = io.StringIO()
+    with contextlib.redirect_stderr(captured):
+        ep = torch.export.export(model, args, dynamic_shapes=dynamic_shapes, strict=False)
+    sys.stderr.write(captured.getvalue())
+    return ep
 
 
 def _export_error(e: Exception) -> DyncError:
@@ -104,6 +118,9 @@ def _user_symbol_names(model, args: tuple, dynamic_shapes: Any, ep) -> dict[str,
         per_arg = [dynamic_shapes.get(p) for p in params[: len(args)]]
     else:
         per_arg = list(dynamic_shapes)
+        kinds = [p.kind for p in inspect.signature(model.forward).parameters.values()]
+        if kinds and kinds[-1] is inspect.Parameter.VAR_POSITIONAL and len(per_arg) == len(kinds):
+            per_arg = per_arg[:-1] + list(per_arg[-1] or [None] * (len(args) - len(kinds) + 1))
     user_inputs = ep.graph_signature.user_inputs
     placeholders = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
     names: dict[str, str] = {}

@@ -131,9 +131,12 @@ def new_list(site: str) -> TensorList:
 
 
 def length(value: Any) -> Any:
-    """`len(value)`: a 0-d tensor for a list of data-dependent length."""
+    """`len(value)`: a 0-d tensor for a list of data-dependent length, the symbolic size of a
+    tensor's first dim while exporting."""
     if isinstance(value, TensorList) and value.bounded:
         return value.length
+    if isinstance(value, torch.Tensor) and torch.compiler.is_exporting():
+        return value.shape[0]  # a symbolic size stays symbolic (len() would specialize it)
     return len(value)
 
 

@@ -60,6 +60,8 @@ def needs_rewrite(fn: Callable) -> bool:
             return True
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "item":
             return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len":
+            return True
     return False
 
 

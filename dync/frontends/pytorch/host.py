@@ -1,0 +1,230 @@
+"""Host mode (DyCL's host module, Terra's imperative co-execution): what cannot be one graph
+runs as the model's own Python on the host; what it calls that can be captured becomes a
+sub-DNN, an entry point of the module's one `.vmfb`.
+
+The unit of capture is a call: a submodule's `forward` or a method of a user class, called
+from host code with tensors and returning tensors. Capture starts at the root's callees and
+falls back per region: a callee that cannot be exported whole (it recurses over Python data,
+reads `.tolist()`, takes Python ints) becomes host code itself and its own callees are tried,
+down to the leaves. Each fallback is reported with the file, line and reason of its failure.
+
+Shapes of a sub-DNN's arguments come from running the example through the host code: a dim
+that is one of the root's dynamic dims (same size in the example) takes that `Dim`; a dim
+whose size differs between the recorded calls gets a `Dim` of its own, shared by the dims
+whose sizes vary identically; every other dim is static. A call whose arguments fall outside
+its sub-DNN's signature at run time runs the original Python (counted in `HostModule.stats`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from iree.compiler import ir
+from torch.export import Dim
+from torch.utils import _pytree as pytree
+
+from ...errors import DyncError
+from ..common import ImportedProgram
+from .rewrite.transform import needs_rewrite, rewrite_function
+
+Key = tuple[str, str]  # (submodule qualified name, attribute): ("", "node_forward"), ("head", "forward")
+
+
+def label(key: Key) -> str:
+    return ".".join(p for p in key if p) if key[1] != "forward" else (key[0] or "forward")
+
+
+@dataclass
+class SubDnn:
+    name: str  # entry function in the vmfb
+    key: Key
+    program: ImportedProgram
+    calls: int
+
+
+@dataclass
+class Fallback:
+    region: str
+    source: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.region} runs on the host ({self.source}): {self.reason}"
+
+
+@dataclass
+class HostPlan:
+    subdnns: list[SubDnn] = field(default_factory=list)
+    fallbacks: list[Fallback] = field(default_factory=list)
+
+
+def capture_host(model: torch.nn.Module, args: tuple, dynamic_shapes: Any, context: ir.Context,
+                 root_error: DyncError, say: Callable[[str], None] = lambda _: None) -> HostPlan:
+    from .export import import_module
+
+    plan = HostPlan([], [Fallback("forward", getattr(root_error, "source", "") or "-",
+                                  _first_line(root_error))])
+    root_dims = _root_dims(args, dynamic_shapes)
+    host: set[Key] = set()
+    captured: set[Key] = set()
+    while True:
+        calls = _record(model, args, host)
+        new = [k for k in calls if k not in host and k not in captured]
+        if not new:
+            break
+        for key in new:
+            name = f"subdnn_{len(plan.subdnns)}"
+            try:
+                example, dims = _example_and_dims(key, calls[key], root_dims, name)
+                say(f"host mode: capturing {label(key)} as {name}")
+                # `_Call.forward(*args)`: the specs of a varargs parameter are one tuple.
+                program = import_module(_Call(model, key), example, (dims,), context, func_name=name)
+            except DyncError as e:
+                host.add(key)
+                plan.fallbacks.append(Fallback(label(key), getattr(e, "source", "") or _where(model, key),
+                                               _first_line(e)))
+                continue
+            captured.add(key)
+            plan.subdnns.append(SubDnn(name, key, program, len(calls[key])))
+    return plan
+
+
+class _Call(torch.nn.Module):
+    """One call site target as a module to export: `root.<key>(*args)`."""
+
+    def __init__(self, root: torch.nn.Module, key: Key):
+        super().__init__()
+        self.root = root
+        self.key = key
+
+    def forward(self, *args):
+        return resolve(self.root, self.key, rewrite=True)(*args)
+
+
+def resolve(root: torch.nn.Module, key: Key, rewrite: bool = False) -> Callable:
+    """The callable behind `key` (unpatched); with `rewrite`, a method is rewritten like a
+    forward (a submodule's forward is, by `rewritten()` during the export)."""
+    module = root.get_submodule(key[0])
+    if key[1] == "forward":
+        return type(module).forward.__get__(module)
+    method = getattr(type(module), key[1])
+    if rewrite and needs_rewrite(method):
+        method = rewrite_function(method, owner=type(module)).function
+    return method.__get__(module)
+
+
+def callables(root: torch.nn.Module) -> Iterator[tuple[Key, torch.nn.Module, str]]:
+    """Every interceptable call target: submodules' forwards and user classes' methods."""
+    for qual, module in root.named_modules():
+        if qual:
+            yield (qual, "forward"), module, "forward"
+        if type(module).__module__.startswith("torch."):
+            continue
+        for attr, value in vars(type(module)).items():
+            if inspect.isfunction(value) and not attr.startswith("__") and attr != "forward":
+                yield (qual, attr), module, attr
+
+
+@contextlib.contextmanager
+def intercepted(root: torch.nn.Module, wrap: Callable[[Key, Callable], Callable | None]):
+    """Install `wrap(key, original)` (when not None) as instance attributes; remove them after."""
+    installed = []
+    try:
+        for key, module, attr in callables(root):
+            if attr in vars(module):
+                continue
+            replacement = wrap(key, getattr(module, attr))
+            if replacement is not None:
+                setattr(module, attr, replacement)
+                installed.append((module, attr))
+        yield
+    finally:
+        for module, attr in installed:
+            delattr(module, attr)
+
+
+def _record(model, args, host: set[Key]) -> dict[Key, list[tuple]]:
+    """Run the example; the (args, result) of each call made from host code, per target."""
+    calls: dict[Key, list[tuple]] = {}
+    stack: list[Key] = []
+
+    def wrap(key, original):
+        def call(*a, **kw):
+            from_host = all(k in host for k in stack)
+            stack.append(key)
+            try:
+                result = original(*a, **kw)
+            finally:
+                stack.pop()
+            if from_host:
+                calls.setdefault(key, []).append((a, kw, result))
+            return result
+
+        return call
+
+    with intercepted(model, wrap), torch.no_grad():
+        model(*args)
+    return calls
+
+
+def _example_and_dims(key: Key, calls: list[tuple], root_dims: dict[int, Any], name: str):
+    for a, kw, result in calls:
+        if kw:
+            raise DyncError(f"{label(key)} is called with keyword arguments")
+        if not a or not all(isinstance(x, torch.Tensor) for x in a):
+            kinds = ", ".join(type(x).__name__ for x in a)
+            raise DyncError(f"{label(key)} takes non-tensor arguments ({kinds})")
+        if not all(isinstance(x, torch.Tensor) for x in pytree.tree_leaves(result)):
+            raise DyncError(f"{label(key)} returns non-tensor values")
+    signatures = {tuple((x.dtype, x.dim()) for x in a) for a, _, _ in calls}
+    if len(signatures) > 1:
+        raise DyncError(f"{label(key)} is called with arguments of different dtypes or ranks")
+    example = max((a for a, _, _ in calls), key=lambda a: sum(x.numel() for x in a))
+    groups: dict[tuple, Any] = {}
+    dims = []
+    for i, x in enumerate(example):
+        spec = {}
+        for d in range(x.dim()):
+            sizes = tuple(a[i].shape[d] for a, _, _ in calls)
+            if len(set(sizes)) > 1:
+                if sizes not in groups:
+                    groups[sizes] = Dim(f"{name}_{len(groups)}", min=1)
+                spec[d] = groups[sizes]
+            elif sizes[0] in root_dims and sizes[0] > 1:
+                spec[d] = root_dims[sizes[0]]
+        dims.append(spec)
+    return tuple(example), tuple(dims)
+
+
+def _root_dims(args: tuple, dynamic_shapes: Any) -> dict[int, Any]:
+    """Example size -> the root's `Dim` for it."""
+    if dynamic_shapes is None or isinstance(dynamic_shapes, dict):
+        specs = list(dynamic_shapes.values()) if isinstance(dynamic_shapes, dict) else []
+    else:
+        specs = list(dynamic_shapes)
+    found = {}
+    for x, spec in zip(args, specs, strict=False):
+        if not isinstance(x, torch.Tensor) or not spec:
+            continue
+        for axis, dim in (spec.items() if isinstance(spec, dict) else enumerate(spec)):
+            if dim is not None and not isinstance(dim, int):
+                found.setdefault(x.shape[axis], dim)
+    return found
+
+
+def _where(model: torch.nn.Module, key: Key) -> str:
+    try:
+        fn = resolve(model, key)
+        return f"{inspect.getsourcefile(fn)}:{inspect.getsourcelines(fn)[1]}"
+    except (OSError, TypeError):
+        return "-"
+
+
+def _first_line(e: Exception) -> str:
+    text = f"{e.construct}: {e.reason}" if hasattr(e, "construct") else str(e)
+    return " ".join(text.split())[:300]

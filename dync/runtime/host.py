@@ -1,0 +1,75 @@
+"""`HostModule`: a host-mode model — its own Python on the host, with the calls that were
+captured (see `dync.frontends.pytorch.host`) running as sub-DNN entry points of one `.vmfb`."""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+from typing import Any
+
+from ..errors import InputError
+from ..signature import Signature
+from .manifest import Manifest
+from .module import CompiledModule, _to_numpy
+
+
+class HostModule(CompiledModule):
+    """`compiled(*args)` runs `model.forward` with each captured call replaced by its
+    sub-DNN; a call whose arguments are outside its sub-DNN's signature runs the original
+    Python instead. `stats` counts both per sub-DNN. Takes and returns torch tensors."""
+
+    def __init__(self, model: Any, vmfb: bytes, manifest: Manifest):
+        super().__init__(vmfb, manifest)
+        self.model = model
+        self._subdnns = [
+            (d["name"], tuple(d["callable"]), Signature.from_json(d["signature"]))
+            for d in manifest.subdnns
+        ]
+        self.stats: dict[str, collections.Counter] = {
+            name: collections.Counter() for name, _, _ in self._subdnns
+        }
+
+    def __repr__(self) -> str:
+        calls = ", ".join(".".join(p for p in key if p) for _, key, _ in self._subdnns)
+        return f"<dync.HostModule {len(self._subdnns)} sub-DNNs ({calls}) for {self.backend}/{self.target}>"
+
+    def __call__(self, *args: Any) -> Any:
+        import torch
+
+        with self._attached(), torch.no_grad():
+            return self.model(*args)
+
+    @contextlib.contextmanager
+    def _attached(self):
+        from ..frontends.pytorch.host import intercepted
+
+        by_key = {key: (name, signature) for name, key, signature in self._subdnns}
+
+        def wrap(key, original):
+            if key not in by_key:
+                return None
+            name, signature = by_key[key]
+            return self._sub_dnn(name, signature, original)
+
+        with intercepted(self.model, wrap):
+            yield
+
+    def _sub_dnn(self, name: str, signature: Signature, original):
+        import torch
+
+        stats = self.stats[name]
+
+        def call(*args, **kwargs):
+            if not kwargs and all(isinstance(a, torch.Tensor) for a in args):
+                arrays = [_to_numpy(a) for a in args]
+                try:
+                    signature.check_inputs(arrays)
+                except InputError:
+                    pass
+                else:
+                    stats["compiled"] += 1
+                    return self._invoke(self._function(name), signature, arrays, as_torch=True)
+            stats["python"] += 1
+            return original(*args, **kwargs)
+
+        return call

@@ -1,0 +1,84 @@
+"""Host mode: what cannot be one graph runs as the model's Python, with the calls it makes
+compiled as sub-DNNs (entry points of one vmfb); `mode="auto"` falls back to it per region."""
+
+import sys
+from pathlib import Path
+
+import pytest
+import rewrite_models as rm
+import torch
+from torch.export import Dim
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import dync  # noqa: E402
+from benchmarks import models  # noqa: E402
+
+TREE = models.load("tree_lstm")
+
+
+@pytest.fixture(scope="module")
+def tree():
+    model, example, dynamic_shapes = TREE.build()
+    return model, dync.compile(model, example, dynamic_shapes=dynamic_shapes)
+
+
+def test_recursion_over_a_tree_falls_back_to_host_mode_and_matches_eager(tree):
+    model, compiled = tree
+    assert isinstance(compiled, dync.HostModule) and compiled.report.mode == "host"
+    result = dync.verify(model, compiled, TREE.inputs(24), decision=TREE.decision)
+    assert result.eta == 0 and result.delta <= -4, result
+    calls = {d["callable"]: d for d in compiled.report.subdnns}
+    assert "node_forward" in calls  # the cell, with a dynamic child count
+    assert any(not dim.isdigit() for dim in calls["node_forward"]["inputs"][1].strip("[]").split(", "))
+    assert all(c["compiled"] > 0 and c["python"] == 0 for c in compiled.stats.values())
+
+
+def test_each_fallback_is_reported_with_file_line_and_reason(tree):
+    _, compiled = tree
+    breaks = {b["region"]: b for b in compiled.report.graph_breaks}
+    assert breaks["forward"]["source"].endswith("tree_lstm.py:56")  # int(...nonzero()...)
+    assert breaks["tree_forward"]["source"].endswith("tree_lstm.py:44")
+    assert "non-tensor arguments" in breaks["tree_forward"]["reason"]
+    text = str(compiled.report)
+    assert "mode: host" in text and "tree_forward on the host" in text and "sub-DNN" in text
+
+
+def test_graph_mode_refuses_with_the_source_line():
+    model, example, dynamic_shapes = TREE.build()
+    with pytest.raises(dync.UnsupportedConstructError) as info:
+        dync.compile(model, example, dynamic_shapes=dynamic_shapes, mode="graph")
+    assert info.value.source.endswith("tree_lstm.py:56")
+
+
+def test_host_mode_save_and_load_needs_the_model(tree, tmp_path):
+    model, compiled = tree
+    path = compiled.save(tmp_path / "tree.vmfb")
+    with pytest.raises(dync.DyncError, match=r"model=model"):
+        dync.load(path)
+    loaded = dync.load(path, model=model)
+    parent, x = TREE.inputs(1, seed=7)[0]
+    torch.testing.assert_close(loaded(parent, x), model(parent, x), rtol=1e-4, atol=1e-5)
+
+
+def test_forced_host_mode_and_calls_outside_a_signature_run_the_python():
+    """mode="host" on a model that is one graph; a call outside its sub-DNN's signature (the
+    batch beyond the Dim's max) runs the original code: counted, never wrong."""
+    torch.manual_seed(0)
+    model = rm.EarlyExit().eval()
+    batch = Dim("batch", min=1, max=16)
+    compiled = dync.compile(model, (torch.randn(2, 8),), dynamic_shapes=({0: batch},), mode="host")
+    assert compiled.report.mode == "host" and len(compiled.report.subdnns) == 6
+    gen = torch.Generator().manual_seed(0)
+    for n, scale in ((1, 0.1), (5, 3.0), (16, -0.5), (20, 1.0)):
+        x = torch.randn(n, 8, generator=gen) * scale
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
+    totals = sum(compiled.stats.values(), start=__import__("collections").Counter())
+    assert totals["compiled"] > 0 and totals["python"] > 0
+
+
+def test_host_mode_with_nothing_to_capture_is_a_clear_error():
+    with pytest.raises(dync.DyncError, match="host mode found nothing to compile"):
+        dync.compile(rm.GrowingLoop().eval(), (torch.randn(2, 8),), mode="host")
+    with pytest.raises(dync.UnsupportedConstructError):  # auto: the graph error stands
+        dync.compile(rm.GrowingLoop().eval(), (torch.randn(2, 8),))
