@@ -3,6 +3,8 @@ eager PyTorch in the same run; optionally the tracing baseline; write BENCHMARKS
 
 from __future__ import annotations
 
+import copy
+import math
 import statistics
 import time
 import traceback
@@ -10,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
+from torch.utils import _pytree as pytree
 
 import dync
 
@@ -26,6 +29,8 @@ class Row:
     inputs: int = 0
     eta: float = float("nan")
     delta: float = float("nan")
+    # δ of eager float32 against eager float64: what float32 itself allows on these outputs.
+    float32_floor: float = float("nan")
     paths: int = 0
     eager_ms: float = float("nan")
     dync_ms: float = float("nan")
@@ -75,29 +80,58 @@ def run_model(name: str, count: int = 100, *, timing_inputs: int = 30, repeats: 
         with torch.no_grad():
             row.eager_ms = _median_ms(model, timed, repeats)
         row.dync_ms = _median_ms(compiled, timed, repeats)
+        row.float32_floor = _float32_floor(model, inputs)
         if with_tracing:
-            try:
-                row.traced_eta = _traced_eta(mod, model, example, dynamic_shapes, inputs)
-            except dync.DyncError as e:
-                row.notes.append("tracing baseline: the frozen path cannot be exported either ("
-                                 + " ".join(str(e).split())[:160] + ")")
+            row.traced_eta = _traced_eta(mod, model, example, dynamic_shapes, inputs, row.notes)
     except Exception as e:  # a model that fails is reported, not fatal to the suite
         row.error = f"{type(e).__name__}: {' '.join(str(e).split())}"[:400]
         traceback.print_exc()
     return row
 
 
-def _traced_eta(mod, model, example, dynamic_shapes, inputs) -> float:
-    traced = tracing.trace_compile(model, example, dynamic_shapes)
+def _traced_eta(mod, model, example, dynamic_shapes, inputs, notes: list[str]) -> float:
+    try:
+        traced = tracing.trace_compile(model, example, dynamic_shapes)
+    except dync.DyncError as e:
+        notes.append("tracing baseline: the example's frozen path cannot be compiled either ("
+                     + " ".join(str(e).split())[:120] + "…); traced η is torch.jit.trace's, "
+                     "run by TorchScript")
+        traced = tracing.torchscript_trace(model, example)
     wrong = 0
     with torch.no_grad():
         for args in inputs:
             try:
                 same = mod.decision(traced(*args)) == mod.decision(model(*args))
-            except dync.DyncError:
+            except (dync.DyncError, RuntimeError, IndexError, ValueError):
                 same = False  # the frozen trace cannot even take this input
             wrong += not same
     return wrong / len(inputs)
+
+
+def _float32_floor(model, inputs) -> float:
+    """log10 of the largest gap between eager float32 and eager float64 on the inputs that
+    take the same path in both: the δ that float32 arithmetic itself allows."""
+    model64 = copy.deepcopy(model).double()
+    worst = 0.0
+    default = torch.get_default_dtype()
+    try:
+        with torch.no_grad():
+            for args in inputs:
+                ours = pytree.tree_leaves(model(*args))
+                torch.set_default_dtype(torch.float64)  # tensors the forward creates, too
+                try:
+                    ref = pytree.tree_leaves(model64(*(a.double() if a.is_floating_point() else a
+                                                       for a in args)))
+                finally:
+                    torch.set_default_dtype(default)
+                if [o.shape for o in ours] != [r.shape for r in ref]:
+                    continue
+                for o, r in zip(ours, ref, strict=True):
+                    if o.numel():
+                        worst = max(worst, (o.double() - r.double()).abs().max().item())
+    except RuntimeError:  # a forward that pins float32 somewhere: no float64 reference
+        return float("nan")
+    return math.log10(worst + 1e-10)
 
 
 def _fmt(value: float, spec: str) -> str:
@@ -107,17 +141,19 @@ def _fmt(value: float, spec: str) -> str:
 def markdown(rows: list[Row], header: str) -> str:
     lines = [
         "# Benchmarks", "", header, "",
-        "| model | mode | compile s | inputs | paths | η | δ | traced η | eager ms | dync ms | speedup |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| model | mode | compile s | inputs | paths | η | δ | δ f32 floor | traced η | eager ms "
+        "| dync ms | speedup |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         traced = "-" if r.traced_eta is None else f"{r.traced_eta:.2f}"
         if r.error:
-            lines.append(f"| {r.name} | fails | | | | | | | | | |")
+            lines.append(f"| {r.name} | fails | | | | | | | | | | |")
             continue
         lines.append(
             f"| {r.name} | {r.mode} | {_fmt(r.compile_s, '.1f')} | {r.inputs} | {r.paths} | "
-            f"{_fmt(r.eta, '.3f')} | {_fmt(r.delta, '.2f')} | {traced} | {_fmt(r.eager_ms, '.2f')} | "
+            f"{_fmt(r.eta, '.3f')} | {_fmt(r.delta, '.2f')} | {_fmt(r.float32_floor, '.2f')} | "
+            f"{traced} | {_fmt(r.eager_ms, '.2f')} | "
             f"{_fmt(r.dync_ms, '.2f')} | {_fmt(r.speedup, '.2f')}× |"
         )
     ok = [r for r in rows if not r.error]

@@ -7,6 +7,7 @@ while exporting: every branch takes its recorded decision whatever its predicate
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import torch
@@ -19,4 +20,13 @@ def trace_compile(model: torch.nn.Module, example: tuple, dynamic_shapes: Any = 
     with torch.no_grad(), rewritten(model), record_branches() as trace:
         model(*example)
     with replay_branches([decision for _, decision in trace]):
-        return dync.compile(model, example, dynamic_shapes=dynamic_shapes)
+        # One frozen graph, as a tracer makes: never host mode's per-call fallback.
+        return dync.compile(model, example, dynamic_shapes=dynamic_shapes, mode="graph")
+
+
+def torchscript_trace(model: torch.nn.Module, example: tuple):
+    """`torch.jit.trace` itself, run by TorchScript: for models whose frozen path still has
+    Python values read from the data (`.tolist()` in a helper), which no graph compiler takes."""
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # TracerWarnings: exactly the freezing being measured
+        return torch.jit.trace(model, example, check_trace=False)

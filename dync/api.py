@@ -92,18 +92,16 @@ def compile(  # noqa: A001 - the public name is fixed by the design
             vmfb = _compile_with_iree(session, program.module, report)
     finally:
         session.close()
+    return CompiledModule(vmfb, _manifest(vmfb, session, tgt, report, program.signature))
+
+
+def _manifest(vmfb: bytes, session: CompilerSession, tgt, report: Report, signature,
+              **extra) -> Manifest:
     report.flags = list(session.flags)
     report.vmfb_bytes = len(vmfb)
-    manifest = Manifest(
-        signature=program.signature,
-        backend=tgt.backend,
-        target=tgt.name,
-        driver=tgt.driver,
-        flags=list(session.flags),
-        dync_version=__version__,
-        report=report.to_json(),
-    )
-    return CompiledModule(vmfb, manifest)
+    return Manifest(signature=signature, backend=tgt.backend, target=tgt.name, driver=tgt.driver,
+                    flags=list(session.flags), dync_version=__version__,
+                    report=report.to_json(), **extra)
 
 
 def _compile_host(model, args, dynamic_shapes, session: CompilerSession, steps, report: Report,
@@ -146,22 +144,10 @@ def _compile_host(model, args, dynamic_shapes, session: CompilerSession, steps, 
         Path(dump_ir).write_text(linked.operation.get_asm(), encoding="utf-8")
     with _stage(report, "iree", say):
         vmfb = _compile_with_iree(session, linked, report)
-    report.flags = list(session.flags)
-    report.vmfb_bytes = len(vmfb)
-    manifest = Manifest(
-        signature=Signature([], [], {}, None),
-        backend=tgt.backend,
-        target=tgt.name,
-        driver=tgt.driver,
-        flags=list(session.flags),
-        dync_version=__version__,
-        report=report.to_json(),
-        entry="",
-        subdnns=[
-            {"name": s.name, "callable": list(s.key), "signature": s.program.signature.to_json()}
-            for s in plan.subdnns
-        ],
-    )
+    manifest = _manifest(vmfb, session, tgt, report, Signature([], [], {}, None), entry="",
+                         subdnns=[{"name": s.name, "callable": list(s.key),
+                                   "signature": s.program.signature.to_json()}
+                                  for s in plan.subdnns])
     return HostModule(model, vmfb, manifest)
 
 

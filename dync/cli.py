@@ -85,6 +85,13 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         dump_ir=args.dump_ir,
     )
     path = compiled.save(out)
+    if args.dump_rewritten:
+        rewritten = compiled.report.rewritten
+        Path(args.dump_rewritten).write_text(
+            "".join(f"# {name} (rewritten by dync)\n{src}\n\n" for name, src in rewritten.items())
+            or "# nothing was rewritten: no forward has data-dependent control flow\n",
+            encoding="utf-8",
+        )
     if not args.quiet:
         print(compiled.report)
     print(f"wrote {path} and {path.name.removesuffix('.vmfb')}.manifest.json")
@@ -144,6 +151,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="ONNX only: name and bound a dynamic dim (repeatable)")
     c.add_argument("--iree-flag", action="append", metavar="FLAG", help="extra IREE compiler flag")
     c.add_argument("--dump-ir", metavar="FILE.mlir", help="write the dync IR handed to IREE")
+    c.add_argument("--dump-rewritten", metavar="FILE.py",
+                   help="write the rewritten source of each forward with control flow")
     c.add_argument("-q", "--quiet", action="store_true", help="no progress or report")
     c.set_defaults(func=_cmd_compile)
 

@@ -92,10 +92,13 @@ def test_lit_suite_passes():
 
 
 def test_dump_ir_writes_dync_ir(tmp_path):
-    ir_path = tmp_path / "ee.mlir"
+    ir_path, source_path = tmp_path / "ee.mlir", tmp_path / "ee_rewritten.py"
     result = run("dync", "compile", "examples/early_exit.py:build", "-o", str(tmp_path / "ee.vmfb"),
-                 "-q", "--dump-ir", str(ir_path))
+                 "-q", "--dump-ir", str(ir_path), "--dump-rewritten", str(source_path))
     assert result.returncode == 0, result.stderr
+    source = source_path.read_text()
+    assert "__dync__.if_(" in source and "forward (rewritten by dync)" in source
+    compile(source, str(source_path), "exec")  # readable, valid Python
     text = ir_path.read_text()
     assert "dync.entry" in text and "scf.if" in text and 'torch.symbolic_int "batch"' in text
     # what was dumped is valid dync IR for dync-opt

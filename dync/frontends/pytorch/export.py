@@ -93,12 +93,12 @@ def _export_error(e: Exception) -> DyncError:
     text = "\n  ".join(lines)
     if "data-dependent" in message or "GuardOnDataDependent" in type(e).__name__:
         line = source_line(source)
-        reason = f"torch.export failed: {text}" + (f"\n    {line}" if line else "")
-        reason += (
-            "\n  (a value read from a tensor is used as a Python number here — a size, an "
-            "index, `.tolist()`; capturing that needs host mode, not available yet)"
+        reason = (
+            "a value read from a tensor is used as a Python number here (a size, an index, "
+            "`int()`, `.tolist()`), so the program is not one graph; mode='auto' runs such "
+            "code in host mode" + (f"\n    {line}" if line else "") + f"\n  torch.export: {lines[0]}"
         )
-        return UnsupportedConstructError("data-dependent Python control flow", reason, source)
+        return UnsupportedConstructError("data-dependent Python value", reason, source)
     hint = ""
     if "specialized it to be a constant (1)" in message or "specialized it to be a constant (0)" in message:
         hint = (
