@@ -109,9 +109,8 @@ def _compile_host(model, args, dynamic_shapes, session: CompilerSession, steps, 
     """Host mode: the sub-DNNs of `model` as entry points of one vmfb (see
     `dync.frontends.pytorch.host`)."""
     from .frontends.common import link
-    from .frontends.pytorch.host import capture_host, label
+    from .frontends.pytorch.host import capture_host, label, root_signature
     from .runtime.host import HostModule
-    from .signature import Signature
 
     if args is None:
         raise DyncError("a PyTorch model needs example args: dync.compile(model, (x,), ...)")
@@ -144,7 +143,8 @@ def _compile_host(model, args, dynamic_shapes, session: CompilerSession, steps, 
         Path(dump_ir).write_text(linked.operation.get_asm(), encoding="utf-8")
     with _stage(report, "iree", say):
         vmfb = _compile_with_iree(session, linked, report)
-    manifest = _manifest(vmfb, session, tgt, report, Signature([], [], {}, None), entry="",
+    signature = root_signature(model, args, dynamic_shapes)
+    manifest = _manifest(vmfb, session, tgt, report, signature, entry="",
                          subdnns=[{"name": s.name, "callable": list(s.key),
                                    "signature": s.program.signature.to_json()}
                                   for s in plan.subdnns])

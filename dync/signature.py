@@ -138,13 +138,34 @@ class Signature:
                         )
                 else:
                     deferred.append((spec, axis, want, got))
-        for spec, axis, expr, got in deferred:
+        for spec, axis, expr, got in sorted(deferred, key=lambda d: _evaluate(d[2], bound) is None):
             value = _evaluate(expr, bound)
-            if value is not None and value != got:
+            if value is None:  # a derived dim (32*h) whose symbol no input gives directly
+                value = self._solve(spec, axis, expr, got, bound)
+            if value != got:
                 raise InputError(
                     f"input {spec.name!r} dim {axis}: expected {expr} = {value}, got {got}"
                 )
         return bound
+
+    def _solve(self, spec: TensorSpec, axis: int, expr: str, got: int, bound: dict[str, int]) -> int:
+        """Bind the one unknown symbol of `expr` from `got`: it must be a whole number in its
+        declared range."""
+        parsed = sympy.sympify(expr, locals={k: sympy.Symbol(k) for k in self.symbols})
+        unknown = [s for s in parsed.free_symbols if str(s) not in bound]
+        if len(unknown) != 1 or str(unknown[0]) not in self.symbols:
+            return got  # nothing to check it against
+        sym = self.symbols[str(unknown[0])]
+        solutions = [v for v in sympy.solve(sympy.Eq(parsed.subs(
+            {sympy.Symbol(k): v for k, v in bound.items()}), got), unknown[0])
+            if v.is_integer and sym.min <= int(v) <= sym.max]
+        if not solutions:
+            raise InputError(
+                f"input {spec.name!r} dim {axis} = {got} is not {expr} for any {sym.name} in its "
+                f"declared range [{sym.min}, {sym.max}]"
+            )
+        bound[sym.name] = int(solutions[0])
+        return got
 
 
 def _evaluate(expr: str, values: dict[str, int]) -> int | None:

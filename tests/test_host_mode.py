@@ -61,20 +61,51 @@ def test_host_mode_save_and_load_needs_the_model(tree, tmp_path):
     torch.testing.assert_close(loaded(parent, x), model(parent, x), rtol=1e-4, atol=1e-5)
 
 
-def test_forced_host_mode_and_calls_outside_a_signature_run_the_python():
-    """mode="host" on a model that is one graph; a call outside its sub-DNN's signature (the
-    batch beyond the Dim's max) runs the original code: counted, never wrong."""
+def test_forced_host_mode_checks_the_declared_inputs():
+    """mode="host" on a model that is one graph: each Linear is a sub-DNN; the root's declared
+    input ranges are checked before the host code runs, as in graph mode."""
     torch.manual_seed(0)
     model = rm.EarlyExit().eval()
     batch = Dim("batch", min=1, max=16)
     compiled = dync.compile(model, (torch.randn(2, 8),), dynamic_shapes=({0: batch},), mode="host")
     assert compiled.report.mode == "host" and len(compiled.report.subdnns) == 6
     gen = torch.Generator().manual_seed(0)
-    for n, scale in ((1, 0.1), (5, 3.0), (16, -0.5), (20, 1.0)):
+    for n, scale in ((1, 0.1), (5, 3.0), (16, -0.5)):
         x = torch.randn(n, 8, generator=gen) * scale
         torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
-    totals = sum(compiled.stats.values(), start=__import__("collections").Counter())
-    assert totals["compiled"] > 0 and totals["python"] > 0
+    with pytest.raises(dync.InputError, match=r"= 20 is outside its declared range \[1, 16\]"):
+        compiled(torch.randn(20, 8))
+
+
+class Repeat(torch.nn.Module):
+    """A Python int read from the data sizes a submodule's input: host mode."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        times = int(x.abs().mean() > 1.0) + 1
+        return self.lin(x.repeat(times, 1))
+
+
+def test_a_call_outside_its_sub_dnn_signature_runs_the_python():
+    """The Linear was recorded with the root's batch (dims in [1, 16]); a call with 2 * batch
+    rows beyond 16 runs the original code: counted, never wrong."""
+    torch.manual_seed(0)
+    model = Repeat().eval()
+    compiled = dync.compile(model, (torch.randn(2, 8) * 0.1,),
+                            dynamic_shapes=({0: Dim("batch", min=1, max=16)},))
+    assert compiled.report.mode == "host"
+    assert compiled.report.graph_breaks[0]["source"].endswith(f"test_host_mode.py:{_line('times =')}")
+    for x in (torch.randn(4, 8) * 0.1, torch.randn(4, 8) * 3, torch.randn(12, 8) * 3):
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
+    assert compiled.stats["subdnn_0"] == {"compiled": 2, "python": 1}
+
+
+def _line(marker: str) -> int:
+    lines = Path(__file__).read_text().splitlines()
+    return next(i + 1 for i, line in enumerate(lines) if marker in line and "_line(" not in line)
 
 
 def test_host_mode_with_nothing_to_capture_is_a_clear_error():

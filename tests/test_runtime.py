@@ -88,3 +88,15 @@ def test_missing_or_damaged_manifest(saved):
         dync.load(saved)
     with pytest.raises(dync.ModuleFormatError, match="no such module"):
         dync.load(saved.with_name("absent.vmfb"))
+
+
+def test_derived_dims_are_solved_for_their_symbol():
+    """`32*h` with no input giving `h` directly: the size must be 32 times an h in range."""
+    from dync.signature import Signature, SymbolSpec, TensorSpec
+
+    signature = Signature([TensorSpec("image", "float32", (1, 3, "32*h", "32*w"))], [],
+                          {"h": SymbolSpec("h", 2, 10), "w": SymbolSpec("w", 2, 10)})
+    assert signature.check_inputs([np.zeros((1, 3, 64, 320), np.float32)]) == {"h": 2, "w": 10}
+    for height in (65, 32, 352):
+        with pytest.raises(dync.InputError, match=rf"dim 2 = {height} is not 32\*h for any h"):
+            signature.check_inputs([np.zeros((1, 3, height, 64), np.float32)])

@@ -36,6 +36,8 @@ class HostModule(CompiledModule):
     def __call__(self, *args: Any) -> Any:
         import torch
 
+        if self.signature.inputs:  # the model's declared inputs, as graph mode checks them
+            self.signature.check_inputs([_to_numpy(a) for a in args])
         with self._attached(), torch.no_grad():
             return self.model(*args)
 

@@ -29,9 +29,11 @@ from torch.export import Dim
 from torch.utils import _pytree as pytree
 
 from ...errors import DyncError
+from ...signature import Signature, SymbolSpec, TensorSpec, dtype_name
 from ..common import ImportedProgram
 from .rewrite.transform import needs_rewrite, rewrite_function
 
+INT64_MAX = 2**63 - 1
 Key = tuple[str, str]  # (submodule qualified name, attribute): ("", "node_forward"), ("head", "forward")
 
 
@@ -215,6 +217,43 @@ def _root_dims(args: tuple, dynamic_shapes: Any) -> dict[int, Any]:
             if dim is not None and not isinstance(dim, int):
                 found.setdefault(x.shape[axis], dim)
     return found
+
+
+def root_signature(model: torch.nn.Module, args: tuple, dynamic_shapes: Any) -> Signature:
+    """The model's inputs as the user declared them (dtype, rank, static sizes, `Dim` ranges),
+    checked before the host code runs: host mode rejects what graph mode would."""
+    params = [n for n, p in inspect.signature(model.forward).parameters.items()
+              if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    if isinstance(dynamic_shapes, dict):
+        specs = [dynamic_shapes.get(p) for p in params]
+    else:
+        specs = list(dynamic_shapes or ())
+    if not all(isinstance(a, torch.Tensor) for a in args):
+        return Signature([], [], {}, None)  # Python values among the inputs: nothing to check
+    inputs, symbols = [], {}
+    for i, x in enumerate(args):
+        spec = specs[i] if i < len(specs) and specs[i] else {}
+        spec = spec if isinstance(spec, dict) else dict(enumerate(spec))
+        dims = []
+        for axis, size in enumerate(x.shape):
+            dim = spec.get(axis)
+            root = getattr(dim, "root", dim)
+            if dim is None or not hasattr(root, "__name__"):
+                dims.append(int(size) if dim is None else f"{params[i] if i < len(params) else i}_{axis}")
+                continue
+            symbols[root.__name__] = SymbolSpec(root.__name__, max(_finite(root.min, 0), 0),
+                                                _finite(root.max, INT64_MAX))
+            dims.append(dim.__name__)
+        name = params[i] if i < len(params) else f"arg{i}"
+        inputs.append(TensorSpec(name, dtype_name(x.dtype), tuple(dims)))
+    return Signature(inputs, [], symbols, None)
+
+
+def _finite(value: Any, default: int) -> int:
+    try:
+        return min(int(value), INT64_MAX)
+    except (OverflowError, TypeError, ValueError):
+        return default
 
 
 def _where(model: torch.nn.Module, key: Key) -> str:
