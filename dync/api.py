@@ -34,6 +34,7 @@ def compile(  # noqa: A001 - the public name is fixed by the design
     extra_flags: Sequence[str] = (),
     progress: bool | Callable[[str], None] = False,
     dump_ir: str | os.PathLike | None = None,
+    trace_branches: bool = False,
 ) -> CompiledModule:
     """Compile a PyTorch `nn.Module` or an ONNX model (path or `ModelProto`).
 
@@ -56,6 +57,9 @@ def compile(  # noqa: A001 - the public name is fixed by the design
       extra_flags: additional IREE compiler flags.
       progress: True to print each stage to stderr, or a callable receiving stage messages.
       dump_ir: write the dync IR handed to IREE (after the passes) to this file.
+      trace_branches: the compiled module also records the branch decisions it takes
+        (`compiled.last_trace`, compared with eager's by `dync.verify`); PyTorch models in
+        graph mode, without data-dependent `while` loops.
     """
     if mode not in MODES:
         raise DyncError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
@@ -71,9 +75,9 @@ def compile(  # noqa: A001 - the public name is fixed by the design
             program, graph_error = None, None
             try:
                 if mode != "host":
-                    program = _import(model, args, dynamic_shapes, session)
+                    program = _import(model, args, dynamic_shapes, session, trace_branches)
             except UnsupportedConstructError as e:
-                if mode == "graph" or _is_onnx(model):
+                if mode == "graph" or _is_onnx(model) or trace_branches:
                     raise
                 graph_error = e
                 say(f"not one graph ({e.construct} at {e.source or '-'}): falling back to host mode")
@@ -83,6 +87,7 @@ def compile(  # noqa: A001 - the public name is fixed by the design
         report.frontend = program.frontend
         report.notes.extend(program.notes)
         report.rewritten = dict(program.rewritten)
+        report.branch_sites = list(program.branch_sites)
         report.symbols = {k: [s.min, s.max] for k, s in program.signature.symbols.items()}
         with _stage(report, "passes", say):
             run_pipeline(program.module, steps)
@@ -175,8 +180,11 @@ def _compile_with_iree(session: CompilerSession, module, report: Report) -> byte
     return session.compile(pristine)
 
 
-def _import(model: Any, args, dynamic_shapes, session: CompilerSession) -> ImportedProgram:
+def _import(model: Any, args, dynamic_shapes, session: CompilerSession,
+            trace_branches: bool = False) -> ImportedProgram:
     if _is_onnx(model):
+        if trace_branches:
+            raise DyncError("trace_branches records the branches of a PyTorch forward")
         from .frontends.onnx import import_onnx
 
         return import_onnx(model, session.context, dynamic_shapes=dynamic_shapes)
@@ -188,7 +196,7 @@ def _import(model: Any, args, dynamic_shapes, session: CompilerSession) -> Impor
         from .frontends.pytorch import import_module
 
         return import_module(model, args if isinstance(args, tuple | list) else (args,),
-                             dynamic_shapes, session.context)
+                             dynamic_shapes, session.context, trace_branches=trace_branches)
     raise DyncError(
         f"dync.compile takes an nn.Module, an ONNX ModelProto or a path to a .onnx file, "
         f"got {type(model).__name__}"

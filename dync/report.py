@@ -25,6 +25,8 @@ class Report:
     vmfb_bytes: int = 0
     # Rewritten forward functions (qualified name -> readable generated source).
     rewritten: dict[str, str] = field(default_factory=dict)
+    # Compiled with `trace_branches`: the sites of the module's branch-trace output.
+    branch_sites: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return asdict(self)

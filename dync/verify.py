@@ -1,8 +1,9 @@
 """`dync.verify`: differential check of a compiled model against eager PyTorch (DyCL §6 metrics).
 
 Per input: the eager outputs and branch trace (the decisions the rewritten `forward` takes,
-recorded while it runs eagerly), the compiled outputs, the raw error and the final decision
-of each. Over all inputs: η, the rate of inputs whose decision differs, and δ, log10 of the
+recorded while it runs eagerly), the compiled outputs and — for a module compiled with
+`trace_branches` — the compiled module's own branch trace, the raw error and the final
+decision of each. Over all inputs: η, the rate of inputs whose decision differs, and δ, log10 of the
 largest raw error (DyCL's δ = log10(max‖C(x) − V(x)‖ + 1e-10)).
 """
 
@@ -29,10 +30,16 @@ class InputResult:
     eager_decision: Any
     compiled_decision: Any
     path: tuple[tuple[str, bool], ...]
+    # The compiled module's own branch trace (a module compiled with `trace_branches`).
+    compiled_path: tuple[tuple[str, bool], ...] | None = None
 
     @property
     def agrees(self) -> bool:
         return self.eager_decision == self.compiled_decision
+
+    @property
+    def same_path(self) -> bool | None:
+        return None if self.compiled_path is None else self.compiled_path == self.path
 
 
 @dataclass
@@ -57,9 +64,18 @@ class Verification:
         """Distinct branch traces the eager program took over the inputs."""
         return len({tuple(d for _, d in r.path) for r in self.results})
 
+    @property
+    def path_mismatches(self) -> int | None:
+        """Inputs whose compiled branch trace differs from eager's (None without traces)."""
+        checked = [r.same_path for r in self.results if r.same_path is not None]
+        return sum(not same for same in checked) if checked else None
+
     def __str__(self) -> str:
-        return (f"{len(self.results)} inputs: eta = {self.eta:.3f}, delta = {self.delta:.2f}, "
+        text = (f"{len(self.results)} inputs: eta = {self.eta:.3f}, delta = {self.delta:.2f}, "
                 f"{self.paths} distinct paths")
+        if self.path_mismatches is not None:
+            text += f", compiled branch trace differs on {self.path_mismatches}"
+        return text
 
 
 def default_decision(output: Any) -> Any:
@@ -101,10 +117,12 @@ def verify(
             with record_branches() as trace:
                 want = model(*args)
             got = compiled(*args)
+            compiled_trace = getattr(compiled, "last_trace", None)
             verification.results.append(InputResult(
                 error=_max_error(got, want),
                 eager_decision=decision(want),
                 compiled_decision=decision(got),
                 path=tuple(trace),
+                compiled_path=None if compiled_trace is None else tuple(compiled_trace),
             ))
     return verification

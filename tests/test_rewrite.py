@@ -129,3 +129,34 @@ def test_decoding_over_a_symbolic_range_with_a_gru_encoder():
     lengths = {len(model(x)) for x in inputs}
     assert 1 in lengths and 14 in lengths, lengths  # ended on the token, and at the bound
     _check(model, compiled, inputs)
+
+
+@pytest.mark.parametrize("name", ["EarlyExit", "GatedBlocks", "AppendInLoop"])
+def test_compiled_branch_trace_matches_eager(name):
+    """`trace_branches=True`: the compiled module reports the decisions it took; verify puts
+    them beside eager's, input by input."""
+    torch.manual_seed(0)
+    model = getattr(rm, name)().eval()
+    compiled = dync.compile(model, (torch.randn(2, 8),), dynamic_shapes=({0: BATCH},),
+                            trace_branches=True)
+    report = dync.verify(model, compiled, _inputs(30))
+    assert report.eta == 0 and report.path_mismatches == 0, report
+    assert all(r.compiled_path for r in report.results)
+    assert "compiled branch trace differs on 0" in str(report)
+
+
+def test_compiled_branch_trace_exposes_a_frozen_path():
+    """The same trace from a module whose path was frozen (the tracing baseline) differs from
+    eager's on the inputs that take another exit: the check can fail."""
+    from dync.frontends.pytorch.rewrite import replay_branches
+
+    torch.manual_seed(0)
+    model = rm.EarlyExit().eval()
+    example = torch.randn(2, 8) * 0.1
+    with torch.no_grad(), rewritten(model), record_branches() as trace:
+        model(example)
+    with replay_branches([taken for _, taken in trace]):
+        frozen = dync.compile(model, (example,), dynamic_shapes=({0: BATCH},), mode="graph",
+                              trace_branches=True)
+    report = dync.verify(model, frozen, _inputs(30))
+    assert report.path_mismatches > 0

@@ -29,6 +29,8 @@ class ImportedProgram:
     notes: list[str] = field(default_factory=list)
     # Readable source of each rewritten Python function (PyTorch frontend), by qualified name.
     rewritten: dict[str, str] = field(default_factory=dict)
+    # With `trace_branches`: the branch sites (file:line) the module's trace output codes.
+    branch_sites: list[str] = field(default_factory=list)
 
 
 def finish_import(module: ir.Module, signature: Signature, frontend: str,

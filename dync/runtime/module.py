@@ -33,6 +33,10 @@ class CompiledModule:
             manifest.sha256 = digest(vmfb)
         self._vm = None
         self._device = None
+        # Compiled with `trace_branches`: the sites its trace output codes, and the decisions
+        # of the last call, [(site, taken), ...].
+        self._branch_sites = list(manifest.report.get("branch_sites") or [])
+        self.last_trace: list[tuple[str, bool]] | None = None
 
     @property
     def signature(self) -> Signature:
@@ -98,7 +102,12 @@ class CompiledModule:
         as_torch = any(isinstance(a, torch.Tensor) for a in flat)
         arrays = [_to_numpy(a) for a in flat]
         self.signature.check_inputs(arrays)
-        return self._invoke(self._function(), self.signature, arrays, as_torch)
+        result = self._invoke(self._function(), self.signature, arrays, as_torch)
+        if self._branch_sites:
+            result, codes = result
+            self.last_trace = [(self._branch_sites[c // 2], bool(c % 2))
+                               for c in np.asarray(codes).tolist()]
+        return result
 
     @staticmethod
     def _invoke(function, signature: Signature, arrays: list, as_torch: bool) -> Any:

@@ -116,12 +116,61 @@ def _static_decision(pred: Any, site: str) -> bool | None:
     recorded in the branch trace; None when the predicate is traced (a HOP is needed)."""
     frozen = _replayed()
     if frozen is None and _is_dynamic(pred):
+        _record_compiled(site, _as_pred(pred))
         return None
     decision = bool(pred) if frozen is None else frozen
     trace = _branch_trace.get()
     if trace is not None:
         trace.append((site, decision))
+    _record_compiled(site, decision)
     return decision
+
+
+class BranchRecorder:
+    """While exporting with `recording_compiled_branches`: every decision, static or traced,
+    appended as `2 * site + taken` to a `TensorList` that the module returns — the compiled
+    module's own branch trace, in the order the eager trace lists them."""
+
+    def __init__(self):
+        self.sites: list[str] = []
+        self.codes = new_list("<branch trace>")
+
+    def append(self, site: str, taken: Any) -> None:
+        if site not in self.sites:
+            self.sites.append(site)
+        code = 2 * self.sites.index(site)
+        if isinstance(taken, torch.Tensor):
+            self.codes.append(taken.to(torch.int64) + code)
+        else:
+            self.codes.append(torch.scalar_tensor(code + bool(taken), dtype=torch.int64))
+
+    def trace(self) -> torch.Tensor:
+        if not self.codes.bounded and not list.__len__(self.codes):
+            return torch.zeros((0,), dtype=torch.int64)
+        return torch.stack(self.codes)
+
+
+_recorder: contextvars.ContextVar[BranchRecorder | None] = contextvars.ContextVar(
+    "dync_recorder", default=None
+)
+
+
+class recording_compiled_branches:
+    """Context manager for an export whose module also returns its branch trace."""
+
+    def __enter__(self) -> BranchRecorder:
+        self.recorder = BranchRecorder()
+        self._token = _recorder.set(self.recorder)
+        return self.recorder
+
+    def __exit__(self, *exc) -> None:
+        _recorder.reset(self._token)
+
+
+def _record_compiled(site: str, taken: Any) -> None:
+    recorder = _recorder.get()
+    if recorder is not None and _tracing():
+        recorder.append(site, taken)
 
 
 # -- scalar conversions that keep tensors while exporting ------------------------------------
@@ -258,7 +307,9 @@ def _cond(pred: torch.Tensor, true_fn, false_fn, names, values, site: str,
 
 
 def _tensor_lists(functions: Sequence[Callable], values: tuple) -> list[TensorList]:
-    found = [v for v in values if isinstance(v, TensorList)]
+    recorder = _recorder.get()
+    found = [recorder.codes] if recorder is not None else []
+    found += [v for v in values if isinstance(v, TensorList)]
     found += [c for _, c in bound_cells(functions) if isinstance(c, TensorList)]
     unique = {id(tl): tl for tl in found}
     return list(unique.values())
@@ -424,6 +475,13 @@ def while_(cond_fn: Callable, body_fn: Callable, names: Sequence[str], values: t
     while True:
         decision = _static_decision(cond_fn(*values), site)
         if decision is None:
+            if _recorder.get() is not None:
+                raise UnsupportedConstructError(
+                    "branch trace through a data-dependent while loop",
+                    "its decisions have no bound known when compiling; verify this model "
+                    "without compiled branch traces",
+                    site,
+                )
             return _while_loop(cond_fn, body_fn, names, values, site)
         if not decision:
             return values
