@@ -29,8 +29,10 @@ class Row:
     inputs: int = 0
     eta: float = float("nan")
     delta: float = float("nan")
-    # δ of eager float32 against eager float64: what float32 itself allows on these outputs.
+    # δ of eager float32 against eager float64 (what float32 itself allows on these
+    # outputs), and δ of dync against eager float64.
     float32_floor: float = float("nan")
+    dync_vs_float64: float = float("nan")
     paths: int = 0
     eager_ms: float = float("nan")
     dync_ms: float = float("nan")
@@ -80,7 +82,7 @@ def run_model(name: str, count: int = 100, *, timing_inputs: int = 30, repeats: 
         with torch.no_grad():
             row.eager_ms = _median_ms(model, timed, repeats)
         row.dync_ms = _median_ms(compiled, timed, repeats)
-        row.float32_floor = _float32_floor(model, inputs)
+        row.float32_floor, row.dync_vs_float64 = _against_float64(model, compiled, inputs)
         if with_tracing:
             row.traced_eta = _traced_eta(mod, model, example, dynamic_shapes, inputs, row.notes)
     except Exception as e:  # a model that fails is reported, not fatal to the suite
@@ -108,30 +110,33 @@ def _traced_eta(mod, model, example, dynamic_shapes, inputs, notes: list[str]) -
     return wrong / len(inputs)
 
 
-def _float32_floor(model, inputs) -> float:
-    """log10 of the largest gap between eager float32 and eager float64 on the inputs that
-    take the same path in both: the δ that float32 arithmetic itself allows."""
+def _against_float64(model, compiled, inputs) -> tuple[float, float]:
+    """δ of eager float32 and of dync against eager float64, on the inputs that take the same
+    path in all three: how far float32 arithmetic itself is from exact, and dync with it."""
     model64 = copy.deepcopy(model).double()
-    worst = 0.0
+    worst = [0.0, 0.0]
     default = torch.get_default_dtype()
     try:
         with torch.no_grad():
             for args in inputs:
                 ours = pytree.tree_leaves(model(*args))
+                theirs = pytree.tree_leaves(compiled(*args))
                 torch.set_default_dtype(torch.float64)  # tensors the forward creates, too
                 try:
                     ref = pytree.tree_leaves(model64(*(a.double() if a.is_floating_point() else a
                                                        for a in args)))
                 finally:
                     torch.set_default_dtype(default)
-                if [o.shape for o in ours] != [r.shape for r in ref]:
+                shapes = [[t.shape for t in leaves] for leaves in (ours, theirs, ref)]
+                if shapes[0] != shapes[2] or shapes[1] != shapes[2]:
                     continue
-                for o, r in zip(ours, ref, strict=True):
-                    if o.numel():
-                        worst = max(worst, (o.double() - r.double()).abs().max().item())
+                for k, leaves in enumerate((ours, theirs)):
+                    for o, r in zip(leaves, ref, strict=True):
+                        if o.numel():
+                            worst[k] = max(worst[k], (o.double() - r.double()).abs().max().item())
     except RuntimeError:  # a forward that pins float32 somewhere: no float64 reference
-        return float("nan")
-    return math.log10(worst + 1e-10)
+        return float("nan"), float("nan")
+    return math.log10(worst[0] + 1e-10), math.log10(worst[1] + 1e-10)
 
 
 def _fmt(value: float, spec: str) -> str:
@@ -141,8 +146,8 @@ def _fmt(value: float, spec: str) -> str:
 def markdown(rows: list[Row], header: str) -> str:
     lines = [
         "# Benchmarks", "", header, "",
-        "| model | mode | compile s | inputs | paths | η | δ | δ f32 floor | traced η | eager ms "
-        "| dync ms | speedup |",
+        "| model | mode | compile s | inputs | paths | η | δ | δ f64: eager f32 / dync | traced η "
+        "| eager ms | dync ms | speedup |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
@@ -152,7 +157,8 @@ def markdown(rows: list[Row], header: str) -> str:
             continue
         lines.append(
             f"| {r.name} | {r.mode} | {_fmt(r.compile_s, '.1f')} | {r.inputs} | {r.paths} | "
-            f"{_fmt(r.eta, '.3f')} | {_fmt(r.delta, '.2f')} | {_fmt(r.float32_floor, '.2f')} | "
+            f"{_fmt(r.eta, '.3f')} | {_fmt(r.delta, '.2f')} | {_fmt(r.float32_floor, '.2f')} / "
+            f"{_fmt(r.dync_vs_float64, '.2f')} | "
             f"{traced} | {_fmt(r.eager_ms, '.2f')} | "
             f"{_fmt(r.dync_ms, '.2f')} | {_fmt(r.speedup, '.2f')}× |"
         )
@@ -188,6 +194,9 @@ def run(names: list[str] | None = None, count: int = 100, *, with_tracing: bool 
     if output is not None:
         header = (f"Host CPU, torch {torch.__version__}, {torch.get_num_threads()} torch threads, "
                   f"dync {dync.__version__}; `python -m benchmarks` (η, δ and paths over each "
-                  f"model's input set; latencies are medians over the same run).")
+                  f"model's input set; latencies are medians over the same run). δ is dync "
+                  f"against eager float32; the next column measures both against eager float64 "
+                  f"on the inputs that take the same path in all three (the error float32 "
+                  f"itself makes, and dync's).")
         output.write_text(markdown(rows, header), encoding="utf-8")
     return rows

@@ -8,6 +8,8 @@ checks arguments against and what the manifest stores.
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -149,26 +151,47 @@ class Signature:
         return bound
 
     def _solve(self, spec: TensorSpec, axis: int, expr: str, got: int, bound: dict[str, int]) -> int:
-        """Bind the one unknown symbol of `expr` from `got`: it must be a whole number in its
-        declared range."""
-        parsed = sympy.sympify(expr, locals={k: sympy.Symbol(k) for k in self.symbols})
+        """Bind the one unknown symbol of `expr` (linear in it, as derived dims are) from
+        `got`: it must be a whole number in its declared range."""
+        parsed = _parse(expr)
         unknown = [s for s in parsed.free_symbols if str(s) not in bound]
         if len(unknown) != 1 or str(unknown[0]) not in self.symbols:
             return got  # nothing to check it against
-        sym = self.symbols[str(unknown[0])]
-        solutions = [v for v in sympy.solve(sympy.Eq(parsed.subs(
-            {sympy.Symbol(k): v for k, v in bound.items()}), got), unknown[0])
-            if v.is_integer and sym.min <= int(v) <= sym.max]
-        if not solutions:
+        sym, var = self.symbols[str(unknown[0])], unknown[0]
+        if len(parsed.free_symbols) == 1:
+            scale, offset = _linear_in(expr, str(var))
+        else:
+            scale, offset = _linear(parsed.subs({sympy.Symbol(k): v for k, v in bound.items()}), var)
+        value = None if not scale or (got - offset) % scale else (got - offset) // scale
+        if value is None or not sym.min <= value <= sym.max:
             raise InputError(
                 f"input {spec.name!r} dim {axis} = {got} is not {expr} for any {sym.name} in its "
                 f"declared range [{sym.min}, {sym.max}]"
             )
-        bound[sym.name] = int(solutions[0])
+        bound[sym.name] = value
         return got
 
 
+@functools.lru_cache(maxsize=256)
+def _parse(expr: str) -> sympy.Expr:
+    names = {n: sympy.Symbol(n) for n in re.findall(r"[A-Za-z_]\w*", expr)}
+    return sympy.sympify(expr, locals=names)
+
+
+def _linear(expr: sympy.Expr, var: sympy.Symbol) -> tuple[int | None, int]:
+    """(a, b) with expr == a*var + b, or (None, 0) when expr is not linear in var."""
+    poly = sympy.Poly(expr, var) if expr.is_polynomial(var) else None
+    if poly is None or poly.degree() != 1 or not all(c.is_Integer for c in poly.all_coeffs()):
+        return None, 0
+    a, b = poly.all_coeffs()
+    return int(a), int(b)
+
+
+@functools.lru_cache(maxsize=256)
+def _linear_in(expr: str, var: str) -> tuple[int | None, int]:
+    return _linear(_parse(expr), sympy.Symbol(var))
+
+
 def _evaluate(expr: str, values: dict[str, int]) -> int | None:
-    parsed = sympy.sympify(expr, locals={k: sympy.Symbol(k) for k in values})
-    result = parsed.subs({sympy.Symbol(k): v for k, v in values.items()})
+    result = _parse(expr).subs({sympy.Symbol(k): v for k, v in values.items()})
     return int(result) if result.is_number else None
