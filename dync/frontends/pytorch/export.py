@@ -24,7 +24,7 @@ from ..common import ImportedProgram, finish_import
 from .decompositions import DECOMPOSITIONS
 from .importer import DyncGraphNodeImporter
 from .rewrite import Rewrite, rewritten
-from .rewrite.runtime import recording_compiled_branches
+from .rewrite.runtime import active_recorder, recording_compiled_branches
 from .source import source_line, user_frame_from_message, user_frame_from_traceback
 
 INT64_MAX = 2**63 - 1
@@ -42,7 +42,8 @@ def import_module(
     args = tuple(args)
     if trace_branches:
         model, dynamic_shapes = _WithBranchTrace(model), _as_varargs(model, args, dynamic_shapes)
-    ep, rewrite = _export(model, args, dynamic_shapes)
+    with recording_compiled_branches() if trace_branches else contextlib.nullcontext() as recorder:
+        ep, rewrite = _export(model, args, dynamic_shapes)
     names = _user_symbol_names(model, args, dynamic_shapes, ep)
     importer = FxImporter(context=context, graph_node_importer_cls=DyncGraphNodeImporter)
     signature = _signature(ep, names)
@@ -53,27 +54,24 @@ def import_module(
     program = finish_import(module, signature, "pytorch", func_name)
     program.notes.extend(notes)
     program.rewritten = rewrite.sources
-    program.branch_sites = list(_WithBranchTrace.last_sites) if trace_branches else []
+    program.branch_sites = list(recorder.sites) if trace_branches else []
     return program
 
 
 class _WithBranchTrace(torch.nn.Module):
     """`model` whose outputs are `(outputs, trace)`: the int64 codes `2 * site + taken` of
-    every branch decision, in order (`last_sites` lists the sites, file:line)."""
-
-    # The sites of the latest trace. Not an attribute: export traces a copy of the module.
-    last_sites: list[str] = []
+    every branch decision, in order, gathered by the active `BranchRecorder` (its `sites`
+    lists the sites, file:line)."""
 
     def __init__(self, model: torch.nn.Module):
         super().__init__()
         self.model = model
 
     def forward(self, *args):
-        with recording_compiled_branches() as recorder:
-            outputs = self.model(*args)
-            trace = recorder.trace()
-        _WithBranchTrace.last_sites = list(recorder.sites)
-        return outputs, trace
+        recorder = active_recorder()
+        recorder.restart()
+        outputs = self.model(*args)
+        return outputs, recorder.trace()
 
 
 def _as_varargs(model: torch.nn.Module, args: tuple, dynamic_shapes: Any) -> Any:

@@ -116,7 +116,7 @@ def _static_decision(pred: Any, site: str) -> bool | None:
     recorded in the branch trace; None when the predicate is traced (a HOP is needed)."""
     frozen = _replayed()
     if frozen is None and _is_dynamic(pred):
-        _record_compiled(site, _as_pred(pred))
+        _record_compiled(site, pred)
         return None
     decision = bool(pred) if frozen is None else frozen
     trace = _branch_trace.get()
@@ -135,12 +135,16 @@ class BranchRecorder:
         self.sites: list[str] = []
         self.codes = new_list("<branch trace>")
 
+    def restart(self) -> None:
+        """A new trace of the forward starts a new branch trace."""
+        self.__init__()
+
     def append(self, site: str, taken: Any) -> None:
         if site not in self.sites:
             self.sites.append(site)
         code = 2 * self.sites.index(site)
-        if isinstance(taken, torch.Tensor):
-            self.codes.append(taken.to(torch.int64) + code)
+        if _is_dynamic(taken):
+            self.codes.append(_as_pred(taken).to(torch.int64) + code)
         else:
             self.codes.append(torch.scalar_tensor(code + bool(taken), dtype=torch.int64))
 
@@ -153,6 +157,13 @@ class BranchRecorder:
 _recorder: contextvars.ContextVar[BranchRecorder | None] = contextvars.ContextVar(
     "dync_recorder", default=None
 )
+
+
+def active_recorder() -> BranchRecorder:
+    recorder = _recorder.get()
+    if recorder is None:
+        raise RuntimeError("no branch recorder: trace inside recording_compiled_branches()")
+    return recorder
 
 
 class recording_compiled_branches:
