@@ -4,7 +4,6 @@ captured (see `dync.frontends.pytorch.host`) running as sub-DNN entry points of 
 from __future__ import annotations
 
 import collections
-import contextlib
 from typing import Any
 
 from ..errors import InputError
@@ -28,6 +27,7 @@ class HostModule(CompiledModule):
         self.stats: dict[str, collections.Counter] = {
             name: collections.Counter() for name, _, _ in self._subdnns
         }
+        self._patches = None  # (submodule, attribute, sub-DNN call), built on the first call
 
     def __repr__(self) -> str:
         calls = ", ".join(".".join(p for p in key if p) for _, key, _ in self._subdnns)
@@ -41,20 +41,16 @@ class HostModule(CompiledModule):
         with self._attached(), torch.no_grad():
             return self.model(*args)
 
-    @contextlib.contextmanager
     def _attached(self):
-        from ..frontends.pytorch.host import intercepted
+        from ..frontends.pytorch.host import installed
 
-        by_key = {key: (name, signature) for name, key, signature in self._subdnns}
-
-        def wrap(key, original):
-            if key not in by_key:
-                return None
-            name, signature = by_key[key]
-            return self._sub_dnn(name, signature, original)
-
-        with intercepted(self.model, wrap):
-            yield
+        if self._patches is None:
+            self._patches = []
+            for name, (qual, attr), signature in self._subdnns:
+                module = self.model.get_submodule(qual)
+                original = getattr(module, attr)
+                self._patches.append((module, attr, self._sub_dnn(name, signature, original)))
+        return installed(self._patches)
 
     def _sub_dnn(self, name: str, signature: Signature, original):
         import torch

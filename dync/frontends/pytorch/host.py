@@ -132,21 +132,23 @@ def callables(root: torch.nn.Module) -> Iterator[tuple[Key, torch.nn.Module, str
                 yield (qual, attr), module, attr
 
 
+def intercepted(root: torch.nn.Module, wrap: Callable[[Key, Callable], Callable]):
+    """Every call target of `root` replaced by `wrap(key, original)` for a `with` block."""
+    return installed([(module, attr, wrap(key, getattr(module, attr)))
+                      for key, module, attr in callables(root) if attr not in vars(module)])
+
+
 @contextlib.contextmanager
-def intercepted(root: torch.nn.Module, wrap: Callable[[Key, Callable], Callable | None]):
-    """Install `wrap(key, original)` (when not None) as instance attributes; remove them after."""
-    installed = []
+def installed(patches: list[tuple[torch.nn.Module, str, Callable]]):
+    """Set each (module, attribute, replacement) as an instance attribute; remove them after."""
+    done = []
     try:
-        for key, module, attr in callables(root):
-            if attr in vars(module):
-                continue
-            replacement = wrap(key, getattr(module, attr))
-            if replacement is not None:
-                setattr(module, attr, replacement)
-                installed.append((module, attr))
+        for module, attr, replacement in patches:
+            setattr(module, attr, replacement)
+            done.append((module, attr))
         yield
     finally:
-        for module, attr in installed:
+        for module, attr in done:
             delattr(module, attr)
 
 
