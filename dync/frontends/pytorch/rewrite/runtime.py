@@ -264,17 +264,11 @@ def _cond(pred: torch.Tensor, true_fn, false_fn, names, values, site: str,
           returned_if_false: bool = False) -> tuple:
     # Look at what each branch produces without recording it, to decide which variables
     # cross the branch as tensors, which stay static, and which need a placeholder.
-    containers = _Containers((true_fn, false_fn), values)
-    lists = _tensor_lists((true_fn, false_fn), values)
-    before = [tl.snapshot() for tl in lists]
+    probe = _Probe((true_fn, false_fn), values, site, "if")
     with disable_proxy_modes_tracing(), recording_usage() as used:
-        probe_true = tuple(true_fn(*values))
-        containers.check(site, "if")
-        after_true = _restore(lists, before)
-        probe_false = tuple(false_fn(*values))
-        containers.check(site, "if")
-        after_false = _restore(lists, before)
-        grown = _grown_lists(lists, before, after_true, after_false, site)
+        probe_true, after_true = probe.run(true_fn)
+        probe_false, after_false = probe.run(false_fn)
+        grown = _grown_lists(probe.lists, probe.before, after_true, after_false, site)
     # After a return, every variable but the return value is dead: the live branch decides.
     live = [n in (RETURNED, RETURN_VALUE) for n in names]
     dead_true = _returns(names, probe_true)
@@ -306,7 +300,7 @@ def _cond(pred: torch.Tensor, true_fn, false_fn, names, values, site: str,
         (true_fn, false_fn),
         values,
         used,
-        lists,
+        probe.lists,
     )
     merged = list(probe_true)  # static outputs are identical in both branches
     for i, value in zip(tensor_positions, results, strict=False):  # the lists' buffers follow
@@ -315,6 +309,23 @@ def _cond(pred: torch.Tensor, true_fn, false_fn, names, values, site: str,
     for k, (tl, _, _) in enumerate(grown):
         tl.set_bounded(buffers[2 * k], buffers[2 * k + 1])
     return tuple(merged)
+
+
+class _Probe:
+    """Runs branches untraced (inside `disable_proxy_modes_tracing`) to see what they
+    produce: refuses one that changes a Python container, and puts the `TensorList`s they
+    reach back as they were after each, returning the lists' states it left."""
+
+    def __init__(self, functions: Sequence[Callable], values: tuple, site: str, what: str):
+        self.values, self.site, self.what = values, site, what
+        self.containers = _Containers(functions, values)
+        self.lists = _tensor_lists(functions, values)
+        self.before = [tl.snapshot() for tl in self.lists]
+
+    def run(self, fn: Callable) -> tuple[tuple, list]:
+        result = tuple(fn(*self.values))
+        self.containers.check(self.site, self.what)
+        return result, _restore(self.lists, self.before)
 
 
 def _tensor_lists(functions: Sequence[Callable], values: tuple) -> list[TensorList]:
@@ -502,15 +513,16 @@ def while_(cond_fn: Callable, body_fn: Callable, names: Sequence[str], values: t
 def _while_loop(cond_fn, body_fn, names, values, site: str, trips: int | None = None) -> tuple:
     """`trips`: the most iterations the loop can make, when known (a `for` over a symbolic
     range); lists the body appends to become bounded buffers sized by it."""
-    containers = _Containers((cond_fn, body_fn), values)
-    lists = _tensor_lists((cond_fn, body_fn), values)
-    before = [tl.snapshot() for tl in lists]
+
+    def iteration(*state):  # one probed trip: the body, then the condition on its result
+        out = tuple(body_fn(*state))
+        cond_fn(*out)
+        return out
+
+    probe_of = _Probe((cond_fn, body_fn), values, site, "loop")
     with disable_proxy_modes_tracing(), recording_usage() as used:
-        probe = tuple(body_fn(*values))
-        containers.check(site, "loop")
-        cond_fn(*probe)
-        after = _restore(lists, before)
-        grown = _grown_lists(lists, before, after, after, site)
+        probe, after = probe_of.run(iteration)
+        grown = _grown_lists(probe_of.lists, probe_of.before, after, after, site)
     if grown and trips is None:
         raise UnsupportedConstructError(
             "list appended in a data-dependent while loop",
