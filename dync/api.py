@@ -15,6 +15,7 @@ from .backend import CompilerSession
 from .errors import CompilationError, DyncError, UnsupportedConstructError
 from .frontends.common import ImportedProgram
 from .passes import DEFAULT_PIPELINE, run_pipeline
+from .passes.rdp import read_coverage
 from .report import Report
 from .runtime.manifest import Manifest
 from .runtime.module import CompiledModule
@@ -91,6 +92,7 @@ def compile(  # noqa: A001 - the public name is fixed by the design
         report.symbols = {k: [s.min, s.max] for k, s in program.signature.symbols.items()}
         with _stage(report, "passes", say):
             run_pipeline(program.module, steps)
+        report.rdp = read_coverage(program.module)
         if dump_ir is not None:
             Path(dump_ir).write_text(program.module.operation.get_asm(), encoding="utf-8")
         with _stage(report, "iree", say):
@@ -100,10 +102,16 @@ def compile(  # noqa: A001 - the public name is fixed by the design
     return CompiledModule(vmfb, _manifest(vmfb, session, tgt, report, program.signature))
 
 
+def _add_counts(a: dict, b: dict) -> dict:
+    return {k: _add_counts(a.get(k, {}), b.get(k, {})) if isinstance(a.get(k, b.get(k)), dict)
+            else a.get(k, 0) + b.get(k, 0) for k in a.keys() | b.keys()}
+
+
 def _manifest(vmfb: bytes, session: CompilerSession, tgt, report: Report, signature,
               **extra) -> Manifest:
     report.flags = list(session.flags)
     report.vmfb_bytes = len(vmfb)
+    report.iree = dict(session.statistics)
     return Manifest(signature=signature, backend=tgt.backend, target=tgt.name, driver=tgt.driver,
                     flags=list(session.flags), dync_version=__version__,
                     report=report.to_json(), **extra)
@@ -143,6 +151,7 @@ def _compile_host(model, args, dynamic_shapes, session: CompilerSession, steps, 
     with _stage(report, "passes", say):
         for sub in plan.subdnns:
             run_pipeline(sub.program.module, steps)
+            report.rdp = _add_counts(report.rdp, read_coverage(sub.program.module))
     linked = link({s.name: s.program.module for s in plan.subdnns}, session.context)
     if dump_ir is not None:
         Path(dump_ir).write_text(linked.operation.get_asm(), encoding="utf-8")

@@ -6,6 +6,7 @@ The module is built in the IREE compiler session's own MLIR context, so it is ha
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 
@@ -25,9 +26,15 @@ class CompilerSession:
     def __init__(self, target: Target, extra_flags: tuple[str, ...] = ()):
         self.target = target
         self.flags = COMMON_FLAGS + target.flags + tuple(extra_flags)
+        # IREE's static statistics of the compiled program (dispatch count, transient memory)
+        # go to a file per session; they are not part of the flags a user would reproduce.
+        fd, self._statistics_path = tempfile.mkstemp(prefix="dync-iree-stats-", suffix=".json")
+        os.close(fd)
+        self.statistics: dict = {}
         self._session = Session()
         try:
-            self._session.set_flags(*self.flags)
+            self._session.set_flags(*self.flags, "--iree-scheduling-dump-statistics-format=json",
+                                    f"--iree-scheduling-dump-statistics-file={self._statistics_path}")
         except ValueError as e:
             raise CompilationError(f"IREE rejected the flags {' '.join(self.flags)}: {e}") from e
         self.context: ir.Context = self._session.context
@@ -53,6 +60,7 @@ class CompilerSession:
                 )
             out = Output.open_membuffer()
             inv.output_vm_bytecode(out)
+            self.statistics = _read_statistics(self._statistics_path)
             return bytes(out.map_memory())
         finally:
             inv.close()
@@ -67,3 +75,22 @@ class CompilerSession:
     def close(self) -> None:
         self._handler.detach()
         self._session.close()
+        if os.path.exists(self._statistics_path):
+            os.unlink(self._statistics_path)
+
+
+def _read_statistics(path: str) -> dict:
+    """{"dispatches", "executables", "transient_bytes", ...} from IREE's stream statistics."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            stats = json.load(f)["stream-aggregate"]
+    except (OSError, ValueError, KeyError):
+        return {}
+    execution = stats.get("execution", {})
+    return {
+        "dispatches": execution.get("dispatch-count", 0),
+        "executables": stats.get("executable", {}).get("executable-count", 0),
+        "submissions": execution.get("submission-count", 0),
+        "transient_bytes": execution.get("transient-memory-size", 0),
+        "constant_bytes": stats.get("global", {}).get("constant-size", 0),
+    }

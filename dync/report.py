@@ -15,6 +15,9 @@ class Report:
     flags: list[str] = field(default_factory=list)
     passes: list[str] = field(default_factory=list)
     symbols: dict[str, list[int]] = field(default_factory=dict)
+    # dync-rdp's coverage: {"static", "symbolic", "unknown"} tensor dims, and op counts per
+    # SoD² class (host mode: summed over the sub-DNNs).
+    rdp: dict = field(default_factory=dict)
     # Seconds per stage, in order: import, passes, iree.
     stage_seconds: dict[str, float] = field(default_factory=dict)
     # Host mode: each region run on the host instead of compiled: {region, source, reason}.
@@ -23,10 +26,18 @@ class Report:
     subdnns: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     vmfb_bytes: int = 0
+    # IREE's static statistics of the final module: dispatches, executables, submissions,
+    # transient_bytes (the stream allocator's packed transient memory), constant_bytes.
+    iree: dict = field(default_factory=dict)
     # Rewritten forward functions (qualified name -> readable generated source).
     rewritten: dict[str, str] = field(default_factory=dict)
     # Compiled with `trace_branches`: the sites of the module's branch-trace output.
     branch_sites: list[str] = field(default_factory=list)
+
+    @property
+    def dispatches(self) -> int | None:
+        """Device dispatches in the final module (IREE's count), None if unknown."""
+        return self.iree.get("dispatches")
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -45,6 +56,8 @@ class Report:
             "  passes: " + (", ".join(self.passes) or "none"),
             "  stages: " + ", ".join(f"{k} {v:.2f}s" for k, v in self.stage_seconds.items()),
             f"  mode: {self.mode}",
+            "  rdp: " + (_coverage(self.rdp) if self.rdp else "not run"),
+            "  module: " + (", ".join(f"{k} {v}" for k, v in self.iree.items()) or "-"),
             f"  graph breaks: {len(self.graph_breaks)}",
             "  rewritten: " + (", ".join(self.rewritten) or "nothing"),
             "  IREE flags: " + " ".join(self.flags),
@@ -55,3 +68,11 @@ class Report:
                   f"{d['calls']} calls in the example" for d in self.subdnns]
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
+
+
+def _coverage(rdp: dict) -> str:
+    total = sum(rdp.get(k, 0) for k in ("static", "symbolic", "unknown")) or 1
+    dims = ", ".join(f"{rdp.get(k, 0)} {k} ({100 * rdp.get(k, 0) / total:.1f}%)"
+                     for k in ("static", "symbolic", "unknown"))
+    classes = ", ".join(f"{k} {v}" for k, v in rdp.get("classes", {}).items())
+    return f"{dims} tensor dims; ops by class: {classes or 'none'}"

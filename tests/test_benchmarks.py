@@ -21,8 +21,11 @@ def test_runner_row_and_markdown(tmp_path):
     assert not row.error, row.error
     assert row.eta == 0.0 and row.delta <= -4 and row.paths == 1 and row.mode == "in-graph"
     assert row.eager_ms > 0 and row.dync_ms > 0
+    assert row.rdp["unknown"] == 0 and row.rdp["static"] > 0 and row.rdp["symbolic"] > 0
+    assert row.dispatches > 0 and row.baseline_dispatches > 0 and row.baseline_ms > 0
     text = (tmp_path / "B.md").read_text()
     assert "| resnet_static | in-graph |" in text
+    assert "## dync's passes" in text and "| resnet_static | " in text.split("## dync's passes")[1]
 
 
 def test_tracing_freezes_one_path_and_gets_decisions_wrong():

@@ -27,7 +27,7 @@ def test_help_everywhere(argv):
 
 def test_dync_opt_help_lists_passes():
     out = run("dync-opt", "--help").stdout
-    assert "--dync-verify" in out and "--dync-canonicalize" in out
+    assert "--dync-verify" in out and "--dync-canonicalize" in out and "--dync-rdp" in out
 
 
 def test_targets_lists_presets():

@@ -1,6 +1,10 @@
 """dync IR: the program as `func` + `scf.if`/`scf.while` + torch value-semantic tensor ops,
 with shape symbols (ranges) and per-value dim expressions. See `dync.dialects.dync`."""
 
+import importlib
+import sys
+import types
+
 from .dync import (
     ENTRY_ATTR,
     SHAPE_ATTR,
@@ -24,3 +28,19 @@ __all__ = [
     "symbols_attr",
     "verify",
 ]
+
+
+def _stub_missing_dialect_modules() -> None:
+    """The MLIR Python bindings look for a Python module of each op's dialect every time they
+    wrap an op, and do not remember a failed import: IREE ships none for `torch`/`torch_c`,
+    so every walk over dync IR paid a failed import per op (seconds per pass on a suite
+    model). An empty module is found once and cached."""
+    for namespace in ("torch", "torch_c"):
+        name = f"iree.compiler.dialects.{namespace}"
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            sys.modules[name] = types.ModuleType(name)
+
+
+_stub_missing_dialect_modules()

@@ -20,12 +20,13 @@ from ..errors import CompilationError
 _PASS_MODULES = {
     "dync-canonicalize": "dync.passes.canonicalize",
     "dync-exact-loops": "dync.passes.exact_loops",
+    "dync-rdp": "dync.passes.rdp",
     "dync-rotate-while": "dync.passes.rotate_while",
     "dync-verify": "dync.passes.verify",
 }
 
 # What `dync.compile` runs on dync IR before handing it to IREE.
-DEFAULT_PIPELINE: tuple[str, ...] = ("dync-canonicalize", "dync-verify")
+DEFAULT_PIPELINE: tuple[str, ...] = ("dync-canonicalize", "dync-rdp", "dync-verify")
 
 
 class Pass:

@@ -1,0 +1,174 @@
+"""Symbolic dims of dync IR as sympy expressions: SoD²'s lattice, bounds, and the affine maps
+of `torch.bind_symbolic_shape`.
+
+A dim is one of (SoD² §4.1, digest-sod2.md 3.3):
+
+* ``None`` — undefined (⊤, nothing known yet);
+* a sympy ``Integer`` — a known constant;
+* a sympy ``Symbol`` — a symbolic constant (an input dim, or a fresh symbol for a value known
+  only at run time such as a `nonzero` count);
+* any other sympy expression over symbols — an op-inferred constant (``floor((h - 1)/2) + 1``);
+* `NAC` — not a constant (⊥): nothing can be said.
+
+Integer division is ``sympy.floor(a / b)`` so that sympy's own canonicalization decides
+equalities; `to_affine` turns it back into ``floordiv``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+import sympy
+from iree.compiler import ir
+
+
+class _NotAConstant:
+    """⊥ of the lattice: a dim about which nothing is known."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "nac"
+
+
+NAC = _NotAConstant()
+Dim = sympy.Expr | _NotAConstant | None
+_VTENSOR = re.compile(r"^!torch\.vtensor<\[([^\]]*)\]")
+
+
+def type_dims(t: ir.Type) -> tuple[int | None, ...] | None:
+    """The dims of a tensor type (None per dynamic dim), or None if it is unranked or not a
+    tensor."""
+    t = t.maybe_downcast()
+    if isinstance(t, ir.RankedTensorType):
+        ranked = t
+        return tuple(None if ranked.is_dynamic_dim(i) else ranked.get_dim_size(i)
+                     for i in range(ranked.rank))
+    match = _VTENSOR.match(str(t))
+    if match is None:
+        return None
+    text = match.group(1).strip()
+    return tuple(None if d == "?" else int(d) for d in text.split(",")) if text else ()
+
+
+def is_tensor(t: ir.Type) -> bool:
+    return isinstance(t.maybe_downcast(), ir.RankedTensorType) or str(t).startswith("!torch.vtensor")
+
+
+def known(d: Dim) -> bool:
+    return isinstance(d, sympy.Expr)
+
+
+def is_static(d: Dim) -> bool:
+    return isinstance(d, sympy.Integer)
+
+
+def floordiv(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
+    return sympy.floor(a / b)
+
+
+def ceildiv(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
+    return sympy.ceiling(a / b)
+
+
+def show(d: Dim) -> str:
+    if d is None:
+        return "undef"
+    return str(d)
+
+
+def bounds(expr: sympy.Expr, ranges: dict[str, tuple[int, int]]) -> tuple[int, int] | None:
+    """[min, max] of `expr` over the symbols' ranges, evaluated at the corners of the box: exact
+    for the monotone expressions shape functions produce (sums, products of sizes, floor
+    divisions). None when a symbol has no range."""
+    if isinstance(expr, sympy.Integer):
+        return int(expr), int(expr)
+    free = sorted(expr.free_symbols, key=lambda s: s.name)
+    if len(free) > 8 or any(s.name not in ranges for s in free):
+        return None
+    values = []
+    for corner in itertools.product(*(ranges[s.name] for s in free)):
+        v = expr.subs(dict(zip(free, corner, strict=True)))
+        if not v.is_number:
+            return None
+        values.append(int(sympy.floor(v)))
+    return min(values), max(values)
+
+
+def tighten(expr: sympy.Expr, ranges: dict[str, tuple[int, int]]) -> sympy.Expr:
+    """`expr` with each max/min whose operands the symbols' ranges order replaced by the
+    winning operand (a slice clamp `max(n - 2, 0)` with n >= 2 is `n - 2`)."""
+    if not expr.has(sympy.Max, sympy.Min):
+        return expr
+
+    def pick(e: sympy.Expr) -> sympy.Expr:
+        if not isinstance(e, sympy.Max | sympy.Min):
+            return e
+        a, *rest = e.args
+        for b in rest:
+            gap = bounds(a - b, ranges)
+            if gap is None:
+                return e
+            if isinstance(e, sympy.Max):
+                a = a if gap[0] >= 0 else b if gap[1] <= 0 else None
+            else:
+                a = a if gap[1] <= 0 else b if gap[0] >= 0 else None
+            if a is None:
+                return e
+        return a
+
+    return expr.replace(lambda e: isinstance(e, sympy.Max | sympy.Min), pick)
+
+
+def from_affine(expr: ir.AffineExpr, symbols: list[sympy.Symbol]) -> sympy.Expr:
+    """The sympy form of an affine expression whose symbol `i` is `symbols[i]`."""
+    expr = expr.maybe_downcast()
+    if isinstance(expr, ir.AffineConstantExpr):
+        return sympy.Integer(expr.value)
+    if isinstance(expr, ir.AffineSymbolExpr):
+        return symbols[expr.position]
+    for kind, combine in (
+        (ir.AffineAddExpr, lambda a, b: a + b),
+        (ir.AffineMulExpr, lambda a, b: a * b),
+        (ir.AffineFloorDivExpr, floordiv),
+        (ir.AffineCeilDivExpr, ceildiv),
+        (ir.AffineModExpr, sympy.Mod),
+    ):
+        if isinstance(expr, kind):
+            return combine(from_affine(expr.lhs, symbols), from_affine(expr.rhs, symbols))
+    raise ValueError(f"unsupported affine expression {expr}")
+
+
+def to_affine(expr: sympy.Expr, symbols: list[str]) -> ir.AffineExpr | None:
+    """`expr` as an affine expression over `symbols` (positions in that list), or None when it
+    is not affine (max/min, division by a symbol, ...). Needs an active context."""
+    if isinstance(expr, sympy.Integer):
+        return ir.AffineConstantExpr.get(int(expr))
+    if isinstance(expr, sympy.Symbol):
+        return ir.AffineSymbolExpr.get(symbols.index(expr.name)) if expr.name in symbols else None
+    if isinstance(expr, sympy.Add | sympy.Mul):
+        numerator, denominator = sympy.fraction(sympy.together(expr))
+        if denominator != 1:
+            return None
+        parts = [to_affine(a, symbols) for a in numerator.args]
+        if any(p is None for p in parts):
+            return None
+        result = parts[0]
+        for p in parts[1:]:
+            result = result + p if isinstance(numerator, sympy.Add) else result * p
+        return result
+    if isinstance(expr, sympy.floor | sympy.ceiling):
+        numerator, denominator = sympy.fraction(sympy.together(expr.args[0]))
+        if not isinstance(denominator, sympy.Integer):
+            return None
+        lhs = to_affine(sympy.expand(numerator), symbols)
+        if lhs is None:
+            return None
+        d = ir.AffineConstantExpr.get(int(denominator))
+        get = ir.AffineFloorDivExpr.get if isinstance(expr, sympy.floor) else ir.AffineCeilDivExpr.get
+        return get(lhs, d)
+    if isinstance(expr, sympy.Mod) and isinstance(expr.args[1], sympy.Integer):
+        lhs = to_affine(expr.args[0], symbols)
+        return None if lhs is None else ir.AffineModExpr.get(lhs, to_affine(expr.args[1], symbols))
+    return None
