@@ -162,9 +162,11 @@ class Analysis(rules.Context):
     def fact(self, value: ir.Value) -> Fact:
         return self.facts.get(value, UNDEF)
 
-    def settle(self, value: ir.Value, computed: Fact) -> bool:
+    def settle(self, value: ir.Value, computed: Fact, pending: bool = False) -> bool:
         """Meet `computed` with the value's type, its binding and what consumers taught;
-        returns whether the fact changed."""
+        returns whether the fact changed. Unexplained dims become not-a-constant, unless the
+        value is `pending` (its sources are not analyzed yet: a callee's parameters before its
+        call sites, a loop's back edge), when they stay undefined."""
         tdims = type_dims(value.type) if is_tensor(value.type) else None
         if tdims is not None:
             shape = computed.shape if computed.rank == len(tdims) else (None,) * len(tdims)
@@ -182,11 +184,11 @@ class Analysis(rules.Context):
                         self.conflicts += 1
                     d = bound[i]
                 elif not known(d):
-                    d = learned.get(i, NAC)
+                    d = learned.get(i, None if d is None and pending else NAC)
                 dims.append(d)
             dims = [tighten(d, self.ranges) if known(d) else d for d in dims]
             computed = Fact(shape=tuple(dims), value=computed.value)
-        elif str(value.type) == "!torch.int" and computed.value is None:
+        elif str(value.type) == "!torch.int" and computed.value is None and not pending:
             computed = Fact(value=NAC)  # an int no rule explains: unknown, never "none"
         old = self.facts.get(value)
         self.facts[value] = computed
@@ -223,7 +225,7 @@ class Analysis(rules.Context):
                 seed = Fact(shape=shapes[i]) if shapes[i] is not None else UNDEF
             else:
                 seed = self.join([site[i] for site in sites if i < len(site)], (name, "arg", i))
-            changed |= self.settle(arg, seed)
+            changed |= self.settle(arg, seed, pending=shapes is None)
         return changed
 
     def _block(self, block: ir.Block) -> bool:
@@ -249,7 +251,7 @@ class Analysis(rules.Context):
                     yields.append([self.fact(v) for v in _terminator(region.blocks[0]).operands])
             for i, result in enumerate(op.results):
                 changed |= self.settle(result, self.join([y[i] for y in yields if i < len(y)],
-                                                         key + (i,)))
+                                                         key + (i,)), pending=True)
             return changed
         if name == "scf.while":
             return self._while(op, key)
@@ -261,9 +263,20 @@ class Analysis(rules.Context):
             return False
         return self._transfer(op, key)
 
+    def _pending(self, value: ir.Value) -> bool:
+        f = self.facts.get(value)
+        if f is None:
+            return True
+        if f.items is not None:
+            return any(i.shape is not None and None in i.shape for i in f.items)
+        if is_tensor(value.type):
+            return f.shape is None or None in f.shape
+        return str(value.type) == "!torch.int" and f.value is None
+
     def _transfer(self, op: ir.Operation, key: tuple) -> bool:
         name = op.name
         ins = [self.fact(v) for v in op.operands]
+        pending = False
         if name == "torch.constant.int" or (
                 name == "arith.constant"
                 and isinstance(op.attributes["value"].maybe_downcast(), ir.IntegerAttr)):
@@ -271,6 +284,8 @@ class Analysis(rules.Context):
         elif name == "torch.symbolic_int":
             outs = [Fact(value=sympy.Symbol(ir.StringAttr(op.attributes["symbol_name"]).value,
                                             integer=True, positive=True))]
+        elif any(self._pending(v) for v in op.operands):
+            outs, pending = [], True
         elif name in rules.RULES:
             cls = rules.classify(name, ins)
             if cls is not None:
@@ -284,7 +299,7 @@ class Analysis(rules.Context):
             outs = []
         changed = False
         for i, result in enumerate(op.results):
-            changed |= self.settle(result, outs[i] if i < len(outs) else UNDEF)
+            changed |= self.settle(result, outs[i] if i < len(outs) else UNDEF, pending)
         return changed
 
     def _while(self, op: ir.Operation, key: tuple) -> bool:
@@ -295,11 +310,11 @@ class Analysis(rules.Context):
         changed = False
         for _ in range(_LOOP_ITERATIONS):
             for arg, f in zip(before.arguments, carried, strict=False):
-                changed |= self.settle(arg, f)
+                changed |= self.settle(arg, f, pending=True)
             changed |= self._block(before)
             forwarded = [self.fact(v) for v in list(_terminator(before).operands)[1:]]
             for arg, f in zip(after.arguments, forwarded, strict=False):
-                changed |= self.settle(arg, f)
+                changed |= self.settle(arg, f, pending=True)
             changed |= self._block(after)
             yielded = [self.fact(v) for v in _terminator(after).operands]
             joined = [self.join([a, b], key + ("carry", i))
@@ -308,7 +323,7 @@ class Analysis(rules.Context):
                 break
             carried = joined
         for result, f in zip(op.results, forwarded, strict=False):
-            changed |= self.settle(result, f)
+            changed |= self.settle(result, f, pending=True)
         return changed
 
     def _call(self, op: ir.Operation, key: tuple) -> bool:
@@ -324,7 +339,7 @@ class Analysis(rules.Context):
             outs = [self._substitute(r, params, args, key + (i,)) for i, r in enumerate(returns)]
         changed = False
         for result, f in zip(op.results, outs, strict=False):
-            changed |= self.settle(result, f)
+            changed |= self.settle(result, f, pending=True)
         return changed
 
     def _substitute(self, fact: Fact, params: list[Fact], args: list[Fact], key: tuple) -> Fact:

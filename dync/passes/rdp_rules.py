@@ -239,7 +239,10 @@ def _view(op, ins, ctx) -> Fact:
     x, sizes = ins[0], ilist(ins[1])
     if sizes is None:
         return UNDEF
-    if -1 in sizes:
+    if sizes.count(-1) + sum(not known(d) for d in sizes) == 1:
+        # a view keeps the element count: the one size not given (-1, or read from a
+        # tensor at run time) is the count divided by the others
+        sizes = [-1 if not known(d) else d for d in sizes]
         rest = [d for d in sizes if d != -1]
         total, others = _product(x.shape or [NAC]), _product(rest)
         inferred = NAC
@@ -333,7 +336,10 @@ def _slice(op, ins, ctx) -> Fact:
     end = size if ins[3].value is None else ival(ins[3])
     step = ival(ins[4])
     if not all(known(v) for v in (size, start, end, step)):
-        return Fact(shape=x.shape[:d] + (NAC,) + x.shape[d + 1:])
+        # bounds only known at run time (a length read from a tensor): a fresh symbol, at most
+        # the sliced dim (SoD² §4.1's runtime symbol for a not-a-constant)
+        length = ctx.fresh((d,), size) if known(size) else NAC
+        return Fact(shape=x.shape[:d] + (length,) + x.shape[d + 1:])
     start, end = (_clamp_index(v, size) for v in (start, end))
     length = sympy.Max(ceildiv(end - start, step), 0)
     length = length.args[1] if isinstance(length, sympy.Max) and _nonneg(length.args[1]) else length
@@ -363,7 +369,10 @@ def _narrow(op, ins, ctx) -> Fact:
     d = None if x.shape is None else _axis(iconst(ins[1]), x.rank)
     if d is None:
         return UNDEF
-    return Fact(shape=x.shape[:d] + (ival(ins[3]),) + x.shape[d + 1:])
+    length = ival(ins[3])
+    if not known(length):
+        length = ctx.fresh((d,), x.shape[d]) if known(x.shape[d]) else NAC
+    return Fact(shape=x.shape[:d] + (length,) + x.shape[d + 1:])
 
 
 @rule("torch.aten.cat", "torch.aten.stack")
