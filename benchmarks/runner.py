@@ -82,7 +82,7 @@ def run_model(name: str, count: int = 100, *, timing_inputs: int = 30, repeats: 
         here = str(Path.cwd()) + "/"
         row.notes += [f"on the host: {b['region']} ({b['source'].replace(here, '')}): {b['reason']}"
                       for b in report.graph_breaks]
-        if report.subdnns:
+        if report.mode == "host":
             row.notes.append("sub-DNNs: " + ", ".join(
                 f"{d['callable']}({', '.join(d['inputs'])})" for d in report.subdnns))
         inputs = mod.inputs(count)

@@ -16,6 +16,7 @@ from .errors import CompilationError, DyncError, UnsupportedConstructError
 from .frontends.common import ImportedProgram
 from .passes import DEFAULT_PIPELINE, run_pipeline
 from .passes.rdp import read_coverage
+from .passes.split_subdnns import read_subdnns
 from .report import Report
 from .runtime.manifest import Manifest
 from .runtime.module import CompiledModule
@@ -93,6 +94,7 @@ def compile(  # noqa: A001 - the public name is fixed by the design
         with _stage(report, "passes", say):
             run_pipeline(program.module, steps)
         report.rdp = read_coverage(program.module)
+        report.subdnns = read_subdnns(program.module)
         if dump_ir is not None:
             Path(dump_ir).write_text(program.module.operation.get_asm(), encoding="utf-8")
         with _stage(report, "iree", say):

@@ -22,7 +22,9 @@ class Report:
     stage_seconds: dict[str, float] = field(default_factory=dict)
     # Host mode: each region run on the host instead of compiled: {region, source, reason}.
     graph_breaks: list[dict] = field(default_factory=list)
-    # Host mode: the sub-DNN entry points: {name, callable, calls, inputs}.
+    # The sub-DNNs. In-graph: the functions `dync-split-subdnns` outlined, {name, source,
+    # ops, calls, arguments, results}; host mode: the entry points the model's Python calls,
+    # {name, callable, calls, inputs}.
     subdnns: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     vmfb_bytes: int = 0
@@ -64,8 +66,7 @@ class Report:
         ]
         lines += [f"    {b['region']} on the host ({b['source']}): {b['reason']}"
                   for b in self.graph_breaks]
-        lines += [f"  sub-DNN {d['name']}: {d['callable']}({', '.join(d['inputs'])}), "
-                  f"{d['calls']} calls in the example" for d in self.subdnns]
+        lines += [_subdnn(d) for d in self.subdnns]
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
 
@@ -76,3 +77,11 @@ def _coverage(rdp: dict) -> str:
                      for k in ("static", "symbolic", "unknown"))
     classes = ", ".join(f"{k} {v}" for k, v in rdp.get("classes", {}).items())
     return f"{dims} tensor dims; ops by class: {classes or 'none'}"
+
+
+def _subdnn(d: dict) -> str:
+    if "callable" in d:
+        return (f"  sub-DNN {d['name']}: {d['callable']}({', '.join(d['inputs'])}), "
+                f"{d['calls']} calls in the example")
+    return (f"  sub-DNN {d['name']} ({d['source']}): {d['ops']} ops, {d['calls']} call sites, "
+            f"({', '.join(d['arguments'])}) -> ({', '.join(d['results'])})")

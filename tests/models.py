@@ -80,3 +80,14 @@ class ConvPool(nn.Module):
 
     def forward(self, x):
         return nn.functional.max_pool2d(self.conv(x).relu(), 2)
+
+
+def assert_loop_matches(model, compiled, batch: int, scale: float) -> int:
+    """LoopNet eager and compiled on one seeded input agree; returns the trip count."""
+    torch.manual_seed(batch)
+    x = torch.randn(batch, 8) * scale
+    h, steps = compiled(x)
+    h_ref, steps_ref = model(x)
+    assert int(steps) == int(steps_ref)
+    torch.testing.assert_close(h, h_ref, rtol=1e-4, atol=1e-5)
+    return int(steps)

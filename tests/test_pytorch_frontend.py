@@ -2,7 +2,7 @@
 
 import pytest
 import torch
-from models import SIZES, PythonIf, cond_inputs, seeded
+from models import SIZES, PythonIf, assert_loop_matches, cond_inputs, seeded
 from torch.export import Dim
 
 import dync
@@ -19,12 +19,7 @@ def test_cond_matches_eager(cond_model, cond_compiled, batch, positive):
 @pytest.mark.parametrize("batch", SIZES)
 @pytest.mark.parametrize("scale", [0.01, 3.0], ids=["many_steps", "few_steps"])
 def test_while_loop_with_parameters_matches_eager(loop_model, loop_compiled, batch, scale):
-    torch.manual_seed(batch)
-    x = torch.randn(batch, 8) * scale
-    h, steps = loop_compiled(x)
-    h_ref, steps_ref = loop_model(x)
-    assert int(steps) == int(steps_ref)
-    torch.testing.assert_close(h, h_ref, rtol=1e-4, atol=1e-5)
+    assert_loop_matches(loop_model, loop_compiled, batch, scale)
 
 
 def test_while_loop_trip_count_depends_on_data(loop_model, loop_compiled):

@@ -22,11 +22,13 @@ _PASS_MODULES = {
     "dync-exact-loops": "dync.passes.exact_loops",
     "dync-rdp": "dync.passes.rdp",
     "dync-rotate-while": "dync.passes.rotate_while",
+    "dync-split-subdnns": "dync.passes.split_subdnns",
     "dync-verify": "dync.passes.verify",
 }
 
 # What `dync.compile` runs on dync IR before handing it to IREE.
-DEFAULT_PIPELINE: tuple[str, ...] = ("dync-canonicalize", "dync-rdp", "dync-verify")
+DEFAULT_PIPELINE: tuple[str, ...] = (
+    "dync-canonicalize", "dync-rdp", "dync-split-subdnns", "dync-verify")
 
 
 class Pass:

@@ -1,0 +1,665 @@
+"""`dync-split-subdnns`: outline the sub-DNNs of dync IR and leave a host skeleton (DyCL).
+
+Follows DyCL §5.3 (HCFCG construction) and §5.4 (sub-DNN graph optimization); see
+`shared/papers/digest-dycl-terra.md` A.3.
+
+Reads: every function of the module. The *skeleton* functions are the public ones (the
+`dync.entry` function) and every function that contains control flow (an op with regions:
+`scf.if`, `scf.while`, ...; a multi-block body; a call to such a function or to one without
+a body), directly or through its calls.
+
+Writes:
+- Each maximal branch-free run of torch ops in a block of a skeleton function (no op with
+  regions, no terminator, no `torch_c` cast, no call to a skeleton function) that does
+  tensor work (a `torch.aten.*` op) becomes a private function `@subdnn_<k>` called from
+  where the run was. Arguments and results come from liveness: the values the run uses but
+  does not define, and the values it defines that are used outside it. `k` follows creation
+  order: functions in module order, blocks in pre-order.
+- A call to a private branch-free function inside a run is inlined into the sub-DNN (that
+  is what a branch function called from an `scf.if` region becomes: one sub-DNN); the
+  function is erased once nothing calls it any more.
+- Constant-like ops (`torch.constant.*`, `torch.vtensor.literal`, `arith.constant`,
+  `torch.prim.ListConstruct` of constants) and `torch.symbolic_int` stay in the skeleton and
+  are cloned into each sub-DNN that uses them, so weights stay literals. A constant that all
+  call sites of a private skeleton function pass for one argument is first sunk into it and
+  the argument dropped (branch functions get their weights as arguments).
+  Lists are never passed across a call: a `torch.prim.ListConstruct` is rebuilt on the side
+  that needs it; a run whose boundary would carry another non-scalar, non-tensor value is
+  left alone.
+- `torch.bind_symbolic_shape` ops move with the tensor they bind; a binding of a value that
+  becomes an argument is also repeated at the top of the sub-DNN, with the needed
+  `torch.symbolic_int` ops re-declared there (the form of dync's branch functions).
+- Copies and constants go to the host (DyCL step 3, by dataflow instead of path
+  enumeration): a result that is an argument seen through identity ops (`aten.clone`,
+  `detach`, ...) or a constant is not returned; the skeleton uses the argument or a clone
+  of the constant. Copies that the skeleton would yield out of an `scf` region stay (an
+  IREE 3.13 run-time bug, see `_leaves_region`). Dead ops are then dropped from the sub-DNN, unused arguments too; a run
+  left with no tensor work gets no sub-DNN at all (a branch that only copies its inputs).
+  Constant-foldable computations (`aten.zeros` of constant sizes) stay in the sub-DNN.
+- Structurally identical sub-DNNs (same ops, attributes - hence the same weights - and
+  operand wiring) are merged into the first one.
+- Each sub-DNN carries `dync.source = "<file>:<first>-<last>"` (the lines of its ops in the
+  first file seen in their locations, the outermost caller of a call-site location;
+  "unknown" without one). The module gets `dync.subdnns`: an array of
+  `{name, source, ops, calls, arguments, results}` dictionaries, `ops` counting the
+  `torch.aten.*` ops of the sub-DNN, `calls` its call sites, `arguments`/`results` the
+  symbolic shapes of its values ("[n, 8]", from their bindings).
+
+What the skeleton keeps: control flow, `torch_c` casts, calls (predicates arrive as
+`!torch.bool` results of sub-DNNs), `torch.symbolic_int` and the bindings of its own values,
+and the constants it still uses (branch-free runs without tensor work stay too).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import sympy
+from iree.compiler import ir
+
+from ..dialects.symbolic import from_affine, is_tensor, type_dims
+from .pipeline import Pass, PassFailure
+
+_CONSTANT_OPS = {"torch.vtensor.literal", "arith.constant"}
+_IDENTITY_OPS = {
+    "torch.aten.clone",
+    "torch.aten.detach",
+    "torch.aten.alias",
+    "torch.aten.contiguous",
+    "torch.aten.lift_fresh_copy",
+}
+# Types a call may carry: tensors and the scalars torch-mlir's backend type conversion maps.
+_PASSABLE = re.compile(r"^(!torch\.(vtensor|int|float|bool)\b|tensor<|i\d+$|f\d+$|index$)")
+_FILE_LINE = re.compile(r'"([^"]*)":(\d+):\d+')
+
+
+class _CannotOutline(Exception):
+    """A run that this pass leaves in the skeleton."""
+
+
+class SplitSubDNNs(Pass):
+    name = "dync-split-subdnns"
+    summary = "outline branch-free tensor regions into @subdnn_<k> functions (DyCL HCFCG)"
+
+    def run(self, module: ir.Operation) -> None:
+        if not module.regions or not module.regions[0].blocks:
+            raise PassFailure("expected a module with a body")
+        with module.context, module.location:
+            _Splitter(module).run()
+
+
+@dataclass
+class _SubDNN:
+    func: ir.Operation
+    calls: list[ir.Operation] = field(default_factory=list)
+    source: str = "unknown"
+
+
+def _is_block_arg(value: ir.Value) -> bool:
+    return isinstance(value.owner, ir.Block)
+
+
+def _ops(block: ir.Block) -> list[ir.Operation]:
+    # Always plain Operations: an OpView's `name` may be a property of the op (func.func).
+    return [op.operation for op in block.operations]
+
+
+def _callee(call: ir.Operation) -> str:
+    return ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+
+
+def _is_constant(op: ir.Operation) -> bool:
+    name = op.name
+    if name.startswith("torch.constant.") or name in _CONSTANT_OPS:
+        return True
+    if name == "torch.prim.ListConstruct":
+        return all(_defined_by_constant(v) for v in op.operands)
+    return False
+
+
+def _defined_by_constant(value: ir.Value) -> bool:
+    return not _is_block_arg(value) and _is_constant(value.owner.operation)
+
+
+def _constant_key(op: ir.Operation) -> str:
+    """Equal keys: the two constant ops make the same value."""
+    attrs = ",".join(f"{n}={op.attributes[n]}" for n in op.attributes)
+    operands = ",".join(_constant_key(v.owner.operation) for v in op.operands)
+    return f"{op.name}{{{attrs}}}({operands}):{','.join(str(r.type) for r in op.results)}"
+
+
+def _passable(ty: ir.Type) -> bool:
+    return bool(_PASSABLE.match(str(ty)))
+
+
+def _line_span(ops: list[ir.Operation]) -> str:
+    """`file:first-last` over the frames of `ops` that are in the first file seen."""
+    first_file, lines = None, []
+    for op in ops:
+        frames = _FILE_LINE.findall(str(op.location))
+        if not frames:
+            continue
+        # The outermost caller of a call-site location is the model's own source.
+        first_file = first_file or frames[-1][0]
+        lines.extend(int(line) for path, line in frames if path == first_file)
+    if first_file is None:
+        return "unknown"
+    return f"{first_file}:{min(lines)}-{max(lines)}"
+
+
+def _structure_key(func: ir.Operation) -> str:
+    """The body up to SSA renaming (the sub-DNN's name and source are not part of it)."""
+    block = func.regions[0].blocks[0]
+    ids: dict[ir.Value, str] = {a: f"%a{i}" for i, a in enumerate(block.arguments)}
+    parts = [str(ir.TypeAttr(func.attributes["function_type"]).value)]
+    for op in _ops(block):
+        operands = ",".join(ids[v] for v in op.operands)
+        attrs = ",".join(f"{n}={op.attributes[n]}" for n in op.attributes)
+        parts.append(f"{op.name}({operands}){{{attrs}}}:{','.join(str(r.type) for r in op.results)}")
+        for r in op.results:
+            ids[r] = f"%{len(ids)}"
+    return "\n".join(parts)
+
+
+def _bindings_only(value: ir.Value) -> list[ir.Operation] | None:
+    """The shape bindings of `value` when nothing else uses it, else None."""
+    binds = []
+    for use in value.uses:
+        owner = use.owner.operation
+        if owner.name != "torch.bind_symbolic_shape" or use.operand_number != 0:
+            return None
+        binds.append(owner)
+    return binds
+
+
+def _erase_dead(block: ir.Block) -> None:
+    """Erase ops whose results only feed shape bindings (and those bindings), last first."""
+    for op in reversed(_ops(block)):
+        if not len(op.results):
+            continue
+        binds = [_bindings_only(r) for r in op.results]
+        if all(b is not None for b in binds):
+            for bind in (b for bs in binds for b in bs):
+                bind.erase()
+            op.erase()
+
+
+class _Splitter:
+    def __init__(self, module: ir.Operation):
+        self.module = module
+        self.body = module.regions[0].blocks[0]
+        self.funcs: dict[str, ir.Operation] = {}
+        for op in _ops(self.body):
+            if op.name == "func.func":
+                self.funcs[ir.StringAttr(op.attributes["sym_name"]).value] = op.operation
+        self.control: dict[str, bool] = {}
+        self.has_aten: dict[str, bool] = {}
+        self.inlined: set[str] = set()
+        self.skeleton: set[str] = set()
+        self.subdnns: list[_SubDNN] = []
+
+    # --- classification -------------------------------------------------------------
+
+    def is_control(self, name: str) -> bool:
+        if name in self.control:
+            return self.control[name]
+        func = self.funcs.get(name)
+        self.control[name] = True  # external functions and recursion stay in the skeleton
+        if func is None or len(func.regions[0].blocks) != 1:
+            return True
+        result = False
+        for op in _ops(func.regions[0].blocks[0]):
+            if len(op.regions) or op.name == "func.call_indirect":
+                result = True
+            elif op.name == "func.call" and self.is_control(_callee(op)):
+                result = True
+            if result:
+                break
+        self.control[name] = result
+        return result
+
+    def in_run(self, op: ir.Operation) -> bool:
+        if len(op.regions):
+            return False
+        if op.name == "func.call":
+            name = _callee(op)
+            return name in self.funcs and name not in self.skeleton and not self.is_control(name)
+        return op.name.startswith("torch.")
+
+    def does_tensor_work(self, op: ir.Operation) -> bool:
+        if op.name.startswith("torch.aten."):
+            return True
+        if op.name != "func.call":
+            return False
+        name = _callee(op)
+        if name not in self.has_aten:
+            self.has_aten[name] = False
+            body = self.funcs[name].regions[0].blocks[0]
+            self.has_aten[name] = any(self.does_tensor_work(o) for o in _ops(body))
+        return self.has_aten[name]
+
+    def runs(self, op: ir.Operation) -> Iterator[list[ir.Operation]]:
+        """Maximal runs of branch-free ops under `op`, in pre-order."""
+        for region in op.regions:
+            for block in region.blocks:
+                ops = _ops(block)
+                current: list[ir.Operation] = []
+                for i, inner in enumerate(ops):
+                    if i < len(ops) - 1 and self.in_run(inner):
+                        current.append(inner)
+                        continue
+                    if current:
+                        yield current
+                    current = []
+                    if len(inner.regions):
+                        yield from self.runs(inner)
+                if current:
+                    yield current
+
+    # --- the pass ------------------------------------------------------------------
+
+    def run(self) -> None:
+        skeleton = [
+            f for name, f in self.funcs.items()
+            if f.regions[0].blocks
+            and (self.is_control(name) or self._visibility(f) != "private")
+        ]
+        self.skeleton = {ir.StringAttr(f.attributes["sym_name"]).value for f in skeleton}
+        self.sink_constant_arguments(skeleton)
+        for func in skeleton:
+            for run in list(self.runs(func)):
+                if any(self.does_tensor_work(op) for op in run):
+                    self.outline(run)
+        self.deduplicate()
+        self.name_and_record()
+        for func in skeleton:
+            _erase_dead_constants(func)
+        self.erase_inlined_functions()
+
+    @staticmethod
+    def _visibility(func: ir.Operation) -> str:
+        attr = func.attributes["sym_visibility"] if "sym_visibility" in func.attributes else None
+        return ir.StringAttr(attr).value if attr is not None else "public"
+
+    def calls_by_callee(self) -> dict[str, list[ir.Operation]]:
+        calls: dict[str, list[ir.Operation]] = {}
+
+        def visit(op: ir.Operation) -> ir.WalkResult:
+            if op.name == "func.call":
+                calls.setdefault(_callee(op), []).append(op.operation)
+            return ir.WalkResult.ADVANCE
+
+        self.module.walk(visit)
+        return calls
+
+    def sink_constant_arguments(self, skeleton: list[ir.Operation]) -> None:
+        """Clone into a private skeleton function the constants all its callers pass for an
+        argument, and drop that argument (the constant then lands in the sub-DNN using it)."""
+        private = [f for f in skeleton
+                   if self._visibility(f) == "private" and "arg_attrs" not in f.attributes]
+        sunk: dict[str, set[int]] = {}
+        changed = True
+        while changed:  # sinking into a function can make the constants it passes on known
+            changed = False
+            calls = self.calls_by_callee()
+            for func in private:
+                name = ir.StringAttr(func.attributes["sym_name"]).value
+                sites = calls.get(name, [])
+                if not sites:
+                    continue
+                entry = func.regions[0].blocks[0]
+                for i, arg in enumerate(entry.arguments):
+                    if i in sunk.get(name, ()):
+                        continue
+                    passed = [site.operands[i] for site in sites]
+                    if not all(_defined_by_constant(v) for v in passed):
+                        continue
+                    if len({_constant_key(v.owner.operation) for v in passed}) != 1:
+                        continue
+                    top = next(o for o in _ops(entry) if o.name != "torch.symbolic_int")
+                    ip = ir.InsertionPoint(top)
+                    arg.replace_all_uses_with(_clone_constant(passed[0].owner.operation, ip))
+                    sunk.setdefault(name, set()).add(i)
+                    changed = True
+        calls = self.calls_by_callee()
+        for name, dropped in sunk.items():
+            func = self.funcs[name]
+            entry = func.regions[0].blocks[0]
+            keep = [i for i in range(len(entry.arguments)) if i not in dropped]
+            for i in sorted(dropped, reverse=True):
+                entry.erase_argument(i)
+            ftype = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+            func.attributes["function_type"] = ir.TypeAttr.get(
+                ir.FunctionType.get([ftype.inputs[i] for i in keep], ftype.results))
+            for call in calls[name]:
+                new = ir.Operation.create(
+                    "func.call",
+                    results=[r.type for r in call.results],
+                    operands=[call.operands[i] for i in keep],
+                    attributes={n: call.attributes[n] for n in call.attributes},
+                    loc=call.location,
+                    ip=ir.InsertionPoint(call),
+                )
+                for old, r in zip(call.results, new.results, strict=True):
+                    old.replace_all_uses_with(r)
+                call.erase()
+
+    def outline(self, run: list[ir.Operation]) -> None:
+        with run[0].context, run[0].location:
+            temp = f"__dync_subdnn_{len(self.subdnns)}"
+            func = ir.Operation.create(
+                "func.func",
+                attributes={
+                    "sym_name": ir.StringAttr.get(temp),
+                    "sym_visibility": ir.StringAttr.get("private"),
+                    "function_type": ir.TypeAttr.get(ir.FunctionType.get([], [])),
+                },
+                regions=1,
+                ip=ir.InsertionPoint(self.body),
+            )
+            block = func.regions[0].blocks.append()
+            builder = _Builder(self, block)
+            try:
+                builder.build(run)
+                plan = builder.finish()
+            except _CannotOutline:
+                func.erase()
+                return
+        if plan is None:  # nothing left to compute: the host takes the copies and constants
+            func.erase()
+            builder.commit(None)
+            return
+        call = builder.commit(temp)
+        self.subdnns.append(_SubDNN(func, [call], _line_span(_ops(block))))
+
+    def deduplicate(self) -> None:
+        first: dict[str, _SubDNN] = {}
+        kept = []
+        for sub in self.subdnns:
+            key = _structure_key(sub.func)
+            if key in first:
+                first[key].calls.extend(sub.calls)
+                sub.func.erase()
+            else:
+                first[key] = sub
+                kept.append(sub)
+        self.subdnns = kept
+
+    def name_and_record(self) -> None:
+        taken = set(self.funcs)
+        records, k = [], 0
+        for sub in self.subdnns:
+            while f"subdnn_{k}" in taken:
+                k += 1
+            name = f"subdnn_{k}"
+            k += 1
+            sub.func.attributes["sym_name"] = ir.StringAttr.get(name)
+            sub.func.attributes["dync.source"] = ir.StringAttr.get(sub.source)
+            for call in sub.calls:
+                call.attributes["callee"] = ir.FlatSymbolRefAttr.get(name)
+            body = sub.func.regions[0].blocks[0]
+            aten = sum(op.name.startswith("torch.aten.") for op in _ops(body))
+            i64 = ir.IntegerType.get_signless(64)
+            records.append(ir.DictAttr.get({
+                "name": ir.StringAttr.get(name),
+                "source": ir.StringAttr.get(sub.source),
+                "ops": ir.IntegerAttr.get(i64, aten),
+                "calls": ir.IntegerAttr.get(i64, len(sub.calls)),
+                "arguments": _shapes(list(body.arguments), body),
+                "results": _shapes(list(_ops(body)[-1].operands), body),
+            }))
+        self.module.attributes["dync.subdnns"] = ir.ArrayAttr.get(records)
+
+    def erase_inlined_functions(self) -> None:
+        called = self.calls_by_callee()
+        for name in sorted(self.inlined):
+            func = self.funcs[name]
+            if name not in called and self._visibility(func) == "private":
+                func.erase()
+
+
+def _leaves_region(value: ir.Value) -> bool:
+    """Whether `value` is yielded out of an scf region (directly or through a torch_c cast).
+    Such copies stay in the sub-DNN: IREE 3.13 fails at run time ("indirect buffer reference
+    slot 0 is out range of the declared binding capacity") on an `scf.if` whose branch yields
+    a buffer defined outside it while the other branch computes its own."""
+    for use in value.uses:
+        owner = use.owner.operation
+        if owner.name in ("scf.yield", "scf.condition"):
+            return True
+        if owner.name == "torch_c.to_builtin_tensor" and _leaves_region(owner.results[0]):
+            return True
+    return False
+
+
+def _shapes(values: list[ir.Value], body: ir.Block) -> ir.ArrayAttr:
+    """Each value's dims as text, `?` dims by their binding in `body` ("[n, 8]", "!torch.int")."""
+    bound: dict[ir.Value, list[str]] = {}
+    for op in _ops(body):
+        if op.name == "torch.bind_symbolic_shape":
+            names = [sympy.Symbol(ir.StringAttr(v.owner.attributes["symbol_name"]).value)
+                     for v in list(op.operands)[1:]]
+            amap = ir.AffineMapAttr(op.attributes["shape_expressions"]).value
+            bound[op.operands[0]] = [str(from_affine(e, names)) for e in amap.results]
+    texts = []
+    for v in values:
+        dims = type_dims(v.type) if is_tensor(v.type) else None
+        if dims is None:
+            texts.append(str(v.type))
+        else:
+            exprs = bound.get(v, ["?"] * len(dims))
+            texts.append("[" + ", ".join(str(d) if d is not None else e
+                                         for d, e in zip(dims, exprs, strict=True)) + "]")
+    return ir.ArrayAttr.get([ir.StringAttr.get(t) for t in texts])
+
+
+def read_subdnns(module: ir.Module | ir.Operation) -> list[dict]:
+    """The `dync.subdnns` records a run of the pass left on `module` ([] if it did not run)."""
+    attrs = module.operation.attributes
+    if "dync.subdnns" not in attrs:
+        return []
+    records = []
+    for record in ir.ArrayAttr(attrs["dync.subdnns"]):
+        entry = {}
+        for named in ir.DictAttr(record):
+            attr = named.attr.maybe_downcast()
+            if isinstance(attr, ir.ArrayAttr):
+                entry[named.name] = [ir.StringAttr(a).value for a in attr]
+            elif isinstance(attr, ir.IntegerAttr):
+                entry[named.name] = attr.value
+            else:
+                entry[named.name] = ir.StringAttr(attr).value
+        records.append(entry)
+    return records
+
+
+def _clone_constant(op: ir.Operation, ip: ir.InsertionPoint) -> ir.Value:
+    """Clone constant `op` (with its constant operands) at `ip`."""
+    return _clone_with(op, [_clone_constant(v.owner.operation, ip) for v in op.operands], ip)
+
+
+def _clone_with(op: ir.Operation, operands: list[ir.Value], ip: ir.InsertionPoint) -> ir.Value:
+    """Clone single-result `op` at `ip` with new operands."""
+    new = op.clone(ip=ip)
+    for i, v in enumerate(operands):
+        new.operands[i] = v
+    return new.result
+
+
+def _erase_dead_constants(func: ir.Operation) -> None:
+    """Erase the constants of `func` left without uses (users before their operands)."""
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        found.append(op.operation)
+        return ir.WalkResult.ADVANCE
+
+    func.walk(visit, ir.WalkOrder.PRE_ORDER)
+    for op in reversed(found):
+        if _is_constant(op) and not any(list(r.uses) for r in op.results):
+            op.erase()
+
+
+class _Builder:
+    """Builds one sub-DNN from a run: clones the ops, tracks the liveness of their values."""
+
+    def __init__(self, splitter: _Splitter, block: ir.Block):
+        self.splitter = splitter
+        self.block = block
+        self.end = ir.InsertionPoint(block)
+        self.map: dict[ir.Value, ir.Value] = {}  # skeleton/callee value -> sub-DNN value
+        self.origin: dict[ir.Value, ir.Operation] = {}  # sub-DNN value -> op it was cloned from
+        self.args: list[ir.Value] = []  # the skeleton value passed for each argument
+        self.symbols: dict[str, ir.Value] = {}
+        self.last_symbol: ir.Operation | None = None
+        self.moved: list[ir.Operation] = []  # skeleton ops that move into the sub-DNN
+        self.defined: set[ir.Value] = set()  # skeleton values they define
+        self.results: list[ir.Value] = []  # sub-DNN values returned
+        self.live_out: list[tuple[ir.Value, tuple]] = []  # skeleton value, how to rebuild it
+
+    # --- building --------------------------------------------------------------------
+
+    def build(self, run: list[ir.Operation]) -> None:
+        for op in run:
+            if _is_constant(op) or op.name == "torch.symbolic_int":
+                continue  # cloned where used
+            if op.name == "torch.bind_symbolic_shape" and op.operands[0] not in self.defined:
+                continue  # binds a skeleton value: stays, and is repeated for an argument
+            self.emit(op)
+            self.moved.append(op)
+            self.defined.update(op.results)
+
+    def emit(self, op: ir.Operation) -> None:
+        if op.name == "func.call":
+            self.inline(op)
+            return
+        operands = [self.lookup(v) for v in op.operands]
+        new = op.clone(ip=self.end)
+        for i, v in enumerate(operands):
+            new.operands[i] = v
+        for old, r in zip(op.results, new.results, strict=True):
+            self.map[old] = r
+            self.origin[r] = op
+
+    def inline(self, call: ir.Operation) -> None:
+        name = _callee(call)
+        body = self.splitter.funcs[name].regions[0].blocks[0]
+        for formal, actual in zip(body.arguments, call.operands, strict=True):
+            self.map[formal] = self.lookup(actual)
+        ops = _ops(body)
+        for inner in ops[:-1]:
+            if not (_is_constant(inner) or inner.name == "torch.symbolic_int"):
+                self.emit(inner)
+        for old, returned in zip(call.results, ops[-1].operands, strict=True):
+            self.map[old] = self.lookup(returned)
+        self.splitter.inlined.add(name)
+
+    def lookup(self, value: ir.Value) -> ir.Value:
+        if value in self.map:
+            return self.map[value]
+        if not _is_block_arg(value):
+            op = value.owner.operation
+            if op.name == "torch.symbolic_int":
+                return self._symbol(op)
+            if _is_constant(op) or (op.name == "torch.prim.ListConstruct"
+                                    and not _passable(value.type)):
+                new = _clone_with(op, [self.lookup(v) for v in op.operands], self.end)
+                self.map[value] = new
+                self.origin[new] = op
+                return new
+        if not _passable(value.type):
+            raise _CannotOutline(f"cannot pass a {value.type} to a sub-DNN")
+        arg = self.block.add_argument(value.type, value.location)
+        self.args.append(value)
+        self.map[value] = arg
+        for use in list(value.uses):  # repeat the skeleton's shape facts about the argument
+            if use.owner.operation.name == "torch.bind_symbolic_shape" and use.operand_number == 0:
+                self.emit(use.owner.operation)
+        return arg
+
+    def _symbol(self, op: ir.Operation) -> ir.Value:
+        name = ir.StringAttr(op.attributes["symbol_name"]).value
+        if name not in self.symbols:
+            new = op.clone(ip=ir.InsertionPoint.at_block_begin(self.block))
+            if self.last_symbol is not None:
+                new.move_after(self.last_symbol)
+            self.last_symbol = new
+            self.symbols[name] = new.result
+        self.map[op.result] = self.symbols[name]
+        return self.symbols[name]
+
+    # --- results -------------------------------------------------------------------
+
+    def finish(self) -> bool | None:
+        """Decide the results and drop dead ops; None when no tensor work is left to call."""
+        moved = set(self.moved)
+        for op in self.moved:
+            for r in op.results:
+                if any(u.owner.operation not in moved for u in r.uses):
+                    self.live_out.append((r, self._plan(self.map[r], _leaves_region(r))))
+        ir.Operation.create("func.return", operands=self.results, ip=self.end)
+        _erase_dead(self.block)
+        for i in reversed(range(len(self.block.arguments))):
+            binds = _bindings_only(self.block.arguments[i])
+            if binds is not None:
+                for bind in binds:
+                    bind.erase()
+                self.block.erase_argument(i)
+                del self.args[i]
+        _erase_dead(self.block)
+        self.block.owner.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
+            [a.type for a in self.block.arguments], [r.type for r in self.results]))
+        if any(op.name.startswith("torch.aten.") for op in _ops(self.block)):
+            return True
+        if self.results:
+            raise _CannotOutline("no tensor work left, but values to return")
+        return None
+
+    def _plan(self, inner: ir.Value, keep_copies: bool = False) -> tuple:
+        """How the skeleton gets the value that is `inner` in the sub-DNN."""
+        while (not keep_copies and not _is_block_arg(inner)
+               and inner.owner.operation.name in _IDENTITY_OPS
+               and inner.owner.operands[0].type == inner.type):
+            inner = inner.owner.operands[0]
+        if _is_block_arg(inner):  # a copy of an argument
+            return ("value", self.args[inner.arg_number])
+        op = inner.owner.operation
+        if _is_constant(op) or (op.name == "torch.prim.ListConstruct"
+                                and not _passable(inner.type)):
+            return ("clone", self.origin[inner], [self._plan(v) for v in op.operands])
+        if not _passable(inner.type):
+            raise _CannotOutline(f"cannot return a {inner.type} from a sub-DNN")
+        if inner not in self.results:
+            self.results.append(inner)
+        return ("result", self.results.index(inner))
+
+    def commit(self, callee: str | None) -> ir.Operation | None:
+        """Replace the moved ops in the skeleton by a call to `callee` (None: no call)."""
+        first = self.moved[0]
+        ip = ir.InsertionPoint(first)
+        call = None
+        if callee is not None:
+            call = ir.Operation.create(
+                "func.call",
+                results=[r.type for r in self.results],
+                operands=self.args,
+                attributes={"callee": ir.FlatSymbolRefAttr.get(callee, context=first.context)},
+                loc=first.location,
+                ip=ip,
+            )
+
+        def rebuild(plan: tuple) -> ir.Value:
+            kind = plan[0]
+            if kind == "value":
+                return plan[1]
+            if kind == "result":
+                return call.results[plan[1]]
+            return _clone_with(plan[1], [rebuild(p) for p in plan[2]], ip)
+
+        for old, plan in self.live_out:
+            old.replace_all_uses_with(rebuild(plan))
+        for op in reversed(self.moved):
+            op.erase()
+        return call
