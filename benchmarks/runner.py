@@ -57,17 +57,22 @@ class Row:
 BASELINE_PASSES = ("dync-canonicalize", "dync-verify")
 
 
-def _median_ms(fn, inputs, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
+def _median_ms(fns, inputs, repeats: int) -> list[float]:
+    """Median latency of each of `fns` over `inputs`, the functions taking turns input by input
+    (in reverse order every other round, so none always runs right after another) so that
+    drift of the machine (clock, caches, other load) falls on all of them alike."""
+    times: list[list[float]] = [[] for _ in fns]
+    for round_ in range(repeats):
+        order = list(enumerate(fns))
         for args in inputs:
-            start = time.perf_counter()
-            fn(*args)
-            times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
+            for k, fn in order if round_ % 2 == 0 else reversed(order):
+                start = time.perf_counter()
+                fn(*args)
+                times[k].append((time.perf_counter() - start) * 1e3)
+    return [statistics.median(t) for t in times]
 
 
-def run_model(name: str, count: int = 100, *, timing_inputs: int = 30, repeats: int = 3,
+def run_model(name: str, count: int = 100, *, timing_inputs: int = 30, repeats: int = 4,
               with_tracing: bool = False) -> Row:
     mod = load(name)
     row = Row(name, mod.DESCRIPTION)
@@ -97,9 +102,8 @@ def run_model(name: str, count: int = 100, *, timing_inputs: int = 30, repeats: 
         row.baseline_dispatches = baseline.report.dispatches
         timed = inputs[:timing_inputs]
         with torch.no_grad():
-            row.eager_ms = _median_ms(model, timed, repeats)
-        row.dync_ms = _median_ms(compiled, timed, repeats)
-        row.baseline_ms = _median_ms(baseline, timed, repeats)
+            row.eager_ms, row.dync_ms, row.baseline_ms = _median_ms(
+                (model, compiled, baseline), timed, repeats)
         row.float32_floor, row.dync_vs_float64 = _against_float64(model, compiled, inputs)
         if with_tracing:
             row.traced_eta = _traced_eta(mod, model, example, dynamic_shapes, inputs, row.notes)
@@ -235,7 +239,8 @@ def run(names: list[str] | None = None, count: int = 100, *, with_tracing: bool 
     if output is not None:
         header = (f"Host CPU, torch {torch.__version__}, {torch.get_num_threads()} torch threads, "
                   f"dync {dync.__version__}; `python -m benchmarks` (η, δ and paths over each "
-                  f"model's input set; latencies are medians over the same run). δ is dync "
+                  f"model's input set; latencies are medians over the same 30 inputs × 4 rounds, eager, dync and "
+                  f"dync without its passes taking turns input by input, in alternating order). δ is dync "
                   f"against eager float32; the next column measures both against eager float64 "
                   f"on the inputs that take the same path in all three (the error float32 "
                   f"itself makes, and dync's).")

@@ -28,6 +28,7 @@ def test_help_everywhere(argv):
 def test_dync_opt_help_lists_passes():
     out = run("dync-opt", "--help").stdout
     assert "--dync-verify" in out and "--dync-canonicalize" in out and "--dync-rdp" in out
+    assert "--dync-split-subdnns" in out
 
 
 def test_targets_lists_presets():
