@@ -12,6 +12,7 @@ from typing import Any
 
 from . import __version__, targets
 from .backend import CompilerSession
+from .cache import CompileCache, default_directory, module_key
 from .errors import CompilationError, DyncError, UnsupportedConstructError
 from .frontends.common import ImportedProgram
 from .passes import DEFAULT_PIPELINE, run_pipeline
@@ -37,6 +38,7 @@ def compile(  # noqa: A001 - the public name is fixed by the design
     progress: bool | Callable[[str], None] = False,
     dump_ir: str | os.PathLike | None = None,
     trace_branches: bool = False,
+    cache: bool | str | os.PathLike = True,
 ) -> CompiledModule:
     """Compile a PyTorch `nn.Module` or an ONNX model (path or `ModelProto`).
 
@@ -62,6 +64,9 @@ def compile(  # noqa: A001 - the public name is fixed by the design
       trace_branches: the compiled module also records the branch decisions it takes
         (`compiled.last_trace`, compared with eager's by `dync.verify`); PyTorch models in
         graph mode, without data-dependent `while` loops.
+      cache: reuse IREE's output for identical dync IR, flags and IREE version from the
+        compile cache (`dync.cache`; default directory `~/.cache/dync`, or `$DYNC_CACHE_DIR`;
+        `DYNC_CACHE=0` disables it); False to always compile, or a directory.
     """
     if mode not in MODES:
         raise DyncError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
@@ -72,6 +77,7 @@ def compile(  # noqa: A001 - the public name is fixed by the design
     steps = tuple(DEFAULT_PIPELINE if passes is None else passes)
     report = Report(backend=tgt.backend, target=tgt.name, passes=list(steps))
     session = CompilerSession(tgt, tuple(extra_flags))
+    store = _cache(cache)
     try:
         with _stage(report, "import", say):
             program, graph_error = None, None
@@ -85,7 +91,7 @@ def compile(  # noqa: A001 - the public name is fixed by the design
                 say(f"not one graph ({e.construct} at {e.source or '-'}): falling back to host mode")
         if program is None:
             return _compile_host(model, args, dynamic_shapes, session, steps, report, say,
-                                 graph_error, tgt, dump_ir)
+                                 graph_error, tgt, dump_ir, store)
         report.frontend = program.frontend
         report.notes.extend(program.notes)
         report.rewritten = dict(program.rewritten)
@@ -98,7 +104,7 @@ def compile(  # noqa: A001 - the public name is fixed by the design
         if dump_ir is not None:
             Path(dump_ir).write_text(program.module.operation.get_asm(), encoding="utf-8")
         with _stage(report, "iree", say):
-            vmfb = _compile_with_iree(session, program.module, report)
+            vmfb = _compile_with_iree(session, program.module, report, store)
     finally:
         session.close()
     return CompiledModule(vmfb, _manifest(vmfb, session, tgt, report, program.signature))
@@ -120,7 +126,7 @@ def _manifest(vmfb: bytes, session: CompilerSession, tgt, report: Report, signat
 
 
 def _compile_host(model, args, dynamic_shapes, session: CompilerSession, steps, report: Report,
-                  say, graph_error, tgt, dump_ir) -> CompiledModule:
+                  say, graph_error, tgt, dump_ir, store) -> CompiledModule:
     """Host mode: the sub-DNNs of `model` as entry points of one vmfb (see
     `dync.frontends.pytorch.host`)."""
     from .frontends.common import link
@@ -158,7 +164,7 @@ def _compile_host(model, args, dynamic_shapes, session: CompilerSession, steps, 
     if dump_ir is not None:
         Path(dump_ir).write_text(linked.operation.get_asm(), encoding="utf-8")
     with _stage(report, "iree", say):
-        vmfb = _compile_with_iree(session, linked, report)
+        vmfb = _compile_with_iree(session, linked, report, store)
     signature = root_signature(model, args, dynamic_shapes)
     manifest = _manifest(vmfb, session, tgt, report, signature, entry="",
                          subdnns=[{"name": s.name, "callable": list(s.key),
@@ -175,7 +181,37 @@ _UNCONVERTED_CALL = "does not reference a valid function"
 INLINE_BRANCHES = ("inline", "symbol-dce", "dync-canonicalize", "dync-verify")
 
 
-def _compile_with_iree(session: CompilerSession, module, report: Report) -> bytes:
+def _cache(cache: bool | str | os.PathLike) -> CompileCache | None:
+    if cache is False:
+        return None
+    directory = default_directory() if cache is True else Path(cache)
+    return None if directory is None else CompileCache(directory)
+
+
+def _compile_with_iree(session: CompilerSession, module, report: Report,
+                       store: CompileCache | None) -> bytes:
+    """IREE's vmfb for `module`, from the compile cache when it has this exact IR."""
+    if store is None:
+        report.cache = "off"
+        return _run_iree(session, module, report)
+    key = module_key(module, session.flags)
+    entry = store.get(key)
+    if isinstance(entry, tuple):
+        vmfb, meta = entry
+        session.statistics = meta.get("statistics", {})
+        report.notes.extend(meta.get("notes", []))
+        report.passes.extend(meta.get("passes", []))
+        report.cache = "hit"
+        return vmfb
+    report.cache = "rebuilt a damaged entry" if entry == "corrupt" else "miss"
+    notes, passes = len(report.notes), len(report.passes)
+    vmfb = _run_iree(session, module, report)
+    store.put(key, vmfb, {"statistics": session.statistics, "notes": report.notes[notes:],
+                          "passes": report.passes[passes:]})
+    return vmfb
+
+
+def _run_iree(session: CompilerSession, module, report: Report) -> bytes:
     pristine = module.operation.clone()  # IREE rewrites the module it compiles in place
     try:
         return session.compile(module)

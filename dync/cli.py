@@ -82,7 +82,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     compiled = dync_compile(
         model, example, dynamic_shapes=dynamic, backend=args.backend, target=args.target,
         mode=args.mode, extra_flags=tuple(args.iree_flag or ()), progress=not args.quiet,
-        dump_ir=args.dump_ir,
+        dump_ir=args.dump_ir, cache=not args.no_cache,
     )
     path = compiled.save(out)
     if args.dump_rewritten:
@@ -153,6 +153,8 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--dump-ir", metavar="FILE.mlir", help="write the dync IR handed to IREE")
     c.add_argument("--dump-rewritten", metavar="FILE.py",
                    help="write the rewritten source of each forward with control flow")
+    c.add_argument("--no-cache", action="store_true",
+                   help="always run IREE, even for dync IR compiled before (see dync.cache)")
     c.add_argument("-q", "--quiet", action="store_true", help="no progress or report")
     c.set_defaults(func=_cmd_compile)
 

@@ -31,6 +31,8 @@ class Report:
     # IREE's static statistics of the final module: dispatches, executables, submissions,
     # transient_bytes (the stream allocator's packed transient memory), constant_bytes.
     iree: dict = field(default_factory=dict)
+    # The compile cache: "hit", "miss", "rebuilt a damaged entry" or "off".
+    cache: str = ""
     # Rewritten forward functions (qualified name -> readable generated source).
     rewritten: dict[str, str] = field(default_factory=dict)
     # Compiled with `trace_branches`: the sites of the module's branch-trace output.
@@ -57,6 +59,7 @@ class Report:
             + (", ".join(f"{k} in [{lo}, {hi}]" for k, (lo, hi) in self.symbols.items()) or "none"),
             "  passes: " + (", ".join(self.passes) or "none"),
             "  stages: " + ", ".join(f"{k} {v:.2f}s" for k, v in self.stage_seconds.items()),
+            f"  compile cache: {self.cache or '-'}",
             f"  mode: {self.mode}",
             "  rdp: " + (_coverage(self.rdp) if self.rdp else "not run"),
             "  module: " + (", ".join(f"{k} {v}" for k, v in self.iree.items()) or "-"),

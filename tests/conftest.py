@@ -1,11 +1,15 @@
-"""Shared, session-scoped compiled modules: each model is compiled once per test run."""
+"""Shared, session-scoped compiled modules: each model is compiled once per test run. The
+compile cache of the run is a fresh directory, so no entry from an earlier run is reused."""
 
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+os.environ["DYNC_CACHE_DIR"] = tempfile.mkdtemp(prefix="dync-test-cache-")
 
 from models import BATCH, CondNet, LoopNet, seeded  # noqa: E402
 
