@@ -43,7 +43,8 @@ Writes:
   "unknown" without one). The module gets `dync.subdnns`: an array of
   `{name, source, ops, calls, arguments, results}` dictionaries, `ops` counting the
   `torch.aten.*` ops of the sub-DNN, `calls` its call sites, `arguments`/`results` the
-  symbolic shapes of its values ("[n, 8]", from their bindings).
+  symbolic shapes of its values ("[n, 8]", from their bindings). A module that already has
+  `dync.subdnns` is left as it is (the pass is idempotent).
 
 What the skeleton keeps: control flow, `torch_c` casts, calls (predicates arrive as
 `!torch.bool` results of sub-DNNs), `torch.symbolic_int` and the bindings of its own values,
@@ -62,6 +63,7 @@ from iree.compiler import ir
 from ..dialects.symbolic import from_affine, is_tensor, type_dims
 from .pipeline import Pass, PassFailure
 
+SUBDNNS_ATTR = "dync.subdnns"
 _CONSTANT_OPS = {"torch.vtensor.literal", "arith.constant"}
 _IDENTITY_OPS = {
     "torch.aten.clone",
@@ -86,6 +88,8 @@ class SplitSubDNNs(Pass):
     def run(self, module: ir.Operation) -> None:
         if not module.regions or not module.regions[0].blocks:
             raise PassFailure("expected a module with a body")
+        if SUBDNNS_ATTR in module.attributes:  # already split: a second run changes nothing
+            return
         with module.context, module.location:
             _Splitter(module).run()
 
@@ -410,7 +414,7 @@ class _Splitter:
                 "arguments": _shapes(list(body.arguments), body),
                 "results": _shapes(list(_ops(body)[-1].operands), body),
             }))
-        self.module.attributes["dync.subdnns"] = ir.ArrayAttr.get(records)
+        self.module.attributes[SUBDNNS_ATTR] = ir.ArrayAttr.get(records)
 
     def erase_inlined_functions(self) -> None:
         called = self.calls_by_callee()
@@ -458,10 +462,10 @@ def _shapes(values: list[ir.Value], body: ir.Block) -> ir.ArrayAttr:
 def read_subdnns(module: ir.Module | ir.Operation) -> list[dict]:
     """The `dync.subdnns` records a run of the pass left on `module` ([] if it did not run)."""
     attrs = module.operation.attributes
-    if "dync.subdnns" not in attrs:
+    if SUBDNNS_ATTR not in attrs:
         return []
     records = []
-    for record in ir.ArrayAttr(attrs["dync.subdnns"]):
+    for record in ir.ArrayAttr(attrs[SUBDNNS_ATTR]):
         entry = {}
         for named in ir.DictAttr(record):
             attr = named.attr.maybe_downcast()

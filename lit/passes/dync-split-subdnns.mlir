@@ -1,4 +1,6 @@
 // RUN: dync-opt %s --split-input-file --dync-split-subdnns | FileCheck %s
+// A second run leaves a split module as it is:
+// RUN: dync-opt %s --split-input-file --dync-split-subdnns --dync-split-subdnns | FileCheck %s
 
 // A straight-line function is one sub-DNN: the skeleton only calls it. The weight is cloned
 // into the sub-DNN (it stays a literal, not an argument) and the source span comes from the
