@@ -12,7 +12,7 @@ from typing import Any
 
 from . import __version__, targets
 from .backend import CompilerSession
-from .cache import CompileCache, default_directory, module_key
+from .cache import CompileCache, default_directory, model_key, module_key
 from .errors import CompilationError, DyncError, UnsupportedConstructError
 from .frontends.common import ImportedProgram
 from .passes import DEFAULT_PIPELINE, run_pipeline
@@ -64,9 +64,11 @@ def compile(  # noqa: A001 - the public name is fixed by the design
       trace_branches: the compiled module also records the branch decisions it takes
         (`compiled.last_trace`, compared with eager's by `dync.verify`); PyTorch models in
         graph mode, without data-dependent `while` loops.
-      cache: reuse IREE's output for identical dync IR, flags and IREE version from the
-        compile cache (`dync.cache`; default directory `~/.cache/dync`, or `$DYNC_CACHE_DIR`;
-        `DYNC_CACHE=0` disables it); False to always compile, or a directory.
+      cache: reuse earlier results from the compile cache (`dync.cache`; default directory
+        `~/.cache/dync`, or `$DYNC_CACHE_DIR`; `DYNC_CACHE=0` disables it): the whole
+        compiled module for an unchanged PyTorch model (same classes, attributes, weights,
+        example inputs, Dim specs, options and source files), else IREE's output for identical
+        dync IR, flags and IREE version. False to always compile, or a directory.
     """
     if mode not in MODES:
         raise DyncError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
@@ -76,8 +78,53 @@ def compile(  # noqa: A001 - the public name is fixed by the design
     say = _progress_sink(progress)
     steps = tuple(DEFAULT_PIPELINE if passes is None else passes)
     report = Report(backend=tgt.backend, target=tgt.name, passes=list(steps))
-    session = CompilerSession(tgt, tuple(extra_flags))
     store = _cache(cache)
+    options = {"backend": tgt.backend, "target": tgt.name, "mode": mode, "passes": list(steps),
+               "extra_flags": list(extra_flags), "trace_branches": trace_branches}
+    front = None if dump_ir else _model_key(store, model, args, dynamic_shapes, options)
+    if front is not None:
+        hit = _load_cached(store, front, model)
+        if hit is not None:
+            say("compile cache: hit for this model (import, passes and IREE skipped)")
+            return hit
+    compiled = _compile(model, args, dynamic_shapes, tgt, mode, steps, report, say, extra_flags,
+                        dump_ir, trace_branches, store)
+    if front is not None:
+        store.put(front, compiled.vmfb, {"manifest": compiled.manifest.to_json()})
+    return compiled
+
+
+def _model_key(store: CompileCache | None, model, args, dynamic_shapes, options) -> str | None:
+    if store is None or args is None or _is_onnx(model):
+        return None
+    import torch
+
+    if not isinstance(model, torch.nn.Module):
+        return None
+    return model_key(model, tuple(args) if isinstance(args, tuple | list) else (args,),
+                     dynamic_shapes, options)
+
+
+def _load_cached(store: CompileCache, key: str, model) -> CompiledModule | None:
+    entry = store.get(key)
+    if not isinstance(entry, tuple):
+        return None
+    vmfb, meta = entry
+    try:
+        manifest = Manifest.from_json(meta["manifest"], Path(store.directory) / key)
+    except (KeyError, DyncError):
+        return None
+    manifest.report["cache"] = "hit (model)"
+    if manifest.subdnns:
+        from .runtime.host import HostModule
+
+        return HostModule(model, vmfb, manifest)
+    return CompiledModule(vmfb, manifest)
+
+
+def _compile(model, args, dynamic_shapes, tgt, mode, steps, report: Report, say, extra_flags,
+             dump_ir, trace_branches, store) -> CompiledModule:
+    session = CompilerSession(tgt, tuple(extra_flags))
     try:
         with _stage(report, "import", say):
             program, graph_error = None, None

@@ -1,5 +1,10 @@
-"""The compile cache (Dali's reuse of transformation results): IREE's output for a module of
-dync IR, on disk, keyed by that IR, the IREE flags and the compiler version.
+"""The compile cache (Dali's reuse of transformation results), on disk, at two levels:
+
+* `model_key`: the whole compiled module (vmfb and manifest) of a PyTorch model, keyed before
+  import by everything the compile reads (see there), so an unchanged model skips torch.export,
+  rewriting, the passes and IREE;
+* `module_key`: IREE's output for a module of dync IR, keyed by that IR, the IREE flags and the
+  compiler version, for models the first key cannot describe and for ONNX models.
 
 The same IR, flags and IREE build give the same `.vmfb`, so a hit is exact. An entry is the
 vmfb, its metadata (IREE's statistics, notes of the compile) and the vmfb's SHA-256; an entry whose checksum does not match (a
@@ -92,3 +97,103 @@ def _write_atomically(path: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+class Opaque(Exception):
+    """The model holds state a key cannot see: it is not looked up before import."""
+
+
+def model_key(model, args, dynamic_shapes, options: dict) -> str | None:
+    """A key for compiling a PyTorch `model`, computed *before* import, so that an unchanged
+    model skips torch.export, rewriting and the passes too. It covers: each submodule's class
+    and non-tensor attributes, parameters and buffers (bytes), the example inputs (bytes), the
+    `Dim` specs, the compile options, the source of every Python file outside the interpreter's
+    own directories (the model's code and whatever helpers it imports) and of dync itself, and
+    the torch and IREE versions. None when the model has forward hooks, attributes that are not
+    plain data, or classes without a source file: then only the IR-level key applies."""
+    try:
+        digest = hashlib.sha256()
+        for part in _model_parts(model, args, dynamic_shapes, options):
+            digest.update(part if isinstance(part, bytes) else str(part).encode())
+            digest.update(b"\0")
+        return "model-" + digest.hexdigest()
+    except Opaque:
+        return None
+
+
+def _model_parts(model, args, dynamic_shapes, options: dict):
+    import inspect
+    import sys
+
+    import torch
+
+    yield f"dync-model-cache-{FORMAT}"
+    yield importlib.metadata.version("iree-base-compiler")
+    yield torch.__version__
+    yield json.dumps(options, sort_keys=True, default=str)
+    yield _plain(dynamic_shapes)
+    for a in args:
+        yield _plain(a)
+    internal = set(vars(torch.nn.Module()))
+    for name, module in model.named_modules():
+        cls = type(module)
+        if module._forward_hooks or module._forward_pre_hooks:
+            raise Opaque(f"{name}: forward hooks")
+        try:
+            inspect.getsourcefile(cls)
+        except TypeError as e:
+            raise Opaque(f"{cls.__qualname__} has no source file") from e
+        yield f"{name}:{cls.__module__}.{cls.__qualname__}"
+        for key, value in sorted(vars(module).items()):
+            if key in internal and key != "training":
+                continue
+            yield f"{key}={_plain(value)}"
+        for key, tensor in list(module._parameters.items()) + list(module._buffers.items()):
+            yield f"{key}={_plain(tensor)}"
+    for path in _source_files(sys.modules.values()):
+        yield path
+        yield Path(path).read_bytes()
+
+
+def _source_files(modules) -> list[str]:
+    """The .py files of loaded modules that are not part of Python or an installed package,
+    plus dync's own."""
+    import site
+    import sys
+    import sysconfig
+
+    system = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, sysconfig.get_paths()["stdlib"],
+                                          *site.getsitepackages(), site.getusersitepackages())}
+    dync_dir = Path(__file__).resolve().parent
+    files = set()
+    for module in list(modules):
+        file = getattr(module, "__file__", None)
+        if not file or not file.endswith(".py"):
+            continue
+        path = Path(file).resolve()
+        if path.is_relative_to(dync_dir) or not any(path.is_relative_to(s) for s in system):
+            if path.is_file():
+                files.add(str(path))
+    files.update(str(p) for p in dync_dir.rglob("*.py"))
+    return sorted(files)
+
+
+def _plain(value) -> str:
+    import torch
+
+    if value is None or isinstance(value, bool | int | float | str | torch.dtype | torch.device):
+        return repr(value)
+    if isinstance(value, torch.Tensor):
+        data = value.detach().cpu().contiguous()
+        raw = data.reshape(-1).view(torch.uint8).numpy().tobytes() if data.numel() else b""
+        return f"tensor({data.dtype},{tuple(data.shape)},{hashlib.sha256(raw).hexdigest()})"
+    if isinstance(value, tuple | list):
+        return f"{type(value).__name__}[" + ",".join(_plain(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{_plain(k)}:{_plain(v)}"
+                              for k, v in sorted(value.items(), key=lambda kv: repr(kv[0]))) + "}"
+    if hasattr(value, "__name__") and hasattr(value, "min") and hasattr(value, "max"):
+        return f"Dim({value.__name__},{value.min},{value.max})"  # torch.export.Dim
+    if hasattr(value, "root") and hasattr(value, "fn"):  # a derived Dim such as 2*h
+        return f"Derived({value!r},{_plain(value.root)})"
+    raise Opaque(f"attribute of type {type(value).__name__}")

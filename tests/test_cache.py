@@ -1,17 +1,26 @@
-"""The compile cache: identical dync IR reuses IREE's output; damaged entries are rebuilt;
-anything that changes the IR (weights) or the flags misses."""
+"""The compile cache: an unchanged model reuses the whole compiled module; identical dync IR
+reuses IREE's output; damaged entries are rebuilt; anything that changes what the model
+computes or accepts (attributes, weights, Dim ranges, source files, flags) misses."""
 
 import torch
 from models import BATCH
 from rewrite_models import EarlyExit
+from torch.export import Dim
 
 import dync
 from dync.cache import default_directory
 
+EXAMPLE = torch.randn(2, 8, generator=torch.Generator().manual_seed(0))
+
 
 def _compile(model, cache, **options):
-    return dync.compile(model, (torch.randn(2, 8),), dynamic_shapes=({0: BATCH},), cache=cache,
-                        **options)
+    return dync.compile(model, (EXAMPLE,), dynamic_shapes=({0: BATCH},), cache=cache, **options)
+
+
+def _ir_keyed(model):
+    """`model` with an attribute the model-level key cannot see: only the IR key applies."""
+    model.post = lambda y: y
+    return model
 
 
 def _check(model, compiled):
@@ -22,7 +31,7 @@ def _check(model, compiled):
 
 def test_second_compile_is_a_hit_and_a_damaged_entry_is_rebuilt(tmp_path):
     torch.manual_seed(0)
-    model = EarlyExit().eval()
+    model = _ir_keyed(EarlyExit().eval())
     first = _compile(model, tmp_path)
     assert first.report.cache == "miss" and first.report.dispatches > 0
     second = _compile(model, tmp_path)
@@ -40,10 +49,10 @@ def test_second_compile_is_a_hit_and_a_damaged_entry_is_rebuilt(tmp_path):
 
 def test_other_weights_or_flags_miss(tmp_path):
     torch.manual_seed(0)
-    model = EarlyExit().eval()
+    model = _ir_keyed(EarlyExit().eval())
     _compile(model, tmp_path)
     torch.manual_seed(1)
-    other = EarlyExit().eval()
+    other = _ir_keyed(EarlyExit().eval())
     compiled = _compile(other, tmp_path)
     assert compiled.report.cache == "miss"
     _check(other, compiled)
@@ -58,3 +67,54 @@ def test_cache_can_be_turned_off(tmp_path, monkeypatch):
     monkeypatch.delenv("DYNC_CACHE")
     monkeypatch.setenv("DYNC_CACHE_DIR", str(tmp_path / "c"))
     assert default_directory() == tmp_path / "c"
+
+
+def test_unchanged_model_skips_the_whole_compile(tmp_path):
+    torch.manual_seed(0)
+    model = EarlyExit().eval()
+    assert _compile(model, tmp_path).report.cache == "miss"
+    again = _compile(model, tmp_path)
+    assert again.report.cache == "hit (model)" and "rewritten" in str(again.report)
+    _check(model, again)
+
+
+def test_any_change_the_model_key_sees_misses(tmp_path):
+    """A plain attribute, the weights, a Dim range: each changes what the model computes or
+    accepts, and each compiles afresh (and right)."""
+    torch.manual_seed(0)
+    model = EarlyExit().eval()
+    _compile(model, tmp_path)
+    model.threshold = 0.9
+    changed = _compile(model, tmp_path)
+    assert changed.report.cache == "miss"
+    _check(model, changed)
+    with torch.no_grad():
+        model.blocks[0].weight.mul_(2)
+    assert _compile(model, tmp_path).report.cache == "miss"
+    wider = dync.compile(model, (EXAMPLE,), dynamic_shapes=({0: Dim("batch", max=99)},),
+                         cache=tmp_path)
+    assert wider.report.cache == "miss"
+
+
+def test_an_edited_source_file_misses(tmp_path, monkeypatch):
+    """The key hashes the files the model's code comes from: an edit means a new compile."""
+    source = tmp_path / "edited_model.py"
+    source.write_text("import torch\n\nclass Net(torch.nn.Module):\n"
+                      "    def forward(self, x):\n        return torch.relu(x) + 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import edited_model
+
+    cache = tmp_path / "cache"
+    model = edited_model.Net()
+    assert _compile(model, cache).report.cache == "miss"
+    assert _compile(model, cache).report.cache == "hit (model)"
+    source.write_text(source.read_text() + "# edited\n")
+    assert _compile(model, cache).report.cache == "hit"  # same IR: IREE's output is reused
+
+
+def test_state_the_key_cannot_see_falls_back_to_the_ir_key(tmp_path):
+    torch.manual_seed(0)
+    model = _ir_keyed(EarlyExit().eval())  # a lambda is not plain data
+    _compile(model, tmp_path)
+    assert _compile(model, tmp_path).report.cache == "hit"
+    assert len(list(tmp_path.glob("model-*"))) == 0
