@@ -20,7 +20,7 @@ from .passes.rdp import read_coverage
 from .passes.split_subdnns import read_subdnns
 from .report import Report
 from .runtime.manifest import Manifest
-from .runtime.module import CompiledModule
+from .runtime.module import CompiledModule, from_parts
 
 MODES = ("auto", "graph", "host")
 
@@ -115,11 +115,7 @@ def _load_cached(store: CompileCache, key: str, model) -> CompiledModule | None:
     except (KeyError, DyncError):
         return None
     manifest.report["cache"] = "hit (model)"
-    if manifest.subdnns:
-        from .runtime.host import HostModule
-
-        return HostModule(model, vmfb, manifest)
-    return CompiledModule(vmfb, manifest)
+    return from_parts(vmfb, manifest, model)
 
 
 def _compile(model, args, dynamic_shapes, tgt, mode, steps, report: Report, say, extra_flags,

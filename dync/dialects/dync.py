@@ -49,6 +49,18 @@ def _body(module: ir.Module | ir.Operation) -> ir.Block:
     return _op(module).regions[0].blocks[0]
 
 
+def to_python(attr: ir.Attribute):
+    """A dictionary/array/integer/string attribute as plain Python data (a pass's record)."""
+    attr = attr.maybe_downcast()
+    if isinstance(attr, ir.DictAttr):
+        return {named.name: to_python(named.attr) for named in attr}
+    if isinstance(attr, ir.ArrayAttr):
+        return [to_python(a) for a in attr]
+    if isinstance(attr, ir.IntegerAttr):
+        return attr.value
+    return ir.StringAttr(attr).value
+
+
 def read_symbols(module: ir.Module | ir.Operation) -> dict[str, SymbolSpec]:
     op = _op(module)
     if SYMBOLS_ATTR not in op.attributes:

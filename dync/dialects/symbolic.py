@@ -37,6 +37,19 @@ Dim = sympy.Expr | _NotAConstant | None
 _VTENSOR = re.compile(r"^!torch\.vtensor<\[([^\]]*)\]")
 
 
+def symbol(name: str) -> sympy.Symbol:
+    """The sympy symbol of a shape symbol (a positive integer)."""
+    return sympy.Symbol(name, integer=True, positive=True)
+
+
+def bound_dims(bind: ir.Operation) -> tuple[sympy.Expr, ...]:
+    """The dims a `torch.bind_symbolic_shape` gives its tensor, over its symbols' names."""
+    names = [symbol(ir.StringAttr(v.owner.attributes["symbol_name"]).value)
+             for v in list(bind.operands)[1:]]
+    amap = ir.AffineMapAttr(bind.attributes["shape_expressions"]).value
+    return tuple(from_affine(e, names) for e in amap.results)
+
+
 def type_dims(t: ir.Type) -> tuple[int | None, ...] | None:
     """The dims of a tensor type (None per dynamic dim), or None if it is unranked or not a
     tensor."""
@@ -60,22 +73,12 @@ def known(d: Dim) -> bool:
     return isinstance(d, sympy.Expr)
 
 
-def is_static(d: Dim) -> bool:
-    return isinstance(d, sympy.Integer)
-
-
 def floordiv(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
     return sympy.floor(a / b)
 
 
 def ceildiv(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
     return sympy.ceiling(a / b)
-
-
-def show(d: Dim) -> str:
-    if d is None:
-        return "undef"
-    return str(d)
 
 
 def bounds(expr: sympy.Expr, ranges: dict[str, tuple[int, int]]) -> tuple[int, int] | None:

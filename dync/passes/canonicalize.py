@@ -12,14 +12,8 @@ from __future__ import annotations
 
 from iree.compiler import ir
 
-from ..dialects.walk import ops_named
+from ..dialects.walk import functions, ops_named
 from .pipeline import Pass
-
-
-def _functions(module: ir.Operation):
-    for op in module.regions[0].blocks[0].operations:
-        if op.operation.name == "func.func":
-            yield op.operation
 
 
 def _is_constant_bind(bind: ir.Operation) -> bool:
@@ -32,7 +26,7 @@ class Canonicalize(Pass):
     summary = "dedupe torch.symbolic_int per function, drop all-constant shape bindings"
 
     def run(self, module: ir.Operation) -> None:
-        for func in _functions(module):
+        for func in functions(module).values():
             first: dict[str, ir.Operation] = {}
             entry = func.regions[0].blocks[0]
             for op in ops_named(func, "torch.symbolic_int"):

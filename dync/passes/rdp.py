@@ -42,14 +42,16 @@ from ..dialects import dync as dync_ir
 from ..dialects.symbolic import (
     NAC,
     Dim,
+    bound_dims,
     bounds,
-    from_affine,
     is_tensor,
     known,
+    symbol,
     tighten,
     to_affine,
     type_dims,
 )
+from ..dialects.walk import functions, nested_ops
 from . import rdp_rules as rules
 from .pipeline import Pass
 from .rdp_rules import UNDEF, Fact
@@ -74,9 +76,7 @@ class RDP(Pass):
 class Analysis(rules.Context):
     def __init__(self, module: ir.Operation):
         self.module = module
-        self.functions = {ir.StringAttr(op.attributes["sym_name"]).value: op
-                          for op in module.regions[0].blocks[0].operations
-                          if op.operation.name == "func.func"}
+        self.functions = functions(module)
         self.ranges: dict[str, tuple[int, int]] = {
             name: (s.min, s.max) for name, s in dync_ir.read_symbols(module).items()}
         self.unbounded: set[str] = set()
@@ -87,26 +87,20 @@ class Analysis(rules.Context):
         self.calls: dict[str, list[list[Fact]]] = {}
         self._fresh: dict[tuple, sympy.Symbol] = {}
         self.classes: Counter[str] = Counter()
-        self.conflicts = 0
         self._read_bindings()
 
     # --- symbols -------------------------------------------------------------------------
 
     def _read_bindings(self) -> None:
-        for op in _walk(self.module):
+        for op in nested_ops(self.module):
             if op.name == "torch.symbolic_int":
                 name = ir.StringAttr(op.attributes["symbol_name"]).value
                 lo = ir.IntegerAttr(op.attributes["min_val"]).value
                 hi = ir.IntegerAttr(op.attributes["max_val"]).value
                 old = self.ranges.get(name, (lo, hi))
                 self.ranges[name] = (max(lo, old[0]), min(hi, old[1]))
-        for op in _walk(self.module):
-            if op.name == "torch.bind_symbolic_shape":
-                names = [ir.StringAttr(s.owner.attributes["symbol_name"]).value
-                         for s in list(op.operands)[1:]]
-                amap = ir.AffineMapAttr(op.attributes["shape_expressions"]).value
-                syms = [sympy.Symbol(n, integer=True, positive=True) for n in names]
-                self.bound[op.operands[0]] = tuple(from_affine(e, syms) for e in amap.results)
+            elif op.name == "torch.bind_symbolic_shape":
+                self.bound[op.operands[0]] = bound_dims(op)
 
     def fresh(self, key: tuple, upper: Dim) -> sympy.Symbol:
         """The fresh symbol of an execution-determined dim of the op being transferred (one
@@ -121,15 +115,15 @@ class Analysis(rules.Context):
             k = len(self._fresh)
             while f"r{k}" in taken:
                 k += 1
-            self._fresh[key] = sympy.Symbol(f"r{k}", integer=True, positive=True)
-        symbol = self._fresh[key]
-        if rng is None or symbol.name in self.unbounded:
-            self.unbounded.add(symbol.name)
-            self.ranges.pop(symbol.name, None)
+            self._fresh[key] = symbol(f"r{k}")
+        fresh = self._fresh[key]
+        if rng is None or fresh.name in self.unbounded:
+            self.unbounded.add(fresh.name)
+            self.ranges.pop(fresh.name, None)
         else:
-            old = self.ranges.get(symbol.name, rng)
-            self.ranges[symbol.name] = (min(old[0], rng[0]), max(old[1], rng[1]))
-        return symbol
+            old = self.ranges.get(fresh.name, rng)
+            self.ranges[fresh.name] = (min(old[0], rng[0]), max(old[1], rng[1]))
+        return fresh
 
     def _join_dim(self, dims: list[Dim], key: tuple) -> Dim:
         seen = [d for d in dims if d is not None]
@@ -175,13 +169,9 @@ class Analysis(rules.Context):
             dims = []
             for i, t in enumerate(tdims):
                 d = shape[i]
-                if t is not None:
-                    if isinstance(d, sympy.Integer) and int(d) != t:
-                        self.conflicts += 1
+                if t is not None:  # the type, then torch's own binding, outrank the rules
                     d = sympy.Integer(t)
-                elif bound is not None and len(bound) == len(tdims):  # torch's own fact
-                    if isinstance(d, sympy.Integer) and d != bound[i]:
-                        self.conflicts += 1
+                elif bound is not None and len(bound) == len(tdims):
                     d = bound[i]
                 elif not known(d):
                     d = learned.get(i, None if d is None and pending else NAC)
@@ -282,8 +272,7 @@ class Analysis(rules.Context):
                 and isinstance(op.attributes["value"].maybe_downcast(), ir.IntegerAttr)):
             outs = [rules.int_fact(ir.IntegerAttr(op.attributes["value"]).value)]
         elif name == "torch.symbolic_int":
-            outs = [Fact(value=sympy.Symbol(ir.StringAttr(op.attributes["symbol_name"]).value,
-                                            integer=True, positive=True))]
+            outs = [Fact(value=symbol(ir.StringAttr(op.attributes["symbol_name"]).value))]
         elif any(self._pending(v) for v in op.operands):
             outs, pending = [], True
         elif name in rules.RULES:
@@ -369,7 +358,7 @@ class Analysis(rules.Context):
     def _backward(self) -> bool:
         """Consumers' shapes fill their operands' unknown dims (SoD²'s backward transfer)."""
         changed = False
-        for op in _walk(self.module):
+        for op in nested_ops(self.module):
             for operand, dims in _backward_rule(op, self):
                 tdims = type_dims(operand.type) if is_tensor(operand.type) else None
                 f = self.fact(operand)
@@ -386,7 +375,7 @@ class Analysis(rules.Context):
     # --- results -------------------------------------------------------------------------
 
     def tensor_values(self) -> Iterable[ir.Value]:
-        for op in _walk(self.module):
+        for op in nested_ops(self.module):
             for region in op.regions:
                 for block in region.blocks:
                     yield from (a for a in block.arguments if is_tensor(a.type))
@@ -411,24 +400,7 @@ class Analysis(rules.Context):
 def read_coverage(module: ir.Module | ir.Operation) -> dict:
     """The ``dync.rdp`` counts a run of the pass left on `module` ({} if it did not run)."""
     attrs = module.operation.attributes
-    if RDP_ATTR not in attrs:
-        return {}
-
-    def plain(attr: ir.Attribute):
-        attr = attr.maybe_downcast()
-        if isinstance(attr, ir.DictAttr):
-            return {n.name: plain(n.attr) for n in attr}
-        return ir.IntegerAttr(attr).value
-
-    return plain(attrs[RDP_ATTR])
-
-
-def _walk(root: ir.Operation) -> list[ir.Operation]:
-    """The ops nested in `root` (not `root` itself), outer before inner."""
-    found: list[ir.Operation] = []
-    root.walk(lambda op: found.append(op.operation) or ir.WalkResult.ADVANCE,
-              ir.WalkOrder.PRE_ORDER)
-    return found[1:]
+    return dync_ir.to_python(attrs[RDP_ATTR]) if RDP_ATTR in attrs else {}
 
 
 def _terminator(block: ir.Block) -> ir.Operation:
@@ -450,7 +422,7 @@ def _entry_shapes(func) -> list[tuple[Dim, ...] | None]:
 
 
 def _parse_dim(text: str) -> sympy.Expr:
-    names = {n: sympy.Symbol(n, integer=True, positive=True) for n in _IDENT.findall(text)}
+    names = {n: symbol(n) for n in _IDENT.findall(text)}
     return sympy.parse_expr(text, local_dict=names)
 
 
@@ -496,7 +468,7 @@ def _vtensor_type(old: ir.Type, dims: Iterable[int | None]) -> ir.Type:
 
 def _refine_types(func, analysis: Analysis) -> None:
     """Results of torch.aten ops whose `?` dims RDP proved constant get static types."""
-    for op in _walk(func):
+    for op in nested_ops(func):
         if not op.name.startswith("torch.aten."):
             continue
         for result in op.results:
@@ -542,7 +514,7 @@ def _bind_dims(func, analysis: Analysis) -> None:
     first = next(op for op in entry.operations if op.operation.name != "torch.symbolic_int")
     for arg in entry.arguments:
         _bind(arg, analysis, symbols, entry, ir.InsertionPoint(first))
-    for op in _walk(func):
+    for op in nested_ops(func):
         if op.name in ("torch.bind_symbolic_shape", "torch.symbolic_int") or not op.results:
             continue
         unexpressed = [_bind(r, analysis, symbols, entry, ir.InsertionPoint(_after(op)))

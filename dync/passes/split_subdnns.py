@@ -57,10 +57,11 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-import sympy
 from iree.compiler import ir
 
-from ..dialects.symbolic import from_affine, is_tensor, type_dims
+from ..dialects.dync import to_python
+from ..dialects.symbolic import bound_dims, is_tensor, type_dims
+from ..dialects.walk import functions, nested_ops, ops_named
 from .pipeline import Pass, PassFailure
 
 SUBDNNS_ATTR = "dync.subdnns"
@@ -194,10 +195,7 @@ class _Splitter:
     def __init__(self, module: ir.Operation):
         self.module = module
         self.body = module.regions[0].blocks[0]
-        self.funcs: dict[str, ir.Operation] = {}
-        for op in _ops(self.body):
-            if op.name == "func.func":
-                self.funcs[ir.StringAttr(op.attributes["sym_name"]).value] = op.operation
+        self.funcs = functions(module)
         self.control: dict[str, bool] = {}
         self.has_aten: dict[str, bool] = {}
         self.inlined: set[str] = set()
@@ -289,13 +287,8 @@ class _Splitter:
 
     def calls_by_callee(self) -> dict[str, list[ir.Operation]]:
         calls: dict[str, list[ir.Operation]] = {}
-
-        def visit(op: ir.Operation) -> ir.WalkResult:
-            if op.name == "func.call":
-                calls.setdefault(_callee(op), []).append(op.operation)
-            return ir.WalkResult.ADVANCE
-
-        self.module.walk(visit)
+        for op in ops_named(self.module, "func.call"):
+            calls.setdefault(_callee(op), []).append(op)
         return calls
 
     def sink_constant_arguments(self, skeleton: list[ir.Operation]) -> None:
@@ -440,13 +433,8 @@ def _leaves_region(value: ir.Value) -> bool:
 
 def _shapes(values: list[ir.Value], body: ir.Block) -> ir.ArrayAttr:
     """Each value's dims as text, `?` dims by their binding in `body` ("[n, 8]", "!torch.int")."""
-    bound: dict[ir.Value, list[str]] = {}
-    for op in _ops(body):
-        if op.name == "torch.bind_symbolic_shape":
-            names = [sympy.Symbol(ir.StringAttr(v.owner.attributes["symbol_name"]).value)
-                     for v in list(op.operands)[1:]]
-            amap = ir.AffineMapAttr(op.attributes["shape_expressions"]).value
-            bound[op.operands[0]] = [str(from_affine(e, names)) for e in amap.results]
+    bound = {op.operands[0]: [str(d) for d in bound_dims(op)]
+             for op in _ops(body) if op.name == "torch.bind_symbolic_shape"}
     texts = []
     for v in values:
         dims = type_dims(v.type) if is_tensor(v.type) else None
@@ -462,21 +450,7 @@ def _shapes(values: list[ir.Value], body: ir.Block) -> ir.ArrayAttr:
 def read_subdnns(module: ir.Module | ir.Operation) -> list[dict]:
     """The `dync.subdnns` records a run of the pass left on `module` ([] if it did not run)."""
     attrs = module.operation.attributes
-    if SUBDNNS_ATTR not in attrs:
-        return []
-    records = []
-    for record in ir.ArrayAttr(attrs[SUBDNNS_ATTR]):
-        entry = {}
-        for named in ir.DictAttr(record):
-            attr = named.attr.maybe_downcast()
-            if isinstance(attr, ir.ArrayAttr):
-                entry[named.name] = [ir.StringAttr(a).value for a in attr]
-            elif isinstance(attr, ir.IntegerAttr):
-                entry[named.name] = attr.value
-            else:
-                entry[named.name] = ir.StringAttr(attr).value
-        records.append(entry)
-    return records
+    return to_python(attrs[SUBDNNS_ATTR]) if SUBDNNS_ATTR in attrs else []
 
 
 def _clone_constant(op: ir.Operation, ip: ir.InsertionPoint) -> ir.Value:
@@ -494,14 +468,7 @@ def _clone_with(op: ir.Operation, operands: list[ir.Value], ip: ir.InsertionPoin
 
 def _erase_dead_constants(func: ir.Operation) -> None:
     """Erase the constants of `func` left without uses (users before their operands)."""
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        found.append(op.operation)
-        return ir.WalkResult.ADVANCE
-
-    func.walk(visit, ir.WalkOrder.PRE_ORDER)
-    for op in reversed(found):
+    for op in reversed(nested_ops(func)):
         if _is_constant(op) and not any(list(r.uses) for r in op.results):
             op.erase()
 

@@ -164,12 +164,19 @@ def load(path: str | os.PathLike, model: Any = None) -> CompiledModule:
             f"{path} is corrupted or was replaced: its sha256 does not match the manifest "
             f"{manifest_path(path).name}"
         )
+    return from_parts(vmfb, manifest, model, where=str(path))
+
+
+def from_parts(vmfb: bytes, manifest: Manifest, model: Any = None,
+               where: str = "the module") -> CompiledModule:
+    """The module a vmfb and its manifest make: a `HostModule` around `model` when it was
+    compiled in host mode, else a `CompiledModule`."""
     if manifest.subdnns:
         from .host import HostModule
 
         if model is None:
             raise DyncError(
-                f"{path} was compiled in host mode: its sub-DNNs are driven by the model's own "
+                f"{where} was compiled in host mode: its sub-DNNs are driven by the model's own "
                 "Python, so load it with dync.load(path, model=model)"
             )
         return HostModule(model, vmfb, manifest)
