@@ -1,24 +1,61 @@
-"""`python -m benchmarks [MODEL ...] [--inputs N] [--no-tracing] [-o BENCHMARKS.md]`."""
+"""`python -m benchmarks [MODEL ...] [--models A,B] [--inputs N] [--no-tracing]
+[--no-baselines | --no-torch-compile | --no-ort] [-o BENCHMARKS.md] [--plot PNG | --no-plot]`.
+
+The baselines (torch.compile, ONNX Runtime) need the `bench` extra: `pip install -e '.[bench]'`.
+"""
 
 import argparse
 from pathlib import Path
 
 from .models import SUITE
-from .runner import run
+from .runner import BASELINES, run
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("models", nargs="*", metavar="MODEL",
                         help=f"default: the whole suite ({', '.join(SUITE)})")
+    parser.add_argument("--models", dest="model_list", default="", metavar="A,B",
+                        help="models, comma-separated (with any given as MODEL)")
     parser.add_argument("--inputs", type=int, default=100, help="inputs per model (default 100)")
+    parser.add_argument("--timing-inputs", type=int, default=30,
+                        help="of those, the inputs timed (default 30)")
+    parser.add_argument("--repeats", type=int, default=4,
+                        help="timing rounds over the timed inputs (default 4)")
     parser.add_argument("--no-tracing", action="store_true", help="skip the tracing baseline")
+    parser.add_argument("--no-baselines", action="store_true",
+                        help="skip torch.compile and ONNX Runtime (the slow baselines)")
+    parser.add_argument("--no-torch-compile", action="store_true", help="skip torch.compile")
+    parser.add_argument("--no-ort", action="store_true", help="skip ONNX Runtime")
     parser.add_argument("-o", "--output", type=Path, default=Path("BENCHMARKS.md"))
+    parser.add_argument("--plot", type=Path, default=None, metavar="PNG",
+                        help="latency plot (default: benchmarks/latency.png for BENCHMARKS.md, "
+                             "else OUTPUT's name with -latency.png)")
+    parser.add_argument("--no-plot", action="store_true", help="write no plot")
+    parser.add_argument("--no-ablation", action="store_true",
+                        help="skip the ablation (each of dync's optimizations off in turn: one "
+                             "more compile per optimization and model)")
     args = parser.parse_args()
-    unknown = sorted(set(args.models) - set(SUITE))
+    models = list(args.models) + [m for m in args.model_list.split(",") if m.strip()]
+    models = list(dict.fromkeys(m.strip() for m in models))
+    unknown = sorted(set(models) - set(SUITE))
     if unknown:
         parser.error(f"unknown model(s) {', '.join(unknown)}; the suite has {', '.join(SUITE)}")
-    run(args.models or None, args.inputs, with_tracing=not args.no_tracing, output=args.output)
+    skip = set(BASELINES) if args.no_baselines else (
+        ({"torch.compile"} if args.no_torch_compile else set()) | ({"ORT"} if args.no_ort else set()))
+    plot = None
+    if not args.no_plot:
+        if args.plot is not None:
+            plot = args.plot
+        elif args.output.resolve() == Path("BENCHMARKS.md").resolve():
+            plot = Path("benchmarks/latency.png")
+        else:
+            plot = args.output.with_name(args.output.stem + "-latency.png")
+    run(models or None, args.inputs, with_tracing=not args.no_tracing,
+        with_baselines=[b for b in BASELINES if b not in skip],
+        with_ablation=not args.no_ablation, timing_inputs=args.timing_inputs,
+        repeats=args.repeats, output=args.output, plot=plot)
 
 
 if __name__ == "__main__":

@@ -1,13 +1,19 @@
 """Run the suite: compile each model with dync, check it (η, δ, paths) and time it against
-eager PyTorch in the same run; optionally the tracing baseline; write BENCHMARKS.md."""
+eager PyTorch, IREE without dync's passes, `torch.compile(dynamic=True)` and ONNX Runtime in the
+same run (the last two from `baselines`, each checked like dync); optionally the tracing
+baseline; write BENCHMARKS.md (and a latency plot, `plot`)."""
 
 from __future__ import annotations
 
+import collections
 import copy
 import math
+import os
+import random
 import statistics
 import time
 import traceback
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,8 +23,13 @@ from torch.utils import _pytree as pytree
 import dync
 from dync.passes import DEFAULT_PIPELINE
 
-from . import tracing
+from . import baselines, tracing
+from .baselines import Contestant
 from .models import SUITE, load
+
+# The contestants `baselines` builds, in table order; `python -m benchmarks --no-baselines`
+# runs none of them.
+BASELINES: tuple[str, ...] = ("torch.compile", "ORT")
 
 
 @dataclass
@@ -45,6 +56,17 @@ class Row:
     dispatches: int | None = None
     baseline_dispatches: int | None = None
     baseline_ms: float = float("nan")
+    # The other compilers (`baselines`), by name: each with its own η, latency, or error.
+    contestants: dict[str, Contestant] = field(default_factory=dict)
+    # Peak intermediate memory per call, bytes, the largest over `MEMORY_INPUTS` inputs: eager
+    # PyTorch, dync measured (IREE's allocator), dync predicted (dync-plan-buffers' model of
+    # IREE's packing), and the largest |predicted - measured| / measured over those inputs.
+    eager_peak: float = float("nan")
+    dync_peak: float = float("nan")
+    predicted_peak: float = float("nan")
+    prediction_error: float = float("nan")
+    # Ablation: dync's latency with one optimization off (`ABLATIONS` name -> ms).
+    ablation: dict[str, float] = field(default_factory=dict)
     error: str = ""
     notes: list[str] = field(default_factory=list)
 
@@ -52,28 +74,96 @@ class Row:
     def speedup(self) -> float:
         return self.eager_ms / self.dync_ms if self.dync_ms == self.dync_ms else float("nan")
 
+    def ms(self, contestant: str) -> float:
+        """Median latency of one contestant: "eager", "dync", "no passes" or a `BASELINES`
+        name (NaN where it did not run)."""
+        fixed = {"eager": self.eager_ms, "dync": self.dync_ms, "no passes": self.baseline_ms}
+        if contestant in fixed:
+            return fixed[contestant]
+        c = self.contestants.get(contestant)
+        return c.ms if c is not None and c.ran else float("nan")
+
+    def speedup_over(self, contestant: str) -> float:
+        """dync's speedup over `contestant` (its latency / dync's)."""
+        return self.ms(contestant) / self.dync_ms
+
 
 # The pipeline without dync's own passes: only the housekeeping every compile needs.
 BASELINE_PASSES = ("dync-canonicalize", "dync-verify")
 
+# The ablation: each of dync's optimizations off in turn (name -> `dync.compile` options), and
+# the one that is off by default (shape-specialized versions) turned on, for the hottest sizes
+# of the timed inputs.
+ABLATIONS: dict[str, dict] = {
+    name: {"passes": tuple(p for p in DEFAULT_PIPELINE if p != name)}
+    for name in ("dync-rdp", "dync-split-subdnns", "dync-channels-last")
+}
+SPECIALIZE = "dync-specialize"
+HOT_SIZES = 3
+
+
+def _hot_sizes(compiled, inputs) -> dict[str, list[int]]:
+    """The symbol values of the `HOT_SIZES` most frequent input shapes (`specialize=`)."""
+    seen = collections.Counter(
+        tuple(sorted(compiled.signature.check_inputs(
+            [a.numpy() for a in pytree.tree_leaves(args)]).items()))
+        for args in inputs)
+    sizes: dict[str, set[int]] = {}
+    for values, _ in seen.most_common(HOT_SIZES):
+        for name, value in values:
+            sizes.setdefault(name, set()).add(value)
+    return {name: sorted(v) for name, v in sizes.items()}
+
 
 def _median_ms(fns, inputs, repeats: int) -> list[float]:
     """Median latency of each of `fns` over `inputs`, the functions taking turns input by input
-    (in reverse order every other round, so none always runs right after another) so that
-    drift of the machine (clock, caches, other load) falls on all of them alike."""
+    in a shuffled order (fixed seed), so that drift of the machine (clock, caches, other load)
+    falls on all of them alike and none always runs right after another: eager PyTorch's
+    OpenMP threads keep spinning for a while after a call, slowing whatever runs next. A call
+    that returns `baselines.FAILED` (a baseline that cannot take that input) is left out."""
     times: list[list[float]] = [[] for _ in fns]
-    for round_ in range(repeats):
-        order = list(enumerate(fns))
+    order = list(enumerate(fns))
+    shuffle = random.Random(0).shuffle
+    for _ in range(repeats):
         for args in inputs:
-            for k, fn in order if round_ % 2 == 0 else reversed(order):
+            shuffle(order)
+            for k, fn in order:
                 start = time.perf_counter()
-                fn(*args)
-                times[k].append((time.perf_counter() - start) * 1e3)
-    return [statistics.median(t) for t in times]
+                out = fn(*args)
+                elapsed = (time.perf_counter() - start) * 1e3
+                if out is not baselines.FAILED:
+                    times[k].append(elapsed)
+    return [statistics.median(t) if t else float("nan") for t in times]
+
+
+def _prepare_baselines(mod, model, example, dynamic_shapes, inputs, wanted: Sequence[str],
+                       say: Callable[[str], None]) -> dict[str, Contestant]:
+    with torch.no_grad():
+        reference = [mod.decision(model(*args)) for args in inputs]
+    out = {}
+    for name in wanted:
+        start = time.perf_counter()
+        try:
+            if name == "torch.compile":
+                c = baselines.prepare_torch_compile(model, mod.decision, inputs, reference)
+            elif name == "ORT":
+                c = baselines.prepare_onnxruntime(model, example, dynamic_shapes, mod.decision,
+                                                  inputs, reference)
+            else:
+                raise ValueError(f"unknown baseline {name!r}; there are {', '.join(BASELINES)}")
+        except Exception as e:  # a baseline that fails is reported, not fatal to the row
+            c = Contestant(name, error=baselines.short(e))
+        say(f"[bench]   {name}: " + (f"fails: {c.error}" if c.error else
+            f"eta {c.eta:.2f}{' (frozen path)' if c.frozen else ''}, "
+            f"ready in {time.perf_counter() - start:.1f} s"
+            + "".join(f", {k} {v}" for k, v in c.stats.items())))
+        out[name] = c
+    return out
 
 
 def run_model(name: str, count: int = 100, *, timing_inputs: int = 30, repeats: int = 4,
-              with_tracing: bool = False) -> Row:
+              with_tracing: bool = False, with_baselines: Sequence[str] = (),
+              with_ablation: bool = False, say: Callable[[str], None] = print) -> Row:
     mod = load(name)
     row = Row(name, mod.DESCRIPTION)
     try:
@@ -100,17 +190,74 @@ def run_model(name: str, count: int = 100, *, timing_inputs: int = 30, repeats: 
         baseline = dync.compile(model, example, dynamic_shapes=dynamic_shapes,
                                 passes=BASELINE_PASSES)
         row.baseline_dispatches = baseline.report.dispatches
+        row.contestants = _prepare_baselines(mod, model, example, dynamic_shapes, inputs,
+                                             with_baselines, say)
+        others = [c for c in row.contestants.values() if c.fn is not None]
+        ablated = {}
         timed = inputs[:timing_inputs]
+        if with_ablation:
+            for off, options in ABLATIONS.items():
+                say(f"[bench]   without {off} ...")
+                ablated[off] = dync.compile(model, example, dynamic_shapes=dynamic_shapes,
+                                            **options)
+            hot = _hot_sizes(compiled, timed) if report.mode == "in-graph" else {}
+            if hot:
+                say(f"[bench]   with {SPECIALIZE} {hot} ...")
+                ablated[SPECIALIZE] = dync.compile(model, example, dynamic_shapes=dynamic_shapes,
+                                                   specialize=hot)
+                row.notes.append(f"{SPECIALIZE} (ablation): versions for {hot}")
         with torch.no_grad():
-            row.eager_ms, row.dync_ms, row.baseline_ms = _median_ms(
-                (model, compiled, baseline), timed, repeats)
+            row.eager_ms, row.dync_ms, row.baseline_ms, *rest = _median_ms(
+                [model, compiled, baseline, *ablated.values(), *(c.fn for c in others)], timed,
+                repeats)
+        row.ablation = dict(zip(ablated, rest[:len(ablated)], strict=True))
+        rest = rest[len(ablated):]
+        for c, ms in zip(others, rest, strict=True):
+            c.ms, c.fn = ms, None  # the compiled model or ORT session is not kept past here
+            if ms != ms:
+                c.error = "could not run any of the timed inputs"
+        if "torch.compile" in row.contestants:
+            torch._dynamo.reset()  # its compiled graphs and guards, before the next model
+        row.notes += [n for c in row.contestants.values() for n in c.notes]
         row.float32_floor, row.dync_vs_float64 = _against_float64(model, compiled, inputs)
+        _measure_memory(row, model, compiled, inputs[:MEMORY_INPUTS])
         if with_tracing:
             row.traced_eta = _traced_eta(mod, model, example, dynamic_shapes, inputs, row.notes)
     except Exception as e:  # a model that fails is reported, not fatal to the suite
         row.error = f"{type(e).__name__}: {' '.join(str(e).split())}"[:400]
         traceback.print_exc()
     return row
+
+
+MEMORY_INPUTS = 3
+
+
+def _measure_memory(row: Row, model, compiled, inputs) -> None:
+    """Peak intermediate memory (`benchmarks.memory`): eager, and for a graph-mode module
+    IREE's measured peak and dync-plan-buffers' prediction, on each of `inputs`."""
+    from dync.passes.plan_buffers import Peak, symbol_values
+
+    from . import memory
+
+    eager, measured, predicted, errors = [], [], [], []
+    peak = compiled.report.peak
+    for args in inputs:
+        eager.append(memory.eager_peak_intermediates(model, args))
+        if compiled.report.mode != "in-graph":
+            continue
+        measured.append(memory.dync_peak(compiled, args))
+        if peak:
+            formula = Peak(peak["formula"], peak["arena"], peak["iree"], peak["min"],
+                           peak["max"], {})
+            try:
+                predicted.append(formula.evaluate_iree(symbol_values(compiled.signature, args)))
+            except KeyError:  # a symbol only the run knows (an unbacked count): no prediction
+                continue
+            errors.append(abs(predicted[-1] - measured[-1]) / max(measured[-1], 1))
+    row.eager_peak = max(eager, default=float("nan"))
+    row.dync_peak = max(measured, default=float("nan"))
+    row.predicted_peak = max(predicted, default=float("nan"))
+    row.prediction_error = max(errors, default=float("nan"))
 
 
 def _traced_eta(mod, model, example, dynamic_shapes, inputs, notes: list[str]) -> float:
@@ -165,7 +312,161 @@ def _fmt(value: float, spec: str) -> str:
     return "-" if value != value else format(value, spec)
 
 
-def markdown(rows: list[Row], header: str) -> str:
+def geomean(values) -> float:
+    """Geometric mean of the finite positive `values` (NaN if there are none)."""
+    logs = [math.log(v) for v in values if v == v and 0 < v < math.inf]
+    return math.exp(sum(logs) / len(logs)) if logs else float("nan")
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a table: its header, its cell for a row, and its cell in the closing
+    geo-mean row. Other measurements (peak memory) add columns to `LATENCY_COLUMNS`."""
+    header: str
+    cell: Callable[[Row], str]
+    total: Callable[[list[Row]], str] = lambda rows: ""
+
+
+# The contestants of the latency table, in order: (name for `Row.ms`, column header).
+CONTESTANTS: tuple[tuple[str, str], ...] = (
+    ("eager", "eager"),
+    ("torch.compile", "torch.compile"),
+    ("ORT", "ORT"),
+    ("no passes", "IREE w/o dync's passes"),
+    ("dync", "dync"),
+)
+FROZEN = "†"
+
+
+def _ms_cell(contestant: str) -> Callable[[Row], str]:
+    def cell(r: Row) -> str:
+        ms = r.ms(contestant)
+        if ms != ms:
+            return "—"
+        c = r.contestants.get(contestant)
+        return f"{ms:.2f}" + (FROZEN if c is not None and c.frozen else "")
+    return cell
+
+
+def _speedup_cell(contestant: str) -> Callable[[Row], str]:
+    def cell(r: Row) -> str:
+        x = r.speedup_over(contestant)
+        return "—" if x != x else f"{x:.2f}×"
+    return cell
+
+
+def _speedup_total(contestant: str) -> Callable[[list[Row]], str]:
+    def total(rows: list[Row]) -> str:
+        ran = [x for x in (r.speedup_over(contestant) for r in rows) if x == x]
+        return f"**{geomean(ran):.2f}×** ({len(ran)})" if ran else "—"
+    return total
+
+
+def latency_columns(contestants: Sequence[str]) -> list[Column]:
+    """The latency table's columns for the `CONTESTANTS` named in `contestants`; further
+    measurements (peak memory) are appended here."""
+    shown = [(n, h) for n, h in CONTESTANTS if n in contestants]
+    return (
+        [Column("model", lambda r: r.name, lambda rows: "**geo-mean** (models)")]
+        + [Column(f"{header} ms", _ms_cell(name)) for name, header in shown]
+        + [Column(f"dync vs {header}", _speedup_cell(name), _speedup_total(name))
+           for name, header in shown if name != "dync"]
+    )
+
+
+def _table(columns: Sequence[Column], rows: list[Row], *, total: bool = False) -> list[str]:
+    lines = ["| " + " | ".join(c.header for c in columns) + " |",
+             "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(c.cell(r) for c in columns) + " |" for r in rows]
+    if total:
+        lines.append("| " + " | ".join(c.total(rows) for c in columns) + " |")
+    return lines
+
+
+def _latency_table(rows: list[Row], plot_link: str | None = None) -> list[str]:
+    ran = {"eager", "no passes", "dync"} | {n for r in rows for n in r.contestants}
+    lines = ["", "## Latency against other compilers", ""]
+    if plot_link:
+        lines += [f"![median latency per model and contestant]({plot_link})", ""]
+    about = ["Median latency (ms) on the host CPU over the same inputs, all contestants taking "
+             "turns input by input in the same loop."]
+    if "torch.compile" in ran:
+        about.append("torch.compile is `torch.compile(model, dynamic=True)` (inductor), warmed "
+                     "on every input of the model's set (each path or shape it meets may compile "
+                     "again).")
+    if "ORT" in ran:
+        about.append("ORT is ONNX Runtime (CPU, as many intra-op threads as eager, idle threads "
+                     "not spinning) on the model's ONNX export: the dynamo exporter where "
+                     "torch.export takes the model, else the TorchScript exporter, which traces "
+                     f"the example and freezes its path ({FROZEN}: a latency of one path, and "
+                     "wrong decisions on other inputs; see η in the next table).")
+    about.append("IREE w/o dync's passes is the same dync compile with only the housekeeping "
+                 "passes. The last row: geo-means of dync's per-model speedups over each "
+                 "contestant where it ran (how many models in parentheses); — where it did not "
+                 "run.")
+    lines += [" ".join(about), ""]
+    lines += _table(latency_columns(sorted(ran)), rows, total=True)
+    faithful = [r.speedup_over("ORT") for r in rows
+                if "ORT" in r.contestants and r.contestants["ORT"].ran
+                and not r.contestants["ORT"].frozen]
+    frozen = [r.name for r in rows if r.contestants.get("ORT") and r.contestants["ORT"].frozen]
+    if frozen:
+        lines += ["", f"{FROZEN} ORT export froze a path on {', '.join(frozen)}. Geo-mean of dync "
+                  f"vs ORT over the exports that kept every path: "
+                  + (f"{geomean(faithful):.2f}× ({len(faithful)})" if faithful else "— (none)")
+                  + "."]
+    return lines
+
+
+def _eta_cell(name: str) -> Callable[[Row], str]:
+    def cell(r: Row) -> str:
+        c = r.contestants.get(name)
+        return "—" if c is None or c.error or c.eta != c.eta else f"{c.eta:.2f}"
+    return cell
+
+
+def _stat_cell(name: str, key: str, spec: str = "") -> Callable[[Row], str]:
+    def cell(r: Row) -> str:
+        c = r.contestants.get(name)
+        if c is None or c.error:
+            return "—"
+        value = c.setup_s if key == "setup s" else c.stats.get(key)
+        return "—" if value is None or value != value else format(value, spec)
+    return cell
+
+
+BASELINE_COLUMNS: list[Column] = [
+    Column("model", lambda r: r.name),
+    Column("dync η", lambda r: _fmt(r.eta, ".2f")),
+    Column("torch.compile η", _eta_cell("torch.compile")),
+    Column("warm-up s", _stat_cell("torch.compile", "setup s", ".1f")),
+    Column("graphs", _stat_cell("torch.compile", "graphs")),
+    Column("graph breaks", _stat_cell("torch.compile", "graph breaks")),
+    Column("frames skipped", _stat_cell("torch.compile", "frames skipped")),
+    Column("recompiles", _stat_cell("torch.compile", "recompiles")),
+    Column("ORT export", _stat_cell("ORT", "exporter")),
+    Column("ORT η", _eta_cell("ORT")),
+    Column("export s", _stat_cell("ORT", "setup s", ".1f")),
+]
+
+
+def _baselines_table(rows: list[Row]) -> list[str]:
+    lines = ["", "## The baselines, checked", "",
+             "Each baseline's η against eager over the model's whole input set, as dync's: the "
+             "fraction of inputs whose final decision differs (an input it cannot run counts as "
+             "wrong). torch.compile: warm-up time over every input, and in that warm-up dynamo's "
+             "graphs, graph breaks (the frame goes on in a new graph), frames skipped (dynamo "
+             "gave up on the whole frame: its Python runs eagerly, the modules it calls are "
+             "compiled on their own) and recompiles. ORT: which exporter made the ONNX model, and export "
+             "+ session time.", ""]
+    lines += _table(BASELINE_COLUMNS, rows)
+    failed = [(r.name, c) for r in rows for c in r.contestants.values() if c.error]
+    if failed:
+        lines += [""] + [f"- **{name}**: {c.name} fails: {c.error}" for name, c in failed]
+    return lines
+
+
+def markdown(rows: list[Row], header: str, plot_link: str | None = None) -> str:
     lines = [
         "# Benchmarks", "", header, "",
         "| model | mode | compile s | inputs | paths | η | δ | δ f64: eager f32 / dync | traced η "
@@ -189,7 +490,13 @@ def markdown(rows: list[Row], header: str) -> str:
               f"{sum(r.mode == 'in-graph' for r in ok)} fully in-graph, "
               f"{sum(r.mode == 'host' for r in ok)} in host mode (the model's Python driving "
               "compiled sub-DNNs; see each model's notes)."]
+    lines += _latency_table(ok, plot_link)
+    if any(r.contestants for r in ok):
+        lines += _baselines_table(ok)
     lines += _passes_table(ok)
+    lines += _memory_table(ok)
+    if any(r.ablation for r in ok):
+        lines += _ablation_table(ok)
     noted = [r for r in ok if r.notes]
     if noted:
         lines += ["", "## Notes", ""]
@@ -225,24 +532,97 @@ def _passes_table(rows: list[Row]) -> list[str]:
     return lines
 
 
+def _kib(value: float) -> str:
+    return _fmt(value / 1024, ".1f")
+
+
+def _memory_table(rows: list[Row]) -> list[str]:
+    lines = ["", "## Peak intermediate memory", "",
+             "Bytes of tensors created during one call and alive at the same time (SoD²'s "
+             "intermediate memory: results included, arguments and weights excluded), the "
+             f"largest over the first {MEMORY_INPUTS} inputs, in KiB. Eager: every storage an "
+             "aten op creates, from creation to release (a `TorchDispatchMode`). dync measured: "
+             "IREE's allocator statistics (`device_bytes_peak`) around one call, in a fresh "
+             "process. Predicted: `dync-plan-buffers`' formula for IREE's packing "
+             "(`report.peak['iree']`) at the call's dims; its error is the largest "
+             "|predicted - measured| / measured over the same inputs (— where a symbol is known "
+             "only at run time, e.g. a `nonzero` count, or in host mode).", "",
+             "| model | eager KiB | dync measured KiB | dync / eager | dync predicted KiB "
+             "| prediction error |",
+             "|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r.name} | {_kib(r.eager_peak)} | {_kib(r.dync_peak)} | "
+                     f"{_fmt(r.dync_peak / r.eager_peak, '.2f')} | {_kib(r.predicted_peak)} | "
+                     f"{_fmt(100 * r.prediction_error, '.1f')}% |")
+    return lines
+
+
+def _gain(r: Row, name: str) -> float:
+    """An optimization's own gain on `r`: latency without it / with it."""
+    ms = r.ablation.get(name, float("nan"))
+    return r.dync_ms / ms if name == SPECIALIZE else ms / r.dync_ms
+
+
+def _ablation_table(rows: list[Row]) -> list[str]:
+    names = [*ABLATIONS, SPECIALIZE]
+    lines = ["", "## Ablation: each optimization off in turn", "",
+             "dync's median latency (ms) with the default pipeline, and with one pass left out "
+             f"of it; `{SPECIALIZE}`, off by default, is turned on instead, with versions for "
+             f"the {HOT_SIZES} most frequent input shapes of the timed inputs (graph mode only; "
+             "the sizes are in the notes). All timed in the same loop as the tables above. Each "
+             "cell: ms, and in parentheses that optimization's own gain (latency without it / "
+             "with it; above 1 means it helps). The last row: geo-means of the gains.", "",
+             "| model | dync ms | " + " | ".join(
+                 f"with {n}" if n == SPECIALIZE else f"without {n}" for n in names) + " |",
+             "|" + "---|" * (len(names) + 2)]
+    for r in rows:
+        cells = [f"{_fmt(r.ablation.get(n, float('nan')), '.2f')} ({_fmt(_gain(r, n), '.2f')}×)"
+                 for n in names]
+        lines.append(f"| {r.name} | {_fmt(r.dync_ms, '.2f')} | " + " | ".join(cells) + " |")
+    gains = [geomean(_gain(r, n) for r in rows) for n in names]
+    lines.append("| **geo-mean gain** | | " + " | ".join(f"**{_fmt(g, '.2f')}×**" for g in gains)
+                 + " |")
+    return lines
+
+
 def run(names: list[str] | None = None, count: int = 100, *, with_tracing: bool = True,
-        output: Path | None = Path("BENCHMARKS.md"), say=print) -> list[Row]:
+        with_baselines: Sequence[str] = BASELINES, with_ablation: bool = False,
+        timing_inputs: int = 30, repeats: int = 4,
+        output: Path | None = Path("BENCHMARKS.md"), plot: Path | None = None,
+        say=print) -> list[Row]:
+    """Benchmark `names` (default: the whole suite) and write `output` (markdown) and, if
+    `plot` is given, the latency plot there (linked from `output`)."""
     rows = []
     for name in names or SUITE:
         say(f"[bench] {name} ...")
-        row = run_model(name, count, with_tracing=with_tracing)
+        row = run_model(name, count, with_tracing=with_tracing, with_baselines=with_baselines,
+                        with_ablation=with_ablation, timing_inputs=timing_inputs,
+                        repeats=repeats, say=say)
         say(f"[bench] {name}: " + (row.error or
             f"eta {row.eta:.3f} delta {row.delta:.2f} paths {row.paths} "
             f"eager {row.eager_ms:.2f} ms dync {row.dync_ms:.2f} ms"
+            + "".join(f" {c.name} {c.ms:.2f} ms" for c in row.contestants.values() if c.ran)
             + ("" if row.traced_eta is None else f" traced eta {row.traced_eta:.2f}")))
         rows.append(row)
-    if output is not None:
-        header = (f"Host CPU, torch {torch.__version__}, {torch.get_num_threads()} torch threads, "
-                  f"dync {dync.__version__}; `python -m benchmarks` (η, δ and paths over each "
-                  f"model's input set; latencies are medians over the same 30 inputs × 4 rounds, eager, dync and "
-                  f"dync without its passes taking turns input by input, in alternating order). δ is dync "
-                  f"against eager float32; the next column measures both against eager float64 "
-                  f"on the inputs that take the same path in all three (the error float32 "
-                  f"itself makes, and dync's).")
-        output.write_text(markdown(rows, header), encoding="utf-8")
+    if output is None:
+        return rows
+    contestants = ", ".join(["eager", "dync", "dync without its passes", *with_baselines]
+                            + (["the ablation's variants"] if with_ablation else []))
+    header = (f"Host CPU, torch {torch.__version__}, {torch.get_num_threads()} torch threads, "
+              f"dync {dync.__version__}; `python -m benchmarks` (η, δ and paths over each "
+              f"model's input set; latencies are medians over the same {timing_inputs} inputs "
+              f"× {repeats} rounds, {contestants} taking turns input by input, in a shuffled "
+              "order). δ is dync against eager float32; the next column measures both against "
+              "eager float64 on the inputs that take the same path in all three (the error "
+              "float32 itself makes, and dync's).")
+    link = None
+    if plot is not None:
+        from . import plot as plotting
+        try:
+            plotting.latency_plot(rows, plot)
+        except ImportError as e:  # matplotlib is in the bench extra only
+            say(f"[bench] no plot: {e}")
+        else:
+            link = Path(os.path.relpath(plot.resolve(), output.resolve().parent)).as_posix()
+    output.write_text(markdown(rows, header, link), encoding="utf-8")
     return rows

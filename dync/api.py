@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -16,11 +17,13 @@ from .cache import CompileCache, default_directory, model_key, module_key
 from .errors import CompilationError, DyncError, UnsupportedConstructError
 from .frontends.common import ImportedProgram
 from .passes import DEFAULT_PIPELINE, run_pipeline
+from .passes.plan_buffers import read_peak
 from .passes.rdp import read_coverage
+from .passes.specialize import read_versions, request_versions
 from .passes.split_subdnns import read_subdnns
 from .report import Report
 from .runtime.manifest import Manifest
-from .runtime.module import CompiledModule, from_parts
+from .runtime.module import CompiledModule, _to_numpy, from_parts
 
 MODES = ("auto", "graph", "host")
 
@@ -38,6 +41,7 @@ def compile(  # noqa: A001 - the public name is fixed by the design
     progress: bool | Callable[[str], None] = False,
     dump_ir: str | os.PathLike | None = None,
     trace_branches: bool = False,
+    specialize: bool | Mapping[str, Sequence[int]] = False,
     cache: bool | str | os.PathLike = True,
 ) -> CompiledModule:
     """Compile a PyTorch `nn.Module` or an ONNX model (path or `ModelProto`).
@@ -64,6 +68,13 @@ def compile(  # noqa: A001 - the public name is fixed by the design
       trace_branches: the compiled module also records the branch decisions it takes
         (`compiled.last_trace`, compared with eager's by `dync.verify`); PyTorch models in
         graph mode, without data-dependent `while` loops.
+      specialize: shape-specialized versions (dync-specialize; Nimble, SoD²): besides the
+        fully dynamic entry point, compile copies in which dynamic dims are constants, picked
+        by the arguments' shapes at run time. A mapping {Dim name: [sizes]}: a version per
+        combination of the listed sizes (at most 16; unlisted dims stay dynamic); True: one
+        version at the example inputs' sizes; False (default): none. On IREE 3.13's CPU
+        backend they did not pay off on the benchmark suite (see BENCHMARKS.md), hence off by
+        default. Graph mode only.
       cache: reuse earlier results from the compile cache (`dync.cache`; default directory
         `~/.cache/dync`, or `$DYNC_CACHE_DIR`; `DYNC_CACHE=0` disables it): the whole
         compiled module for an unchanged PyTorch model (same classes, attributes, weights,
@@ -80,7 +91,9 @@ def compile(  # noqa: A001 - the public name is fixed by the design
     report = Report(backend=tgt.backend, target=tgt.name, passes=list(steps))
     store = _cache(cache)
     options = {"backend": tgt.backend, "target": tgt.name, "mode": mode, "passes": list(steps),
-               "extra_flags": list(extra_flags), "trace_branches": trace_branches}
+               "extra_flags": list(extra_flags), "trace_branches": trace_branches,
+               "specialize": specialize if isinstance(specialize, bool)
+               else {k: sorted(v) for k, v in specialize.items()}}
     front = None if dump_ir else _model_key(store, model, args, dynamic_shapes, options)
     if front is not None:
         hit = _load_cached(store, front, model)
@@ -88,7 +101,7 @@ def compile(  # noqa: A001 - the public name is fixed by the design
             say("compile cache: hit for this model (import, passes and IREE skipped)")
             return hit
     compiled = _compile(model, args, dynamic_shapes, tgt, mode, steps, report, say, extra_flags,
-                        dump_ir, trace_branches, store)
+                        dump_ir, trace_branches, store, specialize)
     if front is not None:
         store.put(front, compiled.vmfb, {"manifest": compiled.manifest.to_json()})
     return compiled
@@ -119,7 +132,7 @@ def _load_cached(store: CompileCache, key: str, model) -> CompiledModule | None:
 
 
 def _compile(model, args, dynamic_shapes, tgt, mode, steps, report: Report, say, extra_flags,
-             dump_ir, trace_branches, store) -> CompiledModule:
+             dump_ir, trace_branches, store, specialize) -> CompiledModule:
     session = CompilerSession(tgt, tuple(extra_flags))
     try:
         with _stage(report, "import", say):
@@ -140,9 +153,17 @@ def _compile(model, args, dynamic_shapes, tgt, mode, steps, report: Report, say,
         report.rewritten = dict(program.rewritten)
         report.branch_sites = list(program.branch_sites)
         report.symbols = {k: [s.min, s.max] for k, s in program.signature.symbols.items()}
+        request_versions(program.module, _versions(specialize, program.signature, args))
         with _stage(report, "passes", say):
             run_pipeline(program.module, steps)
+        versions = [{"function": name, "symbols": values}
+                    for name, values in read_versions(program.module.operation)]
+        report.versions = versions
         report.rdp = read_coverage(program.module)
+        peak = read_peak(program.module)
+        report.peak = {} if peak is None else {
+            "formula": peak.formula, "iree": peak.iree, "arena": peak.arena,
+            "min": peak.min, "max": peak.max}
         report.subdnns = read_subdnns(program.module)
         if dump_ir is not None:
             Path(dump_ir).write_text(program.module.operation.get_asm(), encoding="utf-8")
@@ -150,7 +171,40 @@ def _compile(model, args, dynamic_shapes, tgt, mode, steps, report: Report, say,
             vmfb = _compile_with_iree(session, program.module, report, store)
     finally:
         session.close()
-    return CompiledModule(vmfb, _manifest(vmfb, session, tgt, report, program.signature))
+    return CompiledModule(vmfb, _manifest(vmfb, session, tgt, report, program.signature,
+                                          versions=versions))
+
+
+MAX_VERSIONS = 16
+
+
+def _versions(specialize, signature, args) -> list[dict[str, int]]:
+    """The symbol assignments to compile versions for (see `compile`'s `specialize`)."""
+    if specialize is False or not signature.symbols:
+        return []
+    if specialize is True:
+        if args is None:
+            return []
+        from torch.utils import _pytree as pytree
+
+        flat = [_to_numpy(a) for a in pytree.tree_leaves(tuple(args))]
+        return [signature.check_inputs(flat)]
+    unknown = sorted(set(specialize) - set(signature.symbols))
+    if unknown:
+        raise DyncError(f"specialize names {', '.join(unknown)}, which are not dynamic dims of "
+                        f"this model (its dims: {', '.join(sorted(signature.symbols))})")
+    names = sorted(specialize)
+    combos = list(itertools.product(*(sorted(set(specialize[n])) for n in names)))
+    if len(combos) > MAX_VERSIONS:
+        raise DyncError(f"specialize asks for {len(combos)} versions; at most {MAX_VERSIONS} "
+                        "(each is a full copy of the program for IREE to compile)")
+    for name in names:
+        spec = signature.symbols[name]
+        outside = [v for v in specialize[name] if not spec.min <= v <= spec.max]
+        if outside:
+            raise DyncError(f"specialize: {name} = {outside[0]} is outside its declared range "
+                            f"[{spec.min}, {spec.max}]")
+    return [dict(zip(names, combo, strict=True)) for combo in combos]
 
 
 def _add_counts(a: dict, b: dict) -> dict:
@@ -234,6 +288,7 @@ def _cache(cache: bool | str | os.PathLike) -> CompileCache | None:
 def _compile_with_iree(session: CompilerSession, module, report: Report,
                        store: CompileCache | None) -> bytes:
     """IREE's vmfb for `module`, from the compile cache when it has this exact IR."""
+    session.add_module_flags(module)
     if store is None:
         report.cache = "off"
         return _run_iree(session, module, report)

@@ -13,6 +13,7 @@ import tempfile
 from iree.compiler import ir
 from iree.compiler.api import Invocation, Output, Session
 
+from .dialects.dync import preprocessing_flags
 from .errors import CompilationError
 from .targets import Target
 
@@ -46,9 +47,18 @@ class CompilerSession:
             self._diagnostics.append(f"{d.location}: {d.message}")
         return True
 
+    def add_module_flags(self, module: ir.Module) -> None:
+        """Add the flags `module` asks for (IREE preprocessing requested by dync's passes, such
+        as dync-channels-last) to this session's flags."""
+        requested = [f for f in preprocessing_flags(module) if f not in self.flags]
+        if requested:
+            self._session.set_flags(*requested)
+            self.flags += tuple(requested)
+
     def compile(self, module: ir.Module) -> bytes:
         """Run IREE's full pipeline on `module` and return the vmfb bytes."""
         self._diagnostics.clear()
+        self.add_module_flags(module)
         inv: Invocation = self._session.invocation()
         try:
             inv.import_module(module.operation)

@@ -68,6 +68,21 @@ def _onnx_dims(specs: list[str]) -> dict | None:
     return dims
 
 
+def _specialize(requests: list[str] | None, off: bool) -> bool | dict[str, list[int]]:
+    """--specialize NAME=SIZE[,SIZE...] (repeatable) / --no-specialize -> compile's `specialize`."""
+    if off or not requests:
+        return False
+    sizes: dict[str, list[int]] = {}
+    for request in requests:
+        name, _, values = request.partition("=")
+        try:
+            sizes.setdefault(name.strip(), []).extend(int(v) for v in values.split(","))
+        except ValueError:
+            raise DyncError(f"--specialize {request!r}: expected NAME=SIZE[,SIZE...], "
+                            "e.g. batch=1,2,4") from None
+    return sizes
+
+
 def _cmd_compile(args: argparse.Namespace) -> int:
     from .api import compile as dync_compile
 
@@ -83,6 +98,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         model, example, dynamic_shapes=dynamic, backend=args.backend, target=args.target,
         mode=args.mode, extra_flags=tuple(args.iree_flag or ()), progress=not args.quiet,
         dump_ir=args.dump_ir, cache=not args.no_cache,
+        specialize=_specialize(args.specialize, args.no_specialize),
     )
     path = compiled.save(out)
     if args.dump_rewritten:
@@ -153,6 +169,11 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--dump-ir", metavar="FILE.mlir", help="write the dync IR handed to IREE")
     c.add_argument("--dump-rewritten", metavar="FILE.py",
                    help="write the rewritten source of each forward with control flow")
+    c.add_argument("--specialize", action="append", metavar="NAME=SIZE[,SIZE...]",
+                   help="compile shape-specialized versions for these sizes of a dynamic dim "
+                        "(default: none, only the dynamic entry point)")
+    c.add_argument("--no-specialize", action="store_true",
+                   help="no shape-specialized versions, even where --specialize says so")
     c.add_argument("--no-cache", action="store_true",
                    help="always run IREE, even for dync IR compiled before (see dync.cache)")
     c.add_argument("-q", "--quiet", action="store_true", help="no progress or report")

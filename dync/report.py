@@ -26,6 +26,12 @@ class Report:
     # ops, calls, arguments, results}; host mode: the entry points the model's Python calls,
     # {name, callable, calls, inputs}.
     subdnns: list[dict] = field(default_factory=list)
+    # dync-plan-buffers' predicted peak of intermediate memory per call, in bytes: "formula"
+    # (its arena plan), "iree" (what IREE 3.13's own packing reaches), "min"/"max" over the
+    # symbols' ranges; formulas over the entry's symbols.
+    peak: dict = field(default_factory=dict)
+    # Shape-specialized versions of the entry (dync-specialize): {function, symbols}.
+    versions: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     vmfb_bytes: int = 0
     # IREE's static statistics of the final module: dispatches, executables, submissions,
@@ -62,7 +68,13 @@ class Report:
             f"  compile cache: {self.cache or '-'}",
             f"  mode: {self.mode}",
             "  rdp: " + (_coverage(self.rdp) if self.rdp else "not run"),
+            "  predicted peak (bytes): " + (f"{self.peak['formula']} (IREE's packing: "
+                                            f"{self.peak['iree']}; {self.peak['min']} to "
+                                            f"{self.peak['max']})" if self.peak else "not run"),
             "  module: " + (", ".join(f"{k} {v}" for k, v in self.iree.items()) or "-"),
+            "  versions: " + (", ".join(
+                f"{v['function']} ({', '.join(f'{k}={x}' for k, x in v['symbols'].items())})"
+                for v in self.versions) or "none"),
             f"  graph breaks: {len(self.graph_breaks)}",
             "  rewritten: " + (", ".join(self.rewritten) or "nothing"),
             "  IREE flags: " + " ".join(self.flags),

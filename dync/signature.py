@@ -77,6 +77,17 @@ class Signature:
     symbols: dict[str, SymbolSpec] = field(default_factory=dict)
     # How flat outputs are nested: a torch pytree spec string, or None for a flat list.
     output_tree: str | None = None
+    # (dtype, shape) of each argument -> symbol values, for arguments already accepted.
+    _accepted: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    @functools.cached_property
+    def output_treespec(self) -> Any:
+        """`output_tree` parsed (torch's TreeSpec), or None."""
+        if self.output_tree is None:
+            return None
+        from torch.utils import _pytree as pytree
+
+        return pytree.treespec_loads(self.output_tree)
 
     def to_json(self) -> dict:
         return {
@@ -101,8 +112,18 @@ class Signature:
     def check_inputs(self, arrays: Sequence[Any]) -> dict[str, int]:
         """Check arguments (shape/dtype carriers) against the signature; return symbol values.
 
-        Raises InputError naming the argument, the dim and the declared range.
+        Raises InputError naming the argument, the dim and the declared range. Accepted
+        (dtype, shape) combinations are remembered, so a shape seen before costs one lookup.
         """
+        key = tuple((a.dtype, tuple(a.shape)) for a in arrays)
+        if key in self._accepted:
+            return dict(self._accepted[key])
+        bound = self._check_inputs(arrays)
+        if len(self._accepted) < 4096:
+            self._accepted[key] = dict(bound)
+        return bound
+
+    def _check_inputs(self, arrays: Sequence[Any]) -> dict[str, int]:
         if len(arrays) != len(self.inputs):
             raise InputError(
                 f"expected {len(self.inputs)} input(s) "

@@ -11,12 +11,12 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import dync  # noqa: E402
-from benchmarks import runner, tracing  # noqa: E402
+from benchmarks import baselines, runner, tracing  # noqa: E402
 
 
 def test_runner_row_and_markdown(tmp_path):
-    rows = runner.run(["resnet_static"], count=3, with_tracing=False, output=tmp_path / "B.md",
-                      say=lambda _: None)
+    rows = runner.run(["resnet_static"], count=3, with_tracing=False, with_baselines=(),
+                      output=tmp_path / "B.md", plot=None, say=lambda _: None)
     (row,) = rows
     assert not row.error, row.error
     assert row.eta == 0.0 and row.delta <= -4 and row.paths == 1 and row.mode == "in-graph"
@@ -38,6 +38,38 @@ def test_tracing_freezes_one_path_and_gets_decisions_wrong():
     assert dync.verify(model, traced, inputs).eta > 0
     compiled = dync.compile(model, (inputs[0],))
     assert dync.verify(model, compiled, inputs).eta == 0
+
+
+def _early_exit_and_inputs():
+    """Small inputs leave at the last exit, large ones at the first (threshold 0.3)."""
+    torch.manual_seed(0)
+    model = rm.EarlyExit(threshold=0.3).eval()
+    gen = torch.Generator().manual_seed(1)
+    inputs = [(torch.randn(1, 8, generator=gen) * s,) for s in (0.1, 3.0) * 5]
+    with torch.no_grad():
+        reference = [_decision(model(*a)) for a in inputs]
+    return model, inputs, reference
+
+
+def _decision(output):
+    """The outputs to 2 decimals: another exit gives other values (often the same argmax)."""
+    return tuple(round(v, 2) for v in output.flatten().tolist())
+
+
+def test_torch_compile_baseline_stays_correct_through_graph_breaks():
+    model, inputs, reference = _early_exit_and_inputs()
+    contestant = baselines.prepare_torch_compile(model, _decision, inputs, reference)
+    assert not contestant.error, contestant.error
+    assert contestant.eta == 0.0 and contestant.fn is not None
+
+
+def test_onnxruntime_baseline_says_when_the_export_froze_a_path():
+    """The TorchScript exporter traces one exit; ORT then answers wrongly on the other."""
+    model, inputs, reference = _early_exit_and_inputs()
+    contestant = baselines.prepare_onnxruntime(model, inputs[0], None, _decision, inputs,
+                                               reference, threads=1)
+    assert not contestant.error, contestant.error
+    assert contestant.frozen and 0 < contestant.eta < 1
 
 
 @pytest.mark.slow

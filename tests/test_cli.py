@@ -113,3 +113,13 @@ def test_compile_package_module_factory(tmp_path):
     result = run("dync", "compile", "examples.early_exit:build", "-o", str(out), "-q")
     assert result.returncode == 0, result.stderr
     assert out.is_file()
+
+
+def test_compile_with_specialized_versions(tmp_path):
+    result = run("dync", "compile", "examples/early_exit.py:build", "-o", str(tmp_path / "v.vmfb"),
+                 "--specialize", "batch=1,3")
+    assert result.returncode == 0, result.stderr
+    assert "versions: main__batch_1 (batch=1), main__batch_3 (batch=3)" in result.stdout
+    bad = run("dync", "compile", "examples/early_exit.py:build", "--specialize", "batch=one")
+    assert bad.returncode == 1 and "expected NAME=SIZE[,SIZE...]" in bad.stderr
+    assert "Traceback" not in bad.stderr

@@ -100,3 +100,22 @@ def test_derived_dims_are_solved_for_their_symbol():
     for height in (65, 32, 352):
         with pytest.raises(dync.InputError, match=rf"dim 2 = {height} is not 32\*h for any h"):
             signature.check_inputs([np.zeros((1, 3, height, 64), np.float32)])
+
+
+def test_accepted_shapes_are_remembered_and_rejected_ones_are_not():
+    """The runtime's fast path: a (dtype, shape) accepted once is not re-derived, and a bad
+    one raises every time (it is never remembered)."""
+    from dync.signature import Signature, SymbolSpec, TensorSpec
+
+    signature = Signature([TensorSpec("x", "float32", ("n", 4))], [], {"n": SymbolSpec("n", 1, 8)})
+    good = np.zeros((3, 4), np.float32)
+    assert signature.check_inputs([good]) == {"n": 3}
+    bound = signature.check_inputs([good])
+    assert bound == {"n": 3}
+    bound["n"] = 99  # callers get a copy
+    assert signature.check_inputs([good]) == {"n": 3}
+    for _ in range(2):
+        with pytest.raises(dync.InputError, match=r"outside its declared range \[1, 8\]"):
+            signature.check_inputs([np.zeros((9, 4), np.float32)])
+        with pytest.raises(dync.InputError, match="expected dtype float32"):
+            signature.check_inputs([good.astype(np.float64)])

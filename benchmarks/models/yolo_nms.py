@@ -2,7 +2,8 @@
 pipeline, tiny): a stride-32 CNN on an image of any size (multiple of 32), box decoding against
 the grid and anchors, a confidence-threshold filter, then greedy NMS written as a plain `while`
 loop over the remaining boxes. Returns a variable number of detections (K, 6):
-x1, y1, x2, y2, score, class."""
+x1, y1, x2, y2, score, class, with the corners relative to the image size (0..1), as darknet's
+region layer and YOLOv5's `xyxyn` report them."""
 
 import torch
 from torch import nn
@@ -68,11 +69,12 @@ class TinyYolo(nn.Module):
         return boxes.reshape(-1, 4), scores.reshape(-1), labels.reshape(-1)
 
     def detect(self, image):
-        """All boxes, clipped to the image, with their scores and labels."""
+        """All boxes, in image-relative corners clipped to the image, with their scores and
+        labels. IoU, hence NMS, is the same in pixels and in relative units."""
         boxes, scores, labels = self.decode(self.head(self.backbone(image)))
         h, w = image.size(2), image.size(3)
         x1, y1, x2, y2 = boxes.unbind(1)
-        boxes = torch.stack([x1.clamp(0, w), y1.clamp(0, h), x2.clamp(0, w), y2.clamp(0, h)], 1)
+        boxes = torch.stack([x1 / w, y1 / h, x2 / w, y2 / h], 1).clamp(0, 1)
         return boxes, scores, labels
 
     def forward(self, image):
@@ -115,8 +117,8 @@ def inputs(count: int = 100, seed: int = 0) -> list[tuple]:
 
 
 def decision(output):
-    """Per detection: class and box corners rounded to whole pixels."""
-    return tuple((int(row[5]), *(round(float(v)) for v in row[:4])) for row in output)
+    """Per detection: class and box corners rounded to 1/256 of the image side."""
+    return tuple((int(row[5]), *(round(float(v) * 256) for v in row[:4])) for row in output)
 
 
 def path(model, image) -> tuple:

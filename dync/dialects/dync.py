@@ -26,6 +26,8 @@ from ..signature import Dim, Signature, SymbolSpec
 SYMBOLS_ATTR = "dync.symbols"
 ENTRY_ATTR = "dync.entry"
 SHAPE_ATTR = "dync.shape"
+# Module attribute: IREE preprocessing passes dync's passes ask for (e.g. dync-channels-last).
+PREPROCESSING_ATTR = "dync.iree_preprocessing"
 _SYMBOL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -61,6 +63,31 @@ def to_python(attr: ir.Attribute):
     return ir.StringAttr(attr).value
 
 
+def read_preprocessing(module: ir.Module | ir.Operation) -> list[str]:
+    """The IREE preprocessing passes requested on `module` (``dync.iree_preprocessing``)."""
+    op = _op(module)
+    if PREPROCESSING_ATTR not in op.attributes:
+        return []
+    return [ir.StringAttr(a).value for a in ir.ArrayAttr(op.attributes[PREPROCESSING_ATTR])]
+
+
+def request_preprocessing(module: ir.Module | ir.Operation, passes: list[str]) -> None:
+    """Add IREE preprocessing passes to `module`'s ``dync.iree_preprocessing`` (in order, once)."""
+    requested = read_preprocessing(module)
+    requested += [p for p in passes if p not in requested]
+    if requested:
+        _op(module).attributes[PREPROCESSING_ATTR] = ir.ArrayAttr.get(
+            [ir.StringAttr.get(p) for p in requested])
+
+
+def preprocessing_flags(module: ir.Module | ir.Operation) -> tuple[str, ...]:
+    """The IREE flag running the preprocessing passes requested on `module`, if any."""
+    passes = read_preprocessing(module)
+    if not passes:
+        return ()
+    return (f"--iree-preprocessing-pass-pipeline=builtin.module(util.func({','.join(passes)}))",)
+
+
 def read_symbols(module: ir.Module | ir.Operation) -> dict[str, SymbolSpec]:
     op = _op(module)
     if SYMBOLS_ATTR not in op.attributes:
@@ -90,7 +117,7 @@ def read_shape(attr: ir.Attribute) -> tuple[Dim, ...]:
     return tuple(dims)
 
 
-def _entry(module: ir.Module | ir.Operation) -> ir.Operation | None:
+def entry_function(module: ir.Module | ir.Operation) -> ir.Operation | None:
     for op in _body(module).operations:
         if op.operation.name == "func.func" and ENTRY_ATTR in op.operation.attributes:
             return op.operation
@@ -124,7 +151,7 @@ def verify(module: ir.Module | ir.Operation) -> list[str]:
             problems.append(f"symbol {name!r}: not an identifier")
         if spec.min < 0 or spec.min > spec.max:
             problems.append(f"symbol {name!r}: empty or negative range [{spec.min}, {spec.max}]")
-    entry = _entry(module)
+    entry = entry_function(module)
     if entry is None:
         problems.append(f"no function carries {ENTRY_ATTR}")
         return problems

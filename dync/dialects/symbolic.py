@@ -42,6 +42,15 @@ def symbol(name: str) -> sympy.Symbol:
     return sympy.Symbol(name, integer=True, positive=True)
 
 
+def narrow_range(ranges: dict[str, tuple[int, int]], symbolic_int: ir.Operation) -> None:
+    """Intersect `ranges[name]` with the range a `torch.symbolic_int` declares for `name`."""
+    name = ir.StringAttr(symbolic_int.attributes["symbol_name"]).value
+    lo = ir.IntegerAttr(symbolic_int.attributes["min_val"]).value
+    hi = ir.IntegerAttr(symbolic_int.attributes["max_val"]).value
+    old = ranges.get(name, (lo, hi))
+    ranges[name] = (max(lo, old[0]), min(hi, old[1]))
+
+
 def bound_dims(bind: ir.Operation) -> tuple[sympy.Expr, ...]:
     """The dims a `torch.bind_symbolic_shape` gives its tensor, over its symbols' names."""
     names = [symbol(ir.StringAttr(v.owner.attributes["symbol_name"]).value)

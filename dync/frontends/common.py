@@ -83,6 +83,7 @@ def link(modules: dict[str, ir.Module], context: ir.Context) -> ir.Module:
     with context, ir.Location.unknown():
         linked = ir.Module.create()
         for entry, module in modules.items():
+            dync_ir.request_preprocessing(linked, dync_ir.read_preprocessing(module))
             functions = [op.operation for op in module.body.operations]
             for op in functions:
                 name = ir.StringAttr(op.attributes["sym_name"]).value

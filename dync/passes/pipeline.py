@@ -19,16 +19,20 @@ from ..errors import CompilationError
 # Pass name -> module defining it (imported on first use so `dync-opt --help` stays fast).
 _PASS_MODULES = {
     "dync-canonicalize": "dync.passes.canonicalize",
+    "dync-channels-last": "dync.passes.channels_last",
     "dync-exact-loops": "dync.passes.exact_loops",
+    "dync-plan-buffers": "dync.passes.plan_buffers",
     "dync-rdp": "dync.passes.rdp",
     "dync-rotate-while": "dync.passes.rotate_while",
+    "dync-specialize": "dync.passes.specialize",
     "dync-split-subdnns": "dync.passes.split_subdnns",
     "dync-verify": "dync.passes.verify",
 }
 
 # What `dync.compile` runs on dync IR before handing it to IREE.
 DEFAULT_PIPELINE: tuple[str, ...] = (
-    "dync-canonicalize", "dync-rdp", "dync-split-subdnns", "dync-verify")
+    "dync-specialize", "dync-canonicalize", "dync-rdp", "dync-split-subdnns", "dync-channels-last",
+    "dync-plan-buffers", "dync-verify")
 
 
 class Pass:

@@ -46,6 +46,7 @@ from ..dialects.symbolic import (
     bounds,
     is_tensor,
     known,
+    narrow_range,
     symbol,
     tighten,
     to_affine,
@@ -94,11 +95,7 @@ class Analysis(rules.Context):
     def _read_bindings(self) -> None:
         for op in nested_ops(self.module):
             if op.name == "torch.symbolic_int":
-                name = ir.StringAttr(op.attributes["symbol_name"]).value
-                lo = ir.IntegerAttr(op.attributes["min_val"]).value
-                hi = ir.IntegerAttr(op.attributes["max_val"]).value
-                old = self.ranges.get(name, (lo, hi))
-                self.ranges[name] = (max(lo, old[0]), min(hi, old[1]))
+                narrow_range(self.ranges, op)
             elif op.name == "torch.bind_symbolic_shape":
                 self.bound[op.operands[0]] = bound_dims(op)
 
@@ -208,7 +205,9 @@ class Analysis(rules.Context):
 
     def _seed(self, name: str, func, entry: ir.Block) -> bool:
         changed = False
-        shapes = _entry_shapes(func) if "dync.entry" in func.attributes else None
+        # The entry and its shape-specialized versions (dync-specialize) are called from outside.
+        shapes = _entry_shapes(func) if ("dync.entry" in func.attributes
+                                         or "dync.version" in func.attributes) else None
         sites = self.calls.get(name, [])
         for i, arg in enumerate(entry.arguments):
             if shapes is not None:

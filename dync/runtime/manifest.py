@@ -39,6 +39,9 @@ class Manifest:
     # Host mode: the sub-DNN entry points, each {"name", "callable": [submodule, attribute],
     # "signature"}; `entry` is then empty (the host code is the model's own Python).
     subdnns: list[dict] = field(default_factory=list)
+    # Shape-specialized versions of `entry` (dync-specialize), each {"function", "symbols":
+    # {name: value}}: a call whose symbol values match one runs it instead of `entry`.
+    versions: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return {
@@ -53,6 +56,7 @@ class Manifest:
             "signature": self.signature.to_json(),
             "report": self.report,
             "subdnns": self.subdnns,
+            "versions": self.versions,
         }
 
     @classmethod
@@ -74,6 +78,7 @@ class Manifest:
                 report=data.get("report", {}),
                 entry=data.get("entry", "main"),
                 subdnns=list(data.get("subdnns", [])),
+                versions=list(data.get("versions", [])),
             )
         except (KeyError, TypeError, ValueError) as e:
             raise ModuleFormatError(f"{where}: malformed manifest ({type(e).__name__}: {e})") from e

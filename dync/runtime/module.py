@@ -60,6 +60,13 @@ class CompiledModule:
         return f"<dync.CompiledModule main({ins}) for {self.backend}/{self.target}>"
 
     # -- running ---------------------------------------------------------------------------
+    def _version(self, symbols: dict[str, int]) -> str | None:
+        """The shape-specialized version for these symbol values, None for the entry."""
+        for version in self.manifest.versions:
+            if all(symbols.get(k) == v for k, v in version["symbols"].items()):
+                return version["function"]
+        return None
+
     def _function(self, name: str | None = None):
         if self._vm is None:
             self._vm = self._load_vm()
@@ -101,8 +108,9 @@ class CompiledModule:
         flat = pytree.tree_leaves(args)
         as_torch = any(isinstance(a, torch.Tensor) for a in flat)
         arrays = [_to_numpy(a) for a in flat]
-        self.signature.check_inputs(arrays)
-        result = self._invoke(self._function(), self.signature, arrays, as_torch)
+        bound = self.signature.check_inputs(arrays)
+        result = self._invoke(self._function(self._version(bound)), self.signature, arrays,
+                              as_torch)
         if self._branch_sites:
             result, codes = result
             self.last_trace = [(self._branch_sites[c // 2], bool(c % 2))
@@ -122,10 +130,10 @@ class CompiledModule:
         outputs = [np.asarray(r.to_host() if hasattr(r, "to_host") else r) for r in results]
         if as_torch:
             outputs = [torch.from_numpy(np.array(o, copy=True)) for o in outputs]
-        tree = signature.output_tree
+        tree = signature.output_treespec
         if tree is None:
             return outputs
-        return pytree.tree_unflatten(outputs, pytree.treespec_loads(tree))
+        return pytree.tree_unflatten(outputs, tree)
 
     # -- persistence -----------------------------------------------------------------------
     def save(self, path: str | os.PathLike) -> Path:

@@ -1,0 +1,1082 @@
+"""`dync-plan-buffers`: symbolic liveness and an arena plan of intermediate tensors (Nimble's
+explicit allocation, SoD² §4.4.1 memory allocation planning; digest-sod2.md sections 4.2-4.3).
+
+Reads (after `dync-rdp`): every function's tensor values and their dims — static types,
+`torch.bind_symbolic_shape` affine facts over `torch.symbolic_int`s, ``dync.dims`` for the
+non-affine ones, the entry's ``dync.shape`` results — the symbols' ranges (``dync.symbols`` and
+the `torch.symbolic_int`s), and the call graph.
+
+Computes, per function (callees first):
+
+* the *buffers*: tensors produced by ops, in program order. Function arguments are not
+  intermediates (the caller owns them), nor are constants: `torch.vtensor.literal`s and every
+  value computed from constants alone (IREE folds or hoists those into globals). Views
+  (`view`, `reshape`, `slice`, `select`, `expand`, `clone`, `torch_c` casts, list packing and
+  unpacking, ...) alias their operand's buffer; transposes do not (IREE moves the data). An
+  elementwise op, or a scatter into its first operand, whose operand dies at that op and has
+  the result's byte size writes its result in place (what IREE's producer/consumer fusion
+  makes of such chains). A convolution or pooling with padding reads a zero-padded copy of
+  its input, which IREE materializes: the input's own buffer when it dies there (its producer
+  writes the interior), a buffer of its own (``dync.pad``) otherwise;
+* liveness over a linear numbering of the ops: nested regions are numbered where they sit, so
+  the branches of an `scf.if` are disjoint in time (the peak is the max over branches) and an
+  `scf.while`'s body is counted once, in its steady state (carried values are buffers born at
+  the top of the body); a value defined outside a region and used inside it stays live until
+  the region op ends; shape queries are not uses. A `func.call` reserves a *frame* at its
+  site: the callee's peak without its results, the callee's symbols replaced by the call
+  site's dims. Straight-line runs of ops between control flow and host reads (``.item()``, a
+  branch condition) are *execution segments*, what IREE submits as one piece of work; a
+  buffer that leaves its segment (read after it, yielded or returned) is live from the
+  segment's start, as IREE allocates such results when it launches the work;
+* each buffer's byte size, numel × element size, as a sympy expression over the symbols;
+* the peak: the max over program points of the live bytes (a `Max` of the points that no
+  other point dominates over the symbols' ranges);
+* an arena plan: buffers by decreasing size, each at the lowest candidate offset (0 or the
+  end of a buffer whose lifetime overlaps it) that is provably clear of every overlapping
+  buffer over the symbols' ranges (checked at the range corners and sample points, exact for
+  the monotone sizes shape functions give), or else stacked on top of all of them (a `Max`).
+  Offsets and the arena size are expressions evaluated at run time;
+* what IREE 3.13 allocates instead (`_iree_model`): its slab per segment packs buffers of
+  static size by lifetime, but lets buffers of dynamic size share memory only with buffers of
+  the very same size expression, so on dynamic shapes it needs more than the plan.
+
+Writes (discardable attributes only, so IREE compiles the module unchanged):
+
+* ``dync.buffer`` on each op that defines a buffer: ``{offset = "...", size = "..."}`` (an
+  ``in_place`` unit when it reuses its operand's buffer), an array of them for several
+  results; ``dync.frame`` on calls, ``dync.pad`` on padded windowed ops, ``dync.carried``
+  on `scf.while` for its carried values;
+* ``dync.buffers`` on each function: the ``peak``, ``arena``, ``frame`` (peak without the
+  results) and ``iree`` formulas, and buffer counts;
+* ``dync.peak`` on the module: the entry function's predicted peak ``formula``, ``arena`` and
+  ``iree`` over the entry's symbols, the peak's ``min``/``max`` over the symbols' ranges, and
+  the ``symbols`` ranges. `read_peak` reads it back; `Peak.evaluate` evaluates it.
+
+The peak counts the bytes of the intermediate tensors live at once during one call, the
+results included and the arguments and weights excluded: what SoD² counts as intermediate
+memory, and what IREE's allocator peak of one call measures once the arguments are
+subtracted (see `benchmarks/memory.py`).
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import itertools
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import sympy
+from iree.compiler import ir
+
+from ..dialects import dync as dync_ir
+from ..dialects.symbolic import bound_dims, is_tensor, narrow_range, symbol, type_dims
+from ..dialects.walk import functions
+from .pipeline import Pass, PassFailure
+
+PEAK_ATTR = "dync.peak"
+FUNC_ATTR = "dync.buffers"
+BUFFER_ATTR = "dync.buffer"
+FRAME_ATTR = "dync.frame"
+PAD_ATTR = "dync.pad"
+CARRIED_ATTR = "dync.carried"
+DIMS_ATTR = "dync.dims"
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ELEMENT = re.compile(r"^!torch\.vtensor<\[[^\]]*\],([^>]+)>$")
+_BYTES = {"f64": 8, "f32": 4, "f16": 2, "bf16": 2, "f8E4M3FN": 1, "f8E5M2": 1,
+          "si64": 8, "ui64": 8, "i64": 8, "si32": 4, "ui32": 4, "i32": 4, "si16": 2,
+          "ui16": 2, "i16": 2, "si8": 1, "ui8": 1, "i8": 1, "i1": 1,
+          "complex<f32>": 8, "complex<f64>": 16, "index": 8}
+# Range assumed for a symbol no `torch.symbolic_int` or ``dync.symbols`` bounds.
+_UNBOUNDED = (1, 4096)
+_MAX_CORNER_SYMBOLS = 6
+_RANDOM_SAMPLES = 48
+
+# Ops whose tensor results alias operand 0 (no new memory): views, no-op copies and casts.
+# (Transposes are not among them: IREE moves the data, in a dispatch of their own.)
+_VIEWS = {f"torch.aten.{n}" for n in """view reshape _unsafe_view unsqueeze squeeze squeeze.dim
+flatten.using_ints unflatten.int select.int slice.Tensor narrow expand expand_as broadcast_to
+detach alias contiguous clone lift_fresh_copy view_as split.Tensor split_with_sizes chunk
+unbind.int as_strided""".split()} | {
+    "torch_c.to_builtin_tensor", "torch_c.from_builtin_tensor", "torch.tensor_static_info_cast",
+    "torch.copy.to_vtensor", "torch.copy.to_tensor", "torch.prim.ListUnpack",
+    "tensor.cast", "tensor.reshape", "tensor.expand_shape", "tensor.collapse_shape"}
+# Elementwise ops: the result may take the buffer of any operand of its size that dies there.
+_ELEMENTWISE = {f"torch.aten.{n}" for n in """relu sigmoid tanh gelu exp log log2 rsqrt sqrt neg
+abs logical_not silu hardtanh leaky_relu clamp clamp_min clamp_max erf cos sin floor ceil round
+sign reciprocal bitwise_not dropout elu hardswish hardsigmoid mish softplus isnan isinf
+pow.Tensor_Scalar add.Scalar sub.Scalar mul.Scalar div.Scalar rsub.Scalar remainder.Scalar
+floor_divide.Scalar eq.Scalar ne.Scalar gt.Scalar lt.Scalar ge.Scalar le.Scalar
+masked_fill.Scalar add.Tensor sub.Tensor mul.Tensor div.Tensor div.Tensor_mode eq.Tensor
+ne.Tensor gt.Tensor lt.Tensor ge.Tensor le.Tensor maximum minimum logical_and logical_or
+logical_xor where.self where.ScalarSelf where.ScalarOther pow.Tensor_Tensor floor_divide
+remainder.Tensor bitwise_and.Tensor bitwise_or.Tensor bitwise_xor.Tensor atan2
+masked_fill.Tensor _to_copy to.dtype type_as fill.Scalar fill.Tensor zeros_like ones_like
+full_like""".split()}
+# Scatters: the result may take the buffer of operand 0 when it dies there.
+_SCATTERS = {f"torch.aten.{n}" for n in """index_put index_put_ _index_put_impl index_add
+index_copy scatter.src scatter.value scatter_add slice_scatter select_scatter copy copy_
+masked_scatter""".split()}
+_CONSTANT_OPS = {"torch.vtensor.literal", "torch.constant.int", "torch.constant.float",
+                 "torch.constant.bool", "torch.constant.str", "torch.constant.none",
+                 "torch.constant.device", "torch.constant.number", "arith.constant",
+                 "torch.constant.dtype"}
+# Windowed ops and the operand holding their padding: IREE materializes a padded copy of the
+# input (the producer writes into its interior when the input has no other use).
+_PADDED = {"torch.aten.conv2d": 4, "torch.aten.conv1d": 4, "torch.aten.conv3d": 4,
+           "torch.aten.convolution": 4, "torch.aten.max_pool2d": 3, "torch.aten.avg_pool2d": 3,
+           "torch.aten.max_pool2d_with_indices": 3}
+_REGION_OPS = {"scf.if", "scf.while", "scf.for", "scf.execute_region"}
+# Ops that read only a tensor's shape, which IREE keeps apart from its buffer.
+_SHAPE_ONLY = {"torch.aten.size.int", "torch.aten.size", "torch.aten.dim", "torch.aten.numel",
+               "tensor.dim", "torch.bind_symbolic_shape"}
+_TERMINATORS = {"func.return", "scf.yield", "scf.condition"}
+# Ops that read tensor data on the host: IREE waits for the work before them.
+_HOST_READS = {"torch.aten.item", "torch.aten.Bool.Tensor", "torch.aten.Int.Tensor",
+               "torch.aten.Float.Tensor", "tensor.extract", "torch_c.to_i1", "torch_c.to_i64"}
+_NUMPY = {sympy.Add: lambda *a: functools.reduce(np.add, a),
+          sympy.Mul: lambda *a: functools.reduce(np.multiply, a),
+          sympy.Pow: np.power,
+          sympy.Max: lambda *a: functools.reduce(np.maximum, a),
+          sympy.Min: lambda *a: functools.reduce(np.minimum, a),
+          sympy.floor: np.floor, sympy.ceiling: np.ceil, sympy.Mod: np.mod}
+
+
+# --- the pass ------------------------------------------------------------------------------
+
+class PlanBuffers(Pass):
+    name = "dync-plan-buffers"
+    summary = ("symbolic liveness and arena plan of intermediate tensors; the predicted peak "
+               "memory as a formula over the symbols")
+
+    def run(self, module: ir.Operation) -> None:
+        planner = Planner(module)
+        planner.plan()
+        planner.write()
+
+
+@dataclass(eq=False)
+class Buffer:
+    size: sympy.Expr
+    start: int
+    end: int
+    op: ir.Operation | None
+    result: int = 0                 # which result of `op` (carried: which carried value)
+    kind: str = "result"            # "result", "carried" (a loop's), "frame" (a call's), "pad"
+    in_place: list = field(default_factory=list)  # (op, result) that reuse this buffer
+    offset: sympy.Expr | None = None
+    size_v: np.ndarray | None = None
+    offset_v: np.ndarray | None = None
+    into: Buffer | None = None      # the buffer this one was merged into (in place)
+    escapes: bool = False           # outlives its execution segment (IREE: an external alloca)
+    iree: sympy.Expr | None = None  # its size in IREE's allocation model (a frame's differs)
+    iree_v: np.ndarray | None = None
+    padded: bool = False            # holds a windowed op's zero-padded input
+    iree_start: int = 0
+
+
+def _find(b: Buffer) -> Buffer:
+    while b.into is not None:
+        b = b.into
+    return b
+
+
+@dataclass
+class FunctionPlan:
+    name: str
+    buffers: list[Buffer]
+    peak: sympy.Expr                # live bytes at the worst point, results included
+    arena: sympy.Expr               # the plan's arena size (>= peak)
+    inner: sympy.Expr               # the peak without the results: a call's frame
+    iree: sympy.Expr                # the peak IREE's allocator reaches (see `_iree_model`)
+    iree_inner: sympy.Expr          # the same without the results
+    params: list[tuple | None]      # each argument's dims (None: not a tensor / unknown)
+    results: list[tuple | None]     # each result's dims
+    returns_argument: list[int | None]  # results that are (views of) an argument
+    unknown: int
+    aliases: int
+
+
+class Planner:
+    def __init__(self, module: ir.Operation):
+        self.module = module
+        self.functions = functions(module)
+        self.ranges: dict[str, tuple[int, int]] = {
+            n: (s.min, s.max) for n, s in dync_ir.read_symbols(module).items()}
+        for func in self.functions.values():
+            _walk_ops(func, self._read_symbol)
+        self.plans: dict[str, FunctionPlan] = {}
+        self._samplers: dict[tuple[str, ...], Sampler] = {}
+
+    def _read_symbol(self, op: ir.Operation) -> None:
+        if op.name == "torch.symbolic_int":
+            narrow_range(self.ranges, op)
+
+    def sampler(self, exprs) -> Sampler:
+        names = tuple(sorted({s.name for e in exprs for s in e.free_symbols}))
+        if names not in self._samplers:
+            self._samplers[names] = Sampler(names, self.ranges)
+        return self._samplers[names]
+
+    def plan(self) -> None:
+        for name in _callees_first(self.functions):
+            self.plans[name] = FunctionLiveness(self, name, self.functions[name]).plan()
+
+    def entry(self) -> str | None:
+        for name, func in self.functions.items():
+            if dync_ir.ENTRY_ATTR in func.attributes:
+                return name
+        return "main" if "main" in self.functions else None
+
+    def write(self) -> None:
+        with self.module.context, ir.Location.unknown():
+            i64 = ir.IntegerType.get_signless(64)
+            for name, plan in self.plans.items():
+                func = self.functions[name]
+                _write_buffers(plan)
+                in_place = sum(len(b.in_place) for b in plan.buffers)
+                func.attributes[FUNC_ATTR] = ir.DictAttr.get({
+                    "peak": ir.StringAttr.get(_text(plan.peak)),
+                    "arena": ir.StringAttr.get(_text(plan.arena)),
+                    "frame": ir.StringAttr.get(_text(plan.inner)),
+                    "iree": ir.StringAttr.get(_text(plan.iree)),
+                    "buffers": ir.IntegerAttr.get(i64, sum(b.kind != "frame" for b in plan.buffers)),
+                    "in_place": ir.IntegerAttr.get(i64, in_place),
+                    "unknown": ir.IntegerAttr.get(i64, plan.unknown),
+                })
+            entry = self.entry()
+            if entry is None:
+                return
+            plan = self.plans[entry]
+            sampler = self.sampler([plan.peak, plan.arena, plan.iree])
+            peak_v = sampler.values(plan.peak)
+            symbols = {n: ir.ArrayAttr.get([ir.IntegerAttr.get(i64, v) for v in sampler.range(n)])
+                       for n in sampler.names}
+            self.module.attributes[PEAK_ATTR] = ir.DictAttr.get({
+                "function": ir.StringAttr.get(entry),
+                "formula": ir.StringAttr.get(_text(plan.peak)),
+                "arena": ir.StringAttr.get(_text(plan.arena)),
+                "iree": ir.StringAttr.get(_text(plan.iree)),
+                "min": ir.IntegerAttr.get(i64, _int64(peak_v.min())),
+                "max": ir.IntegerAttr.get(i64, _int64(peak_v.max())),
+                "symbols": ir.DictAttr.get(symbols),
+            })
+
+
+def _int64(value) -> int:
+    """`value` as an i64 attribute can hold it (symbols with unbounded ranges give huge
+    extremes)."""
+    return max(-(2**63), min(2**63 - 1, int(value)))
+
+
+# --- sampling the symbols' ranges ----------------------------------------------------------
+
+class Sampler:
+    """Points of the box the symbols' ranges span, at which sizes are compared: all corners
+    (or, past 6 symbols, the all-min and all-max corners and each symbol alone at its
+    extremes), midpoints and seeded random points."""
+
+    def __init__(self, names: tuple[str, ...], ranges: Mapping[str, tuple[int, int]]):
+        self.names = names
+        self.symbols = [symbol(n) for n in names]
+        self._ranges = {n: ranges.get(n, _UNBOUNDED) for n in names}
+        box = [self._ranges[n] for n in names]
+        points: list[tuple[int, ...]] = []
+        if len(names) <= _MAX_CORNER_SYMBOLS:
+            points += itertools.product(*box)
+        else:
+            lows, highs = [lo for lo, _ in box], [hi for _, hi in box]
+            points += [tuple(lows), tuple(highs)]
+            for i in range(len(names)):
+                points.append(tuple(highs[j] if j == i else lows[j] for j in range(len(names))))
+                points.append(tuple(lows[j] if j == i else highs[j] for j in range(len(names))))
+        if names:
+            points.append(tuple((lo + hi) // 2 for lo, hi in box))
+            rng = np.random.default_rng(0)
+            for _ in range(_RANDOM_SAMPLES):
+                points.append(tuple(int(rng.integers(lo, hi + 1)) for lo, hi in box))
+        else:
+            points.append(())
+        self.points = np.array(sorted(set(points)), dtype=np.float64).reshape(len(set(points)),
+                                                                             len(names))
+        self._cache: dict[sympy.Expr, np.ndarray] = {}
+
+    def range(self, name: str) -> tuple[int, int]:
+        return self._ranges[name]
+
+    def values(self, expr: sympy.Expr) -> np.ndarray:
+        """`expr` at every sample point."""
+        cached = self._cache.get(expr)
+        if cached is not None:
+            return cached
+        n = len(self.points)
+        if expr.is_number:
+            out = np.full(n, float(expr))
+        elif isinstance(expr, sympy.Symbol):
+            out = self.points[:, self.names.index(expr.name)].copy()
+        else:
+            args = [self.values(a) for a in expr.args]
+            fn = _NUMPY.get(type(expr)) or _NUMPY.get(expr.func)
+            if fn is None:
+                raise PassFailure(f"cannot evaluate {type(expr).__name__} in size {expr}")
+            out = np.broadcast_to(np.asarray(fn(*args), dtype=np.float64), (n,)).copy()
+        self._cache[expr] = out
+        return out
+
+
+def _dominant(rows: np.ndarray) -> list[int]:
+    """Indices of the rows no other row is >= at every sample (first of equal rows)."""
+    order = sorted(range(len(rows)), key=lambda i: (-rows[i].max(), -rows[i].sum(), i))
+    kept: list[int] = []
+    for i in order:
+        if kept and (rows[kept] >= rows[i]).all(axis=1).any():
+            continue
+        kept.append(i)
+    return sorted(kept)
+
+
+def _max(exprs: list[sympy.Expr], sampler: Sampler) -> sympy.Expr:
+    """The max of `exprs`, without the ones another dominates over the symbols' ranges. The
+    `Max` is left unevaluated: sympy's own simplification of it is exponential."""
+    flat: list[sympy.Expr] = []
+    for e in exprs:
+        flat.extend(e.args if isinstance(e, sympy.Max) else (e,))
+    unique = list(dict.fromkeys(flat))
+    if not unique:
+        return sympy.Integer(0)
+    if len(unique) == 1:
+        return unique[0]
+    rows = np.stack([sampler.values(e) for e in unique])
+    kept = [unique[i] for i in _dominant(rows)]
+    return kept[0] if len(kept) == 1 else sympy.Max(*kept, evaluate=False)
+
+
+def _expand(e: sympy.Expr) -> sympy.Expr:
+    return e if e.has(sympy.Max, sympy.Min) else sympy.expand(e)
+
+
+def _substitute(e: sympy.Expr, mapping: Mapping[sympy.Symbol, sympy.Expr]) -> sympy.Expr:
+    if not mapping or not (e.free_symbols & set(mapping)):
+        return e
+    if e.has(sympy.Max, sympy.Min):
+        with sympy.evaluate(False):
+            return e.xreplace(dict(mapping))
+    return sympy.expand(e.xreplace(dict(mapping)))
+
+
+# --- liveness of one function --------------------------------------------------------------
+
+@dataclass(eq=False)
+class _Open:
+    """A region op being numbered: its start, and its end once known."""
+    start: int
+    end: int = -1
+
+
+class FunctionLiveness:
+    """Numbers one function's ops, finds its buffers and their lifetimes, and plans them."""
+
+    def __init__(self, planner: Planner, name: str, func: ir.Operation):
+        self.planner = planner
+        self.name = name
+        self.func = func
+        self.segments: list[int] = []    # position -> execution segment
+        self.segment = 0
+        self.defined: dict[ir.Value, int] = {}
+        self.holds: dict[ir.Value, tuple[Buffer, ...]] = {}  # value -> buffers it aliases
+        self.argument: dict[ir.Value, int] = {}   # arguments and their views -> index
+        self.uses: list[tuple[ir.Value, int, tuple[_Open, ...]]] = []
+        self.open: list[_Open] = []
+        self.buffers: list[Buffer] = []
+        self.inplace: list[tuple[int, ir.Operation, Buffer, list[ir.Value]]] = []
+        self.pads: list[tuple[int, Buffer, ir.Value]] = []
+        self.escaping: list[ir.Value] = []
+        self.returned: list[ir.Value] = []
+        self.binds: dict[ir.Value, tuple] = {}
+        self.constant: set[ir.Value] = set()
+        self.unknown = 0
+        self.aliases = 0
+        self._dims: dict[ir.Value, tuple | None] = {}
+        _walk_ops(func, self._read_bind)
+
+    def _read_bind(self, op: ir.Operation) -> None:
+        if op.name == "torch.bind_symbolic_shape":
+            self.binds[op.operands[0]] = bound_dims(op)
+
+    # dims and sizes
+
+    def dims(self, value: ir.Value, seen: frozenset = frozenset()) -> tuple | None:
+        if value in self._dims:
+            return self._dims[value]
+        found = self._direct_dims(value)
+        if found is None and value not in seen:
+            seen = seen | {value}
+            for other in _equivalents(value):
+                found = self.dims(other, seen)
+                if found is not None:
+                    break
+        if not seen or found is not None:
+            self._dims[value] = found
+        return found
+
+    def _direct_dims(self, value: ir.Value) -> tuple | None:
+        tdims = type_dims(value.type)
+        if tdims is None:
+            return None
+        if None not in tdims:
+            return tuple(sympy.Integer(d) for d in tdims)
+        bound = self.binds.get(value)
+        if bound is not None and len(bound) == len(tdims):
+            return bound
+        owner = _owner_op(value)
+        if owner is not None and DIMS_ATTR in owner.attributes:
+            dims = dync_ir.to_python(owner.attributes[DIMS_ATTR])
+            index = ir.OpResult(value).result_number
+            if index < len(dims) and len(dims[index]) == len(tdims):
+                return tuple(_parse(str(d)) for d in dims[index])
+        return None
+
+    def size(self, value: ir.Value) -> sympy.Expr:
+        dims = self.dims(value)
+        nbytes = element_bytes(value.type)
+        if dims is None:
+            self.unknown += 1
+            return sympy.Integer(0)
+        return sympy.expand(sympy.Mul(*dims) * nbytes) if dims else sympy.Integer(nbytes)
+
+    # numbering
+
+    def plan(self) -> FunctionPlan:
+        entry = self.func.regions[0].blocks[0]
+        for i, arg in enumerate(entry.arguments):
+            self.defined[arg] = -1
+            self.holds[arg] = ()
+            self.argument[arg] = i
+        self._entry_result_dims(entry)
+        self._block(entry)
+        self._finish_liveness()
+        self._merge_in_place()
+        self._reserve_escaping()
+        for b in self.buffers:
+            if b.iree is None:
+                b.iree = b.size
+        sampler = self.planner.sampler([b.size for b in self.buffers]
+                                       + [b.iree for b in self.buffers])
+        for b in self.buffers:
+            b.size_v = sampler.values(b.size)
+            b.iree_v = sampler.values(b.iree)
+        returned = {id(_find(b)) for v in self.returned for b in self.holds.get(v, ())}
+        positions = (0, len(self.segments) - 1)
+        peak = _live_max(self.buffers, positions, sampler)
+        inner = _live_max([b for b in self.buffers if id(b) not in returned], positions, sampler)
+        iree = self._iree_model(sampler, set())
+        iree_inner = self._iree_model(sampler, returned)
+        arena = self._arena(sampler)
+        term = _terminator(entry)
+        return FunctionPlan(
+            self.name, self.buffers, peak, arena, inner, iree, iree_inner,
+            params=[self.dims(a) if is_tensor(a.type) else None for a in entry.arguments],
+            results=[self.dims(v) if is_tensor(v.type) else None for v in term.operands],
+            returns_argument=[self.argument.get(v) for v in term.operands],
+            unknown=self.unknown, aliases=self.aliases)
+
+    def _entry_result_dims(self, entry: ir.Block) -> None:
+        """The entry's ``dync.shape`` result attributes give its results' dims."""
+        if dync_ir.ENTRY_ATTR not in self.func.attributes or "res_attrs" not in self.func.attributes:
+            return
+        term = _terminator(entry)
+        for v, attrs in zip(term.operands, ir.ArrayAttr(self.func.attributes["res_attrs"]),
+                            strict=False):
+            attrs = ir.DictAttr(attrs)
+            if not is_tensor(v.type) or dync_ir.SHAPE_ATTR not in attrs or self.dims(v):
+                continue
+            self._dims[v] = tuple(sympy.Integer(d) if isinstance(d, int) else _parse(d)
+                                  for d in dync_ir.read_shape(attrs[dync_ir.SHAPE_ATTR]))
+
+    def _next(self) -> int:
+        self.segments.append(self.segment)
+        return len(self.segments) - 1
+
+    def _new_segment(self) -> None:
+        self.segment += 1
+
+    def _block(self, block: ir.Block) -> None:
+        for op in block.operations:
+            self._op(op.operation)
+
+    def _use(self, value: ir.Value, pos: int) -> None:
+        """`value` is read at `pos` (a list stands for its tensors)."""
+        owner = _owner_op(value)
+        if owner is not None and owner.name == "torch.prim.ListConstruct":
+            for v in owner.operands:
+                self._use(v, pos)
+            return
+        if value in self.holds:
+            self.uses.append((value, pos, tuple(self.open)))
+
+    def _new(self, op: ir.Operation | None, result: int, value: ir.Value, pos: int) -> Buffer:
+        buf = Buffer(self.size(value), pos, pos, op, result)
+        self.buffers.append(buf)
+        self.holds[value] = (buf,)
+        self.defined[value] = pos
+        return buf
+
+    def _none(self, value: ir.Value, pos: int) -> None:
+        self.holds[value] = ()
+        self.defined[value] = pos
+
+    def _op(self, op: ir.Operation) -> None:
+        name = op.name
+        if name in ("torch.bind_symbolic_shape", "torch.symbolic_int"):
+            return
+        if name in _REGION_OPS:
+            self._region_op(op)
+            return
+        if name == "func.call":
+            self._call(op)
+            return
+        pos = self._next()
+        operands = list(op.operands)
+        if name not in _SHAPE_ONLY:
+            for v in operands:
+                self._use(v, pos)
+        if name in _TERMINATORS:
+            self.escaping.extend(operands)
+            if name == "func.return":
+                self.returned.extend(operands)
+            return
+        if name in _HOST_READS:
+            self._new_segment()
+        if name in _CONSTANT_OPS or (not op.regions and operands and all(
+                v in self.constant for v in operands)):
+            for r in op.results:
+                self.constant.add(r)
+                self._none(r, pos)
+            return
+        if name == "torch.prim.ListConstruct":
+            return
+        if name in _VIEWS and operands:
+            held = self._held(operands[0])
+            for r in op.results:
+                self.holds[r] = held
+                self.defined[r] = pos
+                if operands[0] in self.argument:
+                    self.argument[r] = self.argument[operands[0]]
+            self.aliases += len(op.results)
+            return
+        tensors = [r for r in op.results if is_tensor(r.type)]
+        for i, r in enumerate(op.results):
+            if is_tensor(r.type):
+                self._new(op, i, r, pos)
+            else:
+                self._none(r, pos)
+        if name in _PADDED and operands and is_tensor(operands[0].type):
+            self._pad(op, pos, operands[0], operands[_PADDED[name]])
+        if len(tensors) == 1 and (name in _ELEMENTWISE or name in _SCATTERS):
+            candidates = operands if name in _ELEMENTWISE else operands[:1]
+            self.inplace.append((pos, op, self.holds[tensors[0]][0],
+                                 [v for v in candidates if is_tensor(v.type)]))
+
+    def _pad(self, op: ir.Operation, pos: int, x: ir.Value, padding: ir.Value) -> None:
+        pads = _int_list(padding)
+        dims = self.dims(x)
+        if not pads or not any(pads) or dims is None or len(pads) > len(dims):
+            return
+        pads = [2 * p for p in pads]   # symmetric: before and after each spatial dim
+        padded = list(dims)
+        for i, p in enumerate(pads):
+            padded[len(dims) - len(pads) + i] += p
+        size = sympy.expand(sympy.Mul(*padded) * element_bytes(x.type))
+        buf = Buffer(size, pos, pos, op, 0, kind="pad")
+        self.buffers.append(buf)
+        self.pads.append((pos, buf, x))
+
+    def _held(self, value: ir.Value) -> tuple[Buffer, ...]:
+        owner = _owner_op(value)
+        if owner is not None and owner.name == "torch.prim.ListConstruct":
+            return tuple(b for v in owner.operands for b in self._held(v))
+        return self.holds.get(value, ())
+
+    def _region_op(self, op: ir.Operation) -> None:
+        start = self._next()
+        for v in op.operands:
+            self._use(v, start)
+        region_op = _Open(start)
+        self.open.append(region_op)
+        for k, region in enumerate(op.regions):
+            for block in region.blocks:
+                self._new_segment()
+                first = self._next()
+                for i, arg in enumerate(block.arguments):
+                    if op.name == "scf.while" and k == 1:
+                        cond = _terminator(op.regions[0].blocks[0])
+                        self.holds[arg] = self._held(cond.operands[i + 1])
+                        self.defined[arg] = first
+                    elif is_tensor(arg.type):
+                        self._new(op, i, arg, first).kind = "carried"
+                    else:
+                        self._none(arg, first)
+                self._block(block)
+        self.open.pop()
+        self._new_segment()
+        end = self._next()
+        region_op.end = end
+        for i, r in enumerate(op.results):
+            if is_tensor(r.type):
+                self._new(op, i, r, end)
+            else:
+                self._none(r, end)
+
+    def _call(self, op: ir.Operation) -> None:
+        pos = self._next()
+        operands = list(op.operands)
+        for v in operands:
+            self._use(v, pos)
+        callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+        plan = self.planner.plans.get(callee)
+        mapping: dict[sympy.Symbol, sympy.Expr] = {}
+        if plan is not None:
+            for param, arg in zip(plan.params, operands, strict=False):
+                dims = self.dims(arg) if is_tensor(arg.type) else None
+                if param is None or dims is None or len(param) != len(dims):
+                    continue
+                for p, a in zip(param, dims, strict=True):
+                    if isinstance(p, sympy.Symbol) and p != a:
+                        mapping[p] = a
+            if plan.inner != 0 or plan.iree_inner != 0:
+                frame = Buffer(_substitute(plan.inner, mapping), pos, pos, op, 0, kind="frame")
+                frame.iree = _substitute(plan.iree_inner, mapping)
+                self.buffers.append(frame)
+        for i, r in enumerate(op.results):
+            if not is_tensor(r.type):
+                self._none(r, pos)
+                continue
+            k = plan.returns_argument[i] if plan is not None else None
+            if k is not None and k < len(operands):
+                self.holds[r] = self._held(operands[k])
+                self.defined[r] = pos
+                self.aliases += 1
+                continue
+            if plan is not None and self._direct_dims(r) is None and plan.results[i] is not None:
+                self._dims[r] = tuple(_substitute(d, mapping) for d in plan.results[i])
+            self._new(op, i, r, pos)
+
+    # liveness
+
+    def _finish_liveness(self) -> None:
+        for value, pos, opened in self.uses:
+            born = self.defined.get(value, -1)
+            for region_op in opened:   # outermost first
+                if born < region_op.start:
+                    pos = max(pos, region_op.end)
+                    break
+            for buf in self.holds.get(value, ()):
+                buf.end = max(buf.end, pos)
+
+    def _merge_in_place(self) -> None:
+        """Results of elementwise ops and scatters take over an operand's buffer when that
+        buffer dies at the op and has the same byte size."""
+        merged: set[int] = set()
+        for pos, op, result, candidates in self.inplace:
+            for v in candidates:
+                held = {id(_find(b)): _find(b) for b in self.holds.get(v, ())}
+                if len(held) != 1:
+                    continue
+                (buf,) = held.values()
+                if (buf is result or buf.end != pos or buf.kind in ("frame", "pad")
+                        or sympy.expand(buf.size - result.size) != 0):
+                    continue
+                buf.end = max(buf.end, result.end)
+                buf.in_place.append((op, result.result))
+                result.into = buf
+                merged.add(id(result))
+                break
+        for pos, pad, x in self.pads:
+            # an input that dies at the windowed op is written padded by its producer
+            held = {id(_find(b)): _find(b) for b in self.holds.get(x, ())}
+            if len(held) == 1:
+                (buf,) = held.values()
+                if buf.end == pos and buf.start < pos and buf.kind == "result":
+                    buf.size = pad.size
+                    buf.padded = True
+                    merged.add(id(pad))
+                    continue
+            pad.padded = True
+        self.buffers = [b for b in self.buffers if id(b) not in merged]
+
+    def _reserve_escaping(self) -> None:
+        """A buffer that outlives its execution segment (read after it, returned or yielded)
+        is allocated when the segment starts, as IREE allocates an execution region's results
+        when it launches the region."""
+        first: dict[int, int] = {}
+        last: dict[int, int] = {}
+        for pos, seg in enumerate(self.segments):
+            first.setdefault(seg, pos)
+            last[seg] = pos
+        self.segment_range = {seg: (first[seg], last[seg]) for seg in first}
+        escaping = {id(_find(b)) for v in self.escaping for b in self.holds.get(v, ())}
+        for b in self.buffers:
+            if b.kind in ("frame", "pad"):
+                continue
+            seg = self.segments[b.start]
+            if b.end > last[seg] or id(b) in escaping:
+                b.start = first[seg]
+                b.escapes = True
+
+    def _iree_model(self, sampler: Sampler, exclude: set[int]) -> sympy.Expr:
+        """The peak IREE 3.13's allocator reaches. Per execution segment, IREE allocates one
+        transient slab for the whole segment, packed by `--iree-stream-layout-slices`: static
+        slices greedily by lifetime, each aligned to 64 bytes; dynamic slices only share with
+        slices of the very same size expression, so each size class takes as many slots as
+        it has slices live at once, and the classes are laid out one after another. Values
+        that leave the segment are allocated apart, when it starts."""
+        terms = []
+        starts = sorted({b.start for b in self.buffers})
+        for b in self.buffers:   # a padded buffer's zero fill runs beside the op before
+            b.iree_start = b.start
+            if b.padded:
+                k = bisect.bisect_left(starts, b.start)
+                if k > 0 and self.segments[starts[k - 1]] == self.segments[b.start]:
+                    b.iree_start = starts[k - 1]
+        for lo, hi in self.segment_range.values():
+            transients = [b for b in self.buffers if not b.escapes and lo <= b.start <= hi
+                          and id(b) not in exclude]
+            static = [b for b in transients if b.iree.is_number]
+            slab: sympy.Expr = sympy.Integer(0)
+            if static:
+                delta = np.zeros(hi - lo + 2)
+                for b in static:
+                    delta[b.iree_start - lo] += _align(int(b.iree))
+                    delta[min(b.end, hi) - lo + 1] -= _align(int(b.iree))
+                slab = sympy.Integer(int(np.cumsum(delta).max()))
+            classes: dict[sympy.Expr, list[tuple[int, int]]] = {}
+            for b in transients:
+                if not b.iree.is_number:
+                    classes.setdefault(b.iree, []).append((b.iree_start, b.end))
+            for size, lives in classes.items():
+                slab += _overlap(lives) * 64 * sympy.ceiling(size / 64)
+            external = [b for b in self.buffers if b.escapes and id(b) not in exclude
+                        and b.start <= hi and b.end >= lo]
+            terms.append(slab + _live_max(external, (lo, hi), sampler, iree=True))
+        return _max(terms, sampler)
+
+    # arena
+
+    def _arena(self, sampler: Sampler) -> sympy.Expr:
+        order = sorted(self.buffers, key=lambda b: (-b.size_v.max(), -b.size_v.sum(), b.start))
+        placed: list[Buffer] = []
+        tops: list[sympy.Expr] = []
+        for b in order:
+            if b.size_v.max() == 0:
+                b.offset, b.offset_v = sympy.Integer(0), np.zeros_like(b.size_v)
+                continue
+            clash = [p for p in placed if p.start <= b.end and b.start <= p.end]
+            candidates = [(sympy.Integer(0), np.zeros_like(b.size_v))]
+            candidates += [(p.offset + p.size, p.offset_v + p.size_v) for p in clash]
+            candidates.sort(key=lambda c: (c[1].mean(), c[1].max()))
+            chosen = None
+            if clash:
+                lo = np.stack([p.offset_v for p in clash])
+                hi = lo + np.stack([p.size_v for p in clash])
+                for expr, vec in candidates:
+                    if ((vec + b.size_v <= lo) | (vec >= hi)).all():
+                        chosen = (expr, vec)
+                        break
+                if chosen is None:   # no candidate is clear over all ranges: stack on top
+                    chosen = (_max([p.offset + p.size for p in clash], sampler),
+                              np.max(hi, axis=0))
+            else:
+                chosen = candidates[0]
+            b.offset = _expand(chosen[0])
+            b.offset_v = chosen[1]
+            placed.append(b)
+            tops.append(b.offset + b.size)
+        return _max(tops, sampler)
+
+
+def _live_max(buffers: list[Buffer], positions: tuple[int, int], sampler: Sampler,
+              iree: bool = False) -> sympy.Expr:
+    """The max over `positions` (first, last) of the bytes of the buffers live there (their
+    sizes in IREE's model when `iree`)."""
+    lo, hi = positions
+    buffers = [b for b in buffers if b.start <= hi and b.end >= lo]
+    if not buffers:
+        return sympy.Integer(0)
+    delta = np.zeros((hi - lo + 2, len(sampler.points)))
+    for b in buffers:
+        v = b.iree_v if iree else b.size_v
+        delta[max(b.start, lo) - lo] += v
+        delta[min(b.end, hi) - lo + 1] -= v
+    live = np.cumsum(delta, axis=0)[: hi - lo + 1]
+    rows, first = np.unique(live, axis=0, return_index=True)
+    terms = []
+    for k in _dominant(rows):
+        p = int(first[k]) + lo
+        terms.append(sympy.Add(*[b.iree if iree else b.size
+                                 for b in buffers if b.start <= p <= b.end]))
+    return _max(terms, sampler)
+
+
+def _align(n: int, to: int = 64) -> int:
+    return (n + to - 1) // to * to
+
+
+def _overlap(lives: list[tuple[int, int]]) -> int:
+    """The most intervals [start, end] that hold one point."""
+    events = sorted([(s, 0) for s, _ in lives] + [(e, 1) for _, e in lives])
+    most = now = 0
+    for _, kind in events:
+        now += 1 if kind == 0 else -1
+        most = max(most, now)
+    return most
+
+
+# --- helpers -------------------------------------------------------------------------------
+
+def element_bytes(t: ir.Type) -> int:
+    """Bytes per element of a `!torch.vtensor` or builtin tensor type (i1 is stored as a byte)."""
+    t = t.maybe_downcast()
+    if isinstance(t, ir.RankedTensorType):
+        text = str(t.element_type)
+    else:
+        match = _ELEMENT.match(str(t))
+        text = match.group(1) if match else "f32"
+    return _BYTES.get(text, 4)
+
+
+def _int_list(value: ir.Value) -> list[int] | None:
+    """The ints of a `torch.prim.ListConstruct` of `torch.constant.int`s."""
+    owner = _owner_op(value)
+    if owner is None or owner.name != "torch.prim.ListConstruct":
+        return None
+    out = []
+    for v in owner.operands:
+        o = _owner_op(v)
+        if o is None or o.name != "torch.constant.int":
+            return None
+        out.append(ir.IntegerAttr(o.attributes["value"]).value)
+    return out
+
+
+def _owner_op(value: ir.Value) -> ir.Operation | None:
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return None
+    return owner.operation if hasattr(owner, "operation") else owner
+
+
+def _equivalents(value: ir.Value) -> list[ir.Value]:
+    """Values with the same dims as `value`: casts between torch and builtin tensors, the
+    results of `scf.if` and their yields, the results of a loop and its carried values."""
+    out: list[ir.Value] = []
+    owner = _owner_op(value)
+    same = ("torch_c.to_builtin_tensor", "torch_c.from_builtin_tensor",
+            "torch.tensor_static_info_cast", "tensor.cast")
+    for use in value.uses:
+        user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+        if user.name in same:
+            out.append(user.results[0])
+    if owner is not None:
+        if owner.name in same:
+            out.append(owner.operands[0])
+        elif owner.name == "scf.if":
+            i = ir.OpResult(value).result_number
+            for region in owner.regions:
+                for block in region.blocks:
+                    term = _terminator(block)
+                    if i < len(term.operands):
+                        out.append(term.operands[i])
+        elif owner.name == "scf.while":
+            i = ir.OpResult(value).result_number
+            cond = _terminator(owner.regions[0].blocks[0])
+            if i + 1 < len(cond.operands):
+                out.append(cond.operands[i + 1])
+    else:
+        block = value.owner
+        parent = block.owner.operation if block.owner is not None else None
+        if parent is not None and parent.name == "scf.while":
+            i = ir.BlockArgument(value).arg_number
+            if block == parent.regions[0].blocks[0]:
+                out.append(parent.operands[i])
+            else:
+                cond = _terminator(parent.regions[0].blocks[0])
+                out.append(cond.operands[i + 1])
+    return out
+
+
+def _terminator(block: ir.Block) -> ir.Operation:
+    return list(block.operations)[-1].operation
+
+
+def _walk_ops(root: ir.Operation, fn) -> None:
+    def visit(op):
+        fn(op.operation)
+        return ir.WalkResult.ADVANCE
+    root.walk(visit)
+
+
+def _callees_first(funcs: Mapping[str, ir.Operation]) -> list[str]:
+    calls: dict[str, set[str]] = {}
+    for name, func in funcs.items():
+        found: set[str] = set()
+
+        def visit(op, found=found):
+            if op.name == "func.call":
+                found.add(ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
+        _walk_ops(func, visit)
+        calls[name] = found & set(funcs)
+    order: list[str] = []
+    state: dict[str, int] = {}
+
+    def visit_func(name: str) -> None:
+        if state.get(name) == 2:
+            return
+        if state.get(name) == 1:
+            raise PassFailure(f"recursive call through @{name}: no static buffer plan")
+        state[name] = 1
+        for callee in sorted(calls[name]):
+            visit_func(callee)
+        state[name] = 2
+        order.append(name)
+
+    for name in funcs:
+        visit_func(name)
+    return order
+
+
+def _parse(text: str, evaluate: bool = True) -> sympy.Expr:
+    names = {n: symbol(n) for n in _IDENT.findall(text)
+             if n not in ("Max", "Min", "floor", "ceiling", "Mod")}
+    return sympy.parse_expr(text, local_dict=names, evaluate=evaluate)
+
+
+@functools.lru_cache(maxsize=4096)
+def _text(expr: sympy.Expr) -> str:
+    """`expr` as text; large expressions unsorted (sympy's term ordering is slow on them)."""
+    nodes = 0
+    for _ in sympy.preorder_traversal(expr):
+        nodes += 1
+        if nodes > 80:
+            return sympy.sstr(expr, order="none")
+    return str(expr)
+
+
+def _buffer_attr(b: Buffer | None, in_place: bool = False) -> ir.Attribute:
+    if b is None:
+        return ir.DictAttr.get({})
+    entries = {"offset": ir.StringAttr.get(_text(b.offset)),
+               "size": ir.StringAttr.get(_text(b.size))}
+    if in_place:
+        entries["in_place"] = ir.UnitAttr.get()
+    return ir.DictAttr.get(entries)
+
+
+def _write_buffers(plan: FunctionPlan) -> None:
+    results: dict[ir.Operation, dict[int, tuple[Buffer, bool]]] = {}
+    carried: dict[ir.Operation, dict[int, tuple[Buffer, bool]]] = {}
+    frames: dict[ir.Operation, Buffer] = {}
+    pads: dict[ir.Operation, Buffer] = {}
+    for b in plan.buffers:
+        if b.kind == "frame":
+            frames[b.op] = b
+        elif b.kind == "pad":
+            pads[b.op] = b
+        elif b.op is not None:
+            table = carried if b.kind == "carried" else results
+            table.setdefault(b.op, {})[b.result] = (b, False)
+        for op, index in b.in_place:
+            results.setdefault(op, {})[index] = (b, True)
+    for attr, table in ((CARRIED_ATTR, carried), (BUFFER_ATTR, results)):
+        for op, entries in table.items():
+            n = len(op.results) if attr == BUFFER_ATTR else max(entries) + 1
+            if attr == BUFFER_ATTR and n == 1:
+                op.attributes[attr] = _buffer_attr(*entries[0])
+            else:
+                op.attributes[attr] = ir.ArrayAttr.get(
+                    [_buffer_attr(*entries[i]) if i in entries else _buffer_attr(None)
+                     for i in range(n)])
+    for op, b in frames.items():
+        op.attributes[FRAME_ATTR] = _buffer_attr(b)
+    for op, b in pads.items():
+        op.attributes[PAD_ATTR] = _buffer_attr(b)
+
+
+# --- reading the plan back -----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Peak:
+    """The predicted peak of intermediate memory of one call of the entry function, in bytes,
+    as a formula over the entry's symbols (``dync.peak``)."""
+
+    formula: str
+    arena: str
+    iree: str
+    min: int
+    max: int
+    symbols: dict[str, tuple[int, int]]
+
+    @property
+    def expr(self) -> sympy.Expr:
+        return _parse(self.formula, evaluate=False)
+
+    def _eval(self, text: str, values: Mapping[str, int], missing: str) -> int:
+        expr = _parse(text, evaluate=False)
+        subs = {}
+        for s in expr.free_symbols:
+            if s.name in values:
+                subs[s] = int(values[s.name])
+            elif missing in ("min", "max") and s.name in self.symbols:
+                subs[s] = self.symbols[s.name][0 if missing == "min" else 1]
+            else:
+                raise KeyError(f"no value for symbol {s.name!r} of the predicted peak "
+                               f"{self.formula}")
+        return int(sympy.floor(expr.xreplace(subs)))
+
+    def evaluate(self, symbol_values: Mapping[str, int], missing: str = "error") -> int:
+        """The peak in bytes for these symbol values. A symbol not given (one known only at
+        run time, such as a `nonzero` count) raises KeyError, or takes the ``"min"`` or
+        ``"max"`` of its range when `missing` says so."""
+        return self._eval(self.formula, symbol_values, missing)
+
+    def evaluate_arena(self, symbol_values: Mapping[str, int], missing: str = "error") -> int:
+        """The arena size the plan's offsets need for these symbol values."""
+        return self._eval(self.arena, symbol_values, missing)
+
+    def evaluate_iree(self, symbol_values: Mapping[str, int], missing: str = "error") -> int:
+        """The peak IREE 3.13's own allocation reaches (its slab packing shares memory
+        between dynamic sizes only when they are equal), for these symbol values."""
+        return self._eval(self.iree, symbol_values, missing)
+
+    def bounds(self, symbol_values: Mapping[str, int]) -> tuple[int, int]:
+        """(min, max) of the peak over the ranges of the symbols not given."""
+        return (self.evaluate(symbol_values, "min"), self.evaluate(symbol_values, "max"))
+
+
+def read_peak(module: ir.Module | ir.Operation | str) -> Peak | None:
+    """The ``dync.peak`` a run of the pass left on `module` (an MLIR module, or its text);
+    None if the pass did not run."""
+    if isinstance(module, str):
+        with ir.Context():
+            return read_peak(ir.Module.parse(module))
+    attrs = module.operation.attributes
+    if PEAK_ATTR not in attrs:
+        return None
+    data = dync_ir.to_python(attrs[PEAK_ATTR])
+    return Peak(formula=data["formula"], arena=data["arena"], iree=data["iree"],
+                min=int(data["min"]),
+                max=int(data["max"]),
+                symbols={k: (int(v[0]), int(v[1])) for k, v in data["symbols"].items()})
+
+
+def symbol_values(signature, args) -> dict[str, int]:
+    """The values the entry's symbols take for concrete arguments (numpy arrays or torch
+    tensors), read from the dims the signature names by a bare symbol."""
+    values: dict[str, int] = {}
+    for spec, arg in zip(signature.inputs, args, strict=False):
+        for want, got in zip(spec.shape, tuple(arg.shape), strict=False):
+            if isinstance(want, str) and _IDENT.fullmatch(want):
+                values[want] = int(got)
+    return values

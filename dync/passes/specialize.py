@@ -1,0 +1,222 @@
+"""`dync-specialize`: shape-specialized versions of the entry function.
+
+Nimble's residue dispatch and SoD²'s multi-version code (digest-sod2.md §5, "multi-version
+code generation"): for hot values of the dynamic dims, compile extra copies of the program
+in which those dims are constants, so that IREE plans static tiles, static buffers and
+static dispatch grids, and pick the copy by the arguments' shapes at run time. Inputs whose
+dims match no version run the fully dynamic entry function, which stays as it is.
+
+Reads: the module attribute ``dync.specialize``, a list of versions, each a dictionary
+{symbol name: value} over the module's ``dync.symbols`` (put there by `dync.compile(...,
+specialize=...)`); the entry function (``dync.entry``) with its ``dync.shape`` argument
+attributes, `torch.symbolic_int` ops and `torch.bind_symbolic_shape` facts.
+
+Writes, per version: a public copy of the entry function named
+``<entry>__<symbol>_<value>...`` carrying ``dync.version`` = {symbol: value}, whose
+arguments have the version's static types (and ``dync.shape``), each cast back to the
+original dynamic type once at the top, so the body is unchanged IR; the functions it calls
+are copied with the same suffix (RDP joins a callee's call sites: a callee shared with the
+dynamic entry would stay dynamic, and its bindings over the specialized symbol would
+contradict the version's). In the copies, every `torch.bind_symbolic_shape` over a
+specialized symbol has it replaced by its value, and its `torch.symbolic_int` goes.
+`dync-rdp`, which runs next, proves the dims that follow from the constants and writes them
+into the types. Removes
+``dync.specialize``; a version that names an unknown symbol or a value outside the
+symbol's range fails the pass with the reason.
+"""
+
+from __future__ import annotations
+
+import re
+
+import sympy
+from iree.compiler import ir
+
+from ..dialects import dync as dync_ir
+from ..dialects.symbolic import bound_dims, symbol, to_affine, type_dims
+from ..dialects.walk import functions, ops_named
+from .pipeline import Pass, PassFailure
+
+REQUEST_ATTR = "dync.specialize"
+VERSION_ATTR = "dync.version"
+
+
+def version_name(entry: str, values: dict[str, int]) -> str:
+    return entry + "".join(f"__{name}_{value}" for name, value in sorted(values.items()))
+
+
+def read_requests(module: ir.Operation) -> list[dict[str, int]]:
+    if REQUEST_ATTR not in module.attributes:
+        return []
+    return [{named.name: ir.IntegerAttr(named.attr).value for named in ir.DictAttr(version)}
+            for version in ir.ArrayAttr(module.attributes[REQUEST_ATTR])]
+
+
+def request_versions(module: ir.Module, versions: list[dict[str, int]]) -> None:
+    """Ask `dync-specialize` for these versions ({symbol: value} each) of `module`'s entry."""
+    if not versions:
+        return
+    with module.context:
+        i64 = ir.IntegerType.get_signless(64)
+        module.operation.attributes[REQUEST_ATTR] = ir.ArrayAttr.get([
+            ir.DictAttr.get({k: ir.IntegerAttr.get(i64, v) for k, v in sorted(version.items())})
+            for version in versions])
+
+
+def read_versions(module: ir.Operation) -> list[tuple[str, dict[str, int]]]:
+    """(function name, {symbol: value}) of each version in `module`."""
+    found = []
+    for op in module.regions[0].blocks[0].operations:
+        if op.operation.name == "func.func" and VERSION_ATTR in op.operation.attributes:
+            values = ir.DictAttr(op.operation.attributes[VERSION_ATTR])
+            found.append((ir.StringAttr(op.operation.attributes["sym_name"]).value,
+                          {n.name: ir.IntegerAttr(n.attr).value for n in values}))
+    return found
+
+
+def _specialized_dim(dim: dync_ir.Dim, values: dict[str, int]) -> dync_ir.Dim:
+    if isinstance(dim, int):
+        return dim
+    names = {n: symbol(n) for n in values}
+    expr = sympy.sympify(dim, locals={**names, **{s: symbol(s) for s in _idents(dim)}})
+    expr = expr.subs({names[n]: v for n, v in values.items()})
+    return int(expr) if expr.is_Integer else str(expr)
+
+
+def _idents(text: str) -> list[str]:
+    return re.findall(r"[A-Za-z_]\w*", text)
+
+
+def _static_type(old: ir.Type, dims: tuple[dync_ir.Dim, ...]) -> ir.Type:
+    """`old` (a !torch.vtensor) with the dims that became integers made static."""
+    text = str(old)
+    current = type_dims(old)
+    if current is None or len(current) != len(dims):
+        return old
+    new = [str(d) if isinstance(d, int) else ("?" if c is None else str(c))
+           for c, d in zip(current, dims, strict=True)]
+    head, _, tail = text.partition("]")
+    return ir.Type.parse(head[:head.index("[") + 1] + ",".join(new) + "]" + tail)
+
+
+def _make_version(module: ir.Operation, entry: ir.Operation, values: dict[str, int]) -> None:
+    entry_name = ir.StringAttr(entry.attributes["sym_name"]).value
+    clone = entry.clone(ip=False)
+    clone.attributes["sym_name"] = ir.StringAttr.get(version_name(entry_name, values))
+    del clone.attributes[dync_ir.ENTRY_ATTR]
+    i64 = ir.IntegerType.get_signless(64)
+    clone.attributes[VERSION_ATTR] = ir.DictAttr.get(
+        {k: ir.IntegerAttr.get(i64, v) for k, v in sorted(values.items())})
+
+    block = clone.regions[0].blocks[0]
+    arg_attrs = list(ir.ArrayAttr(clone.attributes["arg_attrs"])) \
+        if "arg_attrs" in clone.attributes else [ir.DictAttr.get({})] * len(block.arguments)
+    new_attrs, new_types = [], []
+    # Casts go after the symbol declarations at the top, where bindings of the arguments go.
+    first = next(op for op in block.operations if op.operation.name != "torch.symbolic_int")
+    for arg, attrs in zip(block.arguments, arg_attrs, strict=True):
+        attrs = ir.DictAttr(attrs)
+        if dync_ir.SHAPE_ATTR not in attrs:
+            new_attrs.append(attrs)
+            new_types.append(arg.type)
+            continue
+        dims = tuple(_specialized_dim(d, values)
+                     for d in dync_ir.read_shape(attrs[dync_ir.SHAPE_ATTR]))
+        entries = {n.name: n.attr for n in attrs}
+        entries[dync_ir.SHAPE_ATTR] = dync_ir.shape_attr(dims)
+        new_attrs.append(ir.DictAttr.get(entries))
+        static = _static_type(arg.type, dims)
+        if static != arg.type:
+            dynamic = arg.type
+            arg.set_type(static)
+            cast = ir.Operation.create("torch.tensor_static_info_cast", results=[dynamic],
+                                       operands=[arg], loc=clone.location,
+                                       ip=ir.InsertionPoint(first))
+            arg.replace_all_uses_except(cast.result, cast)
+        new_types.append(arg.type)
+    clone.attributes["arg_attrs"] = ir.ArrayAttr.get(new_attrs)
+    old = ir.FunctionType(ir.TypeAttr(clone.attributes["function_type"]).value)
+    clone.attributes["function_type"] = ir.TypeAttr.get(
+        ir.FunctionType.get(new_types, list(old.results)))
+
+    # The functions the entry calls (branches, loop bodies) get their own copies too: RDP
+    # joins a callee's call sites, so one shared with the dynamic entry would stay dynamic.
+    suffix = version_name("", values)
+    table = functions(module)
+    copies = [clone] + [table[name].clone(ip=False) for name in _callees(entry, table)]
+    for func in copies[1:]:
+        func.attributes["sym_name"] = ir.StringAttr.get(
+            ir.StringAttr(func.attributes["sym_name"]).value + suffix)
+    for func in copies:
+        for call in ops_named(func, "func.call"):
+            callee = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+            call.attributes["callee"] = ir.FlatSymbolRefAttr.get(callee + suffix)
+        for bind in ops_named(func, "torch.bind_symbolic_shape"):
+            _specialize_binding(bind, values)
+        for op in ops_named(func, "torch.symbolic_int"):
+            if ir.StringAttr(op.attributes["symbol_name"]).value in values:
+                op.erase()  # no use is left: every binding over it now has its value
+        module.regions[0].blocks[0].append(func)
+
+
+def _specialize_binding(bind: ir.Operation, values: dict[str, int]) -> None:
+    """Replace the specialized symbols of a `torch.bind_symbolic_shape` by their values."""
+    operands = list(bind.operands)
+    names = [ir.StringAttr(v.owner.attributes["symbol_name"]).value for v in operands[1:]]
+    if not any(n in values for n in names):
+        return
+    kept = [(v, n) for v, n in zip(operands[1:], names, strict=True) if n not in values]
+    dims = [d.subs({symbol(n): v for n, v in values.items()}) for d in bound_dims(bind)]
+    exprs = [to_affine(d, [n for _, n in kept]) for d in dims]
+    if any(e is None for e in exprs):
+        raise PassFailure(f"cannot write {dims} as affine dims for a binding")
+    ir.Operation.create(
+        "torch.bind_symbolic_shape", operands=[operands[0]] + [v for v, _ in kept],
+        attributes={"shape_expressions": ir.AffineMapAttr.get(
+            ir.AffineMap.get(0, len(kept), exprs))},
+        loc=bind.location, ip=ir.InsertionPoint(bind))
+    bind.erase()
+
+
+def _callees(func: ir.Operation, table: dict[str, ir.Operation]) -> list[str]:
+    """The functions `func` calls, directly or not, in first-call order."""
+    found: list[str] = []
+    pending = [func]
+    while pending:
+        for call in ops_named(pending.pop(), "func.call"):
+            name = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+            if name not in found and name in table:
+                found.append(name)
+                pending.append(table[name])
+    return found
+
+
+class Specialize(Pass):
+    name = "dync-specialize"
+    summary = "static copies of the entry function for hot values of its dynamic dims"
+
+    def run(self, module: ir.Operation) -> None:
+        requests = read_requests(module)
+        if REQUEST_ATTR in module.attributes:
+            del module.attributes[REQUEST_ATTR]
+        if not requests:
+            return
+        entry = dync_ir.entry_function(module)
+        if entry is None:
+            raise PassFailure(f"no function carries {dync_ir.ENTRY_ATTR}")
+        symbols = dync_ir.read_symbols(module)
+        existing = {name for name, _ in read_versions(module)}
+        entry_name = ir.StringAttr(entry.attributes["sym_name"]).value
+        for values in requests:
+            for name, value in values.items():
+                if name not in symbols:
+                    raise PassFailure(
+                        f"cannot specialize on {name!r}: the model's dynamic dims are "
+                        f"{', '.join(sorted(symbols)) or 'none'}")
+                spec = symbols[name]
+                if not spec.min <= value <= spec.max:
+                    raise PassFailure(f"cannot specialize {name} = {value}: outside its declared "
+                                      f"range [{spec.min}, {spec.max}]")
+            if values and version_name(entry_name, values) not in existing:
+                _make_version(module, entry, values)
+                existing.add(version_name(entry_name, values))

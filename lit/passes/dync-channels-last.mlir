@@ -1,0 +1,90 @@
+// RUN: dync-opt %s --split-input-file --dync-channels-last | FileCheck %s
+// RUN: dync-opt %s --split-input-file --dync-channels-last --dync-channels-last | FileCheck %s
+
+// A 2-D convolution: the module asks IREE for NHWC convolutions (once, however often the pass
+// runs), and the global average pool after it becomes a mean over H and W with keepdim.
+// CHECK:       module attributes {dync.iree_preprocessing = ["iree-preprocessing-convert-conv-to-channels-last"]
+// CHECK-LABEL: func.func @conv_then_global_pool
+// CHECK:         %[[C:[0-9]+]] = torch.aten.conv2d %arg0
+// CHECK:         %[[H:.+]] = torch.constant.int 2
+// CHECK:         %[[W:.+]] = torch.constant.int 3
+// CHECK:         %[[DIMS:[0-9]+]] = torch.prim.ListConstruct %[[H]], %[[W]]
+// CHECK:         %[[KEEP:.+]] = torch.constant.bool true
+// CHECK:         %[[M:[0-9]+]] = torch.aten.mean.dim %[[C]], %[[DIMS]], %[[KEEP]], %{{.+}} : !torch.vtensor<[?,8,16,16],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[?,8,1,1],f32>
+// CHECK-NOT:     adaptive_avg_pool2d
+// CHECK:         return %[[M]]
+module attributes {dync.symbols = {batch = {max = 8 : i64, min = 1 : i64}}} {
+  func.func @conv_then_global_pool(%arg0: !torch.vtensor<[?,3,16,16],f32> {dync.shape = ["batch", 3, 16, 16]}) -> (!torch.vtensor<[?,8,1,1],f32> {dync.shape = ["batch", 8, 1, 1]}) attributes {dync.entry} {
+    %w = torch.vtensor.literal(dense<1.0> : tensor<8x3x3x3xf32>) : !torch.vtensor<[8,3,3,3],f32>
+    %none = torch.constant.none
+    %int1 = torch.constant.int 1
+    %ones = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+    %0 = torch.aten.conv2d %arg0, %w, %none, %ones, %ones, %ones, %int1 : !torch.vtensor<[?,3,16,16],f32>, !torch.vtensor<[8,3,3,3],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[?,8,16,16],f32>
+    %1 = torch.aten.adaptive_avg_pool2d %0, %ones : !torch.vtensor<[?,8,16,16],f32>, !torch.list<int> -> !torch.vtensor<[?,8,1,1],f32>
+    return %1 : !torch.vtensor<[?,8,1,1],f32>
+  }
+}
+
+// -----
+
+// No convolution: nothing is asked of IREE; a pool to 2x2 is not a global pool and stays.
+// CHECK-NOT:   dync.iree_preprocessing
+// CHECK-LABEL: func.func @pool_only
+// CHECK:         torch.aten.adaptive_avg_pool2d %arg0
+// CHECK-NOT:     torch.aten.mean.dim
+module attributes {dync.symbols = {}} {
+  func.func @pool_only(%arg0: !torch.vtensor<[1,4,8,8],f32> {dync.shape = [1, 4, 8, 8]}) -> (!torch.vtensor<[1,4,2,2],f32> {dync.shape = [1, 4, 2, 2]}) attributes {dync.entry} {
+    %int2 = torch.constant.int 2
+    %size = torch.prim.ListConstruct %int2, %int2 : (!torch.int, !torch.int) -> !torch.list<int>
+    %0 = torch.aten.adaptive_avg_pool2d %arg0, %size : !torch.vtensor<[1,4,8,8],f32>, !torch.list<int> -> !torch.vtensor<[1,4,2,2],f32>
+    return %0 : !torch.vtensor<[1,4,2,2],f32>
+  }
+}
+
+// -----
+
+// Preprocessing another pass already asked for is kept, in order, before this one.
+// CHECK:       module attributes {dync.iree_preprocessing = ["some-earlier-pass", "iree-preprocessing-convert-conv-to-channels-last"]
+// CHECK-LABEL: func.func @keeps_earlier_requests
+module attributes {dync.iree_preprocessing = ["some-earlier-pass"], dync.symbols = {}} {
+  func.func @keeps_earlier_requests(%arg0: !torch.vtensor<[1,3,8,8],f32> {dync.shape = [1, 3, 8, 8]}) -> (!torch.vtensor<[1,2,8,8],f32> {dync.shape = [1, 2, 8, 8]}) attributes {dync.entry} {
+    %w = torch.vtensor.literal(dense<1.0> : tensor<2x3x1x1xf32>) : !torch.vtensor<[2,3,1,1],f32>
+    %none = torch.constant.none
+    %int0 = torch.constant.int 0
+    %int1 = torch.constant.int 1
+    %ones = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+    %zeros = torch.prim.ListConstruct %int0, %int0 : (!torch.int, !torch.int) -> !torch.list<int>
+    %0 = torch.aten.conv2d %arg0, %w, %none, %ones, %zeros, %ones, %int1 : !torch.vtensor<[1,3,8,8],f32>, !torch.vtensor<[2,3,1,1],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[1,2,8,8],f32>
+    return %0 : !torch.vtensor<[1,2,8,8],f32>
+  }
+}
+
+// -----
+
+// Control flow: IREE cannot move the transposes across region boundaries, so NHWC is not
+// asked for (it made gated CIFAR networks 3-9x slower); the global pool still becomes a mean.
+// CHECK-NOT:   dync.iree_preprocessing
+// CHECK-LABEL: func.func @conv_in_a_branch
+// CHECK:         scf.if
+// CHECK:         torch.aten.mean.dim
+module attributes {dync.symbols = {}} {
+  func.func @conv_in_a_branch(%arg0: !torch.vtensor<[1,3,8,8],f32> {dync.shape = [1, 3, 8, 8]}, %arg1: i1) -> (!torch.vtensor<[1,3,1,1],f32> {dync.shape = [1, 3, 1, 1]}) attributes {dync.entry} {
+    %w = torch.vtensor.literal(dense<1.0> : tensor<3x3x1x1xf32>) : !torch.vtensor<[3,3,1,1],f32>
+    %none = torch.constant.none
+    %int0 = torch.constant.int 0
+    %int1 = torch.constant.int 1
+    %ones = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+    %zeros = torch.prim.ListConstruct %int0, %int0 : (!torch.int, !torch.int) -> !torch.list<int>
+    %x = torch_c.to_builtin_tensor %arg0 : !torch.vtensor<[1,3,8,8],f32> -> tensor<1x3x8x8xf32>
+    %0 = scf.if %arg1 -> (tensor<1x3x8x8xf32>) {
+      %c = torch.aten.conv2d %arg0, %w, %none, %ones, %zeros, %ones, %int1 : !torch.vtensor<[1,3,8,8],f32>, !torch.vtensor<[3,3,1,1],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[1,3,8,8],f32>
+      %t = torch_c.to_builtin_tensor %c : !torch.vtensor<[1,3,8,8],f32> -> tensor<1x3x8x8xf32>
+      scf.yield %t : tensor<1x3x8x8xf32>
+    } else {
+      scf.yield %x : tensor<1x3x8x8xf32>
+    }
+    %1 = torch_c.from_builtin_tensor %0 : tensor<1x3x8x8xf32> -> !torch.vtensor<[1,3,8,8],f32>
+    %2 = torch.aten.adaptive_avg_pool2d %1, %ones : !torch.vtensor<[1,3,8,8],f32>, !torch.list<int> -> !torch.vtensor<[1,3,1,1],f32>
+    return %2 : !torch.vtensor<[1,3,1,1],f32>
+  }
+}

@@ -1,0 +1,161 @@
+// RUN: dync-opt %s --split-input-file --dync-rdp --dync-plan-buffers | FileCheck %s
+
+// A static chain: relu writes in place over the matmul it follows; the third [4,64] buffer
+// reuses offset 0 of the first, dead by then; the result [4,16] is allocated when the
+// (single) execution segment starts, so it sits above everything. Peak: two [4,64] buffers
+// and the result, 1024 + 1024 + 256 bytes.
+// CHECK-LABEL: module attributes {dync.peak = {arena = "2304", formula = "2304", function = "main", iree = "2304", max = 2304 : i64, min = 2304 : i64, symbols = {}}
+// CHECK:         func.func @main{{.*}} attributes {dync.buffers = {arena = "2304", buffers = 4 : i64, frame = "2048", in_place = 1 : i64, iree = "2304", peak = "2304", unknown = 0 : i64}, dync.entry}
+// CHECK:         torch.aten.mm %arg0, %{{[0-9]+}} {dync.buffer = {offset = "0", size = "1024"}}
+// CHECK-NEXT:    torch.aten.relu %{{[0-9]+}} {dync.buffer = {in_place, offset = "0", size = "1024"}}
+// CHECK-NEXT:    torch.aten.mm %{{[0-9]+}}, %{{[0-9]+}} {dync.buffer = {offset = "1024", size = "1024"}}
+// CHECK-NEXT:    torch.aten.mm %{{[0-9]+}}, %{{[0-9]+}} {dync.buffer = {offset = "0", size = "1024"}}
+// CHECK-NEXT:    torch.aten.mm %{{[0-9]+}}, %{{[0-9]+}} {dync.buffer = {offset = "2048", size = "256"}}
+module attributes {dync.symbols = {}} {
+  func.func @main(%arg0: !torch.vtensor<[4,64],f32> {dync.shape = [4, 64]}) -> (!torch.vtensor<[4,16],f32> {dync.shape = [4, 16]}) attributes {dync.entry} {
+    %w = torch.vtensor.literal(dense<1.0> : tensor<64x64xf32>) : !torch.vtensor<[64,64],f32>
+    %w2 = torch.vtensor.literal(dense<1.0> : tensor<64x16xf32>) : !torch.vtensor<[64,16],f32>
+    %0 = torch.aten.mm %arg0, %w : !torch.vtensor<[4,64],f32>, !torch.vtensor<[64,64],f32> -> !torch.vtensor<[4,64],f32>
+    %1 = torch.aten.relu %0 : !torch.vtensor<[4,64],f32> -> !torch.vtensor<[4,64],f32>
+    %2 = torch.aten.mm %1, %w : !torch.vtensor<[4,64],f32>, !torch.vtensor<[64,64],f32> -> !torch.vtensor<[4,64],f32>
+    %3 = torch.aten.mm %2, %w : !torch.vtensor<[4,64],f32>, !torch.vtensor<[64,64],f32> -> !torch.vtensor<[4,64],f32>
+    %4 = torch.aten.mm %3, %w2 : !torch.vtensor<[4,64],f32>, !torch.vtensor<[64,16],f32> -> !torch.vtensor<[4,16],f32>
+    return %4 : !torch.vtensor<[4,16],f32>
+  }
+}
+
+// -----
+
+// A symbolic chain over n in [1, 16]: sizes and offsets are expressions in n. The [n,8]
+// buffer goes above the two [n,64] ones (which share offset 0), the result above all.
+// CHECK-LABEL: module attributes {dync.peak = {arena = "304*n", formula = "304*n", function = "main", iree = "272*n + 64*ceiling(n/2)", max = 4864 : i64, min = 304 : i64, symbols = {n = [1, 16]}}
+// CHECK:         torch.aten.mm %arg0, %{{[0-9]+}} {dync.buffer = {offset = "0", size = "256*n"}}
+// CHECK:         torch.aten.mm %{{[0-9]+}}, %{{[0-9]+}} {dync.buffer = {offset = "256*n", size = "32*n"}}
+// CHECK:         torch.aten.mm %{{[0-9]+}}, %{{[0-9]+}} {dync.buffer = {offset = "0", size = "256*n"}}
+// CHECK:         torch.aten.mm %{{[0-9]+}}, %{{[0-9]+}} {dync.buffer = {offset = "288*n", size = "16*n"}}
+module attributes {dync.symbols = {n = {max = 16 : i64, min = 1 : i64}}} {
+  func.func @main(%arg0: !torch.vtensor<[?,64],f32> {dync.shape = ["n", 64]}) -> (!torch.vtensor<[?,4],f32> {dync.shape = ["n", 4]}) attributes {dync.entry} {
+    %w = torch.vtensor.literal(dense<1.0> : tensor<64x64xf32>) : !torch.vtensor<[64,64],f32>
+    %w2 = torch.vtensor.literal(dense<1.0> : tensor<64x8xf32>) : !torch.vtensor<[64,8],f32>
+    %w3 = torch.vtensor.literal(dense<1.0> : tensor<8x64xf32>) : !torch.vtensor<[8,64],f32>
+    %w4 = torch.vtensor.literal(dense<1.0> : tensor<64x4xf32>) : !torch.vtensor<[64,4],f32>
+    %0 = torch.aten.mm %arg0, %w : !torch.vtensor<[?,64],f32>, !torch.vtensor<[64,64],f32> -> !torch.vtensor<[?,64],f32>
+    %1 = torch.aten.mm %0, %w2 : !torch.vtensor<[?,64],f32>, !torch.vtensor<[64,8],f32> -> !torch.vtensor<[?,8],f32>
+    %2 = torch.aten.mm %1, %w3 : !torch.vtensor<[?,8],f32>, !torch.vtensor<[8,64],f32> -> !torch.vtensor<[?,64],f32>
+    %3 = torch.aten.mm %2, %w4 : !torch.vtensor<[?,64],f32>, !torch.vtensor<[64,4],f32> -> !torch.vtensor<[?,4],f32>
+    return %3 : !torch.vtensor<[?,4],f32>
+  }
+}
+
+// -----
+
+// scf.if: the branches are disjoint in time, so the peak is the max over them. Then: the
+// transposed copy of x, the [n,n] Gram matrix and its [n,8] product (4n^2 + 64n bytes); else:
+// [n,32] then [n,8] (160n). Neither dominates over n in [1, 64], so the formula keeps both.
+// Values yielded leave their branch: they are allocated when the branch starts. In IREE's
+// model the dynamic sizes share no memory: each is rounded up to 64 bytes and laid apart.
+// CHECK-LABEL: module attributes {dync.peak = {
+// CHECK-SAME:    formula = "Max(160*n, 4*n**2 + 64*n)", function = "main", iree = "Max(160*n, 32*n + 64*ceiling(n/2) + 64*ceiling(n**2/16))", max = 20480 : i64, min = 160 : i64, symbols = {n = [1, 64]}}
+// CHECK:         torch.aten.transpose.int %arg0, %{{.+}} {dync.buffer = {offset = "4*n**2 + 32*n", size = "32*n"}}
+// CHECK:         torch.aten.mm %arg0, %{{[0-9]+}} {dync.buffer = {offset = "0", size = "4*n**2"}}
+// CHECK:         torch.aten.mm %arg0, %{{[0-9]+}} {dync.buffer = {offset = "0", size = "128*n"}}
+// CHECK:         } {dync.buffer = {offset = "0", size = "32*n"}}
+module attributes {dync.symbols = {n = {max = 64 : i64, min = 1 : i64}}} {
+  func.func @main(%arg0: !torch.vtensor<[?,8],f32> {dync.shape = ["n", 8]}, %arg1: !torch.vtensor<[],i1> {dync.shape = []}) -> (!torch.vtensor<[?,8],f32> {dync.shape = ["n", 8]}) attributes {dync.entry} {
+    %c = torch_c.to_builtin_tensor %arg1 : !torch.vtensor<[],i1> -> tensor<i1>
+    %p = tensor.extract %c[] : tensor<i1>
+    %0 = scf.if %p -> (tensor<?x8xf32>) {
+      %int0 = torch.constant.int 0
+      %int1 = torch.constant.int 1
+      %t = torch.aten.transpose.int %arg0, %int0, %int1 : !torch.vtensor<[?,8],f32>, !torch.int, !torch.int -> !torch.vtensor<[8,?],f32>
+      %g = torch.aten.mm %arg0, %t : !torch.vtensor<[?,8],f32>, !torch.vtensor<[8,?],f32> -> !torch.vtensor<[?,?],f32>
+      %y = torch.aten.mm %g, %arg0 : !torch.vtensor<[?,?],f32>, !torch.vtensor<[?,8],f32> -> !torch.vtensor<[?,8],f32>
+      %b = torch_c.to_builtin_tensor %y : !torch.vtensor<[?,8],f32> -> tensor<?x8xf32>
+      scf.yield %b : tensor<?x8xf32>
+    } else {
+      %w = torch.vtensor.literal(dense<1.0> : tensor<8x32xf32>) : !torch.vtensor<[8,32],f32>
+      %w2 = torch.vtensor.literal(dense<1.0> : tensor<32x8xf32>) : !torch.vtensor<[32,8],f32>
+      %a = torch.aten.mm %arg0, %w : !torch.vtensor<[?,8],f32>, !torch.vtensor<[8,32],f32> -> !torch.vtensor<[?,32],f32>
+      %y = torch.aten.mm %a, %w2 : !torch.vtensor<[?,32],f32>, !torch.vtensor<[32,8],f32> -> !torch.vtensor<[?,8],f32>
+      %b = torch_c.to_builtin_tensor %y : !torch.vtensor<[?,8],f32> -> tensor<?x8xf32>
+      scf.yield %b : tensor<?x8xf32>
+    }
+    %1 = torch_c.from_builtin_tensor %0 : tensor<?x8xf32> -> !torch.vtensor<[?,8],f32>
+    return %1 : !torch.vtensor<[?,8],f32>
+  }
+}
+
+// -----
+
+// scf.while: the body is counted once, in its steady state: the carried [n,8] value (a buffer
+// born at the top of the body), the [n,64] temporary and the [n,8] value the condition
+// forwards, 32n + 256n + 32n. The carried value's buffer is on the loop as dync.carried.
+// CHECK-LABEL: module attributes {dync.peak = {
+// CHECK-SAME:    formula = "320*n", function = "main", iree = "288*n + 64*ceiling(n/2)", max = 5120 : i64, min = 320 : i64, symbols = {n = [1, 16]}}
+// CHECK:         scf.while
+// CHECK:         torch.aten.mm %{{[0-9]+}}, %{{[0-9]+}} {dync.buffer = {offset = "{{.+}}", size = "256*n"}}
+// CHECK:         torch.aten.mm %{{[0-9]+}}, %{{[0-9]+}} {dync.buffer = {offset = "{{.+}}", size = "32*n"}}
+// CHECK:         } attributes {dync.buffer = [{}, {offset = "0", size = "32*n"}], dync.carried = [{}, {offset = "{{.+}}", size = "32*n"}]}
+module attributes {dync.symbols = {n = {max = 16 : i64, min = 1 : i64}}} {
+  func.func @main(%arg0: !torch.vtensor<[?,8],f32> {dync.shape = ["n", 8]}) -> (!torch.vtensor<[?,8],f32> {dync.shape = ["n", 8]}) attributes {dync.entry} {
+    %x = torch_c.to_builtin_tensor %arg0 : !torch.vtensor<[?,8],f32> -> tensor<?x8xf32>
+    %c0 = arith.constant 0 : i64
+    %0:2 = scf.while (%i = %c0, %h = %x) : (i64, tensor<?x8xf32>) -> (i64, tensor<?x8xf32>) {
+      %w = torch.vtensor.literal(dense<1.0> : tensor<8x64xf32>) : !torch.vtensor<[8,64],f32>
+      %w2 = torch.vtensor.literal(dense<1.0> : tensor<64x8xf32>) : !torch.vtensor<[64,8],f32>
+      %v = torch_c.from_builtin_tensor %h : tensor<?x8xf32> -> !torch.vtensor<[?,8],f32>
+      %u = torch.aten.mm %v, %w : !torch.vtensor<[?,8],f32>, !torch.vtensor<[8,64],f32> -> !torch.vtensor<[?,64],f32>
+      %t = torch.aten.mm %u, %w2 : !torch.vtensor<[?,64],f32>, !torch.vtensor<[64,8],f32> -> !torch.vtensor<[?,8],f32>
+      %b = torch_c.to_builtin_tensor %t : !torch.vtensor<[?,8],f32> -> tensor<?x8xf32>
+      %c3 = arith.constant 3 : i64
+      %more = arith.cmpi slt, %i, %c3 : i64
+      scf.condition(%more) %i, %b : i64, tensor<?x8xf32>
+    } do {
+    ^bb0(%i: i64, %h: tensor<?x8xf32>):
+      %c1 = arith.constant 1 : i64
+      %j = arith.addi %i, %c1 : i64
+      scf.yield %j, %h : i64, tensor<?x8xf32>
+    }
+    %1 = torch_c.from_builtin_tensor %0#1 : tensor<?x8xf32> -> !torch.vtensor<[?,8],f32>
+    return %1 : !torch.vtensor<[?,8],f32>
+  }
+}
+
+// -----
+
+// A call reserves a frame at its call site: the callee's peak without its results, its
+// symbols replaced by the call site's dims. @f is called on [n,8], then on [2n,8]: its frame
+// (the [m,64] temporary, 256m bytes) is 256n at the first call and 512n at the second. The
+// peak is at the second call: the frame, its [2n,8] argument and result (64n each).
+// CHECK-LABEL: module attributes {dync.peak = {
+// CHECK-SAME:    formula = "640*n", function = "main", iree = "896*n + 64*ceiling(n/2)", max = 10240 : i64, min = 640 : i64, symbols = {n = [1, 16]}}
+// CHECK:         func.func @main{{.*}} attributes {dync.buffers = {arena = "640*n", buffers = 3 : i64, frame = "576*n", in_place = 0 : i64, iree = "896*n + 64*ceiling(n/2)", peak = "640*n", unknown = 0 : i64}, dync.entry}
+// CHECK:         call @f(%arg0) {dync.buffer = {offset = "{{.+}}", size = "32*n"}, dync.frame = {offset = "{{.+}}", size = "256*n"}}
+// CHECK:         torch.aten.cat %{{[0-9]+}}, %{{.+}} {dync.buffer = {offset = "{{.+}}", size = "64*n"}}
+// CHECK:         call @f(%{{[0-9]+}}) {dync.buffer = {offset = "{{.+}}", size = "64*n"}, dync.frame = {offset = "{{.+}}", size = "512*n"}}
+// CHECK:         func.func private @f
+// CHECK-SAME:    dync.buffers = {arena = "288*m", buffers = 2 : i64, frame = "256*m", in_place = 0 : i64, iree = "288*m", peak = "288*m", unknown = 0 : i64}
+module attributes {dync.symbols = {n = {max = 16 : i64, min = 1 : i64}}} {
+  func.func @main(%arg0: !torch.vtensor<[?,8],f32> {dync.shape = ["n", 8]}) -> (!torch.vtensor<[?,8],f32> {dync.shape = ["2*n", 8]}) attributes {dync.entry} {
+    %n = torch.symbolic_int "n" {min_val = 1, max_val = 16} : !torch.int
+    torch.bind_symbolic_shape %arg0, [%n], affine_map<()[s0] -> (s0, 8)> : !torch.vtensor<[?,8],f32>
+    %int0 = torch.constant.int 0
+    %0 = call @f(%arg0) : (!torch.vtensor<[?,8],f32>) -> !torch.vtensor<[?,8],f32>
+    torch.bind_symbolic_shape %0, [%n], affine_map<()[s0] -> (s0, 8)> : !torch.vtensor<[?,8],f32>
+    %l = torch.prim.ListConstruct %0, %0 : (!torch.vtensor<[?,8],f32>, !torch.vtensor<[?,8],f32>) -> !torch.list<vtensor>
+    %c = torch.aten.cat %l, %int0 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[?,8],f32>
+    torch.bind_symbolic_shape %c, [%n], affine_map<()[s0] -> (s0 * 2, 8)> : !torch.vtensor<[?,8],f32>
+    %1 = call @f(%c) : (!torch.vtensor<[?,8],f32>) -> !torch.vtensor<[?,8],f32>
+    torch.bind_symbolic_shape %1, [%n], affine_map<()[s0] -> (s0 * 2, 8)> : !torch.vtensor<[?,8],f32>
+    return %1 : !torch.vtensor<[?,8],f32>
+  }
+  func.func private @f(%arg0: !torch.vtensor<[?,8],f32>) -> !torch.vtensor<[?,8],f32> {
+    %m = torch.symbolic_int "m" {min_val = 1, max_val = 32} : !torch.int
+    torch.bind_symbolic_shape %arg0, [%m], affine_map<()[s0] -> (s0, 8)> : !torch.vtensor<[?,8],f32>
+    %w = torch.vtensor.literal(dense<1.0> : tensor<8x64xf32>) : !torch.vtensor<[8,64],f32>
+    %w2 = torch.vtensor.literal(dense<1.0> : tensor<64x8xf32>) : !torch.vtensor<[64,8],f32>
+    %a = torch.aten.mm %arg0, %w : !torch.vtensor<[?,8],f32>, !torch.vtensor<[8,64],f32> -> !torch.vtensor<[?,64],f32>
+    %b = torch.aten.mm %a, %w2 : !torch.vtensor<[?,64],f32>, !torch.vtensor<[64,8],f32> -> !torch.vtensor<[?,8],f32>
+    return %b : !torch.vtensor<[?,8],f32>
+  }
+}

@@ -1,0 +1,69 @@
+"""dync-specialize (shape-specialized versions, Nimble/SoD²): versions are compiled into the
+same vmfb, picked by the arguments' shapes at run time, and agree with eager on every path;
+a shape without a version runs the dynamic entry point."""
+
+import subprocess
+
+import numpy as np
+import pytest
+import torch
+from conftest import compile_batch_model
+from models import SIZES, cond_inputs
+
+import dync
+
+
+@pytest.fixture(scope="module")
+def versioned(cond_model):
+    return compile_batch_model(cond_model, specialize={"batch": [1, 7]})
+
+
+def test_versions_are_compiled_and_reported(versioned):
+    names = [v["function"] for v in versioned.report.versions]
+    assert names == ["main__batch_1", "main__batch_7"]
+    assert versioned.manifest.versions == versioned.report.versions
+    assert "versions: main__batch_1 (batch=1), main__batch_7 (batch=7)" in str(versioned.report)
+
+
+@pytest.mark.parametrize("batch", SIZES)
+@pytest.mark.parametrize("positive", [True, False])
+def test_each_version_and_the_dynamic_entry_match_eager(cond_model, versioned, batch, positive):
+    x = cond_inputs(batch, positive)
+    bound = versioned.signature.check_inputs([x.numpy()])
+    expected = {1: "main__batch_1", 7: "main__batch_7"}.get(batch)
+    assert versioned._version(bound) == expected
+    torch.testing.assert_close(versioned(x), cond_model(x), rtol=1e-5, atol=1e-5)
+
+
+def test_default_is_none_and_true_is_the_example_size(cond_model, cond_compiled):
+    assert cond_compiled.report.versions == []
+    at_example = compile_batch_model(cond_model, specialize=True)
+    assert [v["symbols"] for v in at_example.report.versions] == [{"batch": 4}]
+
+
+def test_a_saved_module_keeps_its_versions_and_iree_run_module_can_call_one(
+        cond_model, versioned, tmp_path):
+    path = versioned.save(tmp_path / "m.vmfb")
+    loaded = dync.load(path)
+    assert loaded.manifest.versions == versioned.manifest.versions
+    x = cond_inputs(7, True)
+    torch.testing.assert_close(loaded(x), cond_model(x), rtol=1e-5, atol=1e-5)
+    np.save(tmp_path / "x.npy", x.numpy())
+    run = subprocess.run(["iree-run-module", f"--module={path}", "--device=local-sync",
+                          "--function=main__batch_7", f"--input=@{tmp_path / 'x.npy'}",
+                          f"--output=@{tmp_path / 'y.npy'}"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    np.testing.assert_allclose(np.load(tmp_path / "y.npy"), cond_model(x).detach().numpy(),
+                               rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("specialize, message", [
+    ({"seq": [2]}, "specialize names seq, which are not dynamic dims of this model"),
+    ({"batch": [0]}, r"batch = 0 is outside its declared range \[1, 64\]"),
+    ({"batch": list(range(1, 18))}, "specialize asks for 17 versions; at most 16"),
+])
+def test_bad_requests_are_clear_errors(cond_model, specialize, message):
+    with pytest.raises(dync.DyncError, match=message):
+        compile_batch_model(cond_model, specialize=specialize, cache=False)
+
+
