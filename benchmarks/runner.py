@@ -11,6 +11,7 @@ import math
 import os
 import random
 import statistics
+import tempfile
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -37,6 +38,8 @@ class Row:
     name: str
     description: str
     compile_s: float = float("nan")
+    # The same compile again, right after: what the compile cache leaves of it.
+    cached_compile_s: float = float("nan")
     mode: str = "-"
     inputs: int = 0
     eta: float = float("nan")
@@ -171,6 +174,11 @@ def run_model(name: str, count: int = 100, *, timing_inputs: int = 30, repeats: 
         start = time.perf_counter()
         compiled = dync.compile(model, example, dynamic_shapes=dynamic_shapes)
         row.compile_s = time.perf_counter() - start
+        start = time.perf_counter()  # the same compile again: the compile cache's hit
+        cached = dync.compile(model, example, dynamic_shapes=dynamic_shapes)
+        row.cached_compile_s = time.perf_counter() - start
+        row.notes += [f"second compile: cache {cached.report.cache}"] \
+            if cached.report.cache != "hit (model)" else []
         row.mode = compiled.report.mode
         report = compiled.report
         row.notes = list(report.notes)
@@ -469,17 +477,19 @@ def _baselines_table(rows: list[Row]) -> list[str]:
 def markdown(rows: list[Row], header: str, plot_link: str | None = None) -> str:
     lines = [
         "# Benchmarks", "", header, "",
-        "| model | mode | compile s | inputs | paths | η | δ | δ f64: eager f32 / dync | traced η "
-        "| eager ms | dync ms | speedup |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| model | mode | compile s | cached s | inputs | paths | η | δ | δ f64: eager f32 / dync "
+        "| traced η | eager ms | dync ms | speedup |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         traced = "-" if r.traced_eta is None else f"{r.traced_eta:.2f}"
         if r.error:
-            lines.append(f"| {r.name} | fails | | | | | | | | | | |")
+            lines.append(f"| {r.name} | fails | | | | | | | | | | | |")
             continue
         lines.append(
-            f"| {r.name} | {r.mode} | {_fmt(r.compile_s, '.1f')} | {r.inputs} | {r.paths} | "
+            f"| {r.name} | {r.mode} | {_fmt(r.compile_s, '.1f')} | "
+            f"{_fmt(r.cached_compile_s, '.2f')} ({_fmt(100 * r.cached_compile_s / r.compile_s, '.1f')}%)"
+            f" | {r.inputs} | {r.paths} | "
             f"{_fmt(r.eta, '.3f')} | {_fmt(r.delta, '.2f')} | {_fmt(r.float32_floor, '.2f')} / "
             f"{_fmt(r.dync_vs_float64, '.2f')} | "
             f"{traced} | {_fmt(r.eager_ms, '.2f')} | "
@@ -585,6 +595,25 @@ def _ablation_table(rows: list[Row]) -> list[str]:
     return lines
 
 
+def _run_one(name: str, count: int, cache: str, say, **options) -> Row:
+    say(f"[bench] {name} ...")
+    previous = os.environ.get("DYNC_CACHE_DIR")
+    os.environ["DYNC_CACHE_DIR"] = cache
+    try:
+        row = run_model(name, count, say=say, **options)
+    finally:
+        if previous is None:
+            del os.environ["DYNC_CACHE_DIR"]
+        else:
+            os.environ["DYNC_CACHE_DIR"] = previous
+    say(f"[bench] {name}: " + (row.error or
+        f"eta {row.eta:.3f} delta {row.delta:.2f} paths {row.paths} "
+        f"eager {row.eager_ms:.2f} ms dync {row.dync_ms:.2f} ms"
+        + "".join(f" {c.name} {c.ms:.2f} ms" for c in row.contestants.values() if c.ran)
+        + ("" if row.traced_eta is None else f" traced eta {row.traced_eta:.2f}")))
+    return row
+
+
 def run(names: list[str] | None = None, count: int = 100, *, with_tracing: bool = True,
         with_baselines: Sequence[str] = BASELINES, with_ablation: bool = False,
         timing_inputs: int = 30, repeats: int = 4,
@@ -593,26 +622,23 @@ def run(names: list[str] | None = None, count: int = 100, *, with_tracing: bool 
     """Benchmark `names` (default: the whole suite) and write `output` (markdown) and, if
     `plot` is given, the latency plot there (linked from `output`)."""
     rows = []
-    for name in names or SUITE:
-        say(f"[bench] {name} ...")
-        row = run_model(name, count, with_tracing=with_tracing, with_baselines=with_baselines,
-                        with_ablation=with_ablation, timing_inputs=timing_inputs,
-                        repeats=repeats, say=say)
-        say(f"[bench] {name}: " + (row.error or
-            f"eta {row.eta:.3f} delta {row.delta:.2f} paths {row.paths} "
-            f"eager {row.eager_ms:.2f} ms dync {row.dync_ms:.2f} ms"
-            + "".join(f" {c.name} {c.ms:.2f} ms" for c in row.contestants.values() if c.ran)
-            + ("" if row.traced_eta is None else f" traced eta {row.traced_eta:.2f}")))
-        rows.append(row)
+    # A compile cache of this run only: "compile s" is a first compile, "cached s" its hit.
+    with tempfile.TemporaryDirectory(prefix="dync-bench-cache-") as cache:
+        for name in names or SUITE:
+            rows.append(_run_one(name, count, cache, say, with_tracing=with_tracing,
+                                 with_baselines=with_baselines, with_ablation=with_ablation,
+                                 timing_inputs=timing_inputs, repeats=repeats))
     if output is None:
         return rows
+
     contestants = ", ".join(["eager", "dync", "dync without its passes", *with_baselines]
                             + (["the ablation's variants"] if with_ablation else []))
     header = (f"Host CPU, torch {torch.__version__}, {torch.get_num_threads()} torch threads, "
               f"dync {dync.__version__}; `python -m benchmarks` (η, δ and paths over each "
               f"model's input set; latencies are medians over the same {timing_inputs} inputs "
               f"× {repeats} rounds, {contestants} taking turns input by input, in a shuffled "
-              "order). δ is dync against eager float32; the next column measures both against "
+              "order; compile s: a first compile, with a compile cache of this run only; cached s: "
+              "the same compile right after, from the cache). δ is dync against eager float32; the next column measures both against "
               "eager float64 on the inputs that take the same path in all three (the error "
               "float32 itself makes, and dync's).")
     link = None

@@ -3,15 +3,15 @@
 // RUN: not dync-opt %s.bad --split-input-file --dync-specialize 2>&1 | FileCheck %s.bad
 
 // One version per requested assignment: static arguments cast back to the dynamic type once,
-// torch's shape facts dropped from the copy (RDP derives its own); the entry stays as it was.
+// bindings over the specialized symbol turned into constants; the entry stays as it was.
 // CHECK-NOT:   dync.specialize
 // CHECK-LABEL: func.func @main(%arg0: !torch.vtensor<[?,8],f32> {dync.shape = ["batch", 8]})
 // CHECK:         torch.bind_symbolic_shape %arg0, [%{{.+}}], affine_map<()[s0] -> (s0, 8)>
 // CHECK-LABEL: func.func @main__batch_2(%arg0: !torch.vtensor<[2,8],f32> {dync.shape = [2, 8]})
 // CHECK-SAME:    attributes {dync.version = {batch = 2 : i64}}
 // CHECK:         %[[X:[0-9]+]] = torch.tensor_static_info_cast %arg0 : !torch.vtensor<[2,8],f32> to !torch.vtensor<[?,8],f32>
-// CHECK-NOT:     torch.symbolic_int
-// CHECK-NOT:     torch.bind_symbolic_shape
+// CHECK-NOT:     torch.symbolic_int "batch"
+// CHECK:         torch.bind_symbolic_shape %[[X]], [], affine_map<() -> (2, 8)>
 // CHECK:         torch.aten.relu %[[X]]
 // CHECK-LABEL: func.func @main__batch_5
 // CHECK-SAME:    attributes {dync.version = {batch = 5 : i64}}
@@ -31,12 +31,12 @@ module attributes {dync.specialize = [{batch = 2 : i64}, {batch = 5 : i64}], dyn
 
 // -----
 
-// Two symbols, one specialized: derived dims (32*h) become constants; RDP then binds the
-// other over its own symbol again.
+// Two symbols, one specialized: derived dims (32*h) become constants, the other stays a
+// symbol in the bindings; RDP refines the types to match.
 // CHECK-LABEL: func.func @main__h_4(%arg0: !torch.vtensor<[1,3,128,?],f32> {dync.shape = [1, 3, 128, "32*w"]})
+// CHECK:         %[[W:[0-9]+]] = torch.symbolic_int "w"
+// CHECK:         torch.bind_symbolic_shape %{{.+}}, [%[[W]]], affine_map<()[s0] -> (1, 3, 128, s0 * 32)>
 // RDP-LABEL:   func.func @main__h_4
-// RDP:           %[[W:[0-9]+]] = torch.symbolic_int "w" {min_val = 2, max_val = 10}
-// RDP:           torch.bind_symbolic_shape %arg0, [%[[W]]], affine_map<()[s0] -> (1, 3, 128, s0 * 32)>
 // RDP:           torch.aten.sigmoid %{{.+}} -> !torch.vtensor<[1,3,128,?],f32>
 module attributes {dync.specialize = [{h = 4 : i64}], dync.symbols = {h = {max = 10 : i64, min = 2 : i64}, w = {max = 10 : i64, min = 2 : i64}}} {
   func.func @main(%arg0: !torch.vtensor<[1,3,?,?],f32> {dync.shape = [1, 3, "32*h", "32*w"]}) -> (!torch.vtensor<[1,3,?,?],f32> {dync.shape = [1, 3, "32*h", "32*w"]}) attributes {dync.entry} {
@@ -58,7 +58,8 @@ module attributes {dync.specialize = [{h = 4 : i64}], dync.symbols = {h = {max =
 // CHECK-LABEL: func.func @main__n_3(
 // CHECK:         call @body__n_3(
 // CHECK-LABEL: func.func private @body__n_3(
-// CHECK-NOT:     torch.bind_symbolic_shape
+// CHECK-NOT:     torch.symbolic_int "n"
+// CHECK:         torch.bind_symbolic_shape %arg0, [], affine_map<() -> (3, 4)>
 // RDP-LABEL:   func.func private @body__n_3(
 // RDP:           torch.aten.tanh %arg0 : !torch.vtensor<[?,4],f32> -> !torch.vtensor<[3,4],f32>
 module attributes {dync.specialize = [{n = 3 : i64}], dync.symbols = {n = {max = 16 : i64, min = 1 : i64}}} {
