@@ -204,16 +204,19 @@ def run_model(name: str, count: int = 100, *, timing_inputs: int = 30, repeats: 
         ablated = {}
         timed = inputs[:timing_inputs]
         if with_ablation:
-            for off, options in ABLATIONS.items():
-                say(f"[bench]   without {off} ...")
-                ablated[off] = dync.compile(model, example, dynamic_shapes=dynamic_shapes,
-                                            **options)
+            variants = {f"without {off}": (off, options) for off, options in ABLATIONS.items()}
             hot = _hot_sizes(compiled, timed) if report.mode == "in-graph" else {}
             if hot:
-                say(f"[bench]   with {SPECIALIZE} {hot} ...")
-                ablated[SPECIALIZE] = dync.compile(model, example, dynamic_shapes=dynamic_shapes,
-                                                   specialize=hot)
+                variants[f"with {SPECIALIZE} {hot}"] = (SPECIALIZE, {"specialize": hot})
                 row.notes.append(f"{SPECIALIZE} (ablation): versions for {hot}")
+            for label, (name, options) in variants.items():
+                say(f"[bench]   {label} ...")
+                try:
+                    ablated[name] = dync.compile(model, example, dynamic_shapes=dynamic_shapes,
+                                                 **options)
+                except dync.DyncError as e:  # a variant that fails is noted, not fatal
+                    row.notes.append(f"ablation, {label}: fails: "
+                                     + " ".join(str(e).split())[:300])
         with torch.no_grad():
             row.eager_ms, row.dync_ms, row.baseline_ms, *rest = _median_ms(
                 [model, compiled, baseline, *ablated.values(), *(c.fn for c in others)], timed,
