@@ -152,7 +152,27 @@ def _model_parts(model, args, dynamic_shapes, options: dict):
             yield f"{key}={_plain(tensor)}"
     for path in _source_files(sys.modules.values()):
         yield path
-        yield Path(path).read_bytes()
+        yield _file_digest(path)
+
+
+# path -> (mtime in ns, size, SHA-256 of the contents): a process hashes each source file once
+# until it changes. Without it the key cost grew with every module loaded (a benchmark process
+# that had run torch.compile held thousands of generated .py files: 15 s per key).
+_DIGESTS: dict[str, tuple[int, int, str]] = {}
+
+
+def _file_digest(path: str) -> str:
+    stat = os.stat(path)
+    known = _DIGESTS.get(path)
+    if known is not None and known[:2] == (stat.st_mtime_ns, stat.st_size):
+        return known[2]
+    digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    _DIGESTS[path] = (stat.st_mtime_ns, stat.st_size, digest)
+    return digest
+
+
+# A module's __file__ -> its resolved path if it is user (or dync) source, else None.
+_USER_SOURCE: dict[str, str | None] = {}
 
 
 def _source_files(modules) -> list[str]:
@@ -170,10 +190,12 @@ def _source_files(modules) -> list[str]:
         file = getattr(module, "__file__", None)
         if not file or not file.endswith(".py"):
             continue
-        path = Path(file).resolve()
-        if path.is_relative_to(dync_dir) or not any(path.is_relative_to(s) for s in system):
-            if path.is_file():
-                files.add(str(path))
+        if file not in _USER_SOURCE:
+            path = Path(file).resolve()
+            user = path.is_relative_to(dync_dir) or not any(path.is_relative_to(s) for s in system)
+            _USER_SOURCE[file] = str(path) if user else None
+        if _USER_SOURCE[file] is not None and os.path.isfile(_USER_SOURCE[file]):
+            files.add(_USER_SOURCE[file])
     files.update(str(p) for p in dync_dir.rglob("*.py"))
     return sorted(files)
 
