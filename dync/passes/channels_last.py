@@ -29,6 +29,7 @@ from __future__ import annotations
 from iree.compiler import ir
 
 from ..dialects.dync import request_preprocessing
+from ..dialects.symbolic import type_dims
 from ..dialects.walk import nested_ops
 from .pipeline import Pass
 
@@ -38,17 +39,14 @@ CONVOLUTIONS = ("torch.aten.conv2d", "torch.aten.convolution", "torch.aten._conv
 
 
 def _rank(value: ir.Value) -> int | None:
-    text = str(value.type)
-    if not text.startswith("!torch.vtensor<[") or "]" not in text:
-        return None
-    dims = text[len("!torch.vtensor<["):text.index("]")]
-    return len(dims.split(",")) if dims else 0
+    dims = type_dims(value.type)
+    return None if dims is None else len(dims)
 
 
 def _is_global_pool(op: ir.Operation) -> bool:
-    text = str(op.results[0].type)
-    return _rank(op.operands[0]) == 4 and text.startswith("!torch.vtensor<[") and \
-        text[len("!torch.vtensor<["):text.index("]")].replace(" ", "").endswith(",1,1")
+    """A pool over a rank-4 input whose result is N x C x 1 x 1."""
+    out = type_dims(op.results[0].type)
+    return _rank(op.operands[0]) == 4 and out is not None and tuple(out[2:]) == (1, 1)
 
 
 def _constant(name: str, result: str, ip: ir.InsertionPoint, loc: ir.Location, **attrs):

@@ -65,13 +65,9 @@ def request_versions(module: ir.Module, versions: list[dict[str, int]]) -> None:
 
 def read_versions(module: ir.Operation) -> list[tuple[str, dict[str, int]]]:
     """(function name, {symbol: value}) of each version in `module`."""
-    found = []
-    for op in module.regions[0].blocks[0].operations:
-        if op.operation.name == "func.func" and VERSION_ATTR in op.operation.attributes:
-            values = ir.DictAttr(op.operation.attributes[VERSION_ATTR])
-            found.append((ir.StringAttr(op.operation.attributes["sym_name"]).value,
-                          {n.name: ir.IntegerAttr(n.attr).value for n in values}))
-    return found
+    return [(name, {n.name: ir.IntegerAttr(n.attr).value
+                    for n in ir.DictAttr(func.attributes[VERSION_ATTR])})
+            for name, func in functions(module).items() if VERSION_ATTR in func.attributes]
 
 
 def _specialized_dim(dim: dync_ir.Dim, values: dict[str, int]) -> dync_ir.Dim:
