@@ -99,7 +99,7 @@ BASELINE_PASSES = ("dync-canonicalize", "dync-verify")
 # of the timed inputs.
 ABLATIONS: dict[str, dict] = {
     name: {"passes": tuple(p for p in DEFAULT_PIPELINE if p != name)}
-    for name in ("dync-rdp", "dync-split-subdnns", "dync-channels-last")
+    for name in ("dync-rdp", "dync-split-subdnns", "dync-fuse", "dync-channels-last")
 }
 SPECIALIZE = "dync-specialize"
 HOT_SIZES = 3
@@ -251,17 +251,15 @@ def _measure_memory(row: Row, model, compiled, inputs) -> None:
     from . import memory
 
     eager, measured, predicted, errors = [], [], [], []
-    peak = compiled.report.peak
+    peak = Peak.from_report(compiled.report.peak)
     for args in inputs:
         eager.append(memory.eager_peak_intermediates(model, args))
         if compiled.report.mode != "in-graph":
             continue
         measured.append(memory.dync_peak(compiled, args))
         if peak:
-            formula = Peak(peak["formula"], peak["arena"], peak["iree"], peak["min"],
-                           peak["max"], {})
             try:
-                predicted.append(formula.evaluate_iree(symbol_values(compiled.signature, args)))
+                predicted.append(peak.evaluate_iree(symbol_values(compiled.signature, args)))
             except KeyError:  # a symbol only the run knows (an unbacked count): no prediction
                 continue
             errors.append(abs(predicted[-1] - measured[-1]) / max(measured[-1], 1))

@@ -42,6 +42,21 @@ def symbol(name: str) -> sympy.Symbol:
     return sympy.Symbol(name, integer=True, positive=True)
 
 
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_FUNCTIONS = ("Max", "Min", "floor", "ceiling", "Mod")
+
+
+def parse_dim(text: str, evaluate: bool = True) -> sympy.Expr:
+    """A dim written as text (``"32*h"``, ``"Max(2*s, 4)"``) as a sympy expression over shape
+    symbols (`symbol`)."""
+    names = {n: symbol(n) for n in _IDENT.findall(text) if n not in _FUNCTIONS}
+    return sympy.parse_expr(text, local_dict=names, evaluate=evaluate)
+
+
+def is_symbol_name(text: str) -> bool:
+    return _IDENT.fullmatch(text) is not None
+
+
 def narrow_range(ranges: dict[str, tuple[int, int]], symbolic_int: ir.Operation) -> None:
     """Intersect `ranges[name]` with the range a `torch.symbolic_int` declares for `name`."""
     name = ir.StringAttr(symbolic_int.attributes["symbol_name"]).value

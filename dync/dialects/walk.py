@@ -28,3 +28,48 @@ def functions(module: ir.Module | ir.Operation) -> dict[str, ir.Operation]:
     return {ir.StringAttr(op.attributes["sym_name"]).value: op.operation
             for op in module.operation.regions[0].blocks[0].operations
             if op.operation.name == "func.func"}
+
+
+CALLS = ("func.call", "torch.call")
+
+
+def in_region(op: ir.Operation) -> bool:
+    """Whether `op` sits in a region of an op (`scf.if`, a loop) inside its function."""
+    parent = op.parent
+    while parent is not None and parent.name != "func.func":
+        if parent.name.startswith(("scf.", "torch.prim.")):
+            return True
+        parent = parent.parent
+    return False
+
+
+def enclosing_function(op: ir.Operation) -> str | None:
+    parent = op.parent
+    while parent is not None and parent.name != "func.func":
+        parent = parent.parent
+    return None if parent is None else ir.StringAttr(parent.attributes["sym_name"]).value
+
+
+def functions_under_control_flow(module: ir.Module | ir.Operation) -> set[str]:
+    """The functions called, directly or through other calls, from inside a region."""
+    funcs = functions(module)
+    calls: dict[str, list[tuple[str, bool]]] = {name: [] for name in funcs}
+    for name, func in funcs.items():
+        for op in nested_ops(func):
+            if op.name in CALLS and "callee" in op.attributes:
+                callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+                calls[name].append((callee, in_region(op)))
+    hot = {callee for sites in calls.values() for callee, nested in sites if nested}
+    todo = list(hot)
+    while todo:
+        for callee, _ in calls.get(todo.pop(), ()):
+            if callee not in hot:
+                hot.add(callee)
+                todo.append(callee)
+    return hot
+
+
+def under_control_flow(op: ir.Operation, hot: set[str]) -> bool:
+    """Whether `op` runs under control flow: in a region, or in one of `hot`'s functions
+    (`functions_under_control_flow`)."""
+    return in_region(op) or enclosing_function(op) in hot

@@ -21,6 +21,7 @@ _PASS_MODULES = {
     "dync-canonicalize": "dync.passes.canonicalize",
     "dync-channels-last": "dync.passes.channels_last",
     "dync-exact-loops": "dync.passes.exact_loops",
+    "dync-fuse": "dync.passes.fuse",
     "dync-plan-buffers": "dync.passes.plan_buffers",
     "dync-rdp": "dync.passes.rdp",
     "dync-rotate-while": "dync.passes.rotate_while",
@@ -31,8 +32,8 @@ _PASS_MODULES = {
 
 # What `dync.compile` runs on dync IR before handing it to IREE.
 DEFAULT_PIPELINE: tuple[str, ...] = (
-    "dync-specialize", "dync-canonicalize", "dync-rdp", "dync-split-subdnns", "dync-channels-last",
-    "dync-plan-buffers", "dync-verify")
+    "dync-specialize", "dync-canonicalize", "dync-rdp", "dync-split-subdnns", "dync-fuse",
+    "dync-channels-last", "dync-plan-buffers", "dync-verify")
 
 
 class Pass:

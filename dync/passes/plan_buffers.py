@@ -72,7 +72,15 @@ import sympy
 from iree.compiler import ir
 
 from ..dialects import dync as dync_ir
-from ..dialects.symbolic import bound_dims, is_tensor, narrow_range, symbol, type_dims
+from ..dialects.symbolic import (
+    bound_dims,
+    is_symbol_name,
+    is_tensor,
+    narrow_range,
+    parse_dim,
+    symbol,
+    type_dims,
+)
 from ..dialects.walk import functions
 from .pipeline import Pass, PassFailure
 
@@ -84,7 +92,6 @@ PAD_ATTR = "dync.pad"
 CARRIED_ATTR = "dync.carried"
 DIMS_ATTR = "dync.dims"
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ELEMENT = re.compile(r"^!torch\.vtensor<\[[^\]]*\],([^>]+)>$")
 _BYTES = {"f64": 8, "f32": 4, "f16": 2, "bf16": 2, "f8E4M3FN": 1, "f8E5M2": 1,
           "si64": 8, "ui64": 8, "i64": 8, "si32": 4, "ui32": 4, "i32": 4, "si16": 2,
@@ -436,7 +443,7 @@ class FunctionLiveness:
             dims = dync_ir.to_python(owner.attributes[DIMS_ATTR])
             index = ir.OpResult(value).result_number
             if index < len(dims) and len(dims[index]) == len(tdims):
-                return tuple(_parse(str(d)) for d in dims[index])
+                return tuple(parse_dim(str(d)) for d in dims[index])
         return None
 
     def size(self, value: ir.Value) -> sympy.Expr:
@@ -493,7 +500,7 @@ class FunctionLiveness:
             attrs = ir.DictAttr(attrs)
             if not is_tensor(v.type) or dync_ir.SHAPE_ATTR not in attrs or self.dims(v):
                 continue
-            self._dims[v] = tuple(sympy.Integer(d) if isinstance(d, int) else _parse(d)
+            self._dims[v] = tuple(sympy.Integer(d) if isinstance(d, int) else parse_dim(d)
                                   for d in dync_ir.read_shape(attrs[dync_ir.SHAPE_ATTR]))
 
     def _next(self) -> int:
@@ -947,12 +954,6 @@ def _callees_first(funcs: Mapping[str, ir.Operation]) -> list[str]:
     return order
 
 
-def _parse(text: str, evaluate: bool = True) -> sympy.Expr:
-    names = {n: symbol(n) for n in _IDENT.findall(text)
-             if n not in ("Max", "Min", "floor", "ceiling", "Mod")}
-    return sympy.parse_expr(text, local_dict=names, evaluate=evaluate)
-
-
 @functools.lru_cache(maxsize=4096)
 def _text(expr: sympy.Expr) -> str:
     """`expr` as text; large expressions unsorted (sympy's term ordering is slow on them)."""
@@ -1020,10 +1021,10 @@ class Peak:
 
     @property
     def expr(self) -> sympy.Expr:
-        return _parse(self.formula, evaluate=False)
+        return parse_dim(self.formula, evaluate=False)
 
     def _eval(self, text: str, values: Mapping[str, int], missing: str) -> int:
-        expr = _parse(text, evaluate=False)
+        expr = parse_dim(text, evaluate=False)
         subs = {}
         for s in expr.free_symbols:
             if s.name in values:
@@ -1054,6 +1055,15 @@ class Peak:
         """(min, max) of the peak over the ranges of the symbols not given."""
         return (self.evaluate(symbol_values, "min"), self.evaluate(symbol_values, "max"))
 
+    @classmethod
+    def from_report(cls, peak: Mapping) -> Peak | None:
+        """The peak a compile report carries (`Report.peak`; no symbol ranges), None if the
+        pass did not run."""
+        if not peak:
+            return None
+        return cls(peak["formula"], peak["arena"], peak["iree"], int(peak["min"]),
+                   int(peak["max"]), {})
+
 
 def read_peak(module: ir.Module | ir.Operation | str) -> Peak | None:
     """The ``dync.peak`` a run of the pass left on `module` (an MLIR module, or its text);
@@ -1077,6 +1087,6 @@ def symbol_values(signature, args) -> dict[str, int]:
     values: dict[str, int] = {}
     for spec, arg in zip(signature.inputs, args, strict=False):
         for want, got in zip(spec.shape, tuple(arg.shape), strict=False):
-            if isinstance(want, str) and _IDENT.fullmatch(want):
+            if isinstance(want, str) and is_symbol_name(want):
                 values[want] = int(got)
     return values

@@ -31,7 +31,6 @@ Writes:
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable
 
@@ -47,6 +46,7 @@ from ..dialects.symbolic import (
     is_tensor,
     known,
     narrow_range,
+    parse_dim,
     symbol,
     tighten,
     to_affine,
@@ -61,7 +61,6 @@ RDP_ATTR = "dync.rdp"
 DIMS_ATTR = "dync.dims"
 _MAX_ROUNDS = 12
 _LOOP_ITERATIONS = 4
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class RDP(Pass):
@@ -415,14 +414,9 @@ def _entry_shapes(func) -> list[tuple[Dim, ...] | None]:
             shapes.append(None)
             continue
         dims = dync_ir.read_shape(attrs[dync_ir.SHAPE_ATTR])
-        shapes.append(tuple(sympy.Integer(d) if isinstance(d, int) else _parse_dim(d)
+        shapes.append(tuple(sympy.Integer(d) if isinstance(d, int) else parse_dim(d)
                             for d in dims))
     return shapes
-
-
-def _parse_dim(text: str) -> sympy.Expr:
-    names = {n: symbol(n) for n in _IDENT.findall(text)}
-    return sympy.parse_expr(text, local_dict=names)
 
 
 _ELEMENTWISE = {f"torch.aten.{n}" for n in rules._UNARY + rules._BINARY}

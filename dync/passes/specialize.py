@@ -27,13 +27,10 @@ symbol's range fails the pass with the reason.
 
 from __future__ import annotations
 
-import re
-
-import sympy
 from iree.compiler import ir
 
 from ..dialects import dync as dync_ir
-from ..dialects.symbolic import bound_dims, symbol, to_affine, type_dims
+from ..dialects.symbolic import bound_dims, parse_dim, symbol, to_affine, type_dims
 from ..dialects.walk import functions, ops_named
 from .pipeline import Pass, PassFailure
 
@@ -73,14 +70,8 @@ def read_versions(module: ir.Operation) -> list[tuple[str, dict[str, int]]]:
 def _specialized_dim(dim: dync_ir.Dim, values: dict[str, int]) -> dync_ir.Dim:
     if isinstance(dim, int):
         return dim
-    names = {n: symbol(n) for n in values}
-    expr = sympy.sympify(dim, locals={**names, **{s: symbol(s) for s in _idents(dim)}})
-    expr = expr.subs({names[n]: v for n, v in values.items()})
+    expr = parse_dim(dim).subs({symbol(n): v for n, v in values.items()})
     return int(expr) if expr.is_Integer else str(expr)
-
-
-def _idents(text: str) -> list[str]:
-    return re.findall(r"[A-Za-z_]\w*", text)
 
 
 def _static_type(old: ir.Type, dims: tuple[dync_ir.Dim, ...]) -> ir.Type:

@@ -27,17 +27,22 @@ module attributes {dync.symbols = {batch = {max = 8 : i64, min = 1 : i64}}} {
 
 // -----
 
-// No convolution: nothing is asked of IREE; a pool to 2x2 is not a global pool and stays.
+// No convolution: nothing is asked of IREE. A pool from 8x8 to 2x2 averages 4x4 windows and
+// becomes avg_pool2d with that kernel and stride; one from 7x7 to 2x2 (uneven windows) stays.
 // CHECK-NOT:   dync.iree_preprocessing
 // CHECK-LABEL: func.func @pool_only
-// CHECK:         torch.aten.adaptive_avg_pool2d %arg0
+// CHECK-COUNT-4: torch.constant.int 4
+// CHECK-COUNT-2: torch.constant.int 0
+// CHECK:         torch.aten.avg_pool2d %arg0, %{{.+}}, %{{.+}}, %{{.+}}, %false, %true, %{{.+}} : {{.*}} -> !torch.vtensor<[1,4,2,2],f32>
+// CHECK:         torch.aten.adaptive_avg_pool2d %arg1
 // CHECK-NOT:     torch.aten.mean.dim
 module attributes {dync.symbols = {}} {
-  func.func @pool_only(%arg0: !torch.vtensor<[1,4,8,8],f32> {dync.shape = [1, 4, 8, 8]}) -> (!torch.vtensor<[1,4,2,2],f32> {dync.shape = [1, 4, 2, 2]}) attributes {dync.entry} {
+  func.func @pool_only(%arg0: !torch.vtensor<[1,4,8,8],f32> {dync.shape = [1, 4, 8, 8]}, %arg1: !torch.vtensor<[1,4,7,7],f32> {dync.shape = [1, 4, 7, 7]}) -> (!torch.vtensor<[1,4,2,2],f32> {dync.shape = [1, 4, 2, 2]}, !torch.vtensor<[1,4,2,2],f32> {dync.shape = [1, 4, 2, 2]}) attributes {dync.entry} {
     %int2 = torch.constant.int 2
     %size = torch.prim.ListConstruct %int2, %int2 : (!torch.int, !torch.int) -> !torch.list<int>
     %0 = torch.aten.adaptive_avg_pool2d %arg0, %size : !torch.vtensor<[1,4,8,8],f32>, !torch.list<int> -> !torch.vtensor<[1,4,2,2],f32>
-    return %0 : !torch.vtensor<[1,4,2,2],f32>
+    %1 = torch.aten.adaptive_avg_pool2d %arg1, %size : !torch.vtensor<[1,4,7,7],f32>, !torch.list<int> -> !torch.vtensor<[1,4,2,2],f32>
+    return %0, %1 : !torch.vtensor<[1,4,2,2],f32>, !torch.vtensor<[1,4,2,2],f32>
   }
 }
 
@@ -61,30 +66,52 @@ module attributes {dync.iree_preprocessing = ["some-earlier-pass"], dync.symbols
 
 // -----
 
-// Control flow: IREE cannot move the transposes across region boundaries, so NHWC is not
-// asked for (it made gated CIFAR networks 3-9x slower); the global pool still becomes a mean.
-// CHECK-NOT:   dync.iree_preprocessing
+// Control flow: NHWC is asked for too, and the filter of the convolution in the branch is
+// stored in HWCF and permuted back to FCHW, so that IREE's own FCHW -> HWCF transpose cancels
+// against the permute instead of staying in the region, out of reach of its constant hoisting.
+// The top-level convolution keeps its filter (IREE folds that transpose), and so does the
+// depthwise one (IREE does not convert grouped convolutions). The global pool becomes a mean.
+// CHECK:       module attributes {dync.iree_preprocessing = ["iree-preprocessing-convert-conv-to-channels-last"]
 // CHECK-LABEL: func.func @conv_in_a_branch
+// CHECK:         %[[HWCF:.+]] = torch.vtensor.literal(dense<{{\[}}{{\[}}{{\[}}[1.000000e+00, 4.000000e+00], [2.000000e+00, 5.000000e+00], [3.000000e+00, 6.000000e+00]]]]> : tensor<1x1x3x2xf32>) : !torch.vtensor<[1,1,3,2],f32>
+// CHECK-NEXT:    torch.constant.int 3
+// CHECK-NEXT:    torch.constant.int 2
+// CHECK-NEXT:    torch.constant.int 0
+// CHECK-NEXT:    torch.constant.int 1
+// CHECK-NEXT:    %[[PERM:.+]] = torch.prim.ListConstruct
+// CHECK-NEXT:    %[[FCHW:.+]] = torch.aten.permute %[[HWCF]], %[[PERM]] : !torch.vtensor<[1,1,3,2],f32>, !torch.list<int> -> !torch.vtensor<[2,3,1,1],f32>
+// CHECK-NEXT:    %[[W:.+]] = torch.vtensor.literal(dense<{{\[}}{{\[}}{{\[}}[1.000000e+00]], {{\[}}[2.000000e+00]], {{\[}}[3.000000e+00]]], {{\[}}{{\[}}[4.000000e+00]], {{\[}}[5.000000e+00]], {{\[}}[6.000000e+00]]]]> : tensor<2x3x1x1xf32>)
+// CHECK-NEXT:    %[[DW:.+]] = torch.vtensor.literal(dense<2.000000e+00> : tensor<3x1x1x1xf32>)
+// CHECK:         torch.aten.conv2d %arg0, %[[W]]
 // CHECK:         scf.if
+// CHECK-NEXT:      torch.aten.conv2d %arg0, %[[FCHW]]
+// CHECK-NEXT:      torch.aten.conv2d %arg0, %[[DW]]
 // CHECK:         torch.aten.mean.dim
 module attributes {dync.symbols = {}} {
-  func.func @conv_in_a_branch(%arg0: !torch.vtensor<[1,3,8,8],f32> {dync.shape = [1, 3, 8, 8]}, %arg1: i1) -> (!torch.vtensor<[1,3,1,1],f32> {dync.shape = [1, 3, 1, 1]}) attributes {dync.entry} {
-    %w = torch.vtensor.literal(dense<1.0> : tensor<3x3x1x1xf32>) : !torch.vtensor<[3,3,1,1],f32>
+  func.func @conv_in_a_branch(%arg0: !torch.vtensor<[1,3,8,8],f32> {dync.shape = [1, 3, 8, 8]}, %arg1: i1) -> (!torch.vtensor<[1,2,1,1],f32> {dync.shape = [1, 2, 1, 1]}, !torch.vtensor<[1,3,8,8],f32> {dync.shape = [1, 3, 8, 8]}) attributes {dync.entry} {
+    %w = torch.vtensor.literal(dense<[[[[1.0]], [[2.0]], [[3.0]]], [[[4.0]], [[5.0]], [[6.0]]]]> : tensor<2x3x1x1xf32>) : !torch.vtensor<[2,3,1,1],f32>
+    %dw = torch.vtensor.literal(dense<2.0> : tensor<3x1x1x1xf32>) : !torch.vtensor<[3,1,1,1],f32>
     %none = torch.constant.none
     %int0 = torch.constant.int 0
     %int1 = torch.constant.int 1
+    %int3 = torch.constant.int 3
     %ones = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
     %zeros = torch.prim.ListConstruct %int0, %int0 : (!torch.int, !torch.int) -> !torch.list<int>
-    %x = torch_c.to_builtin_tensor %arg0 : !torch.vtensor<[1,3,8,8],f32> -> tensor<1x3x8x8xf32>
-    %0 = scf.if %arg1 -> (tensor<1x3x8x8xf32>) {
-      %c = torch.aten.conv2d %arg0, %w, %none, %ones, %zeros, %ones, %int1 : !torch.vtensor<[1,3,8,8],f32>, !torch.vtensor<[3,3,1,1],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[1,3,8,8],f32>
-      %t = torch_c.to_builtin_tensor %c : !torch.vtensor<[1,3,8,8],f32> -> tensor<1x3x8x8xf32>
-      scf.yield %t : tensor<1x3x8x8xf32>
+    %top = torch.aten.conv2d %arg0, %w, %none, %ones, %zeros, %ones, %int1 : !torch.vtensor<[1,3,8,8],f32>, !torch.vtensor<[2,3,1,1],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[1,2,8,8],f32>
+    %x = torch_c.to_builtin_tensor %top : !torch.vtensor<[1,2,8,8],f32> -> tensor<1x2x8x8xf32>
+    %y = torch_c.to_builtin_tensor %arg0 : !torch.vtensor<[1,3,8,8],f32> -> tensor<1x3x8x8xf32>
+    %0:2 = scf.if %arg1 -> (tensor<1x2x8x8xf32>, tensor<1x3x8x8xf32>) {
+      %c = torch.aten.conv2d %arg0, %w, %none, %ones, %zeros, %ones, %int1 : !torch.vtensor<[1,3,8,8],f32>, !torch.vtensor<[2,3,1,1],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[1,2,8,8],f32>
+      %d = torch.aten.conv2d %arg0, %dw, %none, %ones, %zeros, %ones, %int3 : !torch.vtensor<[1,3,8,8],f32>, !torch.vtensor<[3,1,1,1],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[1,3,8,8],f32>
+      %t = torch_c.to_builtin_tensor %c : !torch.vtensor<[1,2,8,8],f32> -> tensor<1x2x8x8xf32>
+      %u = torch_c.to_builtin_tensor %d : !torch.vtensor<[1,3,8,8],f32> -> tensor<1x3x8x8xf32>
+      scf.yield %t, %u : tensor<1x2x8x8xf32>, tensor<1x3x8x8xf32>
     } else {
-      scf.yield %x : tensor<1x3x8x8xf32>
+      scf.yield %x, %y : tensor<1x2x8x8xf32>, tensor<1x3x8x8xf32>
     }
-    %1 = torch_c.from_builtin_tensor %0 : tensor<1x3x8x8xf32> -> !torch.vtensor<[1,3,8,8],f32>
-    %2 = torch.aten.adaptive_avg_pool2d %1, %ones : !torch.vtensor<[1,3,8,8],f32>, !torch.list<int> -> !torch.vtensor<[1,3,1,1],f32>
-    return %2 : !torch.vtensor<[1,3,1,1],f32>
+    %1 = torch_c.from_builtin_tensor %0#0 : tensor<1x2x8x8xf32> -> !torch.vtensor<[1,2,8,8],f32>
+    %2 = torch.aten.adaptive_avg_pool2d %1, %ones : !torch.vtensor<[1,2,8,8],f32>, !torch.list<int> -> !torch.vtensor<[1,2,1,1],f32>
+    %3 = torch_c.from_builtin_tensor %0#1 : tensor<1x3x8x8xf32> -> !torch.vtensor<[1,3,8,8],f32>
+    return %2, %3 : !torch.vtensor<[1,2,1,1],f32>, !torch.vtensor<[1,3,8,8],f32>
   }
 }

@@ -1,0 +1,121 @@
+"""The data of tensor literals (`torch.vtensor.literal`), read and written as numpy arrays.
+
+The fx importer stores weights as ``dense_resource`` blobs. MLIR's Python bindings can make such
+an attribute from a buffer but not read one back; the C API can, element by element
+(``mlirDense<T>ResourceElementsAttrGetValue``), and `iree.compiler` exports it from the same
+library the bindings use, so it is called through ctypes on the attribute's C pointer.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import glob
+import itertools
+import os
+
+import numpy as np
+from iree.compiler import ir
+
+# element type text -> (numpy dtype, the C API's getter suffix)
+_ELEMENTS = {
+    "f32": (np.float32, "Float", ctypes.c_float),
+    "f64": (np.float64, "Double", ctypes.c_double),
+    "i64": (np.int64, "Int64", ctypes.c_int64),
+    "i32": (np.int32, "Int32", ctypes.c_int32),
+}
+# Reading a blob costs one C call per element: larger literals are left alone.
+MAX_ELEMENTS = 1 << 20
+_names = itertools.count()
+
+
+@functools.cache
+def _library() -> ctypes.CDLL:
+    from iree.compiler import _mlir_libs
+
+    here = os.path.dirname(_mlir_libs.__file__)
+    return ctypes.CDLL(sorted(glob.glob(os.path.join(here, "libIREECompiler.so*")))[0])
+
+
+def _c_pointer(attr: ir.Attribute) -> int:
+    capsule = attr._CAPIPtr
+    api = ctypes.pythonapi
+    api.PyCapsule_GetName.restype = ctypes.c_char_p
+    api.PyCapsule_GetName.argtypes = [ctypes.py_object]
+    api.PyCapsule_GetPointer.restype = ctypes.c_void_p
+    api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    return api.PyCapsule_GetPointer(capsule, api.PyCapsule_GetName(capsule))
+
+
+def _resource_array(attr: ir.Attribute, shape: list[int], element: str) -> np.ndarray | None:
+    if element not in _ELEMENTS or int(np.prod(shape)) > MAX_ELEMENTS:
+        return None
+    dtype, suffix, ctype = _ELEMENTS[element]
+    getter = getattr(_library(), f"mlirDense{suffix}ResourceElementsAttrGetValue")
+    getter.restype, getter.argtypes = ctype, [ctypes.c_void_p, ctypes.c_ssize_t]
+    pointer, count = _c_pointer(attr), int(np.prod(shape))
+    return np.fromiter((getter(pointer, i) for i in range(count)), dtype, count).reshape(shape)
+
+
+def _is_dense(attr: ir.Attribute) -> bool:
+    try:
+        ir.DenseElementsAttr(attr)
+    except ValueError:
+        return False
+    return True
+
+
+def literal_array(op: ir.Operation) -> np.ndarray | None:
+    """The value of a `torch.vtensor.literal` as a numpy array, or None when it cannot be read
+    (an element type or size this module does not handle)."""
+    attr = op.attributes["value"]
+    tensor = ir.RankedTensorType(attr.type)
+    shape, element = list(tensor.shape), str(tensor.element_type)
+    if not _is_dense(attr):
+        return _resource_array(attr, shape, element)
+    if element not in _ELEMENTS:
+        return None
+    dense = ir.DenseElementsAttr(attr)
+    if dense.is_splat:
+        return np.full(shape, dense.get_splat_value().value, _ELEMENTS[element][0])
+    return np.array(dense, copy=True).reshape(shape)
+
+
+def make_literal(array: np.ndarray, like: ir.Operation, ip: ir.InsertionPoint) -> ir.Value:
+    """A new `torch.vtensor.literal` holding `array` at `ip`, with the element type and the kind
+    (``dense_resource`` blob or inline ``dense``) of the literal `like`."""
+    like_attr = like.attributes["value"]
+    element = ir.RankedTensorType(like_attr.type).element_type
+    tensor = ir.RankedTensorType.get(list(array.shape), element)
+    array = np.ascontiguousarray(array)
+    if _is_dense(like_attr):
+        attr = ir.DenseElementsAttr.get(array, type=element)
+    else:
+        attr = ir.DenseResourceElementsAttr.get_from_buffer(
+            memoryview(array), f"dync_literal_{next(_names)}", tensor)
+    vtensor = ir.Type.parse(f"!torch.vtensor<[{','.join(map(str, array.shape))}],{element}>")
+    return ir.Operation.create("torch.vtensor.literal", results=[vtensor],
+                               attributes={"value": attr}, loc=like.location, ip=ip).result
+
+
+def transformed_literal(weight: ir.Value, transform, made: dict) -> ir.Value | None:
+    """A literal holding ``transform(data of weight)``, placed before `weight`'s literal and
+    made once per weight (`made` remembers them); None if `weight` is not a literal this module
+    can read."""
+    if weight in made:
+        return made[weight]
+    owner = weight.owner
+    if isinstance(owner, ir.Block) or owner.operation.name != "torch.vtensor.literal":
+        return None
+    literal = owner.operation
+    array = literal_array(literal)
+    if array is None:
+        return None
+    made[weight] = make_literal(transform(array), literal, ir.InsertionPoint(literal))
+    return made[weight]
+
+
+def erase_if_unused(weight: ir.Value) -> None:
+    """Erase the literal defining `weight` once nothing uses it."""
+    if not list(weight.uses):
+        weight.owner.operation.erase()

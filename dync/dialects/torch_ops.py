@@ -1,0 +1,57 @@
+"""Reading and building the torch-dialect ops passes rewrite: constants, lists, definitions."""
+
+from __future__ import annotations
+
+from iree.compiler import ir
+
+BIND = "torch.bind_symbolic_shape"
+
+
+def defining(value: ir.Value, name: str) -> ir.Operation | None:
+    """The op named `name` that defines `value`, or None (a block argument, another op)."""
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return None
+    owner = owner.operation
+    return owner if owner.name == name else None
+
+
+def constant_int(value: ir.Value) -> int | None:
+    op = defining(value, "torch.constant.int")
+    return None if op is None else ir.IntegerAttr(op.attributes["value"]).value
+
+
+def constant_number(value: ir.Value) -> float | None:
+    """The value of a `torch.constant.float` or `torch.constant.int`, else None."""
+    op = defining(value, "torch.constant.float")
+    if op is not None:
+        return ir.FloatAttr(op.attributes["value"]).value
+    return constant_int(value)
+
+
+def create(name: str, result: ir.Type | str, ip: ir.InsertionPoint, loc: ir.Location,
+           operands=(), **attrs) -> ir.Value:
+    """One op with one result, at `ip`."""
+    result = ir.Type.parse(result) if isinstance(result, str) else result
+    return ir.Operation.create(name, results=[result], operands=list(operands),
+                               attributes=attrs, loc=loc, ip=ip).result
+
+
+def int_constant(value: int, ip: ir.InsertionPoint, loc: ir.Location) -> ir.Value:
+    return create("torch.constant.int", "!torch.int", ip, loc,
+                  value=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), value))
+
+
+def int_list(values: list[int], ip: ir.InsertionPoint, loc: ir.Location) -> ir.Value:
+    """A `torch.prim.ListConstruct` of int constants."""
+    return create("torch.prim.ListConstruct", "!torch.list<int>", ip, loc,
+                  operands=[int_constant(v, ip, loc) for v in values])
+
+
+def users(value: ir.Value) -> list[ir.Operation]:
+    """The ops using `value`, shape bindings left out."""
+    return [use.owner for use in value.uses if use.owner.name != BIND]
+
+
+def bindings(value: ir.Value) -> list[ir.Operation]:
+    return [use.owner for use in value.uses if use.owner.name == BIND]
