@@ -22,6 +22,7 @@ import importlib.metadata
 import json
 import os
 import tempfile
+import weakref
 from pathlib import Path
 
 from iree.compiler import ir
@@ -214,6 +215,8 @@ def _plain(value) -> str:
     if isinstance(value, dict):
         return "{" + ",".join(f"{_plain(k)}:{_plain(v)}"
                               for k, v in sorted(value.items(), key=lambda kv: repr(kv[0]))) + "}"
+    if isinstance(value, weakref.ReferenceType):  # e.g. nn.GRU's _flat_weight_refs
+        return f"ref({_plain(value())})"
     if hasattr(value, "__name__") and hasattr(value, "min") and hasattr(value, "max"):
         return f"Dim({value.__name__},{value.min},{value.max})"  # torch.export.Dim
     if hasattr(value, "root") and hasattr(value, "fn"):  # a derived Dim such as 2*h

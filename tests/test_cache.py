@@ -118,3 +118,18 @@ def test_state_the_key_cannot_see_falls_back_to_the_ir_key(tmp_path):
     _compile(model, tmp_path)
     assert _compile(model, tmp_path).report.cache == "hit"
     assert len(list(tmp_path.glob("model-*"))) == 0
+
+
+def test_a_recurrent_layer_gets_a_model_key_and_its_weights_are_in_it():
+    """nn.GRU keeps weak references to its weights (`_flat_weight_refs`): the key follows them
+    (a model with a GRU used to fall back to the slower IR key)."""
+    from dync.cache import model_key
+
+    torch.manual_seed(0)
+    gru = torch.nn.GRU(4, 8).eval()
+    args, options = (torch.randn(3, 1, 4),), {}
+    key = model_key(gru, args, None, options)
+    assert key is not None and key == model_key(gru, args, None, options)
+    with torch.no_grad():
+        gru.weight_hh_l0.add_(1.0)
+    assert model_key(gru, args, None, options) != key

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import glob
-import itertools
+import hashlib
 import os
 
 import numpy as np
@@ -26,7 +26,6 @@ _ELEMENTS = {
 }
 # Reading a blob costs one C call per element: larger literals are left alone.
 MAX_ELEMENTS = 1 << 20
-_names = itertools.count()
 
 
 @functools.cache
@@ -91,19 +90,32 @@ def make_literal(array: np.ndarray, like: ir.Operation, ip: ir.InsertionPoint) -
     if _is_dense(like_attr):
         attr = ir.DenseElementsAttr.get(array, type=element)
     else:
-        attr = ir.DenseResourceElementsAttr.get_from_buffer(
-            memoryview(array), f"dync_literal_{next(_names)}", tensor)
+        # Named by content, so that compiling the same model again gives the same IR (the
+        # compile cache hashes it) and equal literals share a name.
+        name = f"dync_{hashlib.sha256(array.tobytes()).hexdigest()[:16]}_{array.dtype}"
+        attr = ir.DenseResourceElementsAttr.get_from_buffer(memoryview(array), name, tensor)
     vtensor = ir.Type.parse(f"!torch.vtensor<[{','.join(map(str, array.shape))}],{element}>")
     return ir.Operation.create("torch.vtensor.literal", results=[vtensor],
                                attributes={"value": attr}, loc=like.location, ip=ip).result
 
 
-def transformed_literal(weight: ir.Value, transform, made: dict) -> ir.Value | None:
-    """A literal holding ``transform(data of weight)``, placed before `weight`'s literal and
-    made once per weight (`made` remembers them); None if `weight` is not a literal this module
-    can read."""
-    if weight in made:
-        return made[weight]
+def readable(value: ir.Value) -> bool:
+    """Whether `value` is a `torch.vtensor.literal` whose data `literal_array` can read."""
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.operation.name != "torch.vtensor.literal":
+        return False
+    tensor = ir.RankedTensorType(owner.operation.attributes["value"].type)
+    return str(tensor.element_type) in _ELEMENTS and int(np.prod(tensor.shape)) <= MAX_ELEMENTS
+
+
+def transformed_literal(weight: ir.Value, transform, made: dict,
+                        before: ir.Operation | None = None) -> ir.Value | None:
+    """A literal holding ``transform(data of weight)``, placed before `weight`'s literal (or
+    before the op `before`, then one per block), made once (`made` remembers them); None if
+    `weight` is not a literal this module can read."""
+    key = (weight, None if before is None else before.block)
+    if key in made:
+        return made[key]
     owner = weight.owner
     if isinstance(owner, ir.Block) or owner.operation.name != "torch.vtensor.literal":
         return None
@@ -111,8 +123,9 @@ def transformed_literal(weight: ir.Value, transform, made: dict) -> ir.Value | N
     array = literal_array(literal)
     if array is None:
         return None
-    made[weight] = make_literal(transform(array), literal, ir.InsertionPoint(literal))
-    return made[weight]
+    made[key] = make_literal(transform(array), literal,
+                             ir.InsertionPoint(literal if before is None else before))
+    return made[key]
 
 
 def erase_if_unused(weight: ir.Value) -> None:

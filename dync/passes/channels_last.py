@@ -16,12 +16,14 @@ Writes:
   HWCF filters and propagates the transposes away between consecutive convolutions;
 * each convolution (one group) under control flow — in an `scf` region, or in a function
   called from one — whose filter is a literal gets the filter stored in HWCF and read through
-  `torch.aten.permute(·, [3, 2, 0, 1])`. IREE's FCHW -> HWCF transpose then cancels against
+  `torch.aten.permute(·, [3, 2, 0, 1])`, both placed in the convolution's block. IREE's FCHW -> HWCF transpose then cancels against
   that permute. Without it the filter transpose stays in the region, where IREE's constant
   hoisting does not reach: the convolution is no longer a named NHWC convolution but a
   generic one with a transposed filter, and the CIFAR networks with gated blocks ran 3-9x
   (a two-branch test network 11x) slower than in NCHW. At the top level IREE folds that
-  transpose itself and nothing is changed.
+  transpose itself and nothing is changed. If a filter under control flow is not a literal
+  this module can read (a function argument: without `dync-split-subdnns`, torch.cond's
+  branch functions get their weights as arguments), the module stays in NCHW.
 
 Why: IREE's CPU code for NCHW convolutions is poor, worst with dynamic dims. SoD² (§5,
 layout transformation) and TVM's NCHWc make the same choice. Measured on this host (IREE
@@ -36,7 +38,7 @@ from __future__ import annotations
 from iree.compiler import ir
 
 from ..dialects.dync import request_preprocessing
-from ..dialects.literals import erase_if_unused, transformed_literal
+from ..dialects.literals import erase_if_unused, readable, transformed_literal
 from ..dialects.symbolic import type_dims
 from ..dialects.torch_ops import constant_int, create, defining, int_list
 from ..dialects.walk import functions_under_control_flow, nested_ops, under_control_flow
@@ -71,28 +73,32 @@ def _pool_to_mean(pool: ir.Operation) -> None:
     pool.erase()
 
 
-def _filter_in_hwcf(conv: ir.Operation, stored: dict) -> bool:
-    """Feed `conv` its literal FCHW filter as permute(HWCF literal); `stored` maps each
-    filter already rewritten to its permuted value."""
+def _filter_transposed_by_iree(conv: ir.Operation) -> bool:
+    """Whether IREE's NHWC conversion transposes this convolution's filter (one group, not a
+    transposed convolution, a rank-4 filter)."""
     if conv.name not in _GROUPS or constant_int(conv.operands[_GROUPS[conv.name]]) != 1:
         return False
     if conv.name == "torch.aten.convolution":
         transposed = defining(conv.operands[6], "torch.constant.bool")
         if transposed is None or ir.BoolAttr(transposed.attributes["value"]).value:
             return False
+    return _rank(conv.operands[1]) == 4
+
+
+def _filter_in_hwcf(conv: ir.Operation, stored: dict) -> None:
+    """Feed `conv` its literal FCHW filter as permute(HWCF literal); `stored` maps each
+    filter already rewritten, per block, to its permuted value."""
     weight = conv.operands[1]
-    if _rank(weight) != 4:
-        return False
-    if weight not in stored:
-        hwcf = transformed_literal(weight, lambda w: w.transpose(2, 3, 1, 0), {})
-        if hwcf is None:
-            return False
-        ip, loc = ir.InsertionPoint(weight.owner), weight.owner.location
-        stored[weight] = create("torch.aten.permute", weight.type, ip, loc,
-                                operands=[hwcf, int_list(FCHW_FROM_HWCF, ip, loc)])
-    conv.operands[1] = stored[weight]
+    key = (weight, conv.block)
+    if key not in stored:
+        # Next to the convolution, in its block: IREE's filter transpose meets the permute
+        # there and the two cancel (a permute left at the top level is hoisted apart from it).
+        hwcf = transformed_literal(weight, lambda w: w.transpose(2, 3, 1, 0), {}, before=conv)
+        ip, loc = ir.InsertionPoint(conv), conv.location
+        stored[key] = create("torch.aten.permute", weight.type, ip, loc,
+                             operands=[hwcf, int_list(FCHW_FROM_HWCF, ip, loc)])
+    conv.operands[1] = stored[key]
     erase_if_unused(weight)
-    return True
 
 
 def _even_windows(pool: ir.Operation) -> list[int] | None:
@@ -131,11 +137,13 @@ class ChannelsLast(Pass):
                 _pool_to_windows(op, _even_windows(op))
             elif op.name in CONVOLUTIONS and _rank(op.operands[0]) == 4:
                 convolutions.append(op)
-        if not convolutions:
-            return
+        hot = functions_under_control_flow(module)
+        relaid = [c for c in convolutions
+                  if under_control_flow(c, hot) and _filter_transposed_by_iree(c)]
+        if not convolutions or not all(readable(c.operands[1]) for c in relaid):
+            return  # a filter under control flow that dync cannot store in HWCF: stay NCHW
         request_preprocessing(module, [CHANNELS_LAST])
-        hot, stored = functions_under_control_flow(module), {}
+        stored: dict = {}
         with module.context, ir.Location.unknown():
-            for conv in convolutions:
-                if under_control_flow(conv, hot):
-                    _filter_in_hwcf(conv, stored)
+            for conv in relaid:
+                _filter_in_hwcf(conv, stored)

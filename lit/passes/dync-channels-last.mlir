@@ -67,23 +67,23 @@ module attributes {dync.iree_preprocessing = ["some-earlier-pass"], dync.symbols
 // -----
 
 // Control flow: NHWC is asked for too, and the filter of the convolution in the branch is
-// stored in HWCF and permuted back to FCHW, so that IREE's own FCHW -> HWCF transpose cancels
+// stored in HWCF and permuted back to FCHW, next to the convolution, so that IREE's own FCHW -> HWCF transpose cancels
 // against the permute instead of staying in the region, out of reach of its constant hoisting.
 // The top-level convolution keeps its filter (IREE folds that transpose), and so does the
 // depthwise one (IREE does not convert grouped convolutions). The global pool becomes a mean.
 // CHECK:       module attributes {dync.iree_preprocessing = ["iree-preprocessing-convert-conv-to-channels-last"]
 // CHECK-LABEL: func.func @conv_in_a_branch
-// CHECK:         %[[HWCF:.+]] = torch.vtensor.literal(dense<{{\[}}{{\[}}{{\[}}[1.000000e+00, 4.000000e+00], [2.000000e+00, 5.000000e+00], [3.000000e+00, 6.000000e+00]]]]> : tensor<1x1x3x2xf32>) : !torch.vtensor<[1,1,3,2],f32>
-// CHECK-NEXT:    torch.constant.int 3
-// CHECK-NEXT:    torch.constant.int 2
-// CHECK-NEXT:    torch.constant.int 0
-// CHECK-NEXT:    torch.constant.int 1
-// CHECK-NEXT:    %[[PERM:.+]] = torch.prim.ListConstruct
-// CHECK-NEXT:    %[[FCHW:.+]] = torch.aten.permute %[[HWCF]], %[[PERM]] : !torch.vtensor<[1,1,3,2],f32>, !torch.list<int> -> !torch.vtensor<[2,3,1,1],f32>
-// CHECK-NEXT:    %[[W:.+]] = torch.vtensor.literal(dense<{{\[}}{{\[}}{{\[}}[1.000000e+00]], {{\[}}[2.000000e+00]], {{\[}}[3.000000e+00]]], {{\[}}{{\[}}[4.000000e+00]], {{\[}}[5.000000e+00]], {{\[}}[6.000000e+00]]]]> : tensor<2x3x1x1xf32>)
+// CHECK:         %[[W:.+]] = torch.vtensor.literal(dense<{{\[}}{{\[}}{{\[}}[1.000000e+00]], {{\[}}[2.000000e+00]], {{\[}}[3.000000e+00]]], {{\[}}{{\[}}[4.000000e+00]], {{\[}}[5.000000e+00]], {{\[}}[6.000000e+00]]]]> : tensor<2x3x1x1xf32>)
 // CHECK-NEXT:    %[[DW:.+]] = torch.vtensor.literal(dense<2.000000e+00> : tensor<3x1x1x1xf32>)
 // CHECK:         torch.aten.conv2d %arg0, %[[W]]
 // CHECK:         scf.if
+// CHECK-NEXT:      %[[HWCF:.+]] = torch.vtensor.literal(dense<{{\[}}{{\[}}{{\[}}[1.000000e+00, 4.000000e+00], [2.000000e+00, 5.000000e+00], [3.000000e+00, 6.000000e+00]]]]> : tensor<1x1x3x2xf32>) : !torch.vtensor<[1,1,3,2],f32>
+// CHECK-NEXT:      torch.constant.int 3
+// CHECK-NEXT:      torch.constant.int 2
+// CHECK-NEXT:      torch.constant.int 0
+// CHECK-NEXT:      torch.constant.int 1
+// CHECK-NEXT:      %[[PERM:.+]] = torch.prim.ListConstruct
+// CHECK-NEXT:      %[[FCHW:.+]] = torch.aten.permute %[[HWCF]], %[[PERM]] : !torch.vtensor<[1,1,3,2],f32>, !torch.list<int> -> !torch.vtensor<[2,3,1,1],f32>
 // CHECK-NEXT:      torch.aten.conv2d %arg0, %[[FCHW]]
 // CHECK-NEXT:      torch.aten.conv2d %arg0, %[[DW]]
 // CHECK:         torch.aten.mean.dim
@@ -113,5 +113,33 @@ module attributes {dync.symbols = {}} {
     %2 = torch.aten.adaptive_avg_pool2d %1, %ones : !torch.vtensor<[1,2,8,8],f32>, !torch.list<int> -> !torch.vtensor<[1,2,1,1],f32>
     %3 = torch_c.from_builtin_tensor %0#1 : tensor<1x3x8x8xf32> -> !torch.vtensor<[1,3,8,8],f32>
     return %2, %3 : !torch.vtensor<[1,2,1,1],f32>, !torch.vtensor<[1,3,8,8],f32>
+  }
+}
+
+// -----
+
+// A filter under control flow that is not a literal (here an argument, as torch.cond's branch
+// functions get their weights when dync-split-subdnns has not run): dync cannot store it in
+// HWCF, IREE's filter transpose would stay in the branch, so the module stays in NCHW.
+// CHECK-NOT:   dync.iree_preprocessing
+// CHECK-LABEL: func.func @filter_argument
+// CHECK:         torch.aten.conv2d %arg0, %arg2
+module attributes {dync.symbols = {}} {
+  func.func @filter_argument(%arg0: !torch.vtensor<[1,3,8,8],f32> {dync.shape = [1, 3, 8, 8]}, %arg1: i1, %arg2: !torch.vtensor<[3,3,1,1],f32> {dync.shape = [3, 3, 1, 1]}) -> (!torch.vtensor<[1,3,8,8],f32> {dync.shape = [1, 3, 8, 8]}) attributes {dync.entry} {
+    %none = torch.constant.none
+    %int0 = torch.constant.int 0
+    %int1 = torch.constant.int 1
+    %ones = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+    %zeros = torch.prim.ListConstruct %int0, %int0 : (!torch.int, !torch.int) -> !torch.list<int>
+    %x = torch_c.to_builtin_tensor %arg0 : !torch.vtensor<[1,3,8,8],f32> -> tensor<1x3x8x8xf32>
+    %0 = scf.if %arg1 -> (tensor<1x3x8x8xf32>) {
+      %c = torch.aten.conv2d %arg0, %arg2, %none, %ones, %zeros, %ones, %int1 : !torch.vtensor<[1,3,8,8],f32>, !torch.vtensor<[3,3,1,1],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[1,3,8,8],f32>
+      %t = torch_c.to_builtin_tensor %c : !torch.vtensor<[1,3,8,8],f32> -> tensor<1x3x8x8xf32>
+      scf.yield %t : tensor<1x3x8x8xf32>
+    } else {
+      scf.yield %x : tensor<1x3x8x8xf32>
+    }
+    %1 = torch_c.from_builtin_tensor %0 : tensor<1x3x8x8xf32> -> !torch.vtensor<[1,3,8,8],f32>
+    return %1 : !torch.vtensor<[1,3,8,8],f32>
   }
 }
