@@ -17,6 +17,8 @@ import os
 import numpy as np
 from iree.compiler import ir
 
+from .torch_ops import defining
+
 # element type text -> (numpy dtype, the C API's getter suffix)
 _ELEMENTS = {
     "f32": (np.float32, "Float", ctypes.c_float),
@@ -24,6 +26,7 @@ _ELEMENTS = {
     "i64": (np.int64, "Int64", ctypes.c_int64),
     "i32": (np.int32, "Int32", ctypes.c_int32),
 }
+LITERAL = "torch.vtensor.literal"
 # Reading a blob costs one C call per element: larger literals are left alone.
 MAX_ELEMENTS = 1 << 20
 
@@ -95,16 +98,16 @@ def make_literal(array: np.ndarray, like: ir.Operation, ip: ir.InsertionPoint) -
         name = f"dync_{hashlib.sha256(array.tobytes()).hexdigest()[:16]}_{array.dtype}"
         attr = ir.DenseResourceElementsAttr.get_from_buffer(memoryview(array), name, tensor)
     vtensor = ir.Type.parse(f"!torch.vtensor<[{','.join(map(str, array.shape))}],{element}>")
-    return ir.Operation.create("torch.vtensor.literal", results=[vtensor],
+    return ir.Operation.create(LITERAL, results=[vtensor],
                                attributes={"value": attr}, loc=like.location, ip=ip).result
 
 
 def readable(value: ir.Value) -> bool:
     """Whether `value` is a `torch.vtensor.literal` whose data `literal_array` can read."""
-    owner = value.owner
-    if isinstance(owner, ir.Block) or owner.operation.name != "torch.vtensor.literal":
+    literal = defining(value, LITERAL)
+    if literal is None:
         return False
-    tensor = ir.RankedTensorType(owner.operation.attributes["value"].type)
+    tensor = ir.RankedTensorType(literal.attributes["value"].type)
     return str(tensor.element_type) in _ELEMENTS and int(np.prod(tensor.shape)) <= MAX_ELEMENTS
 
 
@@ -116,11 +119,8 @@ def transformed_literal(weight: ir.Value, transform, made: dict,
     key = (weight, None if before is None else before.block)
     if key in made:
         return made[key]
-    owner = weight.owner
-    if isinstance(owner, ir.Block) or owner.operation.name != "torch.vtensor.literal":
-        return None
-    literal = owner.operation
-    array = literal_array(literal)
+    literal = defining(weight, LITERAL)
+    array = None if literal is None else literal_array(literal)
     if array is None:
         return None
     made[key] = make_literal(transform(array), literal,

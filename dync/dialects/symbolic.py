@@ -35,6 +35,7 @@ class _NotAConstant:
 NAC = _NotAConstant()
 Dim = sympy.Expr | _NotAConstant | None
 _VTENSOR = re.compile(r"^!torch\.vtensor<\[([^\]]*)\]")
+_VTENSOR_ELEMENT = re.compile(r"^!torch\.vtensor<\[[^\]]*\],([^>]+)>$")
 
 
 def symbol(name: str) -> sympy.Symbol:
@@ -87,6 +88,16 @@ def type_dims(t: ir.Type) -> tuple[int | None, ...] | None:
         return None
     text = match.group(1).strip()
     return tuple(None if d == "?" else int(d) for d in text.split(",")) if text else ()
+
+
+def element_type(t: ir.Type) -> str | None:
+    """The element type of a ranked tensor type as text (``f32``, ``si64``), or None if `t` is
+    not one."""
+    t = t.maybe_downcast()
+    if isinstance(t, ir.RankedTensorType):
+        return str(t.element_type)
+    match = _VTENSOR_ELEMENT.match(str(t))
+    return match.group(1) if match else None
 
 
 def is_tensor(t: ir.Type) -> bool:

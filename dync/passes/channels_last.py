@@ -67,9 +67,9 @@ def _pool_to_mean(pool: ir.Operation) -> None:
     dim_list = int_list([2, 3], ip, loc)
     keep = create("torch.constant.bool", "!torch.bool", ip, loc, value=ir.BoolAttr.get(True))
     none = create("torch.constant.none", "!torch.none", ip, loc)
-    mean = ir.Operation.create("torch.aten.mean.dim", results=[pool.results[0].type],
-                               operands=[pool.operands[0], dim_list, keep, none], loc=loc, ip=ip)
-    pool.results[0].replace_all_uses_with(mean.result)
+    mean = create("torch.aten.mean.dim", pool.results[0].type, ip, loc,
+                  operands=[pool.operands[0], dim_list, keep, none])
+    pool.results[0].replace_all_uses_with(mean)
     pool.erase()
 
 
@@ -133,14 +133,16 @@ class ChannelsLast(Pass):
         for op in list(nested_ops(module)):
             if op.name == "torch.aten.adaptive_avg_pool2d" and _is_global_pool(op):
                 _pool_to_mean(op)
-            elif op.name == "torch.aten.adaptive_avg_pool2d" and _even_windows(op):
-                _pool_to_windows(op, _even_windows(op))
+            elif op.name == "torch.aten.adaptive_avg_pool2d" and (window := _even_windows(op)):
+                _pool_to_windows(op, window)
             elif op.name in CONVOLUTIONS and _rank(op.operands[0]) == 4:
                 convolutions.append(op)
+        if not convolutions:
+            return
         hot = functions_under_control_flow(module)
         relaid = [c for c in convolutions
                   if under_control_flow(c, hot) and _filter_transposed_by_iree(c)]
-        if not convolutions or not all(readable(c.operands[1]) for c in relaid):
+        if not all(readable(c.operands[1]) for c in relaid):
             return  # a filter under control flow that dync cannot store in HWCF: stay NCHW
         request_preprocessing(module, [CHANNELS_LAST])
         stored: dict = {}

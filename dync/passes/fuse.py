@@ -36,7 +36,7 @@ import sympy
 from iree.compiler import ir
 
 from ..dialects.literals import erase_if_unused, transformed_literal
-from ..dialects.symbolic import bound_dims, type_dims
+from ..dialects.symbolic import bound_dims, element_type, type_dims
 from ..dialects.torch_ops import (
     BIND,
     bindings,
@@ -67,10 +67,6 @@ def _dims(value: ir.Value) -> tuple | None:
 
 def _equal(a, b) -> bool:
     return a is not None and b is not None and sympy.simplify(a - b) == 0
-
-
-def _element(value: ir.Value) -> str:
-    return str(value.type).rsplit(",", 1)[-1].rstrip(">")
 
 
 def _copy_bindings(source: ir.Value, target: ir.Value, ip: ir.InsertionPoint) -> None:
@@ -108,7 +104,7 @@ def _last_two_swapped(op: ir.Operation, rank: int) -> bool:
 def _fuse_attention(softmax: ir.Operation) -> bool:
     scores = softmax.operands[0]
     rank = len(type_dims(scores.type) or ())
-    if rank < 3 or _element(scores) not in FLOATS:
+    if rank < 3 or element_type(scores.type) not in FLOATS:
         return False
     if constant_int(softmax.operands[1]) not in (-1, rank - 1):
         return False
@@ -163,7 +159,7 @@ def _fuse_attention(softmax: ir.Operation) -> bool:
 # -- weight layouts --------------------------------------------------------------------------
 def _pretranspose_linear(linear: ir.Operation, transposed: dict) -> bool:
     x, weight, bias = linear.operands
-    if len(type_dims(weight.type) or ()) != 2 or _element(weight) not in FLOATS:
+    if len(type_dims(weight.type) or ()) != 2 or element_type(weight.type) not in FLOATS:
         return False
     if len(type_dims(x.type) or ()) < 3:
         return False  # IREE fuses the transpose into a 2-D matmul itself

@@ -63,7 +63,6 @@ from __future__ import annotations
 import bisect
 import functools
 import itertools
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -74,6 +73,7 @@ from iree.compiler import ir
 from ..dialects import dync as dync_ir
 from ..dialects.symbolic import (
     bound_dims,
+    element_type,
     is_symbol_name,
     is_tensor,
     narrow_range,
@@ -92,7 +92,6 @@ PAD_ATTR = "dync.pad"
 CARRIED_ATTR = "dync.carried"
 DIMS_ATTR = "dync.dims"
 
-_ELEMENT = re.compile(r"^!torch\.vtensor<\[[^\]]*\],([^>]+)>$")
 _BYTES = {"f64": 8, "f32": 4, "f16": 2, "bf16": 2, "f8E4M3FN": 1, "f8E5M2": 1,
           "si64": 8, "ui64": 8, "i64": 8, "si32": 4, "ui32": 4, "i32": 4, "si16": 2,
           "ui16": 2, "i16": 2, "si8": 1, "ui8": 1, "i8": 1, "i1": 1,
@@ -845,13 +844,7 @@ def _overlap(lives: list[tuple[int, int]]) -> int:
 
 def element_bytes(t: ir.Type) -> int:
     """Bytes per element of a `!torch.vtensor` or builtin tensor type (i1 is stored as a byte)."""
-    t = t.maybe_downcast()
-    if isinstance(t, ir.RankedTensorType):
-        text = str(t.element_type)
-    else:
-        match = _ELEMENT.match(str(t))
-        text = match.group(1) if match else "f32"
-    return _BYTES.get(text, 4)
+    return _BYTES.get(element_type(t) or "f32", 4)
 
 
 def _int_list(value: ir.Value) -> list[int] | None:
