@@ -68,8 +68,10 @@ class Row:
     dync_peak: float = float("nan")
     predicted_peak: float = float("nan")
     prediction_error: float = float("nan")
-    # Ablation: dync's latency with one optimization off (`ABLATIONS` name -> ms).
+    # Ablation: dync's latency with one optimization off (`ABLATIONS` name -> ms), and for
+    # `MEMORY_ABLATIONS` the measured peak (bytes) without it.
     ablation: dict[str, float] = field(default_factory=dict)
+    ablation_peak: dict[str, float] = field(default_factory=dict)
     error: str = ""
     notes: list[str] = field(default_factory=list)
 
@@ -99,8 +101,11 @@ BASELINE_PASSES = ("dync-canonicalize", "dync-verify")
 # of the timed inputs.
 ABLATIONS: dict[str, dict] = {
     name: {"passes": tuple(p for p in DEFAULT_PIPELINE if p != name)}
-    for name in ("dync-rdp", "dync-split-subdnns", "dync-fuse", "dync-channels-last")
+    for name in ("dync-rdp", "dync-split-subdnns", "dync-fuse", "dync-channels-last",
+                 "dync-plan-execution")
 }
+# Ablations whose effect is on memory: their measured peak goes in the memory table too.
+MEMORY_ABLATIONS = ("dync-plan-execution",)
 SPECIALIZE = "dync-specialize"
 HOT_SIZES = 3
 
@@ -231,7 +236,8 @@ def run_model(name: str, count: int = 100, *, timing_inputs: int = 30, repeats: 
             torch._dynamo.reset()  # its compiled graphs and guards, before the next model
         row.notes += [n for c in row.contestants.values() for n in c.notes]
         row.float32_floor, row.dync_vs_float64 = _against_float64(model, compiled, inputs)
-        _measure_memory(row, model, compiled, inputs[:MEMORY_INPUTS])
+        _measure_memory(row, model, compiled, inputs[:MEMORY_INPUTS],
+                        {n: ablated[n] for n in MEMORY_ABLATIONS if n in ablated})
         if with_tracing:
             row.traced_eta = _traced_eta(mod, model, example, dynamic_shapes, inputs, row.notes)
     except Exception as e:  # a model that fails is reported, not fatal to the suite
@@ -243,9 +249,10 @@ def run_model(name: str, count: int = 100, *, timing_inputs: int = 30, repeats: 
 MEMORY_INPUTS = 3
 
 
-def _measure_memory(row: Row, model, compiled, inputs) -> None:
+def _measure_memory(row: Row, model, compiled, inputs, ablated: dict | None = None) -> None:
     """Peak intermediate memory (`benchmarks.memory`): eager, and for a graph-mode module
-    IREE's measured peak and dync-plan-buffers' prediction, on each of `inputs`."""
+    IREE's measured peak and dync-plan-buffers' prediction, on each of `inputs`; the same
+    measured peak for each `ablated` module (name -> module compiled without that pass)."""
     from dync.passes.plan_buffers import Peak, symbol_values
 
     from . import memory
@@ -267,6 +274,9 @@ def _measure_memory(row: Row, model, compiled, inputs) -> None:
     row.dync_peak = max(measured, default=float("nan"))
     row.predicted_peak = max(predicted, default=float("nan"))
     row.prediction_error = max(errors, default=float("nan"))
+    if compiled.report.mode == "in-graph":
+        for name, module in (ablated or {}).items():
+            row.ablation_peak[name] = max(memory.dync_peak(module, args) for args in inputs)
 
 
 def _traced_eta(mod, model, example, dynamic_shapes, inputs, notes: list[str]) -> float:
@@ -548,6 +558,7 @@ def _kib(value: float) -> str:
 
 
 def _memory_table(rows: list[Row]) -> list[str]:
+    ablated = [n for n in MEMORY_ABLATIONS if any(n in r.ablation_peak for r in rows)]
     lines = ["", "## Peak intermediate memory", "",
              "Bytes of tensors created during one call and alive at the same time (SoD²'s "
              "intermediate memory: results included, arguments and weights excluded), the "
@@ -557,14 +568,18 @@ def _memory_table(rows: list[Row]) -> list[str]:
              "process. Predicted: `dync-plan-buffers`' formula for IREE's packing "
              "(`report.peak['iree']`) at the call's dims; its error is the largest "
              "|predicted - measured| / measured over the same inputs (— where a symbol is known "
-             "only at run time, e.g. a `nonzero` count, or in host mode).", "",
+             "only at run time, e.g. a `nonzero` count, or in host mode). With the ablation, "
+             "the measured peak of the module compiled without each pass whose gain is in "
+             "memory.", "",
              "| model | eager KiB | dync measured KiB | dync / eager | dync predicted KiB "
-             "| prediction error |",
-             "|---|---|---|---|---|---|"]
+             "| prediction error |" + "".join(f" without {n} KiB |" for n in ablated),
+             "|---|---|---|---|---|---|" + "---|" * len(ablated)]
     for r in rows:
         lines.append(f"| {r.name} | {_kib(r.eager_peak)} | {_kib(r.dync_peak)} | "
                      f"{_fmt(r.dync_peak / r.eager_peak, '.2f')} | {_kib(r.predicted_peak)} | "
-                     f"{_fmt(100 * r.prediction_error, '.1f')}% |")
+                     f"{_fmt(100 * r.prediction_error, '.1f')}% |"
+                     + "".join(f" {_kib(r.ablation_peak.get(n, float('nan')))} |"
+                               for n in ablated))
     return lines
 
 

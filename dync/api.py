@@ -18,6 +18,7 @@ from .errors import CompilationError, DyncError, UnsupportedConstructError
 from .frontends.common import ImportedProgram
 from .passes import DEFAULT_PIPELINE, run_pipeline
 from .passes.plan_buffers import read_peak
+from .passes.plan_execution import read_execution
 from .passes.rdp import read_coverage
 from .passes.specialize import read_versions, request_versions
 from .passes.split_subdnns import read_subdnns
@@ -160,6 +161,7 @@ def _compile(model, args, dynamic_shapes, tgt, mode, steps, report: Report, say,
                     for name, values in read_versions(program.module.operation)]
         report.versions = versions
         report.rdp = read_coverage(program.module)
+        report.execution = read_execution(program.module)
         peak = read_peak(program.module)
         report.peak = {} if peak is None else {
             "formula": peak.formula, "iree": peak.iree, "arena": peak.arena,
@@ -257,6 +259,7 @@ def _compile_host(model, args, dynamic_shapes, session: CompilerSession, steps, 
         for sub in plan.subdnns:
             run_pipeline(sub.program.module, steps)
             report.rdp = _add_counts(report.rdp, read_coverage(sub.program.module))
+            report.execution = _add_counts(report.execution, read_execution(sub.program.module))
     linked = link({s.name: s.program.module for s in plan.subdnns}, session.context)
     if dump_ir is not None:
         Path(dump_ir).write_text(linked.operation.get_asm(), encoding="utf-8")

@@ -30,6 +30,10 @@ class Report:
     # (its arena plan), "iree" (what IREE 3.13's own packing reaches), "min"/"max" over the
     # symbols' ranges; formulas over the entry's symbols.
     peak: dict = field(default_factory=dict)
+    # dync-plan-execution's segments (runs of ops free to trade places, with at least two that
+    # make tensors): {"segments", "reordered" (given a lower-peak order), "exact" (searched
+    # exhaustively)}; host mode: summed over the sub-DNNs.
+    execution: dict = field(default_factory=dict)
     # Shape-specialized versions of the entry (dync-specialize): {function, symbols}.
     versions: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -71,6 +75,9 @@ class Report:
             "  predicted peak (bytes): " + (f"{self.peak['formula']} (IREE's packing: "
                                             f"{self.peak['iree']}; {self.peak['min']} to "
                                             f"{self.peak['max']})" if self.peak else "not run"),
+            "  execution order: " + (f"{self.execution.get('reordered', 0)} of "
+                                     f"{self.execution.get('segments', 0)} segments reordered"
+                                     if self.execution else "not planned"),
             "  module: " + (", ".join(f"{k} {v}" for k, v in self.iree.items()) or "-"),
             "  versions: " + (", ".join(
                 f"{v['function']} ({', '.join(f'{k}={x}' for k, x in v['symbols'].items())})"

@@ -142,3 +142,16 @@ class AppendInWhile(nn.Module):
             x = x - 1.0
             steps.append(x)
         return x, len(steps)
+
+
+class TransposeInOneBranch(PlainIf):
+    """One branch gives a transposed view, the other a fresh tensor: the same values with
+    different strides (torch.cond itself refuses that)."""
+
+    def forward(self, x):
+        h = self.a(x)
+        if h.sum() > 0:
+            y = h.t()
+        else:
+            y = torch.ones(h.shape[1], h.shape[0]) - h.t()
+        return y * 2

@@ -45,7 +45,8 @@ def _inputs(n, scales=(0.1, 0.5, 1.0, 3.0, -0.5, -3.0), batch=(1, 3, 8)):
             for i in range(n)]
 
 
-@pytest.fixture(scope="module", params=["PlainIf", "EarlyExit", "GatedBlocks", "WhileNotDone", "NestedIfs", "AppendInLoop"])
+@pytest.fixture(scope="module", params=["PlainIf", "TransposeInOneBranch", "EarlyExit", "GatedBlocks", "WhileNotDone",
+                        "NestedIfs", "AppendInLoop"])
 def case(request):
     torch.manual_seed(0)
     model = getattr(rm, request.param)().eval()

@@ -7,18 +7,30 @@ from iree.compiler import ir
 BIND = "torch.bind_symbolic_shape"
 
 
+def owner(value: ir.Value) -> ir.Operation | None:
+    """The op that defines `value`, or None for a block argument."""
+    op = value.owner
+    return None if isinstance(op, ir.Block) else op.operation
+
+
 def defining(value: ir.Value, name: str) -> ir.Operation | None:
     """The op named `name` that defines `value`, or None (a block argument, another op)."""
-    owner = value.owner
-    if isinstance(owner, ir.Block):
-        return None
-    owner = owner.operation
-    return owner if owner.name == name else None
+    op = owner(value)
+    return op if op is not None and op.name == name else None
 
 
 def constant_int(value: ir.Value) -> int | None:
     op = defining(value, "torch.constant.int")
     return None if op is None else ir.IntegerAttr(op.attributes["value"]).value
+
+
+def constant_int_list(value: ir.Value) -> list[int] | None:
+    """The ints of a `torch.prim.ListConstruct` of `torch.constant.int`s, else None."""
+    op = defining(value, "torch.prim.ListConstruct")
+    if op is None:
+        return None
+    ints = [constant_int(v) for v in op.operands]
+    return None if None in ints else ints
 
 
 def constant_number(value: ir.Value) -> float | None:

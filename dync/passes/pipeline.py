@@ -23,6 +23,7 @@ _PASS_MODULES = {
     "dync-exact-loops": "dync.passes.exact_loops",
     "dync-fuse": "dync.passes.fuse",
     "dync-plan-buffers": "dync.passes.plan_buffers",
+    "dync-plan-execution": "dync.passes.plan_execution",
     "dync-rdp": "dync.passes.rdp",
     "dync-rotate-while": "dync.passes.rotate_while",
     "dync-specialize": "dync.passes.specialize",
@@ -33,7 +34,7 @@ _PASS_MODULES = {
 # What `dync.compile` runs on dync IR before handing it to IREE.
 DEFAULT_PIPELINE: tuple[str, ...] = (
     "dync-specialize", "dync-canonicalize", "dync-rdp", "dync-split-subdnns", "dync-fuse",
-    "dync-channels-last", "dync-plan-buffers", "dync-verify")
+    "dync-channels-last", "dync-plan-execution", "dync-plan-buffers", "dync-verify")
 
 
 class Pass:

@@ -62,7 +62,6 @@ from __future__ import annotations
 
 import bisect
 import functools
-import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -70,17 +69,23 @@ import numpy as np
 import sympy
 from iree.compiler import ir
 
-from ..dialects import dync as dync_ir
-from ..dialects.symbolic import (
-    bound_dims,
-    element_type,
-    is_symbol_name,
-    is_tensor,
-    narrow_range,
-    parse_dim,
-    symbol,
-    type_dims,
+from ..analysis.op_kinds import (
+    CONSTANT_OPS,
+    ELEMENTWISE,
+    HOST_READS,
+    PADDED,
+    REGION_OPS,
+    SCATTERS,
+    SHAPE_ONLY,
+    TERMINATORS,
+    VIEWS,
+    element_bytes,
 )
+from ..analysis.sampling import Sampler, Samplers, dominant, max_of, symbol_ranges
+from ..analysis.tensor_sizes import TensorSizes, terminator
+from ..dialects import dync as dync_ir
+from ..dialects.symbolic import is_symbol_name, is_tensor, parse_dim
+from ..dialects.torch_ops import constant_int_list, owner
 from ..dialects.walk import functions
 from .pipeline import Pass, PassFailure
 
@@ -90,66 +95,6 @@ BUFFER_ATTR = "dync.buffer"
 FRAME_ATTR = "dync.frame"
 PAD_ATTR = "dync.pad"
 CARRIED_ATTR = "dync.carried"
-DIMS_ATTR = "dync.dims"
-
-_BYTES = {"f64": 8, "f32": 4, "f16": 2, "bf16": 2, "f8E4M3FN": 1, "f8E5M2": 1,
-          "si64": 8, "ui64": 8, "i64": 8, "si32": 4, "ui32": 4, "i32": 4, "si16": 2,
-          "ui16": 2, "i16": 2, "si8": 1, "ui8": 1, "i8": 1, "i1": 1,
-          "complex<f32>": 8, "complex<f64>": 16, "index": 8}
-# Range assumed for a symbol no `torch.symbolic_int` or ``dync.symbols`` bounds.
-_UNBOUNDED = (1, 4096)
-_MAX_CORNER_SYMBOLS = 6
-_RANDOM_SAMPLES = 48
-
-# Ops whose tensor results alias operand 0 (no new memory): views, no-op copies and casts.
-# (Transposes are not among them: IREE moves the data, in a dispatch of their own.)
-_VIEWS = {f"torch.aten.{n}" for n in """view reshape _unsafe_view unsqueeze squeeze squeeze.dim
-flatten.using_ints unflatten.int select.int slice.Tensor narrow expand expand_as broadcast_to
-detach alias contiguous clone lift_fresh_copy view_as split.Tensor split_with_sizes chunk
-unbind.int as_strided""".split()} | {
-    "torch_c.to_builtin_tensor", "torch_c.from_builtin_tensor", "torch.tensor_static_info_cast",
-    "torch.copy.to_vtensor", "torch.copy.to_tensor", "torch.prim.ListUnpack",
-    "tensor.cast", "tensor.reshape", "tensor.expand_shape", "tensor.collapse_shape"}
-# Elementwise ops: the result may take the buffer of any operand of its size that dies there.
-_ELEMENTWISE = {f"torch.aten.{n}" for n in """relu sigmoid tanh gelu exp log log2 rsqrt sqrt neg
-abs logical_not silu hardtanh leaky_relu clamp clamp_min clamp_max erf cos sin floor ceil round
-sign reciprocal bitwise_not dropout elu hardswish hardsigmoid mish softplus isnan isinf
-pow.Tensor_Scalar add.Scalar sub.Scalar mul.Scalar div.Scalar rsub.Scalar remainder.Scalar
-floor_divide.Scalar eq.Scalar ne.Scalar gt.Scalar lt.Scalar ge.Scalar le.Scalar
-masked_fill.Scalar add.Tensor sub.Tensor mul.Tensor div.Tensor div.Tensor_mode eq.Tensor
-ne.Tensor gt.Tensor lt.Tensor ge.Tensor le.Tensor maximum minimum logical_and logical_or
-logical_xor where.self where.ScalarSelf where.ScalarOther pow.Tensor_Tensor floor_divide
-remainder.Tensor bitwise_and.Tensor bitwise_or.Tensor bitwise_xor.Tensor atan2
-masked_fill.Tensor _to_copy to.dtype type_as fill.Scalar fill.Tensor zeros_like ones_like
-full_like""".split()}
-# Scatters: the result may take the buffer of operand 0 when it dies there.
-_SCATTERS = {f"torch.aten.{n}" for n in """index_put index_put_ _index_put_impl index_add
-index_copy scatter.src scatter.value scatter_add slice_scatter select_scatter copy copy_
-masked_scatter""".split()}
-_CONSTANT_OPS = {"torch.vtensor.literal", "torch.constant.int", "torch.constant.float",
-                 "torch.constant.bool", "torch.constant.str", "torch.constant.none",
-                 "torch.constant.device", "torch.constant.number", "arith.constant",
-                 "torch.constant.dtype"}
-# Windowed ops and the operand holding their padding: IREE materializes a padded copy of the
-# input (the producer writes into its interior when the input has no other use).
-_PADDED = {"torch.aten.conv2d": 4, "torch.aten.conv1d": 4, "torch.aten.conv3d": 4,
-           "torch.aten.convolution": 4, "torch.aten.max_pool2d": 3, "torch.aten.avg_pool2d": 3,
-           "torch.aten.max_pool2d_with_indices": 3}
-_REGION_OPS = {"scf.if", "scf.while", "scf.for", "scf.execute_region"}
-# Ops that read only a tensor's shape, which IREE keeps apart from its buffer.
-_SHAPE_ONLY = {"torch.aten.size.int", "torch.aten.size", "torch.aten.dim", "torch.aten.numel",
-               "tensor.dim", "torch.bind_symbolic_shape"}
-_TERMINATORS = {"func.return", "scf.yield", "scf.condition"}
-# Ops that read tensor data on the host: IREE waits for the work before them.
-_HOST_READS = {"torch.aten.item", "torch.aten.Bool.Tensor", "torch.aten.Int.Tensor",
-               "torch.aten.Float.Tensor", "tensor.extract", "torch_c.to_i1", "torch_c.to_i64"}
-_NUMPY = {sympy.Add: lambda *a: functools.reduce(np.add, a),
-          sympy.Mul: lambda *a: functools.reduce(np.multiply, a),
-          sympy.Pow: np.power,
-          sympy.Max: lambda *a: functools.reduce(np.maximum, a),
-          sympy.Min: lambda *a: functools.reduce(np.minimum, a),
-          sympy.floor: np.floor, sympy.ceiling: np.ceil, sympy.Mod: np.mod}
-
 
 # --- the pass ------------------------------------------------------------------------------
 
@@ -210,22 +155,9 @@ class Planner:
     def __init__(self, module: ir.Operation):
         self.module = module
         self.functions = functions(module)
-        self.ranges: dict[str, tuple[int, int]] = {
-            n: (s.min, s.max) for n, s in dync_ir.read_symbols(module).items()}
-        for func in self.functions.values():
-            _walk_ops(func, self._read_symbol)
+        self.ranges = symbol_ranges(module)
         self.plans: dict[str, FunctionPlan] = {}
-        self._samplers: dict[tuple[str, ...], Sampler] = {}
-
-    def _read_symbol(self, op: ir.Operation) -> None:
-        if op.name == "torch.symbolic_int":
-            narrow_range(self.ranges, op)
-
-    def sampler(self, exprs) -> Sampler:
-        names = tuple(sorted({s.name for e in exprs for s in e.free_symbols}))
-        if names not in self._samplers:
-            self._samplers[names] = Sampler(names, self.ranges)
-        return self._samplers[names]
+        self.sampler = Samplers(self.ranges)
 
     def plan(self) -> None:
         for name in _callees_first(self.functions):
@@ -278,88 +210,6 @@ def _int64(value) -> int:
     return max(-(2**63), min(2**63 - 1, int(value)))
 
 
-# --- sampling the symbols' ranges ----------------------------------------------------------
-
-class Sampler:
-    """Points of the box the symbols' ranges span, at which sizes are compared: all corners
-    (or, past 6 symbols, the all-min and all-max corners and each symbol alone at its
-    extremes), midpoints and seeded random points."""
-
-    def __init__(self, names: tuple[str, ...], ranges: Mapping[str, tuple[int, int]]):
-        self.names = names
-        self.symbols = [symbol(n) for n in names]
-        self._ranges = {n: ranges.get(n, _UNBOUNDED) for n in names}
-        box = [self._ranges[n] for n in names]
-        points: list[tuple[int, ...]] = []
-        if len(names) <= _MAX_CORNER_SYMBOLS:
-            points += itertools.product(*box)
-        else:
-            lows, highs = [lo for lo, _ in box], [hi for _, hi in box]
-            points += [tuple(lows), tuple(highs)]
-            for i in range(len(names)):
-                points.append(tuple(highs[j] if j == i else lows[j] for j in range(len(names))))
-                points.append(tuple(lows[j] if j == i else highs[j] for j in range(len(names))))
-        if names:
-            points.append(tuple((lo + hi) // 2 for lo, hi in box))
-            rng = np.random.default_rng(0)
-            for _ in range(_RANDOM_SAMPLES):
-                points.append(tuple(int(rng.integers(lo, hi + 1)) for lo, hi in box))
-        else:
-            points.append(())
-        self.points = np.array(sorted(set(points)), dtype=np.float64).reshape(len(set(points)),
-                                                                             len(names))
-        self._cache: dict[sympy.Expr, np.ndarray] = {}
-
-    def range(self, name: str) -> tuple[int, int]:
-        return self._ranges[name]
-
-    def values(self, expr: sympy.Expr) -> np.ndarray:
-        """`expr` at every sample point."""
-        cached = self._cache.get(expr)
-        if cached is not None:
-            return cached
-        n = len(self.points)
-        if expr.is_number:
-            out = np.full(n, float(expr))
-        elif isinstance(expr, sympy.Symbol):
-            out = self.points[:, self.names.index(expr.name)].copy()
-        else:
-            args = [self.values(a) for a in expr.args]
-            fn = _NUMPY.get(type(expr)) or _NUMPY.get(expr.func)
-            if fn is None:
-                raise PassFailure(f"cannot evaluate {type(expr).__name__} in size {expr}")
-            out = np.broadcast_to(np.asarray(fn(*args), dtype=np.float64), (n,)).copy()
-        self._cache[expr] = out
-        return out
-
-
-def _dominant(rows: np.ndarray) -> list[int]:
-    """Indices of the rows no other row is >= at every sample (first of equal rows)."""
-    order = sorted(range(len(rows)), key=lambda i: (-rows[i].max(), -rows[i].sum(), i))
-    kept: list[int] = []
-    for i in order:
-        if kept and (rows[kept] >= rows[i]).all(axis=1).any():
-            continue
-        kept.append(i)
-    return sorted(kept)
-
-
-def _max(exprs: list[sympy.Expr], sampler: Sampler) -> sympy.Expr:
-    """The max of `exprs`, without the ones another dominates over the symbols' ranges. The
-    `Max` is left unevaluated: sympy's own simplification of it is exponential."""
-    flat: list[sympy.Expr] = []
-    for e in exprs:
-        flat.extend(e.args if isinstance(e, sympy.Max) else (e,))
-    unique = list(dict.fromkeys(flat))
-    if not unique:
-        return sympy.Integer(0)
-    if len(unique) == 1:
-        return unique[0]
-    rows = np.stack([sampler.values(e) for e in unique])
-    kept = [unique[i] for i in _dominant(rows)]
-    return kept[0] if len(kept) == 1 else sympy.Max(*kept, evaluate=False)
-
-
 def _expand(e: sympy.Expr) -> sympy.Expr:
     return e if e.has(sympy.Max, sympy.Min) else sympy.expand(e)
 
@@ -401,57 +251,11 @@ class FunctionLiveness:
         self.pads: list[tuple[int, Buffer, ir.Value]] = []
         self.escaping: list[ir.Value] = []
         self.returned: list[ir.Value] = []
-        self.binds: dict[ir.Value, tuple] = {}
         self.constant: set[ir.Value] = set()
-        self.unknown = 0
         self.aliases = 0
-        self._dims: dict[ir.Value, tuple | None] = {}
-        _walk_ops(func, self._read_bind)
-
-    def _read_bind(self, op: ir.Operation) -> None:
-        if op.name == "torch.bind_symbolic_shape":
-            self.binds[op.operands[0]] = bound_dims(op)
-
-    # dims and sizes
-
-    def dims(self, value: ir.Value, seen: frozenset = frozenset()) -> tuple | None:
-        if value in self._dims:
-            return self._dims[value]
-        found = self._direct_dims(value)
-        if found is None and value not in seen:
-            seen = seen | {value}
-            for other in _equivalents(value):
-                found = self.dims(other, seen)
-                if found is not None:
-                    break
-        if not seen or found is not None:
-            self._dims[value] = found
-        return found
-
-    def _direct_dims(self, value: ir.Value) -> tuple | None:
-        tdims = type_dims(value.type)
-        if tdims is None:
-            return None
-        if None not in tdims:
-            return tuple(sympy.Integer(d) for d in tdims)
-        bound = self.binds.get(value)
-        if bound is not None and len(bound) == len(tdims):
-            return bound
-        owner = _owner_op(value)
-        if owner is not None and DIMS_ATTR in owner.attributes:
-            dims = dync_ir.to_python(owner.attributes[DIMS_ATTR])
-            index = ir.OpResult(value).result_number
-            if index < len(dims) and len(dims[index]) == len(tdims):
-                return tuple(parse_dim(str(d)) for d in dims[index])
-        return None
-
-    def size(self, value: ir.Value) -> sympy.Expr:
-        dims = self.dims(value)
-        nbytes = element_bytes(value.type)
-        if dims is None:
-            self.unknown += 1
-            return sympy.Integer(0)
-        return sympy.expand(sympy.Mul(*dims) * nbytes) if dims else sympy.Integer(nbytes)
+        self.sizes = TensorSizes(func)
+        self.dims = self.sizes.dims
+        self.size = self.sizes.size
 
     # numbering
 
@@ -461,7 +265,7 @@ class FunctionLiveness:
             self.defined[arg] = -1
             self.holds[arg] = ()
             self.argument[arg] = i
-        self._entry_result_dims(entry)
+        self.sizes.read_entry_results(self.func)
         self._block(entry)
         self._finish_liveness()
         self._merge_in_place()
@@ -481,26 +285,13 @@ class FunctionLiveness:
         iree = self._iree_model(sampler, set())
         iree_inner = self._iree_model(sampler, returned)
         arena = self._arena(sampler)
-        term = _terminator(entry)
+        term = terminator(entry)
         return FunctionPlan(
             self.name, self.buffers, peak, arena, inner, iree, iree_inner,
             params=[self.dims(a) if is_tensor(a.type) else None for a in entry.arguments],
             results=[self.dims(v) if is_tensor(v.type) else None for v in term.operands],
             returns_argument=[self.argument.get(v) for v in term.operands],
-            unknown=self.unknown, aliases=self.aliases)
-
-    def _entry_result_dims(self, entry: ir.Block) -> None:
-        """The entry's ``dync.shape`` result attributes give its results' dims."""
-        if dync_ir.ENTRY_ATTR not in self.func.attributes or "res_attrs" not in self.func.attributes:
-            return
-        term = _terminator(entry)
-        for v, attrs in zip(term.operands, ir.ArrayAttr(self.func.attributes["res_attrs"]),
-                            strict=False):
-            attrs = ir.DictAttr(attrs)
-            if not is_tensor(v.type) or dync_ir.SHAPE_ATTR not in attrs or self.dims(v):
-                continue
-            self._dims[v] = tuple(sympy.Integer(d) if isinstance(d, int) else parse_dim(d)
-                                  for d in dync_ir.read_shape(attrs[dync_ir.SHAPE_ATTR]))
+            unknown=self.sizes.unknown, aliases=self.aliases)
 
     def _next(self) -> int:
         self.segments.append(self.segment)
@@ -515,9 +306,9 @@ class FunctionLiveness:
 
     def _use(self, value: ir.Value, pos: int) -> None:
         """`value` is read at `pos` (a list stands for its tensors)."""
-        owner = _owner_op(value)
-        if owner is not None and owner.name == "torch.prim.ListConstruct":
-            for v in owner.operands:
+        op = owner(value)
+        if op is not None and op.name == "torch.prim.ListConstruct":
+            for v in op.operands:
                 self._use(v, pos)
             return
         if value in self.holds:
@@ -538,7 +329,7 @@ class FunctionLiveness:
         name = op.name
         if name in ("torch.bind_symbolic_shape", "torch.symbolic_int"):
             return
-        if name in _REGION_OPS:
+        if name in REGION_OPS:
             self._region_op(op)
             return
         if name == "func.call":
@@ -546,17 +337,17 @@ class FunctionLiveness:
             return
         pos = self._next()
         operands = list(op.operands)
-        if name not in _SHAPE_ONLY:
+        if name not in SHAPE_ONLY:
             for v in operands:
                 self._use(v, pos)
-        if name in _TERMINATORS:
+        if name in TERMINATORS:
             self.escaping.extend(operands)
             if name == "func.return":
                 self.returned.extend(operands)
             return
-        if name in _HOST_READS:
+        if name in HOST_READS:
             self._new_segment()
-        if name in _CONSTANT_OPS or (not op.regions and operands and all(
+        if name in CONSTANT_OPS or (not op.regions and operands and all(
                 v in self.constant for v in operands)):
             for r in op.results:
                 self.constant.add(r)
@@ -564,7 +355,7 @@ class FunctionLiveness:
             return
         if name == "torch.prim.ListConstruct":
             return
-        if name in _VIEWS and operands:
+        if name in VIEWS and operands:
             held = self._held(operands[0])
             for r in op.results:
                 self.holds[r] = held
@@ -579,15 +370,15 @@ class FunctionLiveness:
                 self._new(op, i, r, pos)
             else:
                 self._none(r, pos)
-        if name in _PADDED and operands and is_tensor(operands[0].type):
-            self._pad(op, pos, operands[0], operands[_PADDED[name]])
-        if len(tensors) == 1 and (name in _ELEMENTWISE or name in _SCATTERS):
-            candidates = operands if name in _ELEMENTWISE else operands[:1]
+        if name in PADDED and operands and is_tensor(operands[0].type):
+            self._pad(op, pos, operands[0], operands[PADDED[name]])
+        if len(tensors) == 1 and (name in ELEMENTWISE or name in SCATTERS):
+            candidates = operands if name in ELEMENTWISE else operands[:1]
             self.inplace.append((pos, op, self.holds[tensors[0]][0],
                                  [v for v in candidates if is_tensor(v.type)]))
 
     def _pad(self, op: ir.Operation, pos: int, x: ir.Value, padding: ir.Value) -> None:
-        pads = _int_list(padding)
+        pads = constant_int_list(padding)
         dims = self.dims(x)
         if not pads or not any(pads) or dims is None or len(pads) > len(dims):
             return
@@ -601,9 +392,9 @@ class FunctionLiveness:
         self.pads.append((pos, buf, x))
 
     def _held(self, value: ir.Value) -> tuple[Buffer, ...]:
-        owner = _owner_op(value)
-        if owner is not None and owner.name == "torch.prim.ListConstruct":
-            return tuple(b for v in owner.operands for b in self._held(v))
+        op = owner(value)
+        if op is not None and op.name == "torch.prim.ListConstruct":
+            return tuple(b for v in op.operands for b in self._held(v))
         return self.holds.get(value, ())
 
     def _region_op(self, op: ir.Operation) -> None:
@@ -618,7 +409,7 @@ class FunctionLiveness:
                 first = self._next()
                 for i, arg in enumerate(block.arguments):
                     if op.name == "scf.while" and k == 1:
-                        cond = _terminator(op.regions[0].blocks[0])
+                        cond = terminator(op.regions[0].blocks[0])
                         self.holds[arg] = self._held(cond.operands[i + 1])
                         self.defined[arg] = first
                     elif is_tensor(arg.type):
@@ -666,8 +457,9 @@ class FunctionLiveness:
                 self.defined[r] = pos
                 self.aliases += 1
                 continue
-            if plan is not None and self._direct_dims(r) is None and plan.results[i] is not None:
-                self._dims[r] = tuple(_substitute(d, mapping) for d in plan.results[i])
+            if plan is not None and self.sizes.direct_dims(r) is None \
+                    and plan.results[i] is not None:
+                self.sizes.set_dims(r, tuple(_substitute(d, mapping) for d in plan.results[i]))
             self._new(op, i, r, pos)
 
     # liveness
@@ -767,7 +559,7 @@ class FunctionLiveness:
             external = [b for b in self.buffers if b.escapes and id(b) not in exclude
                         and b.start <= hi and b.end >= lo]
             terms.append(slab + _live_max(external, (lo, hi), sampler, iree=True))
-        return _max(terms, sampler)
+        return max_of(terms, sampler)
 
     # arena
 
@@ -792,7 +584,7 @@ class FunctionLiveness:
                         chosen = (expr, vec)
                         break
                 if chosen is None:   # no candidate is clear over all ranges: stack on top
-                    chosen = (_max([p.offset + p.size for p in clash], sampler),
+                    chosen = (max_of([p.offset + p.size for p in clash], sampler),
                               np.max(hi, axis=0))
             else:
                 chosen = candidates[0]
@@ -800,7 +592,7 @@ class FunctionLiveness:
             b.offset_v = chosen[1]
             placed.append(b)
             tops.append(b.offset + b.size)
-        return _max(tops, sampler)
+        return max_of(tops, sampler)
 
 
 def _live_max(buffers: list[Buffer], positions: tuple[int, int], sampler: Sampler,
@@ -819,11 +611,11 @@ def _live_max(buffers: list[Buffer], positions: tuple[int, int], sampler: Sample
     live = np.cumsum(delta, axis=0)[: hi - lo + 1]
     rows, first = np.unique(live, axis=0, return_index=True)
     terms = []
-    for k in _dominant(rows):
+    for k in dominant(rows):
         p = int(first[k]) + lo
         terms.append(sympy.Add(*[b.iree if iree else b.size
                                  for b in buffers if b.start <= p <= b.end]))
-    return _max(terms, sampler)
+    return max_of(terms, sampler)
 
 
 def _align(n: int, to: int = 64) -> int:
@@ -841,75 +633,6 @@ def _overlap(lives: list[tuple[int, int]]) -> int:
 
 
 # --- helpers -------------------------------------------------------------------------------
-
-def element_bytes(t: ir.Type) -> int:
-    """Bytes per element of a `!torch.vtensor` or builtin tensor type (i1 is stored as a byte)."""
-    return _BYTES.get(element_type(t) or "f32", 4)
-
-
-def _int_list(value: ir.Value) -> list[int] | None:
-    """The ints of a `torch.prim.ListConstruct` of `torch.constant.int`s."""
-    owner = _owner_op(value)
-    if owner is None or owner.name != "torch.prim.ListConstruct":
-        return None
-    out = []
-    for v in owner.operands:
-        o = _owner_op(v)
-        if o is None or o.name != "torch.constant.int":
-            return None
-        out.append(ir.IntegerAttr(o.attributes["value"]).value)
-    return out
-
-
-def _owner_op(value: ir.Value) -> ir.Operation | None:
-    owner = value.owner
-    if isinstance(owner, ir.Block):
-        return None
-    return owner.operation if hasattr(owner, "operation") else owner
-
-
-def _equivalents(value: ir.Value) -> list[ir.Value]:
-    """Values with the same dims as `value`: casts between torch and builtin tensors, the
-    results of `scf.if` and their yields, the results of a loop and its carried values."""
-    out: list[ir.Value] = []
-    owner = _owner_op(value)
-    same = ("torch_c.to_builtin_tensor", "torch_c.from_builtin_tensor",
-            "torch.tensor_static_info_cast", "tensor.cast")
-    for use in value.uses:
-        user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
-        if user.name in same:
-            out.append(user.results[0])
-    if owner is not None:
-        if owner.name in same:
-            out.append(owner.operands[0])
-        elif owner.name == "scf.if":
-            i = ir.OpResult(value).result_number
-            for region in owner.regions:
-                for block in region.blocks:
-                    term = _terminator(block)
-                    if i < len(term.operands):
-                        out.append(term.operands[i])
-        elif owner.name == "scf.while":
-            i = ir.OpResult(value).result_number
-            cond = _terminator(owner.regions[0].blocks[0])
-            if i + 1 < len(cond.operands):
-                out.append(cond.operands[i + 1])
-    else:
-        block = value.owner
-        parent = block.owner.operation if block.owner is not None else None
-        if parent is not None and parent.name == "scf.while":
-            i = ir.BlockArgument(value).arg_number
-            if block == parent.regions[0].blocks[0]:
-                out.append(parent.operands[i])
-            else:
-                cond = _terminator(parent.regions[0].blocks[0])
-                out.append(cond.operands[i + 1])
-    return out
-
-
-def _terminator(block: ir.Block) -> ir.Operation:
-    return list(block.operations)[-1].operation
-
 
 def _walk_ops(root: ir.Operation, fn) -> None:
     def visit(op):

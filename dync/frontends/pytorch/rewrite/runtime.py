@@ -463,7 +463,10 @@ def _output_kind(name: str, a: Any, b: Any, site: str) -> str | None:
 
 def _as_output(value: Any, other: Any) -> torch.Tensor:
     if isinstance(value, torch.Tensor):
-        return value.clone()  # cond outputs may not alias its inputs (pass-through values)
+        # cond outputs may not alias its inputs (pass-through values), and both branches'
+        # must give the same strides: a transposed view in one branch is a fresh tensor in
+        # the other (the values are what the program means; strides are not)
+        return value.clone(memory_format=torch.contiguous_format)
     if value is UNDEFINED or value is None:  # placeholder on the path that lacks the value
         if isinstance(other, torch.Tensor):
             return torch.zeros(other.shape, dtype=other.dtype)
