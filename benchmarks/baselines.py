@@ -28,9 +28,10 @@ from typing import Any
 import torch
 from torch.utils import _pytree as pytree
 
-# What a contestant's callable returns instead of an output when it cannot run an input (a
+from .timing import FAILED
+
+# A contestant's callable returns `FAILED` instead of an output when it cannot run an input (a
 # frozen trace given a shape it was not traced for): the timing loop drops that sample.
-FAILED = object()
 
 
 @dataclass

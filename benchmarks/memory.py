@@ -151,7 +151,9 @@ def measure_dync(compiled, args) -> Measured:
             np.save(paths[-1], a)
         spec = {"driver": compiled.manifest.driver, "vmfb": str(vmfb), "args": paths,
                 "function": compiled.manifest.entry}
-        env = dict(os.environ, PYTHONPATH="")
+        import iree.runtime  # the child imports iree.runtime from where this process does
+
+        env = dict(os.environ, PYTHONPATH=str(Path(iree.runtime.__file__).parents[2]))
         done = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(spec)],
                               capture_output=True, text=True, env=env, timeout=600)
     if done.returncode != 0:

@@ -9,8 +9,6 @@ import collections
 import copy
 import math
 import os
-import random
-import statistics
 import tempfile
 import time
 import traceback
@@ -27,6 +25,7 @@ from dync.passes import DEFAULT_PIPELINE
 from . import baselines, tracing
 from .baselines import Contestant
 from .models import SUITE, load
+from .timing import geomean, median_ms
 
 # The contestants `baselines` builds, in table order; `python -m benchmarks --no-baselines`
 # runs none of them.
@@ -123,27 +122,6 @@ def _hot_sizes(compiled, inputs) -> dict[str, list[int]]:
     return {name: sorted(v) for name, v in sizes.items()}
 
 
-def _median_ms(fns, inputs, repeats: int) -> list[float]:
-    """Median latency of each of `fns` over `inputs`, the functions taking turns input by input
-    in a shuffled order (fixed seed), so that drift of the machine (clock, caches, other load)
-    falls on all of them alike and none always runs right after another: eager PyTorch's
-    OpenMP threads keep spinning for a while after a call, slowing whatever runs next. A call
-    that returns `baselines.FAILED` (a baseline that cannot take that input) is left out."""
-    times: list[list[float]] = [[] for _ in fns]
-    order = list(enumerate(fns))
-    shuffle = random.Random(0).shuffle
-    for _ in range(repeats):
-        for args in inputs:
-            shuffle(order)
-            for k, fn in order:
-                start = time.perf_counter()
-                out = fn(*args)
-                elapsed = (time.perf_counter() - start) * 1e3
-                if out is not baselines.FAILED:
-                    times[k].append(elapsed)
-    return [statistics.median(t) if t else float("nan") for t in times]
-
-
 def _prepare_baselines(mod, model, example, dynamic_shapes, inputs, wanted: Sequence[str],
                        say: Callable[[str], None]) -> dict[str, Contestant]:
     with torch.no_grad():
@@ -223,7 +201,7 @@ def run_model(name: str, count: int = 100, *, timing_inputs: int = 30, repeats: 
                     row.notes.append(f"ablation, {label}: fails: "
                                      + " ".join(str(e).split())[:300])
         with torch.no_grad():
-            row.eager_ms, row.dync_ms, row.baseline_ms, *rest = _median_ms(
+            row.eager_ms, row.dync_ms, row.baseline_ms, *rest = median_ms(
                 [model, compiled, baseline, *ablated.values(), *(c.fn for c in others)], timed,
                 repeats)
         row.ablation = dict(zip(ablated, rest[:len(ablated)], strict=True))
@@ -329,12 +307,6 @@ def _against_float64(model, compiled, inputs) -> tuple[float, float]:
 
 def _fmt(value: float, spec: str) -> str:
     return "-" if value != value else format(value, spec)
-
-
-def geomean(values) -> float:
-    """Geometric mean of the finite positive `values` (NaN if there are none)."""
-    logs = [math.log(v) for v in values if v == v and 0 < v < math.inf]
-    return math.exp(sum(logs) / len(logs)) if logs else float("nan")
 
 
 @dataclass(frozen=True)
@@ -666,5 +638,7 @@ def run(names: list[str] | None = None, count: int = 100, *, with_tracing: bool 
             say(f"[bench] no plot: {e}")
         else:
             link = Path(os.path.relpath(plot.resolve(), output.resolve().parent)).as_posix()
-    output.write_text(markdown(rows, header, link), encoding="utf-8")
+    from .gpu import with_section  # the CUDA section, measured on a GPU machine, is kept
+
+    output.write_text(with_section(markdown(rows, header, link)), encoding="utf-8")
     return rows

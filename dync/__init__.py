@@ -2,7 +2,6 @@
 
 __version__ = "0.1.0"
 
-from .api import compile  # noqa: E402
 from .errors import (  # noqa: E402
     CompilationError,
     DyncError,
@@ -27,3 +26,21 @@ __all__ = [
     "load",
     "verify",
 ]
+
+
+def __getattr__(name: str):
+    # `compile` needs iree-base-compiler; loading and running a saved module needs only
+    # iree-base-runtime, so a deployment machine can `dync.load` without the compiler.
+    if name == "compile":
+        try:
+            from .api import compile
+        except ModuleNotFoundError as e:
+            if not (e.name or "").startswith("iree.compiler"):
+                raise
+            raise ImportError(
+                "dync.compile needs the IREE compiler: pip install 'iree-base-compiler==3.13.*' "
+                "(dync.load and running a saved module need only iree-base-runtime)") from e
+
+        globals()["compile"] = compile
+        return compile
+    raise AttributeError(f"module 'dync' has no attribute {name!r}")

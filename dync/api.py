@@ -14,6 +14,7 @@ from typing import Any
 from . import __version__, targets
 from .backend import CompilerSession
 from .cache import CompileCache, default_directory, model_key, module_key
+from .dialects.dync import set_backend
 from .errors import CompilationError, DyncError, UnsupportedConstructError
 from .frontends.common import ImportedProgram
 from .passes import DEFAULT_PIPELINE, run_pipeline
@@ -155,6 +156,7 @@ def _compile(model, args, dynamic_shapes, tgt, mode, steps, report: Report, say,
         report.branch_sites = list(program.branch_sites)
         report.symbols = {k: [s.min, s.max] for k, s in program.signature.symbols.items()}
         request_versions(program.module, _versions(specialize, program.signature, args))
+        set_backend(program.module, tgt.backend)
         with _stage(report, "passes", say):
             run_pipeline(program.module, steps)
         versions = [{"function": name, "symbols": values}
@@ -257,6 +259,7 @@ def _compile_host(model, args, dynamic_shapes, session: CompilerSession, steps, 
         report.rewritten.update(sub.program.rewritten)
     with _stage(report, "passes", say):
         for sub in plan.subdnns:
+            set_backend(sub.program.module, tgt.backend)
             run_pipeline(sub.program.module, steps)
             report.rdp = _add_counts(report.rdp, read_coverage(sub.program.module))
             report.execution = _add_counts(report.execution, read_execution(sub.program.module))
@@ -341,7 +344,7 @@ def _import(model: Any, args, dynamic_shapes, session: CompilerSession,
     if isinstance(model, torch.nn.Module):
         if args is None:
             raise DyncError("a PyTorch model needs example args: dync.compile(model, (x,), ...)")
-        from .frontends.pytorch import import_module
+        from .frontends.pytorch.export import import_module
 
         return import_module(model, args if isinstance(args, tuple | list) else (args,),
                              dynamic_shapes, session.context, trace_branches=trace_branches)

@@ -36,6 +36,12 @@ def backends() -> list[str]:
                   if p.name.endswith(".toml"))
 
 
+def allocators(backend: str) -> list[str]:
+    """The allocator specs the runtime wraps around `backend`'s device allocator (IREE's
+    `create_default_device(allocators=...)`), e.g. ["caching"]."""
+    return list(_backend_data(backend).get("allocators", []))
+
+
 def presets(backend: str) -> dict[str, str]:
     """Preset name -> description for one backend."""
     return {k: v["description"] for k, v in _backend_data(backend)["presets"].items()}

@@ -76,3 +76,51 @@ def test_onnxruntime_baseline_says_when_the_export_froze_a_path():
 def test_whole_suite(tmp_path):
     rows = runner.run(count=100, output=tmp_path / "BENCHMARKS.md")
     assert all(r.eta == 0 for r in rows if not r.error)
+
+
+def _cuda_results(rows):
+    return {"device": "NVIDIA H100 80GB HBM3", "date": "2026-11-22", "torch": "2.11.0+cu130",
+            "iree_runtime": "3.13.0", "dync": dync.__version__, "python": "3.12.3",
+            "target": "h100", "inputs": 100, "timing_inputs": 30, "repeats": 4, "rows": rows}
+
+
+def test_cuda_section_is_rendered_and_kept_in_benchmarks_md(tmp_path):
+    from benchmarks import gpu
+
+    rows = [{"name": "a", "mode": "in-graph", "eta": 0.0, "delta": -5.0, "eager_ms": 2.0,
+             "eager_resident_ms": 1.5, "dync_ms": 1.0, "nopasses_ms": 1.2, "dispatches": 3,
+             "nopasses_dispatches": 4, "eager_peak": 2048, "dync_peak": 1024},
+            {"name": "b", "mode": "host", "eta": 0.0, "delta": -6.0, "eager_ms": 1.0,
+             "eager_resident_ms": 0.8, "dync_ms": 2.0, "nopasses_ms": None, "dispatches": 2,
+             "nopasses_dispatches": None},
+            {"name": "c", "error": "does not compile for CUDA: failed to distribute"}]
+    results = tmp_path / "cuda.json"
+    results.write_text(__import__("json").dumps(_cuda_results(rows)))
+    section = gpu.section(_cuda_results(rows))
+    assert "| a | in-graph | 0.000 | -5.00 | 2.00 | 1.50 | 1.20 | 1.00 | 2.00× | 3 / 4 | 2.0 | 1.0 |" \
+        in section
+    assert "| b | host |" in section and "| c | fails: does not compile" in section
+    assert "**1.00×**" in section  # geo-mean of 2× and 0.5× over the two that ran
+    host = "# Benchmarks\n\n## Latency\n\nx\n\n## Models\n\n- a\n"
+    once = gpu.with_section(host, results)
+    assert once.index("## Models") < once.index(gpu.SECTION)
+    # Rendering again replaces the section instead of adding a second one, and a section
+    # followed by another keeps what follows.
+    assert gpu.with_section(once, results) == once
+    moved = once.replace("## Models\n\n- a\n", "") + "\n## Later\n\nkept\n"
+    again = gpu.with_section(moved, results)
+    assert again.count(gpu.SECTION) == 1 and again.endswith("## Later\n\nkept\n")
+    assert gpu.with_section(host, tmp_path / "none.json") == host
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="torch sees no CUDA GPU here")
+def test_gpu_benchmark_checks_a_suite_model_against_eager_on_the_gpu(tmp_path):
+    from benchmarks import gpu
+
+    gpu.compile_suite(tmp_path, "h100", ["shallow_deep"], say=lambda _: None)
+    row = gpu.run_model(tmp_path, "shallow_deep", count=12, timing_inputs=4, repeats=1,
+                        say=lambda _: None)
+    assert "error" not in row, row
+    assert row["eta"] == 0.0 and row["delta"] <= -4
+    assert row["dync_ms"] > 0 and row["eager_ms"] > 0 and row["dync_peak"] > 0

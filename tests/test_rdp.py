@@ -89,7 +89,7 @@ def test_rdp_alone_agrees_with_torch_export(name):
     import sympy
     from iree.compiler import ir
 
-    from dync.frontends.pytorch import import_module
+    from dync.frontends.pytorch.export import import_module
     from dync.passes.rdp import Analysis
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))

@@ -112,6 +112,20 @@ def test_verify_detects_a_frozen_path():
     assert report.eta > 0 and report.delta > -4
 
 
+def test_verify_counts_a_nan_on_one_side_as_an_infinite_error():
+    """NaN compares false with everything: a compiled module that returns NaN must not pass
+    as exact (δ = -10)."""
+    torch.manual_seed(0)
+    model = rm.EarlyExit().eval()
+    nan = lambda x: torch.full_like(model(x), float("nan"))  # noqa: E731
+    report = dync.verify(model, nan, _inputs(4))
+    assert report.delta == float("inf")
+    broken = rm.EarlyExit().eval()
+    for p in broken.parameters():
+        p.data.fill_(float("nan"))
+    assert dync.verify(broken, nan, _inputs(4)).delta == -10  # NaN where eager has NaN
+
+
 def test_list_appended_in_a_data_dependent_while_is_refused_with_its_line():
     with pytest.raises(dync.UnsupportedConstructError, match="list appended in a data-dependent while") as info:
         _compile(rm.AppendInWhile().eval(), mode="graph")

@@ -1,6 +1,8 @@
 """save()/load() round trip, and clear errors for bad inputs and damaged files."""
 
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -30,6 +32,25 @@ def test_load_round_trip(cond_model, saved):
     for batch, positive in ((2, True), (9, False)):
         x = cond_inputs(batch, positive)
         torch.testing.assert_close(loaded(x), cond_model(x), rtol=1e-4, atol=1e-5)
+
+
+def test_a_saved_module_runs_without_the_compiler(cond_model, saved):
+    """A deployment machine has iree-base-runtime only: `dync.load` and the call must not
+    import iree.compiler (a fresh process where importing it fails)."""
+    x = cond_inputs(3, True)
+    np.save(saved.with_name("x.npy"), x.numpy())
+    script = (
+        "import sys; sys.modules['iree.compiler'] = None\n"
+        "import numpy as np, dync\n"
+        f"y = dync.load({str(saved)!r})(np.load({str(saved.with_name('x.npy'))!r}))\n"
+        f"np.save({str(saved.with_name('y.npy'))!r}, y)\n"
+        "print(sorted(m for m in sys.modules if m.startswith('iree.compiler.')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"
+    y = np.load(saved.with_name("y.npy"))
+    np.testing.assert_allclose(y, cond_model(x).detach().numpy(), rtol=1e-4, atol=1e-5)
 
 
 def test_numpy_in_numpy_out(cond_model, cond_compiled):

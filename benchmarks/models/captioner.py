@@ -42,7 +42,7 @@ class Captioner(nn.Module):
     def forward(self, image):
         feature = self.encoder(image)
         h, c = torch.tanh(self.init_h(feature)), self.init_c(feature)
-        token = torch.full((image.size(0),), START, dtype=torch.long)
+        token = torch.full((image.size(0),), START, dtype=torch.long, device=image.device)
         tokens = []
         for _ in range(self.max_len):
             h, c = self.lstm(torch.cat([self.embed(token), feature], dim=1), (h, c))

@@ -91,7 +91,7 @@ class DeeBert(nn.Module):
         self.final = Highway(hidden, NUM_LABELS)
 
     def forward(self, input_ids):
-        positions = torch.arange(input_ids.size(1)).unsqueeze(0)
+        positions = torch.arange(input_ids.size(1), device=input_ids.device).unsqueeze(0)
         x = self.embed_norm(self.word_embeddings(input_ids) + self.position_embeddings(positions))
         for layer, highway in zip(self.layers, self.highways):
             x = layer(x)

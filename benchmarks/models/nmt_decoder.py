@@ -38,7 +38,7 @@ class Seq2Seq(nn.Module):
         enc, hidden = self.encoder(self.src_embed(src))  # (1, S, H), (1, 1, H)
         hidden = hidden[0]
         keys = self.attn_key(enc)
-        token = torch.full((src.size(0),), BOS, dtype=torch.long)
+        token = torch.full((src.size(0),), BOS, dtype=torch.long, device=src.device)
         max_len = self.max_len_a * src.size(1) + self.max_len_b
         decoded = []
         for _ in range(max_len):

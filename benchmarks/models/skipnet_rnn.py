@@ -25,8 +25,8 @@ class RNNGate(nn.Module):
         self.rnn = nn.LSTMCell(input_dim, hidden_dim)
         self.proj = nn.Linear(hidden_dim, 1)
 
-    def init_hidden(self, batch_size):
-        zeros = torch.zeros(batch_size, self.hidden_dim)
+    def init_hidden(self, x):
+        zeros = x.new_zeros(x.size(0), self.hidden_dim)
         return zeros, zeros
 
     def forward(self, x, hidden):
@@ -49,7 +49,7 @@ class SkipNetRNN(nn.Module):
         self.fc = nn.Linear(widths[-1], num_classes)
 
     def forward(self, x):
-        hidden = self.control.init_hidden(x.size(0))
+        hidden = self.control.init_hidden(x)
         x = self.stem(x)
         x = self.blocks[0](x)
         for block, gate_layer in zip(self.blocks[1:], self.gate_layers):

@@ -59,7 +59,8 @@ class TinyYolo(nn.Module):
         """Raw head output (1, A*(5+C), gh, gw) -> boxes (N, 4), scores (N,), labels (N,)."""
         b, _, gh, gw = p.shape
         p = p.view(b, self.num_anchors, 5 + NUM_CLASSES, gh, gw).permute(0, 1, 3, 4, 2)
-        gy, gx = torch.meshgrid(torch.arange(gh), torch.arange(gw), indexing="ij")
+        gy, gx = torch.meshgrid(torch.arange(gh, device=p.device), torch.arange(gw, device=p.device),
+                                indexing="ij")
         grid = torch.stack([gx, gy], dim=-1).float()
         xy = (torch.sigmoid(p[..., :2]) + grid) * STRIDE
         wh = torch.exp(p[..., 2:4].clamp(max=4.0)) * self.anchors.view(1, -1, 1, 1, 2)
@@ -81,7 +82,7 @@ class TinyYolo(nn.Module):
         boxes, scores, labels = self.detect(image)
         candidates = scores > self.conf_threshold
         if not candidates.any():
-            return torch.zeros(0, 6)
+            return image.new_zeros(0, 6)
         boxes, scores, labels = boxes[candidates], scores[candidates], labels[candidates]
         order = scores.argsort(descending=True)
         if order.numel() > self.max_nms:

@@ -28,6 +28,7 @@ ENTRY_ATTR = "dync.entry"
 SHAPE_ATTR = "dync.shape"
 # Module attribute: IREE preprocessing passes dync's passes ask for (e.g. dync-channels-last).
 PREPROCESSING_ATTR = "dync.iree_preprocessing"
+BACKEND_ATTR = "dync.backend"
 _SYMBOL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -86,6 +87,20 @@ def preprocessing_flags(module: ir.Module | ir.Operation) -> tuple[str, ...]:
     if not passes:
         return ()
     return (f"--iree-preprocessing-pass-pipeline=builtin.module(util.func({','.join(passes)}))",)
+
+
+def set_backend(module: ir.Module | ir.Operation, backend: str) -> None:
+    """Record the backend `module` is compiled for (``dync.backend``), for passes whose
+    rewrites pay off, or are correct in IREE, on some backends only."""
+    with _op(module).context:
+        _op(module).attributes[BACKEND_ATTR] = ir.StringAttr.get(backend)
+
+
+def read_backend(module: ir.Module | ir.Operation) -> str:
+    """The backend recorded by `set_backend`; "llvm-cpu" when none was (dync-opt on a file)."""
+    op = _op(module)
+    return ir.StringAttr(op.attributes[BACKEND_ATTR]).value if BACKEND_ATTR in op.attributes \
+        else "llvm-cpu"
 
 
 def read_symbols(module: ir.Module | ir.Operation) -> dict[str, SymbolSpec]:

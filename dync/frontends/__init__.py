@@ -1,5 +1,2 @@
-"""Frontends: PyTorch (`torch.export` + dync's FX importer) and ONNX, both producing dync IR."""
-
-from .common import ImportedProgram
-
-__all__ = ["ImportedProgram"]
+"""Frontends: PyTorch (`torch.export` + dync's FX importer) and ONNX, both producing dync IR
+(`common.ImportedProgram`)."""

@@ -87,8 +87,16 @@ class CompiledModule:
                 f"  iree-run-module --module=model.vmfb --device=local-sync --function=main "
                 f"--input=@x.npy"
             )
+        from .. import targets
+
         try:
-            config = rt.Config(self.manifest.driver)
+            allocators = targets.allocators(self.backend)
+            if allocators:
+                device = rt.get_driver(self.manifest.driver).create_default_device(
+                    allocators=allocators)
+                config = rt.Config(device=device)
+            else:
+                config = rt.Config(self.manifest.driver)
         except (RuntimeError, ValueError) as e:
             cause = f"{e}: {e.__cause__}" if e.__cause__ else str(e)
             raise DyncError(

@@ -21,17 +21,20 @@ import contextlib
 import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
-from iree.compiler import ir
 from torch.export import Dim
 from torch.utils import _pytree as pytree
 
 from ...errors import DyncError
 from ...signature import Signature, SymbolSpec, TensorSpec, dtype_name
-from ..common import ImportedProgram
 from .rewrite.transform import needs_rewrite, rewrite_function
+
+if TYPE_CHECKING:  # the compiler is needed to capture, not to run a loaded module
+    from iree.compiler import ir
+
+    from ..common import ImportedProgram
 
 INT64_MAX = 2**63 - 1
 Key = tuple[str, str]  # (submodule qualified name, attribute): ("", "node_forward"), ("head", "forward")
