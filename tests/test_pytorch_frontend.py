@@ -133,3 +133,18 @@ def test_iree_failure_names_a_saved_ir_file(cond_model):
 def test_mode_is_validated(cond_model):
     with pytest.raises(dync.DyncError, match="mode must be one of"):
         dync.compile(cond_model, (torch.randn(4, 8),), mode="eager")
+
+
+class _ScoresQK(torch.nn.Module):
+    def forward(self, q, k):
+        return torch.matmul(q, k.transpose(-1, -2))
+
+
+def test_the_same_example_tensor_passed_twice_stays_two_inputs():
+    """torch.export traces aliased example inputs as one placeholder; dync must not compile
+    `q @ kᵀ` exported with `(x, x)` into `k @ kᵀ`."""
+    x = torch.randn(1, 4, 10, 16)
+    seq = Dim("seq", min=2, max=64)
+    compiled = dync.compile(_ScoresQK(), (x, x), dynamic_shapes=({2: seq}, {2: seq}), cache=False)
+    q, k = torch.randn(1, 4, 7, 16), torch.randn(1, 4, 7, 16)
+    torch.testing.assert_close(compiled(q, k), _ScoresQK()(q, k), rtol=1e-4, atol=1e-5)

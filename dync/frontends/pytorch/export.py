@@ -39,7 +39,7 @@ def import_module(
     trace_branches: bool = False,
 ) -> ImportedProgram:
     """`trace_branches`: the module also returns its branch trace (see `_WithBranchTrace`)."""
-    args = tuple(args)
+    args = _unaliased(tuple(args))
     if trace_branches:
         model, dynamic_shapes = _WithBranchTrace(model), _as_varargs(model, args, dynamic_shapes)
     with recording_compiled_branches() if trace_branches else contextlib.nullcontext() as recorder:
@@ -56,6 +56,24 @@ def import_module(
     program.rewritten = rewrite.sources
     program.branch_sites = list(recorder.sites) if trace_branches else []
     return program
+
+
+def _unaliased(args: tuple) -> tuple:
+    """`args` with every tensor that shares storage with an earlier one cloned. torch.export
+    traces aliased example inputs as one placeholder, leaving the other unused: `f(q, k)`
+    exported with `(x, x)` would compute `f(k, k)` on every later call."""
+    seen: set[int] = set()
+
+    def distinct(value):
+        if not isinstance(value, torch.Tensor) or value.numel() == 0:
+            return value
+        key = value.untyped_storage().data_ptr()
+        if key in seen:
+            return value.clone()
+        seen.add(key)
+        return value
+
+    return pytree.tree_map(distinct, args)
 
 
 class _WithBranchTrace(torch.nn.Module):
