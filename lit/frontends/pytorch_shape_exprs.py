@@ -6,7 +6,7 @@ import torch
 from iree.compiler import ir
 from torch.export import Dim
 
-from dync.frontends.pytorch import import_module
+from dync.frontends.pytorch.export import import_module
 
 
 class ConvPool(torch.nn.Module):
