@@ -67,3 +67,29 @@ def test_bad_requests_are_clear_errors(cond_model, specialize, message):
         compile_batch_model(cond_model, specialize=specialize, cache=False)
 
 
+
+
+class Encoder(torch.nn.Module):
+    """A GRU over a variable-length sequence: dync's recurrent rewrite runs it as a loop whose
+    carried state is transposed, the case whose version once failed in IREE (a static
+    transpose of a sub-DNN's dynamic argument)."""
+
+    def __init__(self):
+        super().__init__()
+        self.gru = torch.nn.GRU(8, 12, batch_first=True)
+
+    def forward(self, x):
+        out, hidden = self.gru(x)
+        return out.sum(1) + hidden[0]
+
+
+def test_a_version_of_a_recurrent_model_compiles_and_matches_eager():
+    torch.manual_seed(0)
+    model = Encoder().eval()
+    seq = torch.export.Dim("seq", min=2, max=16)
+    compiled = dync.compile(model, (torch.randn(1, 6, 8),), dynamic_shapes=({1: seq},),
+                            specialize={"seq": [5]})
+    assert [v["function"] for v in compiled.report.versions] == ["main__seq_5"]
+    for length in (5, 3, 16):
+        x = torch.randn(1, length, 8)
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-5)

@@ -460,28 +460,59 @@ def _vtensor_type(old: ir.Type, dims: Iterable[int | None]) -> ir.Type:
 
 
 def _refine_types(func, analysis: Analysis) -> None:
-    """Results of torch.aten ops whose `?` dims RDP proved constant get static types."""
+    """Results of torch.aten ops whose `?` dims RDP proved constant get static types; a value
+    they read that keeps its `?` (a block argument, a call's result) is cast to the proven
+    type for them, since some torch-to-linalg lowerings (transpose) reject a static result
+    of a dynamic operand."""
     for op in nested_ops(func):
-        if not op.name.startswith("torch.aten."):
-            continue
-        for result in op.results:
-            tdims = type_dims(result.type) if str(result.type).startswith("!torch.vtensor") else None
-            shape = analysis.fact(result).shape
-            if tdims is None or shape is None or None not in tdims:
-                continue
-            refined = [int(d) if t is None and isinstance(d, sympy.Integer) else t
-                       for t, d in zip(tdims, shape, strict=True)]
-            if refined == list(tdims):
-                continue
-            old_type = result.type
-            outside = [u for u in result.uses if not u.owner.name.startswith("torch.aten.")]
-            result.set_type(_vtensor_type(old_type, refined))
-            if outside:
-                cast = ir.Operation.create("torch.tensor_static_info_cast", results=[old_type],
-                                           operands=[result], ip=ir.InsertionPoint(_after(op)))
-                for use in outside:
-                    use.owner.operands[use.operand_number] = cast.result
-                analysis.facts[cast.result] = analysis.fact(result)
+        if op.name.startswith("torch.aten."):
+            for result in op.results:
+                _refine(result, analysis, _after(op))
+        elif op.results:
+            for result in op.results:
+                _refine(result, analysis, _after(op), aten_only=True)
+        for region in op.regions:
+            for block in region.blocks:
+                for arg in block.arguments:
+                    _refine(arg, analysis, _first(block), aten_only=True)
+    entry = func.regions[0].blocks[0]
+    for arg in entry.arguments:
+        _refine(arg, analysis, _first(entry), aten_only=True)
+
+
+def _refine(value: ir.Value, analysis: Analysis, before: ir.Operation,
+            aten_only: bool = False) -> None:
+    """Give `value` the dims RDP proved constant. A torch.aten result changes type in place
+    and uses outside torch.aten read it through a cast back; any other value (`aten_only`)
+    keeps its type and its torch.aten uses read a cast to the refined one."""
+    tdims = type_dims(value.type) if str(value.type).startswith("!torch.vtensor") else None
+    shape = analysis.fact(value).shape
+    if tdims is None or shape is None or None not in tdims:
+        return
+    refined = [int(d) if t is None and isinstance(d, sympy.Integer) else t
+               for t, d in zip(tdims, shape, strict=True)]
+    if refined == list(tdims):
+        return
+    uses = list(value.uses)
+    moved = [u for u in uses if u.owner.name.startswith("torch.aten.") == aten_only]
+    if aten_only and not moved:
+        return
+    old_type = value.type
+    if not aten_only:
+        value.set_type(_vtensor_type(old_type, refined))
+    if not moved:
+        return
+    cast_type = _vtensor_type(old_type, refined) if aten_only else old_type
+    cast = ir.Operation.create("torch.tensor_static_info_cast", results=[cast_type],
+                               operands=[value], ip=ir.InsertionPoint(before))
+    for use in moved:
+        use.owner.operands[use.operand_number] = cast.result
+    analysis.facts[cast.result] = analysis.fact(value)
+
+
+def _first(block: ir.Block) -> ir.Operation:
+    """The first op of `block` that is not a `torch.symbolic_int` (those stay at the top)."""
+    return next(op for op in block.operations if op.operation.name != "torch.symbolic_int").operation
 
 
 def _after(op: ir.Operation) -> ir.Operation:

@@ -227,6 +227,31 @@ module attributes {dync.symbols = {}} {
 
 // -----
 
+// A block argument keeps its `?` type (the signature is shared with the callers), but the
+// torch.aten ops that read it get a cast to the proven type, so no op has a static result of
+// a dynamic operand (torch-to-linalg's transpose rejects that).
+// CHECK-LABEL: module attributes {dync.rdp
+// CHECK:       func.func private @transposed(%arg0: !torch.vtensor<[?,1,4],f32>)
+// CHECK:         %[[A:[0-9a-z_#]+]] = torch.tensor_static_info_cast %arg0 : !torch.vtensor<[?,1,4],f32> to !torch.vtensor<[5,1,4],f32>
+// CHECK:         %[[T:[0-9a-z_#]+]] = torch.aten.transpose.int %[[A]], %{{.+}}, %{{.+}} : !torch.vtensor<[5,1,4],f32>, !torch.int, !torch.int -> !torch.vtensor<[1,5,4],f32>
+// CHECK-NEXT:    %[[C:[0-9a-z_#]+]] = torch.tensor_static_info_cast %[[T]] : !torch.vtensor<[1,5,4],f32> to !torch.vtensor<[1,?,4],f32>
+// CHECK:         return %[[C]]
+module attributes {dync.symbols = {}} {
+  func.func private @transposed(%arg0: !torch.vtensor<[?,1,4],f32>) -> !torch.vtensor<[1,?,4],f32> {
+    %int0 = torch.constant.int 0
+    %int1 = torch.constant.int 1
+    %0 = torch.aten.transpose.int %arg0, %int0, %int1 : !torch.vtensor<[?,1,4],f32>, !torch.int, !torch.int -> !torch.vtensor<[1,?,4],f32>
+    return %0 : !torch.vtensor<[1,?,4],f32>
+  }
+  func.func @main(%arg0: !torch.vtensor<[5,1,4],f32> {dync.shape = [5, 1, 4]}) -> !torch.vtensor<[1,?,4],f32> attributes {dync.entry} {
+    %0 = torch.tensor_static_info_cast %arg0 : !torch.vtensor<[5,1,4],f32> to !torch.vtensor<[?,1,4],f32>
+    %1 = func.call @transposed(%0) : (!torch.vtensor<[?,1,4],f32>) -> !torch.vtensor<[1,?,4],f32>
+    return %1 : !torch.vtensor<[1,?,4],f32>
+  }
+}
+
+// -----
+
 // Backward transfer: masked_select's length is execution-determined and has no rule, but
 // adding it to an [n] tensor means it has n elements (torch's `?` dims do not broadcast).
 // CHECK-LABEL: module attributes {dync.rdp

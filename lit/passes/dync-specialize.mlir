@@ -16,9 +16,9 @@
 // CHECK-LABEL: func.func @main__batch_5
 // CHECK-SAME:    attributes {dync.version = {batch = 5 : i64}}
 
-// RDP then proves the version's dims static.
+// RDP then proves the version's dims static, in the types of the ops and of what they read.
 // RDP-LABEL: func.func @main__batch_2
-// RDP:         torch.aten.relu %{{.+}} : !torch.vtensor<[?,8],f32> -> !torch.vtensor<[2,8],f32>
+// RDP:         torch.aten.relu %{{.+}} : !torch.vtensor<[2,8],f32> -> !torch.vtensor<[2,8],f32>
 module attributes {dync.specialize = [{batch = 2 : i64}, {batch = 5 : i64}], dync.symbols = {batch = {max = 8 : i64, min = 1 : i64}}} {
   func.func @main(%arg0: !torch.vtensor<[?,8],f32> {dync.shape = ["batch", 8]}) -> (!torch.vtensor<[?,8],f32> {dync.shape = ["batch", 8]}) attributes {dync.entry} {
     %0 = torch.symbolic_int "batch" {min_val = 1, max_val = 8} : !torch.int
@@ -61,7 +61,8 @@ module attributes {dync.specialize = [{h = 4 : i64}], dync.symbols = {h = {max =
 // CHECK-NOT:     torch.symbolic_int "n"
 // CHECK:         torch.bind_symbolic_shape %arg0, [], affine_map<() -> (3, 4)>
 // RDP-LABEL:   func.func private @body__n_3(
-// RDP:           torch.aten.tanh %arg0 : !torch.vtensor<[?,4],f32> -> !torch.vtensor<[3,4],f32>
+// RDP:           %[[A:[0-9]+]] = torch.tensor_static_info_cast %arg0 : !torch.vtensor<[?,4],f32> to !torch.vtensor<[3,4],f32>
+// RDP:           torch.aten.tanh %[[A]] : !torch.vtensor<[3,4],f32> -> !torch.vtensor<[3,4],f32>
 module attributes {dync.specialize = [{n = 3 : i64}], dync.symbols = {n = {max = 16 : i64, min = 1 : i64}}} {
   func.func @main(%arg0: !torch.vtensor<[?,4],f32> {dync.shape = ["n", 4]}) -> (!torch.vtensor<[?,4],f32> {dync.shape = ["n", 4]}) attributes {dync.entry} {
     %0 = call @body(%arg0) : (!torch.vtensor<[?,4],f32>) -> !torch.vtensor<[?,4],f32>
