@@ -21,6 +21,7 @@ from torch.utils import _pytree as pytree
 
 import dync
 from dync.passes import DEFAULT_PIPELINE
+from dync.runtime.module import most_frequent_sizes
 
 from . import baselines, tracing
 from .baselines import Contestant
@@ -115,11 +116,7 @@ def _hot_sizes(compiled, inputs) -> dict[str, list[int]]:
         tuple(sorted(compiled.signature.check_inputs(
             [a.numpy() for a in pytree.tree_leaves(args)]).items()))
         for args in inputs)
-    sizes: dict[str, set[int]] = {}
-    for values, _ in seen.most_common(HOT_SIZES):
-        for name, value in values:
-            sizes.setdefault(name, set()).add(value)
-    return {name: sorted(v) for name, v in sizes.items()}
+    return most_frequent_sizes(seen, HOT_SIZES)
 
 
 def _prepare_baselines(mod, model, example, dynamic_shapes, inputs, wanted: Sequence[str],

@@ -73,7 +73,8 @@ def compile(  # noqa: A001 - the public name is fixed by the design
       specialize: shape-specialized versions (dync-specialize; Nimble, SoD²): besides the
         fully dynamic entry point, compile copies in which dynamic dims are constants, picked
         by the arguments' shapes at run time. A mapping {Dim name: [sizes]}: a version per
-        combination of the listed sizes (at most 16; unlisted dims stay dynamic); True: one
+        combination of the listed sizes (at most 16; unlisted dims stay dynamic), e.g. the
+        observed hot sizes of an earlier compile, `compiled.hot_sizes()`; True: one
         version at the example inputs' sizes; False (default): none. On IREE 3.13's CPU
         backend they did not pay off on the benchmark suite (see BENCHMARKS.md), hence off by
         default. Graph mode only.

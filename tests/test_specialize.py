@@ -93,3 +93,17 @@ def test_a_version_of_a_recurrent_model_compiles_and_matches_eager():
     for length in (5, 3, 16):
         x = torch.randn(1, length, 8)
         torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-5)
+
+
+
+def test_observed_hot_sizes_are_what_specialize_takes(cond_model, cond_compiled, versioned,
+                                                      tmp_path):
+    compiled = dync.load(cond_compiled.save(tmp_path / "m.vmfb"))
+    assert compiled.hot_sizes() == {}
+    for batch in (7, 1, 7, 3, 1, 7):
+        compiled(cond_inputs(batch, True))
+    assert compiled.hot_sizes() == {"batch": [1, 3, 7]}
+    hot = compiled.hot_sizes(2)
+    assert hot == {"batch": [1, 7]}
+    assert compile_batch_model(cond_model, specialize=hot).report.versions == \
+        versioned.report.versions

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import collections
 import os
 import platform
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +39,8 @@ class CompiledModule:
         # of the last call, [(site, taken), ...].
         self._branch_sites = list(manifest.report.get("branch_sites") or [])
         self.last_trace: list[tuple[str, bool]] | None = None
+        # How often each assignment of the dynamic dims was called, for `hot_sizes`.
+        self.seen_sizes: collections.Counter[tuple[tuple[str, int], ...]] = collections.Counter()
 
     @property
     def signature(self) -> Signature:
@@ -117,6 +121,7 @@ class CompiledModule:
         as_torch = any(isinstance(a, torch.Tensor) for a in flat)
         arrays = [_to_numpy(a) for a in flat]
         bound = self.signature.check_inputs(arrays)
+        self.seen_sizes[tuple(sorted(bound.items()))] += 1
         result = self._invoke(self._function(self._version(bound)), self.signature, arrays,
                               as_torch)
         if self._branch_sites:
@@ -124,6 +129,13 @@ class CompiledModule:
             self.last_trace = [(self._branch_sites[c // 2], bool(c % 2))
                                for c in np.asarray(codes).tolist()]
         return result
+
+    def hot_sizes(self, shapes: int = 3) -> dict[str, list[int]]:
+        """The sizes of the dynamic dims in the `shapes` input shapes this module was called
+        with most often, as `dync.compile(..., specialize=...)` takes them: recompiling with
+        them gives versions for the observed hot shapes (per combination of the sizes, when
+        several dims are dynamic)."""
+        return most_frequent_sizes(self.seen_sizes, shapes)
 
     @staticmethod
     def _invoke(function, signature: Signature, arrays: list, as_torch: bool) -> Any:
@@ -197,3 +209,13 @@ def from_parts(vmfb: bytes, manifest: Manifest, model: Any = None,
             )
         return HostModule(model, vmfb, manifest)
     return CompiledModule(vmfb, manifest)
+
+
+def most_frequent_sizes(seen: Mapping[tuple[tuple[str, int], ...], int],
+                        shapes: int) -> dict[str, list[int]]:
+    """{dim: sorted sizes} over the `shapes` most frequent assignments in `seen`."""
+    sizes: dict[str, set[int]] = {}
+    for values, _ in collections.Counter(seen).most_common(shapes):
+        for name, value in values:
+            sizes.setdefault(name, set()).add(value)
+    return {name: sorted(v) for name, v in sorted(sizes.items())}
