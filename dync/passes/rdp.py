@@ -32,7 +32,7 @@ Writes:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import sympy
 from iree.compiler import ir
@@ -465,26 +465,25 @@ def _refine_types(func, analysis: Analysis) -> None:
     type for them, since some torch-to-linalg lowerings (transpose) reject a static result
     of a dynamic operand."""
     for op in nested_ops(func):
-        if op.name.startswith("torch.aten."):
-            for result in op.results:
-                _refine(result, analysis, _after(op))
-        elif op.results:
-            for result in op.results:
-                _refine(result, analysis, _after(op), aten_only=True)
+        aten = op.name.startswith("torch.aten.")
+        for result in op.results:
+            _refine(result, analysis, lambda op=op: _after(op), aten_only=not aten)
         for region in op.regions:
             for block in region.blocks:
                 for arg in block.arguments:
-                    _refine(arg, analysis, _first(block), aten_only=True)
+                    _refine(arg, analysis, lambda block=block: _first(block), aten_only=True)
     entry = func.regions[0].blocks[0]
     for arg in entry.arguments:
-        _refine(arg, analysis, _first(entry), aten_only=True)
+        _refine(arg, analysis, lambda: _first(entry), aten_only=True)
 
 
-def _refine(value: ir.Value, analysis: Analysis, before: ir.Operation,
-            aten_only: bool = False) -> None:
+def _refine(value: ir.Value, analysis: Analysis, before: Callable[[], ir.Operation],
+            aten_only: bool) -> None:
     """Give `value` the dims RDP proved constant. A torch.aten result changes type in place
     and uses outside torch.aten read it through a cast back; any other value (`aten_only`)
-    keeps its type and its torch.aten uses read a cast to the refined one."""
+    keeps its type and its torch.aten uses read a cast to the refined one. The cast goes
+    before `before()`, looked up only when one is made (finding an op's place in its block
+    is linear)."""
     tdims = type_dims(value.type) if str(value.type).startswith("!torch.vtensor") else None
     shape = analysis.fact(value).shape
     if tdims is None or shape is None or None not in tdims:
@@ -504,7 +503,7 @@ def _refine(value: ir.Value, analysis: Analysis, before: ir.Operation,
         return
     cast_type = _vtensor_type(old_type, refined) if aten_only else old_type
     cast = ir.Operation.create("torch.tensor_static_info_cast", results=[cast_type],
-                               operands=[value], ip=ir.InsertionPoint(before))
+                               operands=[value], ip=ir.InsertionPoint(before()))
     for use in moved:
         use.owner.operands[use.operand_number] = cast.result
     analysis.facts[cast.result] = analysis.fact(value)
@@ -535,7 +534,7 @@ def _bind_dims(func, analysis: Analysis) -> None:
     not bind; `dync.dims` on the defining op for the rest."""
     symbols = _symbol_values(func)
     entry = func.regions[0].blocks[0]
-    first = next(op for op in entry.operations if op.operation.name != "torch.symbolic_int")
+    first = _first(entry)
     for arg in entry.arguments:
         _bind(arg, analysis, symbols, entry, ir.InsertionPoint(first))
     for op in nested_ops(func):
