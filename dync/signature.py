@@ -89,6 +89,23 @@ class Signature:
 
         return pytree.treespec_loads(self.output_tree)
 
+    @functools.cached_property
+    def _flat_tuple(self) -> bool:
+        tree = self.output_treespec
+        return (tree is not None and tree.type is tuple
+                and all(child.is_leaf() for child in tree.children()))
+
+    def nest_outputs(self, flat: list) -> Any:
+        """The flat outputs of a call nested as `output_tree` says (a list when it is None)."""
+        if self._flat_tuple and len(flat) == self.output_treespec.num_leaves:
+            return tuple(flat)  # torch's tree_unflatten costs as much as a small sub-DNN
+        tree = self.output_treespec
+        if tree is None:
+            return flat
+        from torch.utils import _pytree as pytree
+
+        return pytree.tree_unflatten(flat, tree)
+
     def to_json(self) -> dict:
         return {
             "inputs": [asdict(t) for t in self.inputs],

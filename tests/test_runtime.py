@@ -60,6 +60,25 @@ def test_numpy_in_numpy_out(cond_model, cond_compiled):
     np.testing.assert_allclose(out, cond_model(torch.from_numpy(x)).detach().numpy(), rtol=1e-4)
 
 
+def test_results_belong_to_the_caller(cond_model, saved):
+    """Results are copied out of IREE's buffers: they own their memory, stay valid after the
+    module is gone and writing into them changes no later call."""
+    import gc
+
+    x = cond_inputs(3, True)
+    loaded = dync.load(saved)
+    first = loaded(x.numpy())
+    assert first.flags.owndata and first.flags.writeable
+    del loaded
+    gc.collect()
+    expected = cond_model(x).detach().numpy()
+    np.testing.assert_allclose(first, expected, rtol=1e-4, atol=1e-5)
+    again = dync.load(saved)
+    out = again(x)
+    out.fill_(0)
+    torch.testing.assert_close(again(x), torch.from_numpy(expected), rtol=1e-4, atol=1e-5)
+
+
 def test_wrong_rank_is_a_clear_error(cond_compiled):
     with pytest.raises(dync.InputError, match=r"expected rank 2 \[batch, 8\], got rank 3"):
         cond_compiled(torch.randn(2, 3, 8))

@@ -14,6 +14,7 @@ import numpy as np
 from ..errors import DyncError, InputError, ModuleFormatError
 from ..report import Report
 from ..signature import Signature
+from .invoke import Function
 from .manifest import Manifest, digest, manifest_path
 
 # Backends whose modules contain machine code for a specific host architecture.
@@ -33,8 +34,8 @@ class CompiledModule:
         self.manifest = manifest
         if not manifest.sha256:
             manifest.sha256 = digest(vmfb)
-        self._vm = None
-        self._device = None
+        self._vm = None  # (SystemContext, VmModule), loaded on the first call
+        self._functions: dict[str, Function] = {}
         # Compiled with `trace_branches`: the sites its trace output codes, and the decisions
         # of the last call, [(site, taken), ...].
         self._branch_sites = list(manifest.report.get("branch_sites") or [])
@@ -71,14 +72,19 @@ class CompiledModule:
                 return version["function"]
         return None
 
-    def _function(self, name: str | None = None):
-        if self._vm is None:
-            self._vm = self._load_vm()
+    def _function(self, name: str | None = None) -> Function:
         name = name or self.manifest.entry
-        try:
-            return getattr(self._vm, name)
-        except AttributeError as e:
-            raise ModuleFormatError(f"module has no function {name!r}") from e
+        function = self._functions.get(name)
+        if function is None:
+            if self._vm is None:
+                self._vm = self._load_vm()
+            context, vm_module = self._vm
+            vm_function = vm_module.lookup_function(name)
+            if vm_function is None:
+                raise ModuleFormatError(f"module has no function {name!r}")
+            function = self._functions[name] = Function(context.vm_context,
+                                                        context.config.device, vm_function)
+        return function
 
     def _load_vm(self):
         import iree.runtime as rt
@@ -109,7 +115,7 @@ class CompiledModule:
             ) from e
         try:
             vm_module = rt.VmModule.copy_buffer(config.vm_instance, self.vmfb)
-            return rt.load_vm_module(vm_module, config)
+            return rt.SystemContext(vm_modules=[vm_module], config=config), vm_module
         except (RuntimeError, ValueError) as e:
             raise ModuleFormatError(f"IREE cannot load this module: {e}") from e
 
@@ -138,22 +144,16 @@ class CompiledModule:
         return most_frequent_sizes(self.seen_sizes, shapes)
 
     @staticmethod
-    def _invoke(function, signature: Signature, arrays: list, as_torch: bool) -> Any:
+    def _invoke(function: Function, signature: Signature, arrays: list, as_torch: bool) -> Any:
         import torch
-        from torch.utils import _pytree as pytree
 
         try:
-            raw = function(*arrays)
+            outputs = function(arrays)
         except (RuntimeError, IndexError, ValueError) as e:  # iree.runtime status errors
             raise DyncError(f"the compiled module failed at run time: {e}") from e
-        results = list(raw) if isinstance(raw, tuple | list) else [raw]
-        outputs = [np.asarray(r.to_host() if hasattr(r, "to_host") else r) for r in results]
         if as_torch:
-            outputs = [torch.from_numpy(np.array(o, copy=True)) for o in outputs]
-        tree = signature.output_treespec
-        if tree is None:
-            return outputs
-        return pytree.tree_unflatten(outputs, tree)
+            outputs = [torch.from_numpy(o) for o in outputs]
+        return signature.nest_outputs(outputs)
 
     # -- persistence -----------------------------------------------------------------------
     def save(self, path: str | os.PathLike) -> Path:
@@ -173,7 +173,7 @@ def _to_numpy(value: Any) -> np.ndarray:
     if isinstance(value, torch.Tensor):
         if value.dtype == torch.bfloat16:
             raise InputError("bfloat16 inputs are not supported by the numpy bridge")
-        return value.detach().cpu().contiguous().numpy()
+        return np.ascontiguousarray(value.numpy(force=True))
     if isinstance(value, np.ndarray):
         return np.ascontiguousarray(value)
     raise InputError(f"inputs must be torch tensors or numpy arrays, got {type(value).__name__}")
