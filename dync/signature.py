@@ -97,11 +97,11 @@ class Signature:
 
     def nest_outputs(self, flat: list) -> Any:
         """The flat outputs of a call nested as `output_tree` says (a list when it is None)."""
-        if self._flat_tuple and len(flat) == self.output_treespec.num_leaves:
-            return tuple(flat)  # torch's tree_unflatten costs as much as a small sub-DNN
         tree = self.output_treespec
         if tree is None:
             return flat
+        if self._flat_tuple and len(flat) == tree.num_leaves:
+            return tuple(flat)  # torch's tree_unflatten costs as much as a small sub-DNN
         from torch.utils import _pytree as pytree
 
         return pytree.tree_unflatten(flat, tree)

@@ -67,8 +67,6 @@ def test_bad_requests_are_clear_errors(cond_model, specialize, message):
         compile_batch_model(cond_model, specialize=specialize, cache=False)
 
 
-
-
 class Encoder(torch.nn.Module):
     """A GRU over a variable-length sequence: dync's recurrent rewrite runs it as a loop whose
     carried state is transposed, the case whose version once failed in IREE (a static
@@ -93,7 +91,6 @@ def test_a_version_of_a_recurrent_model_compiles_and_matches_eager():
     for length in (5, 3, 16):
         x = torch.randn(1, length, 8)
         torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-5)
-
 
 
 def test_observed_hot_sizes_are_what_specialize_takes(cond_model, cond_compiled, versioned,

@@ -467,23 +467,23 @@ def _refine_types(func, analysis: Analysis) -> None:
     for op in nested_ops(func):
         aten = op.name.startswith("torch.aten.")
         for result in op.results:
-            _refine(result, analysis, lambda op=op: _after(op), aten_only=not aten)
+            _refine(result, analysis, lambda op=op: _after(op), in_place=aten)
         for region in op.regions:
             for block in region.blocks:
                 for arg in block.arguments:
-                    _refine(arg, analysis, lambda block=block: _first(block), aten_only=True)
+                    _refine(arg, analysis, lambda block=block: _first(block), in_place=False)
     entry = func.regions[0].blocks[0]
     for arg in entry.arguments:
-        _refine(arg, analysis, lambda: _first(entry), aten_only=True)
+        _refine(arg, analysis, lambda: _first(entry), in_place=False)
 
 
 def _refine(value: ir.Value, analysis: Analysis, before: Callable[[], ir.Operation],
-            aten_only: bool) -> None:
-    """Give `value` the dims RDP proved constant. A torch.aten result changes type in place
-    and uses outside torch.aten read it through a cast back; any other value (`aten_only`)
-    keeps its type and its torch.aten uses read a cast to the refined one. The cast goes
-    before `before()`, looked up only when one is made (finding an op's place in its block
-    is linear)."""
+            in_place: bool) -> None:
+    """Give `value` the dims RDP proved constant. `in_place` (a torch.aten result): it changes
+    type and its uses outside torch.aten read it through a cast back to the old type; else
+    (a block argument, a call's result) it keeps its type and its torch.aten uses read a cast
+    to the refined one. The cast goes before `before()`, looked up only when one is made
+    (finding an op's place in its block is linear)."""
     tdims = type_dims(value.type) if str(value.type).startswith("!torch.vtensor") else None
     shape = analysis.fact(value).shape
     if tdims is None or shape is None or None not in tdims:
@@ -492,17 +492,14 @@ def _refine(value: ir.Value, analysis: Analysis, before: Callable[[], ir.Operati
                for t, d in zip(tdims, shape, strict=True)]
     if refined == list(tdims):
         return
-    uses = list(value.uses)
-    moved = [u for u in uses if u.owner.name.startswith("torch.aten.") == aten_only]
-    if aten_only and not moved:
-        return
-    old_type = value.type
-    if not aten_only:
-        value.set_type(_vtensor_type(old_type, refined))
+    old_type, new_type = value.type, _vtensor_type(value.type, refined)
+    moved = [u for u in value.uses if u.owner.name.startswith("torch.aten.") != in_place]
+    if in_place:
+        value.set_type(new_type)
     if not moved:
         return
-    cast_type = _vtensor_type(old_type, refined) if aten_only else old_type
-    cast = ir.Operation.create("torch.tensor_static_info_cast", results=[cast_type],
+    cast = ir.Operation.create("torch.tensor_static_info_cast",
+                               results=[old_type if in_place else new_type],
                                operands=[value], ip=ir.InsertionPoint(before()))
     for use in moved:
         use.owner.operands[use.operand_number] = cast.result
