@@ -28,7 +28,7 @@ from pathlib import Path
 import torch
 from torch.utils import _pytree as pytree
 
-from .models import SUITE, load
+from .models import SUITE, compile_options, load
 
 RESULTS = Path("benchmarks/cuda.json")
 SECTION = "## CUDA"
@@ -46,7 +46,8 @@ def compile_suite(directory: Path, target: str, names: list[str], say=print) -> 
         mod = load(name)
         model, example, dynamic_shapes = mod.build()
         torch.save(model, directory / f"{name}.pt")
-        for suffix, options in (("", {}), ("-nopasses", {"passes": BASELINE_PASSES})):
+        for suffix, options in (("", compile_options(mod)),
+                                ("-nopasses", {"passes": BASELINE_PASSES})):
             start = time.perf_counter()
             try:
                 compiled = dync.compile(model, example, dynamic_shapes=dynamic_shapes,

@@ -25,7 +25,7 @@ from dync.runtime.module import most_frequent_sizes
 
 from . import baselines, tracing
 from .baselines import Contestant
-from .models import SUITE, load
+from .models import SUITE, compile_options, load
 from .timing import geomean, median_ms
 
 # The contestants `baselines` builds, in table order; `python -m benchmarks --no-baselines`
@@ -107,6 +107,8 @@ ABLATIONS: dict[str, dict] = {
 # Ablations whose effect is on memory: their measured peak goes in the memory table too.
 MEMORY_ABLATIONS = ("dync-plan-execution",)
 SPECIALIZE = "dync-specialize"
+# Runs where a model's `COMPILE_OPTIONS` ask for buckets; the ablation compiles it without.
+BUCKET = "dync-bucket"
 HOT_SIZES = 3
 
 
@@ -151,11 +153,12 @@ def run_model(name: str, count: int = 100, *, timing_inputs: int = 30, repeats: 
     row = Row(name, mod.DESCRIPTION)
     try:
         model, example, dynamic_shapes = mod.build()
+        options = compile_options(mod)
         start = time.perf_counter()
-        compiled = dync.compile(model, example, dynamic_shapes=dynamic_shapes)
+        compiled = dync.compile(model, example, dynamic_shapes=dynamic_shapes, **options)
         row.compile_s = time.perf_counter() - start
         start = time.perf_counter()  # the same compile again: the compile cache's hit
-        cached = dync.compile(model, example, dynamic_shapes=dynamic_shapes)
+        cached = dync.compile(model, example, dynamic_shapes=dynamic_shapes, **options)
         row.cached_compile_s = time.perf_counter() - start
         row.notes += [f"second compile: cache {cached.report.cache}"] \
             if cached.report.cache != "hit (model)" else []
@@ -184,16 +187,21 @@ def run_model(name: str, count: int = 100, *, timing_inputs: int = 30, repeats: 
         ablated = {}
         timed = inputs[:timing_inputs]
         if with_ablation:
-            variants = {f"without {off}": (off, options) for off, options in ABLATIONS.items()}
+            variants = {f"without {off}": (off, {**options, **changed})
+                        for off, changed in ABLATIONS.items()}
+            if options.get("buckets"):
+                variants[f"without {BUCKET}"] = (
+                    BUCKET, {k: v for k, v in options.items() if k != "buckets"})
             hot = _hot_sizes(compiled, timed) if report.mode == "in-graph" else {}
             if hot:
-                variants[f"with {SPECIALIZE} {hot}"] = (SPECIALIZE, {"specialize": hot})
+                variants[f"with {SPECIALIZE} {hot}"] = (SPECIALIZE,
+                                                        {**options, "specialize": hot})
                 row.notes.append(f"{SPECIALIZE} (ablation): versions for {hot}")
-            for label, (name, options) in variants.items():
+            for label, (name, variant) in variants.items():
                 say(f"[bench]   {label} ...")
                 try:
                     ablated[name] = dync.compile(model, example, dynamic_shapes=dynamic_shapes,
-                                                 **options)
+                                                 **variant)
                 except dync.DyncError as e:  # a variant that fails is noted, not fatal
                     row.notes.append(f"ablation, {label}: fails: "
                                      + " ".join(str(e).split())[:300])
@@ -559,10 +567,12 @@ def _gain(r: Row, name: str) -> float:
 
 
 def _ablation_table(rows: list[Row]) -> list[str]:
-    names = [*ABLATIONS, SPECIALIZE]
+    names = [*ABLATIONS, BUCKET, SPECIALIZE]
     lines = ["", "## Ablation: each optimization off in turn", "",
              "dync's median latency (ms) with the default pipeline, and with one pass left out "
-             f"of it; `{SPECIALIZE}`, off by default, is turned on instead, with versions for "
+             f"of it; `{BUCKET}` runs only where a model's deployment asks for size buckets "
+             "(`COMPILE_OPTIONS`: yolo_nms), and is left out by compiling without them; "
+             f"`{SPECIALIZE}`, off by default, is turned on instead, with versions for "
              f"the {HOT_SIZES} most frequent input shapes of the timed inputs (graph mode only; "
              "the sizes are in the notes). All timed in the same loop as the tables above. Each "
              "cell: ms, and in parentheses that optimization's own gain (latency without it / "

@@ -18,6 +18,8 @@ from .dialects.dync import set_backend
 from .errors import CompilationError, DyncError, UnsupportedConstructError
 from .frontends.common import ImportedProgram
 from .passes import DEFAULT_PIPELINE, run_pipeline
+from .passes.bucket import REQUEST_ATTR as BUCKET_REQUEST
+from .passes.bucket import read_buckets
 from .passes.plan_buffers import read_peak
 from .passes.plan_execution import read_execution
 from .passes.rdp import read_coverage
@@ -44,6 +46,7 @@ def compile(  # noqa: A001 - the public name is fixed by the design
     dump_ir: str | os.PathLike | None = None,
     trace_branches: bool = False,
     specialize: bool | Mapping[str, Sequence[int]] = False,
+    buckets: Mapping[str, Sequence[int]] | None = None,
     cache: bool | str | os.PathLike = True,
 ) -> CompiledModule:
     """Compile a PyTorch `nn.Module` or an ONNX model (path or `ModelProto`).
@@ -96,7 +99,8 @@ def compile(  # noqa: A001 - the public name is fixed by the design
     options = {"backend": tgt.backend, "target": tgt.name, "mode": mode, "passes": list(steps),
                "extra_flags": list(extra_flags), "trace_branches": trace_branches,
                "specialize": specialize if isinstance(specialize, bool)
-               else {k: sorted(v) for k, v in specialize.items()}}
+               else {k: sorted(v) for k, v in specialize.items()},
+               "buckets": None if buckets is None else {k: sorted(v) for k, v in buckets.items()}}
     front = None if dump_ir else _model_key(store, model, args, dynamic_shapes, options)
     if front is not None:
         hit = _load_cached(store, front, model)
@@ -104,7 +108,7 @@ def compile(  # noqa: A001 - the public name is fixed by the design
             say("compile cache: hit for this model (import, passes and IREE skipped)")
             return hit
     compiled = _compile(model, args, dynamic_shapes, tgt, mode, steps, report, say, extra_flags,
-                        dump_ir, trace_branches, store, specialize)
+                        dump_ir, trace_branches, store, specialize, buckets)
     if front is not None:
         store.put(front, compiled.vmfb, {"manifest": compiled.manifest.to_json()})
     return compiled
@@ -135,7 +139,7 @@ def _load_cached(store: CompileCache, key: str, model) -> CompiledModule | None:
 
 
 def _compile(model, args, dynamic_shapes, tgt, mode, steps, report: Report, say, extra_flags,
-             dump_ir, trace_branches, store, specialize) -> CompiledModule:
+             dump_ir, trace_branches, store, specialize, buckets) -> CompiledModule:
     session = CompilerSession(tgt, tuple(extra_flags))
     try:
         with _stage(report, "import", say):
@@ -150,18 +154,18 @@ def _compile(model, args, dynamic_shapes, tgt, mode, steps, report: Report, say,
                 say(f"not one graph ({e.construct} at {e.source or '-'}): falling back to host mode")
         if program is None:
             return _compile_host(model, args, dynamic_shapes, session, steps, report, say,
-                                 graph_error, tgt, dump_ir, store)
+                                 graph_error, tgt, dump_ir, store, buckets)
         report.frontend = program.frontend
         report.notes.extend(program.notes)
         report.rewritten = dict(program.rewritten)
         report.branch_sites = list(program.branch_sites)
         report.symbols = {k: [s.min, s.max] for k, s in program.signature.symbols.items()}
         request_versions(program.module, _versions(specialize, program.signature, args))
+        request_versions(program.module, _buckets(buckets, program.signature), BUCKET_REQUEST)
         set_backend(program.module, tgt.backend)
         with _stage(report, "passes", say):
             run_pipeline(program.module, steps)
-        versions = [{"function": name, "symbols": values}
-                    for name, values in read_versions(program.module.operation)]
+        versions = _compiled_versions(program.module)
         report.versions = versions
         report.rdp = read_coverage(program.module)
         report.execution = read_execution(program.module)
@@ -194,22 +198,43 @@ def _versions(specialize, signature, args) -> list[dict[str, int]]:
 
         flat = [_to_numpy(a) for a in pytree.tree_leaves(tuple(args))]
         return [signature.check_inputs(flat)]
-    unknown = sorted(set(specialize) - set(signature.symbols))
-    if unknown:
-        raise DyncError(f"specialize names {', '.join(unknown)}, which are not dynamic dims of "
+    return _combinations("specialize", specialize, signature)
+
+
+def _buckets(buckets, signature, check: bool = True) -> list[dict[str, int]]:
+    """The bucket versions to compile (see `compile`'s `buckets`) over `signature`'s symbols;
+    `check`: fail on a dim `signature` does not have (else leave it out)."""
+    if not buckets:
+        return []
+    return _combinations("buckets", buckets, signature, check)
+
+
+def _combinations(option: str, sizes: Mapping[str, Sequence[int]], signature,
+                  check: bool = True) -> list[dict[str, int]]:
+    """{symbol: value} per combination of `sizes` ({symbol: [value, ...]}) over the symbols
+    of `signature`, checked: known names (unless not `check`), values in range, how many."""
+    unknown = sorted(set(sizes) - set(signature.symbols))
+    if unknown and check:
+        raise DyncError(f"{option} names {', '.join(unknown)}, which are not dynamic dims of "
                         f"this model (its dims: {', '.join(sorted(signature.symbols))})")
-    names = sorted(specialize)
-    combos = list(itertools.product(*(sorted(set(specialize[n])) for n in names)))
+    names = sorted(set(sizes) & set(signature.symbols))
+    combos = list(itertools.product(*(sorted(set(sizes[n])) for n in names)))
     if len(combos) > MAX_VERSIONS:
-        raise DyncError(f"specialize asks for {len(combos)} versions; at most {MAX_VERSIONS} "
+        raise DyncError(f"{option} asks for {len(combos)} versions; at most {MAX_VERSIONS} "
                         "(each is a full copy of the program for IREE to compile)")
     for name in names:
         spec = signature.symbols[name]
-        outside = [v for v in specialize[name] if not spec.min <= v <= spec.max]
+        outside = [v for v in sizes[name] if not spec.min <= v <= spec.max]
         if outside:
-            raise DyncError(f"specialize: {name} = {outside[0]} is outside its declared range "
+            raise DyncError(f"{option}: {name} = {outside[0]} is outside its declared range "
                             f"[{spec.min}, {spec.max}]")
-    return [dict(zip(names, combo, strict=True)) for combo in combos]
+    return [dict(zip(names, combo, strict=True)) for combo in combos if combo]
+
+
+def _compiled_versions(module) -> list[dict]:
+    """The manifest's `versions`: dync-specialize's, then dync-bucket's."""
+    return [{"function": name, "symbols": values}
+            for name, values in read_versions(module.operation)] + read_buckets(module.operation)
 
 
 def _add_counts(a: dict, b: dict) -> dict:
@@ -228,7 +253,7 @@ def _manifest(vmfb: bytes, session: CompilerSession, tgt, report: Report, signat
 
 
 def _compile_host(model, args, dynamic_shapes, session: CompilerSession, steps, report: Report,
-                  say, graph_error, tgt, dump_ir, store) -> CompiledModule:
+                  say, graph_error, tgt, dump_ir, store, buckets) -> CompiledModule:
     """Host mode: the sub-DNNs of `model` as entry points of one vmfb (see
     `dync.frontends.pytorch.host`)."""
     from .frontends.common import link
@@ -238,6 +263,8 @@ def _compile_host(model, args, dynamic_shapes, session: CompilerSession, steps, 
     if args is None:
         raise DyncError("a PyTorch model needs example args: dync.compile(model, (x,), ...)")
     args = tuple(args) if isinstance(args, tuple | list) else (args,)
+    signature = root_signature(model, args, dynamic_shapes)
+    _buckets(buckets, signature)  # the request is checked against the model's own dims
     root_error = graph_error or UnsupportedConstructError("forward", "mode='host' was asked for")
     with _stage(report, "host capture", say):
         plan = capture_host(model, args, dynamic_shapes, session.context, root_error, say)
@@ -260,8 +287,11 @@ def _compile_host(model, args, dynamic_shapes, session: CompilerSession, steps, 
         report.rewritten.update(sub.program.rewritten)
     with _stage(report, "passes", say):
         for sub in plan.subdnns:
+            request_versions(sub.program.module,
+                             _buckets(buckets, sub.program.signature, check=False), BUCKET_REQUEST)
             set_backend(sub.program.module, tgt.backend)
             run_pipeline(sub.program.module, steps)
+            sub.versions = _compiled_versions(sub.program.module)
             report.rdp = _add_counts(report.rdp, read_coverage(sub.program.module))
             report.execution = _add_counts(report.execution, read_execution(sub.program.module))
     linked = link({s.name: s.program.module for s in plan.subdnns}, session.context)
@@ -269,10 +299,10 @@ def _compile_host(model, args, dynamic_shapes, session: CompilerSession, steps, 
         Path(dump_ir).write_text(linked.operation.get_asm(), encoding="utf-8")
     with _stage(report, "iree", say):
         vmfb = _compile_with_iree(session, linked, report, store)
-    signature = root_signature(model, args, dynamic_shapes)
     manifest = _manifest(vmfb, session, tgt, report, signature, entry="",
                          subdnns=[{"name": s.name, "callable": list(s.key),
-                                   "signature": s.program.signature.to_json()}
+                                   "signature": s.program.signature.to_json(),
+                                   "versions": s.versions}
                                   for s in plan.subdnns])
     return HostModule(model, vmfb, manifest)
 

@@ -68,19 +68,24 @@ def _onnx_dims(specs: list[str]) -> dict | None:
     return dims
 
 
-def _specialize(requests: list[str] | None, off: bool) -> bool | dict[str, list[int]]:
-    """--specialize NAME=SIZE[,SIZE...] (repeatable) / --no-specialize -> compile's `specialize`."""
-    if off or not requests:
-        return False
+def _sizes(flag: str, requests: list[str] | None) -> dict[str, list[int]]:
+    """NAME=SIZE[,SIZE...] (`flag` repeated) -> {NAME: [SIZE, ...]}."""
     sizes: dict[str, list[int]] = {}
-    for request in requests:
+    for request in requests or ():
         name, _, values = request.partition("=")
         try:
             sizes.setdefault(name.strip(), []).extend(int(v) for v in values.split(","))
         except ValueError:
-            raise DyncError(f"--specialize {request!r}: expected NAME=SIZE[,SIZE...], "
+            raise DyncError(f"{flag} {request!r}: expected NAME=SIZE[,SIZE...], "
                             "e.g. batch=1,2,4") from None
     return sizes
+
+
+def _specialize(requests: list[str] | None, off: bool) -> bool | dict[str, list[int]]:
+    """--specialize NAME=SIZE[,SIZE...] (repeatable) / --no-specialize -> compile's `specialize`."""
+    if off or not requests:
+        return False
+    return _sizes("--specialize", requests)
 
 
 def _cmd_compile(args: argparse.Namespace) -> int:
@@ -99,6 +104,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         mode=args.mode, extra_flags=tuple(args.iree_flag or ()), progress=not args.quiet,
         dump_ir=args.dump_ir, cache=not args.no_cache,
         specialize=_specialize(args.specialize, args.no_specialize),
+        buckets=_sizes("--bucket", args.bucket) or None,
     )
     path = compiled.save(out)
     if args.dump_rewritten:
@@ -172,6 +178,9 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--specialize", action="append", metavar="NAME=SIZE[,SIZE...]",
                    help="compile shape-specialized versions for these sizes of a dynamic dim "
                         "(default: none, only the dynamic entry point)")
+    c.add_argument("--bucket", action="append", metavar="NAME=SIZE[,SIZE...]",
+                   help="compile zero-padded static versions for dims up to each of these sizes "
+                        "of a dynamic dim (repeatable; a version per combination; dync-bucket)")
     c.add_argument("--no-specialize", action="store_true",
                    help="no shape-specialized versions, even where --specialize says so")
     c.add_argument("--no-cache", action="store_true",

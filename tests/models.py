@@ -91,3 +91,26 @@ def assert_loop_matches(model, compiled, batch: int, scale: float) -> int:
     assert int(steps) == int(steps_ref)
     torch.testing.assert_close(h, h_ref, rtol=1e-4, atol=1e-5)
     return int(steps)
+
+
+class PaddedConvNet(nn.Module):
+    """Convolutions over a dynamic H x W, for dync-bucket: a stride-2 convolution of the input
+    (for an odd H it reads the row past the last: the zero padding), batch norm with a shift
+    (the padded rows stop being zeros), a stride-2 convolution of that (for an odd height it
+    would read a padded row: cropped), a 2x2 max-pool, and a mean scaled by the input's
+    height (a size of a padded axis)."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.bn = nn.BatchNorm2d(8)
+        self.c2 = nn.Conv2d(8, 8, 3, stride=2, padding=1)
+        with torch.no_grad():
+            self.bn.running_mean.uniform_(-1, 1)
+            self.bn.running_var.uniform_(0.5, 2)
+            self.bn.bias.uniform_(-1, 1)
+
+    def forward(self, x):
+        y = nn.functional.leaky_relu(self.bn(self.c1(x)), 0.1)
+        y = nn.functional.max_pool2d(self.c2(y).relu(), 2)
+        return y, y.mean((2, 3)) * x.size(2)

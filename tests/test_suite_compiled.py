@@ -21,7 +21,8 @@ from benchmarks import models  # noqa: E402
 def _compiled(name):
     module = models.load(name)
     model, example, dynamic_shapes = module.build()
-    return module, model, dync.compile(model, example, dynamic_shapes=dynamic_shapes)
+    return module, model, dync.compile(model, example, dynamic_shapes=dynamic_shapes,
+                                       **models.compile_options(module))
 
 
 @pytest.mark.parametrize("name, mode", [("moe", "in-graph"), ("captioner", "in-graph"),

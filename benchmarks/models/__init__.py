@@ -4,7 +4,9 @@ Each model module exposes `NAME`, `DESCRIPTION`, `build() -> (model, example_arg
 dynamic_shapes)` (torch.export conventions), `inputs(count, seed) -> [args, ...]` (together taking
 every path of the model), `decision(output)` (a hashable final decision) and
 `path(model, *args)` (the branch decisions eager execution takes). The models are written the way
-their public code is: plain PyTorch `forward`s with Python control flow on tensor values.
+their public code is: plain PyTorch `forward`s with Python control flow on tensor values. A
+module may also set `COMPILE_OPTIONS`: the `dync.compile` options its deployment would choose
+(e.g. yolo_nms's image-size buckets), used wherever the suite compiles it with dync.
 """
 
 import importlib
@@ -32,3 +34,8 @@ def load(name: str) -> ModuleType:
     if name not in SUITE:
         raise KeyError(f"unknown benchmark model {name!r}; the suite has {', '.join(SUITE)}")
     return importlib.import_module(f"{__name__}.{name}")
+
+
+def compile_options(module: ModuleType) -> dict:
+    """The `dync.compile` options a suite module asks for (`COMPILE_OPTIONS`, default none)."""
+    return dict(getattr(module, "COMPILE_OPTIONS", {}))

@@ -18,6 +18,9 @@ DESCRIPTION = (
 )
 NUM_CLASSES = 3
 STRIDE = 32
+# Image sides pad up to the next multiple of 64 px from 128 (dync-bucket): 16 static versions
+# of `detect`'s CNN instead of one over a dynamic H x W.
+COMPILE_OPTIONS = {"buckets": {"h32": [4, 6, 8, 10], "w32": [4, 6, 8, 10]}}
 
 
 def conv_bn(cin, cout, stride):

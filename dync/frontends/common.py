@@ -87,7 +87,7 @@ def link(modules: dict[str, ir.Module], context: ir.Context) -> ir.Module:
             functions = [op.operation for op in module.body.operations]
             for op in functions:
                 name = ir.StringAttr(op.attributes["sym_name"]).value
-                if name != entry:
+                if name != entry and not name.startswith(entry + "__"):  # not a version
                     renamed = f"{entry}.{name}"
                     ir.SymbolTable.replace_all_symbol_uses(name, renamed, module.operation)
                     op.attributes["sym_name"] = ir.StringAttr.get(renamed)

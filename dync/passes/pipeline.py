@@ -18,6 +18,7 @@ from ..errors import CompilationError
 
 # Pass name -> module defining it (imported on first use so `dync-opt --help` stays fast).
 _PASS_MODULES = {
+    "dync-bucket": "dync.passes.bucket",
     "dync-canonicalize": "dync.passes.canonicalize",
     "dync-channels-last": "dync.passes.channels_last",
     "dync-exact-loops": "dync.passes.exact_loops",
@@ -33,7 +34,7 @@ _PASS_MODULES = {
 
 # What `dync.compile` runs on dync IR before handing it to IREE.
 DEFAULT_PIPELINE: tuple[str, ...] = (
-    "dync-specialize", "dync-canonicalize", "dync-rdp", "dync-split-subdnns", "dync-fuse",
+    "dync-specialize", "dync-bucket", "dync-canonicalize", "dync-rdp", "dync-split-subdnns", "dync-fuse",
     "dync-channels-last", "dync-plan-execution", "dync-plan-buffers", "dync-verify")
 
 

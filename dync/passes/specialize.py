@@ -42,20 +42,25 @@ def version_name(entry: str, values: dict[str, int]) -> str:
     return entry + "".join(f"__{name}_{value}" for name, value in sorted(values.items()))
 
 
-def read_requests(module: ir.Operation) -> list[dict[str, int]]:
-    if REQUEST_ATTR not in module.attributes:
+def read_requests(module: ir.Operation, attribute: str = REQUEST_ATTR) -> list[dict[str, int]]:
+    """The versions ({symbol: value} each) asked for in `attribute`, which is removed."""
+    if attribute not in module.attributes:
         return []
-    return [{named.name: ir.IntegerAttr(named.attr).value for named in ir.DictAttr(version)}
-            for version in ir.ArrayAttr(module.attributes[REQUEST_ATTR])]
+    requests = [{named.name: ir.IntegerAttr(named.attr).value for named in ir.DictAttr(version)}
+                for version in ir.ArrayAttr(module.attributes[attribute])]
+    del module.attributes[attribute]
+    return requests
 
 
-def request_versions(module: ir.Module, versions: list[dict[str, int]]) -> None:
-    """Ask `dync-specialize` for these versions ({symbol: value} each) of `module`'s entry."""
+def request_versions(module: ir.Module, versions: list[dict[str, int]],
+                     attribute: str = REQUEST_ATTR) -> None:
+    """Ask `dync-specialize` (or, with `attribute` ``dync.bucket``, `dync-bucket`) for these
+    versions ({symbol: value} each) of `module`'s entry."""
     if not versions:
         return
     with module.context:
         i64 = ir.IntegerType.get_signless(64)
-        module.operation.attributes[REQUEST_ATTR] = ir.ArrayAttr.get([
+        module.operation.attributes[attribute] = ir.ArrayAttr.get([
             ir.DictAttr.get({k: ir.IntegerAttr.get(i64, v) for k, v in sorted(version.items())})
             for version in versions])
 
@@ -74,7 +79,7 @@ def _specialized_dim(dim: dync_ir.Dim, values: dict[str, int]) -> dync_ir.Dim:
     return int(expr) if expr.is_Integer else str(expr)
 
 
-def _static_type(old: ir.Type, dims: tuple[dync_ir.Dim, ...]) -> ir.Type:
+def static_type(old: ir.Type, dims: tuple[dync_ir.Dim, ...]) -> ir.Type:
     """`old` (a !torch.vtensor) with the dims that became integers made static."""
     text = str(old)
     current = type_dims(old)
@@ -86,22 +91,26 @@ def _static_type(old: ir.Type, dims: tuple[dync_ir.Dim, ...]) -> ir.Type:
     return ir.Type.parse(head[:head.index("[") + 1] + ",".join(new) + "]" + tail)
 
 
-def _make_version(module: ir.Operation, entry: ir.Operation, values: dict[str, int]) -> None:
-    entry_name = ir.StringAttr(entry.attributes["sym_name"]).value
+def static_copy(entry: ir.Operation, name: str, attribute: str,
+                values: dict[str, int]) -> tuple[ir.Operation, dict[int, ir.Value]]:
+    """A detached copy of `entry` named `name`, marked with `attribute` = {symbol: value},
+    whose arguments have their dims over `values` static (the dims written with the values
+    substituted), each cast back to its dynamic type once at the top so that the body is
+    unchanged IR. Also returns the casts, by argument index."""
     clone = entry.clone(ip=False)
-    clone.attributes["sym_name"] = ir.StringAttr.get(version_name(entry_name, values))
+    clone.attributes["sym_name"] = ir.StringAttr.get(name)
     del clone.attributes[dync_ir.ENTRY_ATTR]
     i64 = ir.IntegerType.get_signless(64)
-    clone.attributes[VERSION_ATTR] = ir.DictAttr.get(
+    clone.attributes[attribute] = ir.DictAttr.get(
         {k: ir.IntegerAttr.get(i64, v) for k, v in sorted(values.items())})
 
     block = clone.regions[0].blocks[0]
     arg_attrs = list(ir.ArrayAttr(clone.attributes["arg_attrs"])) \
         if "arg_attrs" in clone.attributes else [ir.DictAttr.get({})] * len(block.arguments)
-    new_attrs, new_types = [], []
+    new_attrs, new_types, casts = [], [], {}
     # Casts go after the symbol declarations at the top, where bindings of the arguments go.
     first = next(op for op in block.operations if op.operation.name != "torch.symbolic_int")
-    for arg, attrs in zip(block.arguments, arg_attrs, strict=True):
+    for index, (arg, attrs) in enumerate(zip(block.arguments, arg_attrs, strict=True)):
         attrs = ir.DictAttr(attrs)
         if dync_ir.SHAPE_ATTR not in attrs:
             new_attrs.append(attrs)
@@ -112,7 +121,7 @@ def _make_version(module: ir.Operation, entry: ir.Operation, values: dict[str, i
         entries = {n.name: n.attr for n in attrs}
         entries[dync_ir.SHAPE_ATTR] = dync_ir.shape_attr(dims)
         new_attrs.append(ir.DictAttr.get(entries))
-        static = _static_type(arg.type, dims)
+        static = static_type(arg.type, dims)
         if static != arg.type:
             dynamic = arg.type
             arg.set_type(static)
@@ -120,11 +129,18 @@ def _make_version(module: ir.Operation, entry: ir.Operation, values: dict[str, i
                                        operands=[arg], loc=clone.location,
                                        ip=ir.InsertionPoint(first))
             arg.replace_all_uses_except(cast.result, cast)
+            casts[index] = cast.result
         new_types.append(arg.type)
     clone.attributes["arg_attrs"] = ir.ArrayAttr.get(new_attrs)
     old = ir.FunctionType(ir.TypeAttr(clone.attributes["function_type"]).value)
     clone.attributes["function_type"] = ir.TypeAttr.get(
         ir.FunctionType.get(new_types, list(old.results)))
+    return clone, casts
+
+
+def _make_version(module: ir.Operation, entry: ir.Operation, values: dict[str, int]) -> None:
+    entry_name = ir.StringAttr(entry.attributes["sym_name"]).value
+    clone, _ = static_copy(entry, version_name(entry_name, values), VERSION_ATTR, values)
 
     # The functions the entry calls (branches, loop bodies) get their own copies too: RDP
     # joins a callee's call sites, so one shared with the dynamic entry would stay dynamic.
@@ -184,26 +200,33 @@ class Specialize(Pass):
 
     def run(self, module: ir.Operation) -> None:
         requests = read_requests(module)
-        if REQUEST_ATTR in module.attributes:
-            del module.attributes[REQUEST_ATTR]
         if not requests:
             return
-        entry = dync_ir.entry_function(module)
-        if entry is None:
-            raise PassFailure(f"no function carries {dync_ir.ENTRY_ATTR}")
+        entry = requested_entry(module)
         symbols = dync_ir.read_symbols(module)
         existing = {name for name, _ in read_versions(module)}
         entry_name = ir.StringAttr(entry.attributes["sym_name"]).value
         for values in requests:
-            for name, value in values.items():
-                if name not in symbols:
-                    raise PassFailure(
-                        f"cannot specialize on {name!r}: the model's dynamic dims are "
-                        f"{', '.join(sorted(symbols)) or 'none'}")
-                spec = symbols[name]
-                if not spec.min <= value <= spec.max:
-                    raise PassFailure(f"cannot specialize {name} = {value}: outside its declared "
-                                      f"range [{spec.min}, {spec.max}]")
+            check_request(values, symbols, "specialize")
             if values and version_name(entry_name, values) not in existing:
                 _make_version(module, entry, values)
                 existing.add(version_name(entry_name, values))
+
+
+def requested_entry(module: ir.Operation) -> ir.Operation:
+    entry = dync_ir.entry_function(module)
+    if entry is None:
+        raise PassFailure(f"no function carries {dync_ir.ENTRY_ATTR}")
+    return entry
+
+
+def check_request(values: dict[str, int], symbols: dict, verb: str) -> None:
+    """Fail the pass when a version names an unknown symbol or a value outside its range."""
+    for name, value in values.items():
+        if name not in symbols:
+            raise PassFailure(f"cannot {verb} on {name!r}: the model's dynamic dims are "
+                              f"{', '.join(sorted(symbols)) or 'none'}")
+        spec = symbols[name]
+        if not spec.min <= value <= spec.max:
+            raise PassFailure(f"cannot {verb} {name} = {value}: outside its declared "
+                              f"range [{spec.min}, {spec.max}]")

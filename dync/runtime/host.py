@@ -10,6 +10,7 @@ from ..errors import InputError
 from ..signature import Signature
 from .manifest import Manifest
 from .module import CompiledModule, _to_numpy
+from .versions import Versions
 
 
 class HostModule(CompiledModule):
@@ -20,17 +21,18 @@ class HostModule(CompiledModule):
     def __init__(self, model: Any, vmfb: bytes, manifest: Manifest):
         super().__init__(vmfb, manifest)
         self.model = model
-        self._subdnns = [
-            (d["name"], tuple(d["callable"]), Signature.from_json(d["signature"]))
-            for d in manifest.subdnns
-        ]
+        self._subdnns = []
+        for d in manifest.subdnns:
+            signature = Signature.from_json(d["signature"])
+            self._subdnns.append((d["name"], tuple(d["callable"]), signature,
+                                  Versions(d["name"], d.get("versions", []), signature)))
         self.stats: dict[str, collections.Counter] = {
-            name: collections.Counter() for name, _, _ in self._subdnns
+            name: collections.Counter() for name, *_ in self._subdnns
         }
         self._patches = None  # (submodule, attribute, sub-DNN call), built on the first call
 
     def __repr__(self) -> str:
-        calls = ", ".join(".".join(p for p in key if p) for _, key, _ in self._subdnns)
+        calls = ", ".join(".".join(p for p in key if p) for _, key, *_ in self._subdnns)
         return f"<dync.HostModule {len(self._subdnns)} sub-DNNs ({calls}) for {self.backend}/{self.target}>"
 
     def __call__(self, *args: Any) -> Any:
@@ -46,13 +48,14 @@ class HostModule(CompiledModule):
 
         if self._patches is None:
             self._patches = []
-            for name, (qual, attr), signature in self._subdnns:
+            for name, (qual, attr), signature, versions in self._subdnns:
                 module = self.model.get_submodule(qual)
                 original = getattr(module, attr)
-                self._patches.append((module, attr, self._sub_dnn(name, signature, original)))
+                self._patches.append(
+                    (module, attr, self._sub_dnn(name, signature, versions, original)))
         return installed(self._patches)
 
-    def _sub_dnn(self, name: str, signature: Signature, original):
+    def _sub_dnn(self, name: str, signature: Signature, versions: Versions, original):
         import torch
 
         stats = self.stats[name]
@@ -61,12 +64,14 @@ class HostModule(CompiledModule):
             if not kwargs and all(isinstance(a, torch.Tensor) for a in args):
                 arrays = [_to_numpy(a) for a in args]
                 try:
-                    signature.check_inputs(arrays)
+                    bound = signature.check_inputs(arrays)
                 except InputError:
                     pass
                 else:
                     stats["compiled"] += 1
-                    return self._invoke(self._function(name), signature, arrays, as_torch=True)
+                    choice = versions.choose(bound)
+                    return self._invoke(self._function(choice.function), signature,
+                                        choice.arguments(arrays), as_torch=True)
             stats["python"] += 1
             return original(*args, **kwargs)
 

@@ -16,6 +16,7 @@ from ..report import Report
 from ..signature import Signature
 from .invoke import Function
 from .manifest import Manifest, digest, manifest_path
+from .versions import Versions
 
 # Backends whose modules contain machine code for a specific host architecture.
 _HOST_ARCH = {"arm": "aarch64"}
@@ -42,6 +43,7 @@ class CompiledModule:
         self.last_trace: list[tuple[str, bool]] | None = None
         # How often each assignment of the dynamic dims was called, for `hot_sizes`.
         self.seen_sizes: collections.Counter[tuple[tuple[str, int], ...]] = collections.Counter()
+        self.versions = Versions(manifest.entry, manifest.versions, manifest.signature)
 
     @property
     def signature(self) -> Signature:
@@ -65,13 +67,6 @@ class CompiledModule:
         return f"<dync.CompiledModule main({ins}) for {self.backend}/{self.target}>"
 
     # -- running ---------------------------------------------------------------------------
-    def _version(self, symbols: dict[str, int]) -> str | None:
-        """The shape-specialized version for these symbol values, None for the entry."""
-        for version in self.manifest.versions:
-            if all(symbols.get(k) == v for k, v in version["symbols"].items()):
-                return version["function"]
-        return None
-
     def _function(self, name: str | None = None) -> Function:
         name = name or self.manifest.entry
         function = self._functions.get(name)
@@ -128,8 +123,9 @@ class CompiledModule:
         arrays = [_to_numpy(a) for a in flat]
         bound = self.signature.check_inputs(arrays)
         self.seen_sizes[tuple(sorted(bound.items()))] += 1
-        result = self._invoke(self._function(self._version(bound)), self.signature, arrays,
-                              as_torch)
+        choice = self.versions.choose(bound)
+        result = self._invoke(self._function(choice.function), self.signature,
+                              choice.arguments(arrays), as_torch)
         if self._branch_sites:
             result, codes = result
             self.last_trace = [(self._branch_sites[c // 2], bool(c % 2))

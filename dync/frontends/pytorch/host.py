@@ -50,6 +50,8 @@ class SubDnn:
     key: Key
     program: ImportedProgram
     calls: int
+    # Its compiled versions as the manifest lists them (`dync.api._compiled_versions`).
+    versions: list[dict] = field(default_factory=list)
 
 
 @dataclass
