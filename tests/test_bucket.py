@@ -1,4 +1,4 @@
-"""dync-bucket (Nimble's shape buckets): zero-padded static versions compiled into the same
+"""dync-bucket (shape buckets): zero-padded static versions compiled into the same
 vmfb; a call runs the smallest bucket holding its dims, padded, and agrees with eager; a call
 beyond every bucket runs the dynamic entry."""
 

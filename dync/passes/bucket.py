@@ -1,12 +1,13 @@
 """`dync-bucket`: padded static versions of the entry function for ranges of its dynamic dims.
 
-Nimble's shape bucketing (digest-nimble.md, "bucketed kernels"): an input whose dynamic dims
-are at most a bucket's is zero-padded up to the bucket, and a copy of the program compiled
-with the bucket's static shapes runs on it, so that IREE plans static tiles and buffers for a
-whole range of sizes instead of one (`dync-specialize`) or none (the dynamic entry). Padding
-is only sound as far as the padded rows cannot reach the true ones, so the copy keeps the
-padding exactly as long as every op provably leaves the valid region as it was, and crops
-back to the true size (a slice) before any other use:
+Shape-bucketed kernels (DESIGN.md's Nimble line; Nimble itself dispatches on residues,
+digest-nimble-dali.md A.7), the way ECOSYSTEM.md's gap list has it: one static copy of the
+program per bucket, the smallest bucket holding a call chosen on the host and the input
+zero-padded up to it (MIGraphX's `bucket_by_optimals` does the same), so that IREE plans
+static tiles and buffers for a whole range of sizes instead of one (`dync-specialize`) or
+none (the dynamic entry). Padding is only sound as far as the padded rows cannot reach the
+true ones, so the copy keeps the padding exactly as long as every op provably leaves the
+valid region as it was, and crops back to the true size (a slice) before any other use:
 
 * elementwise ops (`op_kinds.ELEMENTWISE`) whose other tensor operands are padded alike or
   broadcast along the padded axes, and `torch.aten.batch_norm` in inference, keep it (the
@@ -36,6 +37,7 @@ every bucket run the dynamic entry.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 
 import sympy
@@ -65,7 +67,7 @@ _CONVOLUTIONS = {"torch.aten.conv1d", "torch.aten.conv2d", "torch.aten.conv3d",
 _POOLS = {"torch.aten.max_pool1d": 1, "torch.aten.max_pool2d": 2, "torch.aten.max_pool3d": 3,
           "torch.aten.avg_pool1d": 1, "torch.aten.avg_pool2d": 2, "torch.aten.avg_pool3d": 3}
 _BATCH_NORMS = {"torch.aten.batch_norm", "torch.aten._native_batch_norm_legit_no_training"}
-_ENUMERATE = 4096  # symbol assignments a window check tries one by one; beyond, the corners
+_ENUMERATE = 4096  # symbol assignments a window check tries one by one; beyond, it crops
 
 
 def bucket_name(entry: str, values: dict[str, int]) -> str:
@@ -174,12 +176,10 @@ class _Version:
         if any(s.name not in self.ranges for s in free):
             return False
         spans = [range(self.ranges[s.name][0], self.ranges[s.name][1] + 1) for s in free]
-        count = 1
-        for span in spans:
-            count *= len(span)
-        points = itertools.product(*spans) if count <= _ENUMERATE else \
-            itertools.product(*((s[0], s[-1]) for s in spans))
-        return all(expr.subs(dict(zip(free, p, strict=True))) <= 0 for p in points)
+        if math.prod(len(span) for span in spans) > _ENUMERATE:
+            return False  # floor divisions are not monotone enough to trust the corners
+        return all(expr.subs(dict(zip(free, p, strict=True))) <= 0
+                   for p in itertools.product(*spans))
 
     def result_padding(self, op: ir.Operation) -> Padded | None:
         """The padding of `op`'s one result if `op` keeps its operands' padding valid."""
