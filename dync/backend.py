@@ -13,7 +13,7 @@ import tempfile
 from iree.compiler import ir
 from iree.compiler.api import Invocation, Output, Session
 
-from .dialects.dync import preprocessing_flags
+from .dialects.dync import module_flags
 from .errors import CompilationError
 from .targets import Target
 
@@ -48,9 +48,9 @@ class CompilerSession:
         return True
 
     def add_module_flags(self, module: ir.Module) -> None:
-        """Add the flags `module` asks for (IREE preprocessing requested by dync's passes, such
-        as dync-channels-last) to this session's flags."""
-        requested = [f for f in preprocessing_flags(module) if f not in self.flags]
+        """Add the flags `module` asks for (requested by dync's passes: IREE preprocessing for
+        dync-channels-last, pad fusion for dync-fuse-padding) to this session's flags."""
+        requested = [f for f in module_flags(module) if f not in self.flags]
         if requested:
             self._session.set_flags(*requested)
             self.flags += tuple(requested)

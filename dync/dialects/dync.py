@@ -28,6 +28,8 @@ ENTRY_ATTR = "dync.entry"
 SHAPE_ATTR = "dync.shape"
 # Module attribute: IREE preprocessing passes dync's passes ask for (e.g. dync-channels-last).
 PREPROCESSING_ATTR = "dync.iree_preprocessing"
+# Module attribute: IREE compiler flags dync's passes ask for (e.g. dync-fuse-padding).
+FLAGS_ATTR = "dync.iree_flags"
 BACKEND_ATTR = "dync.backend"
 _SYMBOL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -64,29 +66,48 @@ def to_python(attr: ir.Attribute):
     return ir.StringAttr(attr).value
 
 
+def _read_strings(module: ir.Module | ir.Operation, attribute: str) -> list[str]:
+    op = _op(module)
+    if attribute not in op.attributes:
+        return []
+    return [ir.StringAttr(a).value for a in ir.ArrayAttr(op.attributes[attribute])]
+
+
+def _add_strings(module: ir.Module | ir.Operation, attribute: str, items: list[str]) -> None:
+    """Append `items` to the string array `attribute` of `module` (in order, once)."""
+    present = _read_strings(module, attribute)
+    present += [i for i in items if i not in present]
+    if present:
+        _op(module).attributes[attribute] = ir.ArrayAttr.get([ir.StringAttr.get(i) for i in present])
+
+
 def read_preprocessing(module: ir.Module | ir.Operation) -> list[str]:
     """The IREE preprocessing passes requested on `module` (``dync.iree_preprocessing``)."""
-    op = _op(module)
-    if PREPROCESSING_ATTR not in op.attributes:
-        return []
-    return [ir.StringAttr(a).value for a in ir.ArrayAttr(op.attributes[PREPROCESSING_ATTR])]
+    return _read_strings(module, PREPROCESSING_ATTR)
 
 
 def request_preprocessing(module: ir.Module | ir.Operation, passes: list[str]) -> None:
     """Add IREE preprocessing passes to `module`'s ``dync.iree_preprocessing`` (in order, once)."""
-    requested = read_preprocessing(module)
-    requested += [p for p in passes if p not in requested]
-    if requested:
-        _op(module).attributes[PREPROCESSING_ATTR] = ir.ArrayAttr.get(
-            [ir.StringAttr.get(p) for p in requested])
+    _add_strings(module, PREPROCESSING_ATTR, passes)
 
 
-def preprocessing_flags(module: ir.Module | ir.Operation) -> tuple[str, ...]:
-    """The IREE flag running the preprocessing passes requested on `module`, if any."""
+def read_flags(module: ir.Module | ir.Operation) -> list[str]:
+    """The IREE compiler flags requested on `module` (``dync.iree_flags``)."""
+    return _read_strings(module, FLAGS_ATTR)
+
+
+def request_flags(module: ir.Module | ir.Operation, flags: list[str]) -> None:
+    """Add IREE compiler flags to `module`'s ``dync.iree_flags`` (in order, once)."""
+    _add_strings(module, FLAGS_ATTR, flags)
+
+
+def module_flags(module: ir.Module | ir.Operation) -> tuple[str, ...]:
+    """The IREE flags `module` asks for: the one running the preprocessing passes requested
+    on it, if any, and the flags requested."""
     passes = read_preprocessing(module)
-    if not passes:
-        return ()
-    return (f"--iree-preprocessing-pass-pipeline=builtin.module(util.func({','.join(passes)}))",)
+    pipeline = (f"--iree-preprocessing-pass-pipeline=builtin.module(util.func({','.join(passes)}))",) \
+        if passes else ()
+    return pipeline + tuple(read_flags(module))
 
 
 def set_backend(module: ir.Module | ir.Operation, backend: str) -> None:

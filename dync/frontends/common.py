@@ -82,6 +82,9 @@ def link(modules: dict[str, ir.Module], context: ir.Context) -> ir.Module:
     are renamed `<entry>.<name>` so that the modules' own names cannot collide."""
     with context, ir.Location.unknown():
         linked = ir.Module.create()
+        # A flag changes how every entry point compiles: only those all the modules ask for.
+        flags = [set(dync_ir.read_flags(m)) for m in modules.values()]
+        dync_ir.request_flags(linked, sorted(set.intersection(*flags)) if flags else [])
         for entry, module in modules.items():
             dync_ir.request_preprocessing(linked, dync_ir.read_preprocessing(module))
             functions = [op.operation for op in module.body.operations]

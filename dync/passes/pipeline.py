@@ -23,6 +23,7 @@ _PASS_MODULES = {
     "dync-channels-last": "dync.passes.channels_last",
     "dync-exact-loops": "dync.passes.exact_loops",
     "dync-fuse": "dync.passes.fuse",
+    "dync-fuse-padding": "dync.passes.fuse_padding",
     "dync-plan-buffers": "dync.passes.plan_buffers",
     "dync-plan-execution": "dync.passes.plan_execution",
     "dync-rdp": "dync.passes.rdp",
@@ -34,8 +35,9 @@ _PASS_MODULES = {
 
 # What `dync.compile` runs on dync IR before handing it to IREE.
 DEFAULT_PIPELINE: tuple[str, ...] = (
-    "dync-specialize", "dync-bucket", "dync-canonicalize", "dync-rdp", "dync-split-subdnns", "dync-fuse",
-    "dync-channels-last", "dync-plan-execution", "dync-plan-buffers", "dync-verify")
+    "dync-specialize", "dync-bucket", "dync-canonicalize", "dync-rdp", "dync-split-subdnns",
+    "dync-fuse", "dync-channels-last", "dync-plan-execution", "dync-fuse-padding",
+    "dync-plan-buffers", "dync-verify")
 
 
 class Pass:

@@ -17,7 +17,8 @@ Computes, per function (callees first):
   the result's byte size writes its result in place (what IREE's producer/consumer fusion
   makes of such chains). A convolution or pooling with padding reads a zero-padded copy of
   its input, which IREE materializes: the input's own buffer when it dies there (its producer
-  writes the interior), a buffer of its own (``dync.pad``) otherwise;
+  writes the interior), a buffer of its own (``dync.pad``) otherwise; none when
+  `dync-fuse-padding` had IREE read the padding in place;
 * liveness over a linear numbering of the ops: nested regions are numbered where they sit, so
   the branches of an `scf.if` are disjoint in time (the peak is the max over branches) and an
   `scf.while`'s body is counted once, in its steady state (carried values are buffers born at
@@ -87,6 +88,7 @@ from ..dialects import dync as dync_ir
 from ..dialects.symbolic import is_symbol_name, is_tensor, parse_dim
 from ..dialects.torch_ops import constant_int_list, owner
 from ..dialects.walk import functions
+from .fuse_padding import fuses_padding
 from .pipeline import Pass, PassFailure
 
 PEAK_ATTR = "dync.peak"
@@ -158,6 +160,8 @@ class Planner:
         self.ranges = symbol_ranges(module)
         self.plans: dict[str, FunctionPlan] = {}
         self.sampler = Samplers(self.ranges)
+        # IREE reads the padding in place (dync-fuse-padding): no padded copies to count.
+        self.padded_copies = not fuses_padding(module)
 
     def plan(self) -> None:
         for name in _callees_first(self.functions):
@@ -370,7 +374,8 @@ class FunctionLiveness:
                 self._new(op, i, r, pos)
             else:
                 self._none(r, pos)
-        if name in PADDED and operands and is_tensor(operands[0].type):
+        if name in PADDED and operands and is_tensor(operands[0].type) \
+                and self.planner.padded_copies:
             self._pad(op, pos, operands[0], operands[PADDED[name]])
         if len(tensors) == 1 and (name in ELEMENTWISE or name in SCATTERS):
             candidates = operands if name in ELEMENTWISE else operands[:1]
