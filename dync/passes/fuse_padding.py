@@ -12,8 +12,11 @@ op's input, llvm-cpu fails to translate the fused dispatch ("failed to run trans
 source executable", measured on the suite's dynamic-batch ResNet and BlockDrop), and on the
 dynamic H x W detector it ran slower. So the pass asks for it only when every padded op of
 the module has a fully static input; measured on this host (20 inputs each): shallow_deep's
-peak 200.4 -> 132.2 KiB, the captioner's 47.1 -> 28.8 KiB at the same latency, SkipNet's
-422 -> 401 and 350 -> 321 KiB.
+peak 200.4 -> 132.2 KiB, the captioner's 47.1 -> 28.8 KiB, SkipNet's 422 -> 401 and
+350 -> 321 KiB. It is a trade: in the suite's ablation (BENCHMARKS.md) the fused dispatches
+ran 4-16% slower on the CNNs it applies to (geo-mean gain 0.96x), most where it saved little
+memory (ConvNet-AIG 272 -> 256 KiB, RANet unchanged). Choosing per module by the predicted
+peak it saves is the next step.
 
 Reads: ``dync.backend`` and every op of `op_kinds.PADDED` with nonzero padding. Writes: the
 flag into the module's ``dync.iree_flags`` (llvm-cpu only: the CUDA and ARM code paths were
