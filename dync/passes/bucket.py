@@ -308,9 +308,7 @@ class _Version:
         kept: set[ir.Operation] = set()
         for op in list(self.block.operations):
             op = op.operation
-            if op.name in (BIND, "torch.tensor_static_info_cast"):
-                continue
-            if any(v in self.padded for v in op.operands):
+            if op.name != BIND and any(v in self.padded for v in op.operands):
                 padding = self.result_padding(op)
                 if padding is not None:
                     result = op.results[0]
@@ -326,9 +324,9 @@ class _Version:
                 if user.name == BIND:
                     user.erase()
                 elif user.name == "torch.aten.size.int" and \
-                        _axis(user, value) in self.padded[value].axes:
-                    true = self.padded[value].axes[_axis(user, value)][0]
-                    user.result.replace_all_uses_with(self.int_value(true))
+                        (axis := _axis(user, value)) in self.padded[value].axes:
+                    user.result.replace_all_uses_with(
+                        self.int_value(self.padded[value].axes[axis][0]))
                     user.erase()
                 else:
                     user.operands[index] = self.crop(value)
@@ -371,24 +369,20 @@ class Bucket(Pass):
     @staticmethod
     def _make(module: ir.Operation, entry: ir.Operation, name: str, values: dict[str, int],
               ranges: dict) -> None:
-        func, casts = static_copy(entry, name, BUCKET_ATTR, values)
+        # The padded arguments are used at their static type (no cast back): the ops that keep
+        # the padding get static result types, which torch-to-linalg needs to agree.
+        func, dynamic_types = static_copy(entry, name, BUCKET_ATTR, values, cast_back=False)
         version = _Version(func, values, ranges)
         # (Not a binding or a size: the rewrite may erase those.)
         version.top = next(op.operation for op in version.block.operations
                            if op.operation.name not in ("torch.symbolic_int", BIND,
-                                                        "torch.tensor_static_info_cast",
                                                         "torch.aten.size.int"))
         arg_attrs = list(ir.ArrayAttr(func.attributes["arg_attrs"]))
         entry_attrs = list(ir.ArrayAttr(entry.attributes["arg_attrs"]))
         sizes: set[str] = set()
-        block = func.regions[0].blocks[0]
-        for index, cast in casts.items():
-            # The padded arguments are used at their static type: the ops that keep the
-            # padding get static result types, which torch-to-linalg needs to agree.
-            arg = block.arguments[index]
-            version.dynamic_types[arg] = cast.type
-            cast.replace_all_uses_with(arg)
-            cast.owner.erase()
+        for index, dynamic in dynamic_types.items():
+            arg = version.block.arguments[index]
+            version.dynamic_types[arg] = dynamic
             true = dync_ir.read_shape(ir.DictAttr(entry_attrs[index])[dync_ir.SHAPE_ATTR])
             padded = dync_ir.read_shape(ir.DictAttr(arg_attrs[index])[dync_ir.SHAPE_ATTR])
             axes = {axis: (parse_dim(t) if isinstance(t, str) else sympy.Integer(t), p)

@@ -91,12 +91,13 @@ def static_type(old: ir.Type, dims: tuple[dync_ir.Dim, ...]) -> ir.Type:
     return ir.Type.parse(head[:head.index("[") + 1] + ",".join(new) + "]" + tail)
 
 
-def static_copy(entry: ir.Operation, name: str, attribute: str,
-                values: dict[str, int]) -> tuple[ir.Operation, dict[int, ir.Value]]:
+def static_copy(entry: ir.Operation, name: str, attribute: str, values: dict[str, int],
+                cast_back: bool = True) -> tuple[ir.Operation, dict[int, ir.Type]]:
     """A detached copy of `entry` named `name`, marked with `attribute` = {symbol: value},
     whose arguments have their dims over `values` static (the dims written with the values
-    substituted), each cast back to its dynamic type once at the top so that the body is
-    unchanged IR. Also returns the casts, by argument index."""
+    substituted); with `cast_back`, each is cast back to its dynamic type once at the top so
+    that the body is unchanged IR. Also returns the dynamic types of the arguments made
+    static, by argument index."""
     clone = entry.clone(ip=False)
     clone.attributes["sym_name"] = ir.StringAttr.get(name)
     del clone.attributes[dync_ir.ENTRY_ATTR]
@@ -107,7 +108,7 @@ def static_copy(entry: ir.Operation, name: str, attribute: str,
     block = clone.regions[0].blocks[0]
     arg_attrs = list(ir.ArrayAttr(clone.attributes["arg_attrs"])) \
         if "arg_attrs" in clone.attributes else [ir.DictAttr.get({})] * len(block.arguments)
-    new_attrs, new_types, casts = [], [], {}
+    new_attrs, new_types, dynamic_types = [], [], {}
     # Casts go after the symbol declarations at the top, where bindings of the arguments go.
     first = next(op for op in block.operations if op.operation.name != "torch.symbolic_int")
     for index, (arg, attrs) in enumerate(zip(block.arguments, arg_attrs, strict=True)):
@@ -123,19 +124,19 @@ def static_copy(entry: ir.Operation, name: str, attribute: str,
         new_attrs.append(ir.DictAttr.get(entries))
         static = static_type(arg.type, dims)
         if static != arg.type:
-            dynamic = arg.type
+            dynamic_types[index] = arg.type
             arg.set_type(static)
-            cast = ir.Operation.create("torch.tensor_static_info_cast", results=[dynamic],
-                                       operands=[arg], loc=clone.location,
-                                       ip=ir.InsertionPoint(first))
-            arg.replace_all_uses_except(cast.result, cast)
-            casts[index] = cast.result
+            if cast_back:
+                cast = ir.Operation.create("torch.tensor_static_info_cast",
+                                           results=[dynamic_types[index]], operands=[arg],
+                                           loc=clone.location, ip=ir.InsertionPoint(first))
+                arg.replace_all_uses_except(cast.result, cast)
         new_types.append(arg.type)
     clone.attributes["arg_attrs"] = ir.ArrayAttr.get(new_attrs)
     old = ir.FunctionType(ir.TypeAttr(clone.attributes["function_type"]).value)
     clone.attributes["function_type"] = ir.TypeAttr.get(
         ir.FunctionType.get(new_types, list(old.results)))
-    return clone, casts
+    return clone, dynamic_types
 
 
 def _make_version(module: ir.Operation, entry: ir.Operation, values: dict[str, int]) -> None:
