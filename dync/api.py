@@ -21,7 +21,7 @@ from .passes import DEFAULT_PIPELINE, run_pipeline
 from .passes.bucket import REQUEST_ATTR as BUCKET_REQUEST
 from .passes.bucket import read_buckets
 from .passes.plan_buffers import read_peak
-from .passes.plan_execution import read_execution
+from .passes.plan_execution import module_text, read_execution
 from .passes.rdp import read_coverage
 from .passes.specialize import read_versions, request_versions
 from .passes.split_subdnns import read_subdnns
@@ -183,7 +183,7 @@ def _compile(model, args, dynamic_shapes, tgt, mode, steps, report: Report, say,
             "min": peak.min, "max": peak.max}
         report.subdnns = read_subdnns(program.module)
         if dump_ir is not None:
-            Path(dump_ir).write_text(program.module.operation.get_asm(), encoding="utf-8")
+            Path(dump_ir).write_text(module_text(program.module), encoding="utf-8")
         with _stage(report, "iree", say):
             vmfb = _compile_with_iree(session, program.module, report, store)
     finally:
@@ -304,7 +304,7 @@ def _compile_host(model, args, dynamic_shapes, session: CompilerSession, steps, 
             report.execution = _add_counts(report.execution, read_execution(sub.program.module))
     linked = link({s.name: s.program.module for s in plan.subdnns}, session.context)
     if dump_ir is not None:
-        Path(dump_ir).write_text(linked.operation.get_asm(), encoding="utf-8")
+        Path(dump_ir).write_text(module_text(linked), encoding="utf-8")
     with _stage(report, "iree", say):
         vmfb = _compile_with_iree(session, linked, report, store)
     manifest = _manifest(vmfb, session, tgt, report, signature, entry="",

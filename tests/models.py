@@ -114,3 +114,35 @@ class PaddedConvNet(nn.Module):
         y = nn.functional.leaky_relu(self.bn(self.c1(x)), 0.1)
         y = nn.functional.max_pool2d(self.c2(y).relu(), 2)
         return y, y.mean((2, 3)) * x.size(2)
+
+
+class GatedConvBlocks(nn.Module):
+    """SkipNet in small: after a stem, each of three residual conv blocks runs only if a gate (a
+    padded stride-2 convolution of the same activation, pooled to one logit) says so. The
+    gate's and the block's first convolution pad the same tensor: IREE, once the sub-DNNs are
+    inlined, would share that padded copy across the branch (dync-isolate-subdnns)."""
+
+    def __init__(self, width: int = 16):
+        super().__init__()
+        self.stem = nn.Conv2d(3, width, 3, padding=1)
+        self.blocks = nn.ModuleList(
+            nn.Sequential(nn.Conv2d(width, width, 3, padding=1), nn.ReLU(),
+                          nn.Conv2d(width, width, 3, padding=1)) for _ in range(3))
+        self.gates = nn.ModuleList(nn.Conv2d(width, 1, 3, stride=2, padding=1) for _ in range(3))
+
+    @torch.no_grad()
+    def calibrate(self, inputs: list[torch.Tensor]) -> None:
+        """Shift each gate's bias so that it opens on about half of `inputs`, halfway between
+        two of them (no input sits on the threshold)."""
+        xs = [self.stem(x).relu() for x in inputs]
+        for block, gate in zip(self.blocks, self.gates, strict=True):
+            means = sorted(float(gate(x).mean()) for x in xs)
+            gate.bias -= (means[len(means) // 2 - 1] + means[len(means) // 2]) / 2
+            xs = [(x + block(x)).relu() if gate(x).mean() > 0 else x for x in xs]
+
+    def forward(self, x):
+        x = self.stem(x).relu()
+        for block, gate in zip(self.blocks, self.gates):  # noqa: B905 (as users write it)
+            if gate(x).mean() > 0:
+                x = (x + block(x)).relu()
+        return x.mean((2, 3))

@@ -24,6 +24,7 @@ _PASS_MODULES = {
     "dync-exact-loops": "dync.passes.exact_loops",
     "dync-fuse": "dync.passes.fuse",
     "dync-fuse-padding": "dync.passes.fuse_padding",
+    "dync-isolate-subdnns": "dync.passes.isolate_subdnns",
     "dync-plan-buffers": "dync.passes.plan_buffers",
     "dync-plan-execution": "dync.passes.plan_execution",
     "dync-rdp": "dync.passes.rdp",
@@ -37,7 +38,7 @@ _PASS_MODULES = {
 DEFAULT_PIPELINE: tuple[str, ...] = (
     "dync-specialize", "dync-bucket", "dync-canonicalize", "dync-rdp", "dync-split-subdnns",
     "dync-fuse", "dync-channels-last", "dync-plan-execution", "dync-fuse-padding",
-    "dync-plan-buffers", "dync-verify")
+    "dync-plan-buffers", "dync-isolate-subdnns", "dync-verify")
 
 
 class Pass:
