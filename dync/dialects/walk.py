@@ -33,6 +33,15 @@ def functions(module: ir.Module | ir.Operation) -> dict[str, ir.Operation]:
 CALLS = ("func.call", "torch.call")
 
 
+def call_sites(module: ir.Module | ir.Operation) -> dict[str, list[ir.Operation]]:
+    """The calls in `module` by callee name."""
+    sites: dict[str, list[ir.Operation]] = {}
+    for op in nested_ops(module.operation):
+        if op.name in CALLS and "callee" in op.attributes:
+            sites.setdefault(ir.FlatSymbolRefAttr(op.attributes["callee"]).value, []).append(op)
+    return sites
+
+
 def in_region(op: ir.Operation) -> bool:
     """Whether `op` sits in a region of an op (`scf.if`, a loop) inside its function."""
     parent = op.parent

@@ -18,8 +18,9 @@ Reads: the sub-DNNs named in ``dync.subdnns``, their call sites, the module's
   passed is computed in the module and used elsewhere too — passes through
   ``util.optimization_barrier`` (between ``torch_c`` casts) before its first use. Not 0-d
   tensors (flags, counters: no memory to save, and the barrier would keep IREE from fusing
-  their uses), nor dynamic shapes (IREE 3.13 cannot resolve the dims of a barrier's dynamic result: "'tensor.dim' op unexpected
-  during shape cleanup"). The barrier compiles to no dispatch and no copy;
+  their uses), nor dynamic shapes (IREE 3.13 cannot resolve the dims of a barrier's dynamic
+  result: "'tensor.dim' op unexpected during shape cleanup"). The barrier compiles to no
+  dispatch and no copy;
 * where IREE computes convolutions in NHWC (`dync-channels-last`), a static rank-4 float
   argument crosses its barrier in NHWC, and each such result of an ``scf.if`` is yielded in
   NHWC by both branches and permuted back after it. IREE's transposes then cancel against
@@ -42,14 +43,13 @@ from iree.compiler import ir
 from ..dialects.dync import read_preprocessing
 from ..dialects.symbolic import element_type, type_dims
 from ..dialects.torch_ops import BIND, create, int_list
-from ..dialects.walk import CALLS, functions, nested_ops, ops_named
+from ..dialects.walk import call_sites, functions, ops_named
 from .channels_last import CHANNELS_LAST
 from .pipeline import Pass
 from .split_subdnns import read_subdnns
 
 BARRIER = "util.optimization_barrier"
 TO_NHWC, TO_NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
-_VTENSOR = re.compile(r"^!torch\.vtensor<\[([^\]]*)\],(\w+)>$")
 # torch-mlir's builtin element types: signedness is dropped from integers.
 _SIGNLESS = re.compile(r"^[su]i(\d+)$")
 
@@ -57,15 +57,13 @@ _SIGNLESS = re.compile(r"^[su]i(\d+)$")
 def builtin_type(vtensor: ir.Type) -> ir.Type | None:
     """The builtin tensor type `torch_c.to_builtin_tensor` gives a static `!torch.vtensor`
     (None for any other type, a dynamic dim, and unsigned integers, which keep their
-    signedness there). IREE cannot resolve the dims of a barrier's dynamic result
-    ("'tensor.dim' op unexpected during shape cleanup")."""
-    match = _VTENSOR.match(str(vtensor))
-    if match is None or match.group(2).startswith("ui") or "?" in match.group(1):
+    signedness there)."""
+    dims, element = type_dims(vtensor), element_type(vtensor)
+    if not str(vtensor).startswith("!torch.vtensor") or dims is None or None in dims \
+            or element is None or element.startswith("ui"):
         return None
-    dims, element = match.groups()
     element = _SIGNLESS.sub(r"i\1", element)
-    shape = "x".join(d.strip() for d in dims.split(",")) if dims.strip() else ""
-    return ir.Type.parse(f"tensor<{shape}x{element}>" if shape else f"tensor<{element}>")
+    return ir.Type.parse(f"tensor<{''.join(f'{d}x' for d in dims)}{element}>")
 
 
 def _barrier(value: ir.Value, ip, loc, channels_last: bool) -> ir.Value:
@@ -83,16 +81,15 @@ def _barrier(value: ir.Value, ip, loc, channels_last: bool) -> ir.Value:
 
 
 def isolate_arguments(func: ir.Operation, channels_last: bool = False,
-                      skip: frozenset[int] = frozenset()) -> int:
+                      skip: frozenset[int] = frozenset()) -> None:
     """Route the uses of `func`'s tensor arguments (but those in `skip`) through barriers
-    placed after the bindings of its arguments; the number of arguments isolated."""
+    placed after the bindings of its arguments."""
     block = func.regions[0].blocks[0]
     ops = [op.operation for op in block.operations]
     binds = [i for i, op in enumerate(ops) if op.name == BIND
              and isinstance(op.operands[0], ir.BlockArgument) and op.operands[0].owner == block]
     start = max(binds, default=-1) + 1
     ip, loc = ir.InsertionPoint(ops[start]), func.location
-    isolated = 0
     for arg in block.arguments:
         if arg.arg_number in skip:
             continue
@@ -107,8 +104,6 @@ def isolate_arguments(func: ir.Operation, channels_last: bool = False,
         back = _barrier(arg, ip, loc, channels_last)
         for use in uses:
             use.owner.operands[use.operand_number] = back
-        isolated += 1
-    return isolated
 
 
 def _position(op: ir.Operation, block: ir.Block, ops: list[ir.Operation]) -> int:
@@ -119,13 +114,12 @@ def _position(op: ir.Operation, block: ir.Block, ops: list[ir.Operation]) -> int
     return ops.index(op)
 
 
-def _unshared(module: ir.Operation, name: str) -> frozenset[int]:
-    """The arguments of sub-DNN `name` IREE has nothing to share with: at every call, the
-    value passed is a model input (an argument of the calling function) or used by nothing
-    else. A sub-DNN no call reaches (an entry point of host mode) has only such arguments."""
-    sites = [op for op in nested_ops(module) if op.name in CALLS and "callee" in op.attributes
-             and ir.FlatSymbolRefAttr(op.attributes["callee"]).value == name]
-    count = len(sites[0].operands) if sites else len(functions(module)[name].regions[0].blocks[0].arguments)
+def _unshared(func: ir.Operation, sites: list[ir.Operation]) -> frozenset[int]:
+    """The arguments of sub-DNN `func` IREE has nothing to share with: at every call (`sites`),
+    the value passed is a model input (an argument of the calling function) or used by
+    nothing else. A sub-DNN no call reaches (an entry point of host mode) has only such
+    arguments."""
+    count = len(func.regions[0].blocks[0].arguments)
     return frozenset(i for i in range(count) if all(_alone(site.operands[i]) for site in sites))
 
 
@@ -161,10 +155,9 @@ def _permute_builtin(value: ir.Value, to: list[int], result: ir.Type, ip, loc) -
     return create("torch_c.to_builtin_tensor", result, ip, loc, operands=[permuted])
 
 
-def yield_channels_last(if_op: ir.Operation) -> int:
+def yield_channels_last(if_op: ir.Operation) -> None:
     """Make `if_op`'s static rank-4 float results NHWC: each branch permutes what it yields,
-    the uses after it read the result permuted back. The number of results changed."""
-    changed = 0
+    the uses after it read the result permuted back."""
     for i, result in enumerate(if_op.results):
         nhwc = _nhwc(result.type)
         if nhwc is None:
@@ -181,8 +174,6 @@ def yield_channels_last(if_op: ir.Operation) -> int:
                                 if_op.location)
         for use in uses:
             use.owner.operands[use.operand_number] = back
-        changed += 1
-    return changed
 
 
 class IsolateSubdnns(Pass):
@@ -195,12 +186,14 @@ class IsolateSubdnns(Pass):
         # an op built while it is not loaded resolves to another op of the dialect later.
         module.context.dialects["util"]
         funcs = functions(module)
+        sites = call_sites(module)
         channels_last = CHANNELS_LAST in read_preprocessing(module)
         for record in read_subdnns(module):
             func = funcs.get(record["name"])
             if func is None or not func.regions[0].blocks:
                 continue
-            isolate_arguments(func, channels_last, _unshared(module, record["name"]))
+            isolate_arguments(func, channels_last,
+                              _unshared(func, sites.get(record["name"], [])))
         if channels_last:
             for if_op in ops_named(module, "scf.if"):
                 yield_channels_last(if_op)

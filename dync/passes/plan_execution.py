@@ -71,11 +71,6 @@ PARTITIONING_ATTR = "stream.partitioning"
 SERIAL = '#stream.partitioning_config<"debug">'
 # How IREE 3.13 prints SERIAL, which its own parser rejects ("expected string").
 _SERIAL_PRINTED = "#stream.partitioning_config<favor-debug>"
-
-
-def module_text(module: ir.Module | ir.Operation) -> str:
-    """`module`'s assembly, loadable by `iree-compile` (`--dump-ir`)."""
-    return module.operation.get_asm().replace(_SERIAL_PRINTED, SERIAL)
 # States (sets of ops already run) kept per step of the search; past it, the lowest peaks.
 BEAM = 256
 _MOVABLE_DIALECTS = ("torch.aten.", "torch.prim.", "torch.constant.", "torch.vtensor.literal",
@@ -125,6 +120,11 @@ def read_execution(module: ir.Module | ir.Operation) -> dict[str, int]:
 
 
 # --- partitioning ----------------------------------------------------------------------------
+
+def module_text(module: ir.Module | ir.Operation) -> str:
+    """`module`'s assembly, loadable by `iree-compile` (`--dump-ir`)."""
+    return module.operation.get_asm().replace(_SERIAL_PRINTED, SERIAL)
+
 
 def _fixed(op: ir.Operation, sizes: TensorSizes) -> bool:
     """Whether `op` keeps its place: it bounds the segments around it."""
