@@ -105,5 +105,6 @@ def _subdnn(d: dict) -> str:
     if "callable" in d:
         return (f"  sub-DNN {d['name']}: {d['callable']}({', '.join(d['inputs'])}), "
                 f"{d['calls']} calls in the example")
+    per_sample = f", per sample of {d['per_sample']}" if d.get("per_sample") else ""
     return (f"  sub-DNN {d['name']} ({d['source']}): {d['ops']} ops, {d['calls']} call sites, "
-            f"({', '.join(d['arguments'])}) -> ({', '.join(d['results'])})")
+            f"({', '.join(d['arguments'])}) -> ({', '.join(d['results'])}){per_sample}")

@@ -146,3 +146,28 @@ class GatedConvBlocks(nn.Module):
             if gate(x).mean() > 0:
                 x = (x + block(x)).relu()
         return x.mean((2, 3))
+
+
+class SmallResNet(nn.Module):
+    """A stem, two residual conv blocks, a global pool and a classifier over a dynamic batch:
+    every sample independent (`dync-loop-batch`). With `couple`, the stem's output has the
+    batch mean taken out, which ties the samples together."""
+
+    def __init__(self, couple: bool = False):
+        super().__init__()
+        self.couple = couple
+        self.stem = nn.Conv2d(3, 8, 3, padding=1)
+        self.blocks = nn.ModuleList(
+            nn.Sequential(nn.Conv2d(8, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
+                          nn.Conv2d(8, 8, 3, padding=1)) for _ in range(2))
+        self.down = nn.Conv2d(8, 16, 3, stride=2, padding=1)
+        self.fc = nn.Linear(16, 5)
+
+    def forward(self, x):
+        x = self.stem(x).relu()
+        if self.couple:
+            x = x - x.mean(0, keepdim=True)
+        for block in self.blocks:
+            x = (x + block(x)).relu()
+        x = self.down(x).relu()
+        return self.fc(nn.functional.adaptive_avg_pool2d(x, 1).flatten(1))

@@ -25,6 +25,7 @@ _PASS_MODULES = {
     "dync-fuse": "dync.passes.fuse",
     "dync-fuse-padding": "dync.passes.fuse_padding",
     "dync-isolate-subdnns": "dync.passes.isolate_subdnns",
+    "dync-loop-batch": "dync.passes.loop_batch",
     "dync-plan-buffers": "dync.passes.plan_buffers",
     "dync-plan-execution": "dync.passes.plan_execution",
     "dync-rdp": "dync.passes.rdp",
@@ -37,7 +38,7 @@ _PASS_MODULES = {
 # What `dync.compile` runs on dync IR before handing it to IREE.
 DEFAULT_PIPELINE: tuple[str, ...] = (
     "dync-specialize", "dync-bucket", "dync-canonicalize", "dync-rdp", "dync-split-subdnns",
-    "dync-fuse", "dync-channels-last", "dync-plan-execution", "dync-fuse-padding",
+    "dync-loop-batch", "dync-fuse", "dync-channels-last", "dync-plan-execution", "dync-fuse-padding",
     "dync-plan-buffers", "dync-isolate-subdnns", "dync-verify")
 
 
