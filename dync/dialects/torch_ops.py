@@ -2,9 +2,28 @@
 
 from __future__ import annotations
 
+import re
+
 from iree.compiler import ir
 
+from .symbolic import element_type, type_dims
+
 BIND = "torch.bind_symbolic_shape"
+# torch-mlir's builtin element types: signedness is dropped from integers.
+_SIGNLESS = re.compile(r"^[su]i(\d+)$")
+
+
+def builtin_type(vtensor: ir.Type, dynamic: bool = False) -> ir.Type | None:
+    """The builtin tensor type `torch_c.to_builtin_tensor` gives a `!torch.vtensor` (None for
+    any other type, unsigned integers, which keep their signedness there, and a dynamic dim
+    unless `dynamic`)."""
+    dims, element = type_dims(vtensor), element_type(vtensor)
+    if not str(vtensor).startswith("!torch.vtensor") or dims is None \
+            or (None in dims and not dynamic) or element is None or element.startswith("ui"):
+        return None
+    element = _SIGNLESS.sub(r"i\1", element)
+    shape = "".join(("?" if d is None else str(d)) + "x" for d in dims)
+    return ir.Type.parse(f"tensor<{shape}{element}>")
 
 
 def owner(value: ir.Value) -> ir.Operation | None:

@@ -36,13 +36,11 @@ split.
 
 from __future__ import annotations
 
-import re
-
 from iree.compiler import ir
 
 from ..dialects.dync import read_preprocessing
 from ..dialects.symbolic import element_type, type_dims
-from ..dialects.torch_ops import BIND, create, int_list
+from ..dialects.torch_ops import BIND, builtin_type, create, int_list
 from ..dialects.walk import call_sites, functions, ops_named
 from .channels_last import CHANNELS_LAST
 from .pipeline import Pass
@@ -50,20 +48,6 @@ from .split_subdnns import read_subdnns
 
 BARRIER = "util.optimization_barrier"
 TO_NHWC, TO_NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
-# torch-mlir's builtin element types: signedness is dropped from integers.
-_SIGNLESS = re.compile(r"^[su]i(\d+)$")
-
-
-def builtin_type(vtensor: ir.Type) -> ir.Type | None:
-    """The builtin tensor type `torch_c.to_builtin_tensor` gives a static `!torch.vtensor`
-    (None for any other type, a dynamic dim, and unsigned integers, which keep their
-    signedness there)."""
-    dims, element = type_dims(vtensor), element_type(vtensor)
-    if not str(vtensor).startswith("!torch.vtensor") or dims is None or None in dims \
-            or element is None or element.startswith("ui"):
-        return None
-    element = _SIGNLESS.sub(r"i\1", element)
-    return ir.Type.parse(f"tensor<{''.join(f'{d}x' for d in dims)}{element}>")
 
 
 def _barrier(value: ir.Value, ip, loc, channels_last: bool) -> ir.Value:

@@ -37,22 +37,23 @@ the sub-DNN as under control flow (its filters stored HWCF), which keeps the con
 named NHWC ones.
 
 Measured on this host (IREE 3.13, llvm-cpu, the suite's static-control ResNet): peak 513.4
-KiB x batch -> 204 KiB at every batch 1..4 (eager 320 KiB x batch); latency over the suite's
-inputs (batches 1..4) 1.10 -> about 1.2 ms (per-sample kernels and one submission per sample).
+KiB x batch -> 222 KiB at every batch 1..4 (eager 320 KiB x batch); latency over the suite's
+inputs (batches 1..4) 1.10 -> 1.16 ms (per-sample kernels, one submission per sample;
+`python -m benchmarks resnet_static`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
 
 from iree.compiler import ir
 
-from ..analysis.op_kinds import CONSTANT_OPS, ELEMENTWISE, element_bytes
-from ..dialects.symbolic import bound_dims, element_type, type_dims
-from ..dialects.torch_ops import BIND, constant_int, constant_int_list
+from ..analysis.op_kinds import ELEMENTWISE, element_bytes
+from ..dialects.symbolic import bound_dims, type_dims
+from ..dialects.torch_ops import BIND, builtin_type, constant_int, constant_int_list, create
 from ..dialects.walk import call_sites, functions
 from .pipeline import Pass
-from .specialize import _specialize_binding
+from .specialize import specialize_binding, static_type
 from .split_subdnns import SUBDNNS_ATTR, read_subdnns
 
 PER_SAMPLE = "per_sample"
@@ -71,9 +72,10 @@ _RESHAPES = {"torch.aten.view", "torch.aten.reshape", "torch.aten._unsafe_view"}
 
 
 def _batched_type(t: ir.Type) -> bool:
+    """A `!torch.vtensor` whose only dynamic dim is dim 0 (and which has a builtin type)."""
     dims = type_dims(t)
-    return str(t).startswith("!torch.vtensor") and bool(dims) and dims[0] is None \
-        and None not in dims[1:]
+    return bool(dims) and dims[0] is None and None not in dims[1:] \
+        and builtin_type(t, dynamic=True) is not None
 
 
 def _dims_of(op: ir.Operation, index: int, rank: int) -> list[int] | None:
@@ -95,7 +97,6 @@ class _Batch:
         self.batched: set = set()
         self.batch_sizes: set = set()   # `aten.size.int` results of dim 0 of a batched value
         self.batch_shapes: set = set()  # shape lists led by a batch size
-        self.reason = ""
 
     def symbol(self) -> str | None:
         """The symbol bound to dim 0 of every argument, if one is."""
@@ -121,7 +122,6 @@ class _Batch:
             if not reads or op.name == BIND:
                 continue
             if op.regions or not self._keeps_samples_apart(op, reads):
-                self.reason = op.name
                 return False
             if op.name not in ("torch.aten.size.int", "torch.prim.ListConstruct"):
                 self.batched.update(op.results)
@@ -166,16 +166,10 @@ class _Batch:
         return False
 
     def distinct_sizes(self) -> int:
-        sizes = set()
-        for op in self.block.operations:
-            for r in op.operation.results:
-                if r in self.batched and _batched_type(r.type) \
-                        and op.operation.name not in CONSTANT_OPS:
-                    numel = 1
-                    for d in type_dims(r.type)[1:]:
-                        numel *= d
-                    sizes.add(numel * element_bytes(r.type))
-        return len(sizes)
+        """How many distinct per-sample byte sizes the batched tensors ops make have."""
+        return len({math.prod(type_dims(v.type)[1:]) * element_bytes(v.type)
+                    for v in self.batched
+                    if not isinstance(v, ir.BlockArgument) and _batched_type(v.type)})
 
 
 def _dim0_symbol(bind: ir.Operation) -> str | None:
@@ -185,17 +179,9 @@ def _dim0_symbol(bind: ir.Operation) -> str | None:
     return str(dims[0])
 
 
-def builtin(t: ir.Type, batch: int | None = None) -> ir.Type:
-    """The builtin tensor type of `!torch.vtensor` `t`, with dim 0 = `batch` (None: dynamic)."""
-    dims = ["?" if batch is None else str(batch)] + [str(d) for d in type_dims(t)[1:]]
-    element = element_type(t)
-    element = element[1:] if element.startswith("si") else element
-    return ir.Type.parse(f"tensor<{'x'.join(dims)}x{element}>")
-
-
 def per_sample_type(t: ir.Type) -> ir.Type:
-    dims = ",".join(["1"] + [str(d) for d in type_dims(t)[1:]])
-    return ir.Type.parse(f"!torch.vtensor<[{dims}],{element_type(t)}>")
+    """`!torch.vtensor` `t` (batched) with dim 0 = 1."""
+    return static_type(t, (1, *type_dims(t)[1:]))
 
 
 def make_per_sample(func: ir.Operation, symbol: str) -> None:
@@ -214,7 +200,7 @@ def make_per_sample(func: ir.Operation, symbol: str) -> None:
         types.append(arg.type)
     for op in list(block.operations):
         if op.operation.name == BIND:
-            _specialize_binding(op.operation, {symbol: 1})
+            specialize_binding(op.operation, {symbol: 1})
     for op in list(block.operations):
         op = op.operation
         if op.name == "torch.symbolic_int" and ir.StringAttr(
@@ -230,34 +216,26 @@ def make_per_sample(func: ir.Operation, symbol: str) -> None:
     func.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(types, results))
 
 
-def _op(name: str, result: ir.Type, ip, loc, operands=(), attributes=None) -> ir.Value:
-    return ir.Operation.create(name, results=[result], operands=list(operands),
-                               attributes=attributes or {}, loc=loc, ip=ip).result
-
-
 def loop_call(call: ir.Operation) -> None:
     """Replace `call` (of a per-sample sub-DNN, with full-batch operands) by an `scf.while`
     over the batch."""
     loc, ip = call.location, ir.InsertionPoint(call)
     index = ir.IndexType.get()
-    zero = _op("arith.constant", index, ip, loc, attributes={
-        "value": ir.IntegerAttr.get(index, 0)})
-    one = _op("arith.constant", index, ip, loc, attributes={
-        "value": ir.IntegerAttr.get(index, 1)})
-    full = [_op("torch_c.to_builtin_tensor", builtin(v.type), ip, loc, operands=[v])
-            for v in call.operands]
-    count = _op("tensor.dim", index, ip, loc, operands=[full[0], zero])
-    inits = [_op("tensor.empty", builtin(r.type), ip, loc, operands=[count])
-             for r in call.results]
+    zero = create("arith.constant", index, ip, loc, value=ir.IntegerAttr.get(index, 0))
+    one = create("arith.constant", index, ip, loc, value=ir.IntegerAttr.get(index, 1))
+    full = [create("torch_c.to_builtin_tensor", builtin_type(v.type, dynamic=True), ip, loc,
+                   operands=[v]) for v in call.operands]
+    count = create("tensor.dim", index, ip, loc, operands=[full[0], zero])
+    inits = [create("tensor.empty", builtin_type(r.type, dynamic=True), ip, loc,
+                    operands=[count]) for r in call.results]
     carried = [index] + [v.type for v in inits]
     loop = ir.Operation.create("scf.while", results=carried, operands=[zero] + inits,
                                regions=2, loc=loc, ip=ip)
     before = loop.regions[0].blocks.append(*carried, arg_locs=[loc] * len(carried))
     bip = ir.InsertionPoint(before)
-    more = _op("arith.cmpi", ir.IntegerType.get_signless(1), bip, loc,
+    more = create("arith.cmpi", ir.IntegerType.get_signless(1), bip, loc,
                   operands=[before.arguments[0], count],
-                  attributes={"predicate": ir.IntegerAttr.get(
-                      ir.IntegerType.get_signless(64), 2)})   # slt
+                  predicate=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 2))  # slt
     ir.Operation.create("scf.condition", operands=[more] + list(before.arguments), loc=loc,
                         ip=bip)
     after = loop.regions[1].blocks.append(*carried, arg_locs=[loc] * len(carried))
@@ -265,41 +243,41 @@ def loop_call(call: ir.Operation) -> None:
     i = after.arguments[0]
     samples = []
     for value, whole in zip(call.operands, full, strict=True):
-        rank = len(type_dims(value.type))
-        piece = _slice("tensor.extract_slice", builtin(value.type, 1), [whole], i, rank,
-                       aip, loc)
-        samples.append(_op("torch_c.from_builtin_tensor", per_sample_type(value.type),
-                              aip, loc, operands=[piece]))
+        sample = per_sample_type(value.type)
+        piece = _slice("tensor.extract_slice", builtin_type(sample), [whole], i, aip, loc)
+        samples.append(create("torch_c.from_builtin_tensor", sample, aip, loc,
+                              operands=[piece]))
     inner = ir.Operation.create("func.call", results=[per_sample_type(r.type)
                                                       for r in call.results],
                                 operands=samples,
                                 attributes={"callee": call.attributes["callee"]},
                                 loc=loc, ip=aip)
     rows = []
-    for k, (result, acc) in enumerate(zip(inner.results, after.arguments[1:], strict=True)):
-        rank = len(type_dims(result.type))
-        row = _op("torch_c.to_builtin_tensor", builtin(call.results[k].type, 1), aip, loc,
+    for result, acc in zip(inner.results, after.arguments[1:], strict=True):
+        row = create("torch_c.to_builtin_tensor", builtin_type(result.type), aip, loc,
                      operands=[result])
-        rows.append(_slice("tensor.insert_slice", acc.type, [row, acc], i, rank, aip, loc))
-    step = _op("arith.addi", index, aip, loc, operands=[i, one])
+        rows.append(_slice("tensor.insert_slice", acc.type, [row, acc], i, aip, loc))
+    step = create("arith.addi", index, aip, loc, operands=[i, one])
     ir.Operation.create("scf.yield", operands=[step] + rows, loc=loc, ip=aip)
     after_ip = ir.InsertionPoint(call)
     for result, out in zip(call.results, list(loop.results)[1:], strict=True):
-        back = _op("torch_c.from_builtin_tensor", result.type, after_ip, loc, operands=[out])
+        back = create("torch_c.from_builtin_tensor", result.type, after_ip, loc, operands=[out])
         result.replace_all_uses_with(back)
     call.erase()
 
 
-def _slice(name: str, result: ir.Type, operands: list[ir.Value], i: ir.Value, rank: int,
-           ip, loc) -> ir.Value:
-    """`tensor.extract_slice`/`insert_slice` of row `i` (dim 0) of a rank-`rank` tensor."""
-    dynamic = ir.ShapedType.get_dynamic_size()
+def _slice(name: str, result: ir.Type, operands: list[ir.Value], i: ir.Value, ip,
+           loc) -> ir.Value:
+    """`tensor.extract_slice`/`insert_slice` of row `i` (dim 0); `operands`' first is the
+    one-sample tensor for an insert, the result is for an extract."""
     dims = type_dims(operands[0].type if name == "tensor.insert_slice" else result)
-    return _op(name, result, ip, loc, operands=[*operands, i], attributes={
-        "static_offsets": ir.DenseI64ArrayAttr.get([dynamic] + [0] * (rank - 1)),
-        "static_sizes": ir.DenseI64ArrayAttr.get([1] + list(dims[1:])),
-        "static_strides": ir.DenseI64ArrayAttr.get([1] * rank),
-        "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1] * len(operands) + [1, 0, 0])})
+    return create(name, result, ip, loc, operands=[*operands, i],
+                  static_offsets=ir.DenseI64ArrayAttr.get(
+                      [ir.ShapedType.get_dynamic_size()] + [0] * (len(dims) - 1)),
+                  static_sizes=ir.DenseI64ArrayAttr.get(list(dims)),
+                  static_strides=ir.DenseI64ArrayAttr.get([1] * len(dims)),
+                  operandSegmentSizes=ir.DenseI32ArrayAttr.get(
+                      [1] * len(operands) + [1, 0, 0]))
 
 
 def batch_parallel(func: ir.Operation) -> str | None:
@@ -323,10 +301,6 @@ def _replace_records(module: ir.Operation, looped: dict[str, str]) -> None:
     module.attributes[SUBDNNS_ATTR] = ir.ArrayAttr.get(records)
 
 
-def _names(records: Iterable[dict]) -> list[str]:
-    return [r["name"] for r in records]
-
-
 class LoopBatch(Pass):
     name = "dync-loop-batch"
     summary = ("run batch-parallel sub-DNNs one sample at a time where IREE packs their "
@@ -340,7 +314,8 @@ class LoopBatch(Pass):
         funcs = functions(module)
         sites = call_sites(module)
         looped: dict[str, str] = {}
-        for name in _names(read_subdnns(module)):
+        for record in read_subdnns(module):
+            name = record["name"]
             func = funcs.get(name)
             if func is None or not func.regions[0].blocks or not sites.get(name):
                 continue

@@ -156,14 +156,14 @@ def _make_version(module: ir.Operation, entry: ir.Operation, values: dict[str, i
             callee = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
             call.attributes["callee"] = ir.FlatSymbolRefAttr.get(callee + suffix)
         for bind in ops_named(func, "torch.bind_symbolic_shape"):
-            _specialize_binding(bind, values)
+            specialize_binding(bind, values)
         for op in ops_named(func, "torch.symbolic_int"):
             if ir.StringAttr(op.attributes["symbol_name"]).value in values:
                 op.erase()  # no use is left: every binding over it now has its value
         module.regions[0].blocks[0].append(func)
 
 
-def _specialize_binding(bind: ir.Operation, values: dict[str, int]) -> None:
+def specialize_binding(bind: ir.Operation, values: dict[str, int]) -> None:
     """Replace the specialized symbols of a `torch.bind_symbolic_shape` by their values."""
     operands = list(bind.operands)
     names = [ir.StringAttr(v.owner.attributes["symbol_name"]).value for v in operands[1:]]
