@@ -101,13 +101,14 @@ BASELINE_PASSES = ("dync-canonicalize", "dync-verify")
 # of the timed inputs.
 ABLATIONS: dict[str, dict] = {
     name: {"passes": tuple(p for p in DEFAULT_PIPELINE if p != name)}
-    for name in ("dync-rdp", "dync-split-subdnns", "dync-loop-batch", "dync-fuse",
+    for name in ("dync-rdp", "dync-sink-into-branches", "dync-split-subdnns", "dync-loop-batch",
+                 "dync-fuse",
                  "dync-channels-last", "dync-plan-execution", "dync-fuse-padding",
                  "dync-isolate-subdnns")
 }
 # Ablations whose effect is on memory: their measured peak goes in the memory table too.
-MEMORY_ABLATIONS = ("dync-loop-batch", "dync-plan-execution", "dync-fuse-padding",
-                    "dync-isolate-subdnns")
+MEMORY_ABLATIONS = ("dync-sink-into-branches", "dync-loop-batch", "dync-plan-execution",
+                    "dync-fuse-padding", "dync-isolate-subdnns")
 SPECIALIZE = "dync-specialize"
 # Runs where a model's `COMPILE_OPTIONS` ask for buckets; the ablation compiles it without.
 BUCKET = "dync-bucket"

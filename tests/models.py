@@ -1,6 +1,7 @@
 """Small PyTorch models for the tests, with input generators that take every branch."""
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 from torch.export import Dim
 
@@ -171,3 +172,27 @@ class SmallResNet(nn.Module):
             x = (x + block(x)).relu()
         x = self.down(x).relu()
         return self.fc(nn.functional.adaptive_avg_pool2d(x, 1).flatten(1))
+
+
+class PolicyGatedBlocks(nn.Module):
+    """BlockDrop in small: a policy reads the (pooled) input and decides, for each of two
+    residual blocks, whether the batch runs it; the stem's output is read by the first block
+    only, the policy by both. The policy's decision is per sample (masked), the skip per
+    batch."""
+
+    def __init__(self, blocks: int = 2):
+        super().__init__()
+        self.policy = nn.Linear(3, blocks)
+        self.stem = nn.Conv2d(3, 16, 3, padding=1)
+        self.blocks = nn.ModuleList(nn.Conv2d(16, 16, 3, padding=1) for _ in range(blocks))
+
+    def forward(self, x):
+        keep = (torch.sigmoid(self.policy(F.avg_pool2d(x, 32).flatten(1))) > 0.5).float()
+        x = self.stem(x).relu()
+        for i, block in enumerate(self.blocks):
+            action = keep[:, i]
+            if action.sum() == 0:
+                continue
+            mask = action.view(-1, 1, 1, 1)
+            x = block(x).relu() * mask + x * (1 - mask)
+        return x.mean(dim=(2, 3))

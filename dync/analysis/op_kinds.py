@@ -21,7 +21,8 @@ detach alias contiguous clone lift_fresh_copy view_as split.Tensor split_with_si
 unbind.int as_strided""".split()} | {
     "torch_c.to_builtin_tensor", "torch_c.from_builtin_tensor", "torch.tensor_static_info_cast",
     "torch.copy.to_vtensor", "torch.copy.to_tensor", "torch.prim.ListUnpack",
-    "tensor.cast", "tensor.reshape", "tensor.expand_shape", "tensor.collapse_shape"}
+    "tensor.cast", "tensor.reshape", "tensor.expand_shape", "tensor.collapse_shape",
+    "util.optimization_barrier"}
 # Elementwise ops: the result may take the buffer of any operand of its size that dies there.
 ELEMENTWISE = {f"torch.aten.{n}" for n in """relu sigmoid tanh gelu exp log log2 rsqrt sqrt neg
 abs logical_not silu hardtanh leaky_relu clamp clamp_min clamp_max erf cos sin floor ceil round

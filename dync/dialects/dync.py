@@ -31,6 +31,9 @@ PREPROCESSING_ATTR = "dync.iree_preprocessing"
 # Module attribute: IREE compiler flags dync's passes ask for (e.g. dync-fuse-padding).
 FLAGS_ATTR = "dync.iree_flags"
 BACKEND_ATTR = "dync.backend"
+# Unit attribute on a `torch.aten.permute` a dync pass placed where IREE's own transposes
+# cancel it (a layout crossing at a sub-DNN boundary): it moves no data.
+CANCELS_ATTR = "dync.cancels"
 _SYMBOL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 

@@ -12,11 +12,15 @@ from ..passes import run_pipeline
 from ..signature import Signature
 
 # torch.prim.If/Loop -> scf.if/scf.while: the control-flow form of dync IR, with the two
-# repairs of the upstream lowering that make loops exact and compilable by IREE.
+# repairs of the upstream lowering that make loops exact and compilable by IREE. Then
+# upstream canonicalization, which IREE runs first thing anyway: it drops the results of an
+# `scf.if` nobody reads (a Python variable assigned in a branch and not read after it), which
+# would otherwise become sub-DNN results, live to the end of the branch in dync's plan.
 CONTROL_FLOW_TO_SCF: tuple[str, ...] = (
     "dync-exact-loops",
     "func.func(convert-torch-to-scf)",
     "dync-rotate-while",
+    "func.func(canonicalize)",
 )
 
 

@@ -26,7 +26,8 @@ Reads: the sub-DNNs named in ``dync.subdnns``, their call sites, the module's
   NHWC by both branches and permuted back after it. IREE's transposes then cancel against
   these on both sides: without it a barrier (and any ``scf.if``, where IREE's transpose
   propagation stops) holds an NCHW copy of an activation next to the NHWC one and costs two
-  transposes per crossing.
+  transposes per crossing. These permutes carry ``dync.cancels``, so `dync-plan-buffers`
+  counts no buffer for them.
 
 Measured peaks (`python -m benchmarks`' memory harness, 3 inputs): SkipNet-FF 400.5 -> 204.0
 KiB (eager 256.0), SkipNet-RNN 320.8 -> 204.1, ConvNet-AIG 256.0 -> 192.0, shallow-deep
@@ -38,7 +39,7 @@ from __future__ import annotations
 
 from iree.compiler import ir
 
-from ..dialects.dync import read_preprocessing
+from ..dialects.dync import CANCELS_ATTR, read_preprocessing
 from ..dialects.symbolic import element_type, type_dims
 from ..dialects.torch_ops import BIND, builtin_type, create, int_list
 from ..dialects.walk import call_sites, functions, ops_named
@@ -54,14 +55,18 @@ def _barrier(value: ir.Value, ip, loc, channels_last: bool) -> ir.Value:
     """`value` (a static `!torch.vtensor`) through a barrier; in NHWC if `channels_last` and it
     is a rank-4 float tensor."""
     nhwc = _nhwc(value.type) if channels_last else None
-    crossing = value if nhwc is None else create(
-        "torch.aten.permute", nhwc, ip, loc, operands=[value, int_list(TO_NHWC, ip, loc)])
+    crossing = value if nhwc is None else _permute(value, TO_NHWC, nhwc, ip, loc)
     builtin = builtin_type(crossing.type)
     to = create("torch_c.to_builtin_tensor", builtin, ip, loc, operands=[crossing])
     barrier = create(BARRIER, builtin, ip, loc, operands=[to])
     back = create("torch_c.from_builtin_tensor", crossing.type, ip, loc, operands=[barrier])
-    return back if nhwc is None else create(
-        "torch.aten.permute", value.type, ip, loc, operands=[back, int_list(TO_NCHW, ip, loc)])
+    return back if nhwc is None else _permute(back, TO_NCHW, value.type, ip, loc)
+
+
+def _permute(value: ir.Value, to: list[int], result: ir.Type, ip, loc) -> ir.Value:
+    """`value` permuted by `to`, marked as a crossing IREE's transposes cancel."""
+    return create("torch.aten.permute", result, ip, loc, operands=[value, int_list(to, ip, loc)],
+                  **{CANCELS_ATTR: ir.UnitAttr.get()})
 
 
 def isolate_arguments(func: ir.Operation, channels_last: bool = False,
@@ -134,8 +139,7 @@ def _permute_builtin(value: ir.Value, to: list[int], result: ir.Type, ip, loc) -
     """`value` (a builtin tensor) permuted by `to` with torch ops, as a builtin `result`."""
     torch_value = create("torch_c.from_builtin_tensor", _vtensor(value.type), ip, loc,
                          operands=[value])
-    permuted = create("torch.aten.permute", _vtensor(result), ip, loc,
-                      operands=[torch_value, int_list(to, ip, loc)])
+    permuted = _permute(torch_value, to, _vtensor(result), ip, loc)
     return create("torch_c.to_builtin_tensor", result, ip, loc, operands=[permuted])
 
 

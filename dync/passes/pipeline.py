@@ -30,6 +30,7 @@ _PASS_MODULES = {
     "dync-plan-execution": "dync.passes.plan_execution",
     "dync-rdp": "dync.passes.rdp",
     "dync-rotate-while": "dync.passes.rotate_while",
+    "dync-sink-into-branches": "dync.passes.sink_into_branches",
     "dync-specialize": "dync.passes.specialize",
     "dync-split-subdnns": "dync.passes.split_subdnns",
     "dync-verify": "dync.passes.verify",
@@ -37,9 +38,10 @@ _PASS_MODULES = {
 
 # What `dync.compile` runs on dync IR before handing it to IREE.
 DEFAULT_PIPELINE: tuple[str, ...] = (
-    "dync-specialize", "dync-bucket", "dync-canonicalize", "dync-rdp", "dync-split-subdnns",
+    "dync-specialize", "dync-bucket", "dync-canonicalize", "dync-rdp", "dync-sink-into-branches",
+    "dync-split-subdnns",
     "dync-loop-batch", "dync-fuse", "dync-channels-last", "dync-plan-execution", "dync-fuse-padding",
-    "dync-plan-buffers", "dync-isolate-subdnns", "dync-verify")
+    "dync-isolate-subdnns", "dync-plan-buffers", "dync-verify")
 
 
 class Pass:

@@ -1,10 +1,11 @@
 """`dync-plan-buffers`: symbolic liveness and an arena plan of intermediate tensors (Nimble's
 explicit allocation, SoD² §4.4.1 memory allocation planning; digest-sod2.md sections 4.2-4.3).
 
-Reads (after `dync-rdp`): every function's tensor values and their dims — static types,
-`torch.bind_symbolic_shape` affine facts over `torch.symbolic_int`s, ``dync.dims`` for the
-non-affine ones, the entry's ``dync.shape`` results — the symbols' ranges (``dync.symbols`` and
-the `torch.symbolic_int`s), and the call graph.
+Reads (last before `dync-verify`, the IR IREE gets): every function's tensor values and
+their dims — static types, `torch.bind_symbolic_shape` affine facts over
+`torch.symbolic_int`s, ``dync.dims`` for the non-affine ones, the entry's ``dync.shape``
+results — the symbols' ranges (``dync.symbols`` and the `torch.symbolic_int`s), and the call
+graph.
 
 Computes, per function (callees first):
 
@@ -12,7 +13,9 @@ Computes, per function (callees first):
   intermediates (the caller owns them), nor are constants: `torch.vtensor.literal`s and every
   value computed from constants alone (IREE folds or hoists those into globals). Views
   (`view`, `reshape`, `slice`, `select`, `expand`, `clone`, `torch_c` casts, list packing and
-  unpacking, ...) alias their operand's buffer; transposes do not (IREE moves the data). An
+  unpacking, `util.optimization_barrier`, ...) alias their operand's buffer, and so do the
+  permutes marked ``dync.cancels`` (layout crossings `dync-isolate-subdnns` placed where
+  IREE's transposes cancel them); other transposes do not (IREE moves the data). An
   elementwise op, or a scatter into its first operand, whose operand dies at that op and has
   the result's byte size writes its result in place (what IREE's producer/consumer fusion
   makes of such chains). A convolution or pooling with padding reads a zero-padded copy of
@@ -24,8 +27,8 @@ Computes, per function (callees first):
   `scf.while`'s body is counted once, in its steady state (carried values are buffers born at
   the top of the body); a value defined outside a region and used inside it stays live until
   the region op ends; shape queries are not uses. A `func.call` reserves a *frame* at its
-  site: the callee's peak without its results, the callee's symbols replaced by the call
-  site's dims. Straight-line runs of ops between control flow and host reads (``.item()``, a
+  site: the callee's peak less its results (which the caller counts as its own buffers from
+  the call on), the callee's symbols replaced by the call site's dims. Straight-line runs of ops between control flow and host reads (``.item()``, a
   branch condition) are *execution segments*, what IREE submits as one piece of work; a
   buffer that leaves its segment (read after it, yielded or returned) is live from the
   segment's start, as IREE allocates such results when it launches the work;
@@ -61,7 +64,6 @@ subtracted (see `benchmarks/memory.py`).
 
 from __future__ import annotations
 
-import bisect
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -128,7 +130,6 @@ class Buffer:
     iree: sympy.Expr | None = None  # its size in IREE's allocation model (a frame's differs)
     iree_v: np.ndarray | None = None
     padded: bool = False            # holds a windowed op's zero-padded input
-    iree_start: int = 0
 
 
 def _find(b: Buffer) -> Buffer:
@@ -143,9 +144,9 @@ class FunctionPlan:
     buffers: list[Buffer]
     peak: sympy.Expr                # live bytes at the worst point, results included
     arena: sympy.Expr               # the plan's arena size (>= peak)
-    inner: sympy.Expr               # the peak without the results: a call's frame
+    inner: sympy.Expr               # the peak less the results: a call's frame
     iree: sympy.Expr                # the peak IREE's allocator reaches (see `_iree_model`)
-    iree_inner: sympy.Expr          # the same without the results
+    iree_inner: sympy.Expr          # the same in IREE's model
     params: list[tuple | None]      # each argument's dims (None: not a tensor / unknown)
     results: list[tuple | None]     # each result's dims
     returns_argument: list[int | None]  # results that are (views of) an argument
@@ -282,12 +283,15 @@ class FunctionLiveness:
         for b in self.buffers:
             b.size_v = sampler.values(b.size)
             b.iree_v = sampler.values(b.iree)
-        returned = {id(_find(b)) for v in self.returned for b in self.holds.get(v, ())}
+        returned = {id(_find(b)): _find(b) for v in self.returned
+                    for b in self.holds.get(v, ())}
         positions = (0, len(self.segments) - 1)
         peak = _live_max(self.buffers, positions, sampler)
-        inner = _live_max([b for b in self.buffers if id(b) not in returned], positions, sampler)
-        iree = self._iree_model(sampler, set())
-        iree_inner = self._iree_model(sampler, returned)
+        iree = self._iree_model(sampler)
+        # A call's frame: what the callee adds at its peak beside its results, which the
+        # caller counts as its own buffers from the call on.
+        inner = _expand(peak - sum(b.size for b in returned.values()))
+        iree_inner = _expand(iree - sum(b.iree for b in returned.values()))
         arena = self._arena(sampler)
         term = terminator(entry)
         return FunctionPlan(
@@ -359,7 +363,7 @@ class FunctionLiveness:
             return
         if name == "torch.prim.ListConstruct":
             return
-        if name in VIEWS and operands:
+        if (name in VIEWS or dync_ir.CANCELS_ATTR in op.attributes) and operands:
             held = self._held(operands[0])
             for r in op.results:
                 self.holds[r] = held
@@ -529,7 +533,7 @@ class FunctionLiveness:
                 b.start = first[seg]
                 b.escapes = True
 
-    def _iree_model(self, sampler: Sampler, exclude: set[int]) -> sympy.Expr:
+    def _iree_model(self, sampler: Sampler) -> sympy.Expr:
         """The peak IREE 3.13's allocator reaches. Per execution segment, IREE allocates one
         transient slab for the whole segment, packed by `--iree-stream-layout-slices`: static
         slices greedily by lifetime, each aligned to 64 bytes; dynamic slices only share with
@@ -537,32 +541,23 @@ class FunctionLiveness:
         it has slices live at once, and the classes are laid out one after another. Values
         that leave the segment are allocated apart, when it starts."""
         terms = []
-        starts = sorted({b.start for b in self.buffers})
-        for b in self.buffers:   # a padded buffer's zero fill runs beside the op before
-            b.iree_start = b.start
-            if b.padded:
-                k = bisect.bisect_left(starts, b.start)
-                if k > 0 and self.segments[starts[k - 1]] == self.segments[b.start]:
-                    b.iree_start = starts[k - 1]
         for lo, hi in self.segment_range.values():
-            transients = [b for b in self.buffers if not b.escapes and lo <= b.start <= hi
-                          and id(b) not in exclude]
+            transients = [b for b in self.buffers if not b.escapes and lo <= b.start <= hi]
             static = [b for b in transients if b.iree.is_number]
             slab: sympy.Expr = sympy.Integer(0)
             if static:
                 delta = np.zeros(hi - lo + 2)
                 for b in static:
-                    delta[b.iree_start - lo] += _align(int(b.iree))
+                    delta[b.start - lo] += _align(int(b.iree))
                     delta[min(b.end, hi) - lo + 1] -= _align(int(b.iree))
                 slab = sympy.Integer(int(np.cumsum(delta).max()))
             classes: dict[sympy.Expr, list[tuple[int, int]]] = {}
             for b in transients:
                 if not b.iree.is_number:
-                    classes.setdefault(b.iree, []).append((b.iree_start, b.end))
+                    classes.setdefault(b.iree, []).append((b.start, b.end))
             for size, lives in classes.items():
                 slab += _overlap(lives) * 64 * sympy.ceiling(size / 64)
-            external = [b for b in self.buffers if b.escapes and id(b) not in exclude
-                        and b.start <= hi and b.end >= lo]
+            external = [b for b in self.buffers if b.escapes and b.start <= hi and b.end >= lo]
             terms.append(slab + _live_max(external, (lo, hi), sampler, iree=True))
         return max_of(terms, sampler)
 

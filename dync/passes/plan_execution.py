@@ -126,7 +126,7 @@ def module_text(module: ir.Module | ir.Operation) -> str:
     return module.operation.get_asm().replace(_SERIAL_PRINTED, SERIAL)
 
 
-def _fixed(op: ir.Operation, sizes: TensorSizes) -> bool:
+def fixed(op: ir.Operation, sizes: TensorSizes) -> bool:
     """Whether `op` keeps its place: it bounds the segments around it."""
     name = op.name
     if name in _FIXED or op.regions or not name.startswith(_MOVABLE_DIALECTS):
@@ -144,7 +144,7 @@ def _segments(block: ir.Block, sizes: TensorSizes) -> list[tuple[list[ir.Operati
     out, run = [], []
     for op in block.operations:
         op = op.operation
-        if _fixed(op, sizes):
+        if fixed(op, sizes):
             if len(run) > 1:
                 out.append((run, op))
             run = []

@@ -159,3 +159,35 @@ module attributes {dync.symbols = {n = {max = 16 : i64, min = 1 : i64}}} {
     return %b : !torch.vtensor<[?,8],f32>
   }
 }
+
+// -----
+
+// A layout crossing: the permute dync-isolate-subdnns marks `dync.cancels` (IREE's own
+// transposes cancel it) and the barrier it feeds hold no buffer of their own, they alias the
+// relu's, which the add, its last reader, then writes over in place; the unmarked permute
+// moves the data into a buffer of its own. Two buffers of 1024 bytes.
+// CHECK-LABEL: func.func @main{{.*}} attributes {dync.buffers = {arena = "2048", buffers = 2 : i64
+// CHECK:         torch.aten.relu %arg0 {dync.buffer = {offset = "{{.+}}", size = "1024"}}
+// CHECK:         torch.aten.permute %{{[0-9]+}}, %{{[0-9]+}} {dync.cancels}
+// CHECK-NEXT:    torch_c.to_builtin_tensor
+// CHECK-NEXT:    util.optimization_barrier %{{[0-9]+}} : tensor<1x8x8x4xf32>
+// CHECK-NEXT:    torch_c.from_builtin_tensor
+// CHECK-NEXT:    torch.aten.permute %arg0, %{{[0-9]+}} {dync.buffer = {offset = "{{.+}}", size = "1024"}}
+// CHECK-NEXT:    torch.aten.add.Tensor %{{[0-9]+}}, %{{[0-9]+}}, %{{.+}} {dync.buffer = {in_place,
+module attributes {dync.symbols = {}} {
+  func.func @main(%arg0: !torch.vtensor<[1,4,8,8],f32> {dync.shape = [1, 4, 8, 8]}) -> (!torch.vtensor<[1,8,8,4],f32> {dync.shape = [1, 8, 8, 4]}) attributes {dync.entry} {
+    %int0 = torch.constant.int 0
+    %int1 = torch.constant.int 1
+    %int2 = torch.constant.int 2
+    %int3 = torch.constant.int 3
+    %nhwc = torch.prim.ListConstruct %int0, %int2, %int3, %int1 : (!torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
+    %r = torch.aten.relu %arg0 : !torch.vtensor<[1,4,8,8],f32> -> !torch.vtensor<[1,4,8,8],f32>
+    %p = torch.aten.permute %r, %nhwc {dync.cancels} : !torch.vtensor<[1,4,8,8],f32>, !torch.list<int> -> !torch.vtensor<[1,8,8,4],f32>
+    %b = torch_c.to_builtin_tensor %p : !torch.vtensor<[1,8,8,4],f32> -> tensor<1x8x8x4xf32>
+    %o = util.optimization_barrier %b : tensor<1x8x8x4xf32>
+    %f = torch_c.from_builtin_tensor %o : tensor<1x8x8x4xf32> -> !torch.vtensor<[1,8,8,4],f32>
+    %q = torch.aten.permute %arg0, %nhwc : !torch.vtensor<[1,4,8,8],f32>, !torch.list<int> -> !torch.vtensor<[1,8,8,4],f32>
+    %s = torch.aten.add.Tensor %f, %q, %int1 : !torch.vtensor<[1,8,8,4],f32>, !torch.vtensor<[1,8,8,4],f32>, !torch.int -> !torch.vtensor<[1,8,8,4],f32>
+    return %s : !torch.vtensor<[1,8,8,4],f32>
+  }
+}
