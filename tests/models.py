@@ -196,3 +196,17 @@ class PolicyGatedBlocks(nn.Module):
             mask = action.view(-1, 1, 1, 1)
             x = block(x).relu() * mask + x * (1 - mask)
         return x.mean(dim=(2, 3))
+
+
+def assert_every_path_matches(model, modules, inputs, path) -> None:
+    """Each of `modules` computes what eager `model` does on each of `inputs`, and between
+    them the inputs take both sides of every gate (`path(model, x)`: which gates open)."""
+    paths = set()
+    for x in inputs:
+        with torch.no_grad():
+            expected = model(x)
+            paths.add(path(model, x))
+        for module in modules:
+            torch.testing.assert_close(torch.as_tensor(module(x)), expected, rtol=1e-4, atol=1e-4)
+    gates = len(next(iter(paths)))
+    assert all({p[i] for p in paths} == {True, False} for i in range(gates)), paths

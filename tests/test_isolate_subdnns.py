@@ -13,7 +13,7 @@ from dync.passes import DEFAULT_PIPELINE
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.memory import measure_dync  # noqa: E402
-from tests.models import GatedConvBlocks  # noqa: E402
+from tests.models import GatedConvBlocks, assert_every_path_matches  # noqa: E402
 
 WITHOUT = tuple(p for p in DEFAULT_PIPELINE if p != "dync-isolate-subdnns")
 ACTIVATION = 16 * 32 * 32 * 4  # bytes of one 16 x 32 x 32 float activation
@@ -50,14 +50,7 @@ def _path(model, x) -> tuple[bool, ...]:
 
 def test_every_path_computes_what_eager_does(compiled):
     model, modules, _ = compiled
-    paths = set()
-    for x in _inputs():
-        with torch.no_grad():
-            expected = model(x)
-            paths.add(_path(model, x))
-        for module in modules.values():
-            torch.testing.assert_close(torch.as_tensor(module(x)), expected, rtol=1e-4, atol=1e-4)
-    assert all({p[i] for p in paths} == {True, False} for i in range(3)), paths
+    assert_every_path_matches(model, modules.values(), _inputs(), _path)
 
 
 def test_barriers_and_nhwc_crossings_reach_iree(compiled):

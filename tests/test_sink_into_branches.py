@@ -13,7 +13,7 @@ from dync.passes import DEFAULT_PIPELINE
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.memory import measure_dync  # noqa: E402
-from tests.models import PolicyGatedBlocks  # noqa: E402
+from tests.models import PolicyGatedBlocks, assert_every_path_matches  # noqa: E402
 
 WITHOUT = tuple(p for p in DEFAULT_PIPELINE if p != "dync-sink-into-branches")
 ACTIVATION = 16 * 32 * 32 * 4  # bytes of one 16 x 32 x 32 float activation, per sample
@@ -45,14 +45,7 @@ def _path(model, x) -> tuple[bool, ...]:
 
 def test_every_path_computes_what_eager_does(compiled):
     model, modules = compiled
-    paths = set()
-    for x in _inputs():
-        with torch.no_grad():
-            expected = model(x)
-            paths.add(_path(model, x))
-        for module in modules.values():
-            torch.testing.assert_close(torch.as_tensor(module(x)), expected, rtol=1e-4, atol=1e-4)
-    assert all({p[i] for p in paths} == {True, False} for i in range(4)), paths
+    assert_every_path_matches(model, modules.values(), _inputs(), _path)
 
 
 def test_measured_peak_falls(compiled):
