@@ -18,10 +18,12 @@ Computes, per function (callees first):
   IREE's transposes cancel them); other transposes do not (IREE moves the data). An
   elementwise op, or a scatter into its first operand, whose operand dies at that op and has
   the result's byte size writes its result in place (what IREE's producer/consumer fusion
-  makes of such chains). A convolution or pooling with padding reads a zero-padded copy of
-  its input, which IREE materializes: the input's own buffer when it dies there (its producer
-  writes the interior), a buffer of its own (``dync.pad``) otherwise; none when
-  `dync-fuse-padding` had IREE read the padding in place;
+  makes of such chains); one that has no operand of its size but arguments, read by one
+  elementwise op of its shape only, has no buffer at all (IREE computes it inside its
+  reader's dispatch), its operands read there. A convolution or pooling with padding reads
+  a zero-padded copy of its input, which IREE materializes: the input's own buffer when it
+  dies there (its producer writes the interior), a buffer of its own (``dync.pad``)
+  otherwise; none when `dync-fuse-padding` had IREE read the padding in place;
 * liveness over a linear numbering of the ops: nested regions are numbered where they sit, so
   the branches of an `scf.if` are disjoint in time (the peak is the max over branches) and an
   `scf.while`'s body is counted once, in its steady state (carried values are buffers born at
@@ -88,7 +90,7 @@ from ..analysis.sampling import Sampler, Samplers, dominant, max_of, symbol_rang
 from ..analysis.tensor_sizes import TensorSizes, terminator
 from ..dialects import dync as dync_ir
 from ..dialects.symbolic import is_symbol_name, is_tensor, parse_dim
-from ..dialects.torch_ops import constant_int_list, owner
+from ..dialects.torch_ops import constant_int_list, owner, users
 from ..dialects.walk import functions
 from .fuse_padding import fuses_padding
 from .pipeline import Pass, PassFailure
@@ -373,6 +375,16 @@ class FunctionLiveness:
             self.aliases += len(op.results)
             return
         tensors = [r for r in op.results if is_tensor(r.type)]
+        if name in ELEMENTWISE and len(tensors) == 1 and _fuses_into_consumer(op) and all(
+                v in self.argument for v in operands
+                if is_tensor(v.type) and str(v.type) == str(tensors[0].type)):
+            # IREE computes it inside its consumer's dispatch (it has no operand of its own
+            # size to write over, which `_merge_in_place` would take): no buffer, its
+            # operands are read there
+            self.holds[tensors[0]] = tuple(b for v in operands for b in self._held(v))
+            self.defined[tensors[0]] = pos
+            self.aliases += 1
+            return
         for i, r in enumerate(op.results):
             if is_tensor(r.type):
                 self._new(op, i, r, pos)
@@ -616,6 +628,18 @@ def _live_max(buffers: list[Buffer], positions: tuple[int, int], sampler: Sample
         terms.append(sympy.Add(*[b.iree if iree else b.size
                                  for b in buffers if b.start <= p <= b.end]))
     return max_of(terms, sampler)
+
+
+def _fuses_into_consumer(op: ir.Operation) -> bool:
+    """Whether elementwise `op`'s result is read by one elementwise op only, in its block, of
+    the same shape: IREE's elementwise fusion computes both in one dispatch."""
+    result = op.results[0]
+    readers = users(result)
+    if len(readers) != 1 or readers[0].name not in ELEMENTWISE:
+        return False
+    reader = readers[0].operation
+    return (reader.block == op.block and len(reader.results) == 1
+            and str(reader.results[0].type) == str(result.type))
 
 
 def _align(n: int, to: int = 64) -> int:

@@ -191,3 +191,22 @@ module attributes {dync.symbols = {}} {
     return %s : !torch.vtensor<[1,8,8,4],f32>
   }
 }
+
+// -----
+
+// Elementwise fusion: the relu and the mul read only arguments (nothing of their size to
+// write over) and only the add reads them, so IREE computes them inside the add's dispatch:
+// they hold no buffer. One buffer of 1024 bytes, the add's.
+// CHECK-LABEL: func.func @main{{.*}} attributes {dync.buffers = {arena = "1024", buffers = 1 : i64
+// CHECK:         torch.aten.relu %arg0 :
+// CHECK-NEXT:    torch.aten.mul.Tensor %arg0, %arg0 :
+// CHECK-NEXT:    torch.aten.add.Tensor %{{[0-9]+}}, %{{[0-9]+}}, %{{.+}} {dync.buffer = {offset = "0", size = "1024"}}
+module attributes {dync.symbols = {}} {
+  func.func @main(%arg0: !torch.vtensor<[16,16],f32> {dync.shape = [16, 16]}) -> (!torch.vtensor<[16,16],f32> {dync.shape = [16, 16]}) attributes {dync.entry} {
+    %int1 = torch.constant.int 1
+    %r = torch.aten.relu %arg0 : !torch.vtensor<[16,16],f32> -> !torch.vtensor<[16,16],f32>
+    %m = torch.aten.mul.Tensor %arg0, %arg0 : !torch.vtensor<[16,16],f32>, !torch.vtensor<[16,16],f32> -> !torch.vtensor<[16,16],f32>
+    %s = torch.aten.add.Tensor %r, %m, %int1 : !torch.vtensor<[16,16],f32>, !torch.vtensor<[16,16],f32>, !torch.int -> !torch.vtensor<[16,16],f32>
+    return %s : !torch.vtensor<[16,16],f32>
+  }
+}
