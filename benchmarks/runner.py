@@ -103,8 +103,7 @@ BASELINE_PASSES = ("dync-canonicalize", "dync-verify")
 ABLATIONS: dict[str, dict] = {
     name: {"passes": tuple(p for p in DEFAULT_PIPELINE if p != name)}
     for name in ("dync-rdp", "dync-sink-into-branches", "dync-split-subdnns", "dync-loop-batch",
-                 "dync-fuse",
-                 "dync-channels-last", "dync-plan-execution", "dync-fuse-padding",
+                 "dync-fuse", "dync-channels-last", "dync-plan-execution", "dync-fuse-padding",
                  "dync-isolate-subdnns")
 }
 # Ablations whose effect is on memory: their measured peak goes in the memory table too.

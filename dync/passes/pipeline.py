@@ -39,9 +39,9 @@ _PASS_MODULES = {
 # What `dync.compile` runs on dync IR before handing it to IREE.
 DEFAULT_PIPELINE: tuple[str, ...] = (
     "dync-specialize", "dync-bucket", "dync-canonicalize", "dync-rdp", "dync-sink-into-branches",
-    "dync-split-subdnns",
-    "dync-loop-batch", "dync-fuse", "dync-channels-last", "dync-plan-execution", "dync-fuse-padding",
-    "dync-isolate-subdnns", "dync-plan-buffers", "dync-verify")
+    "dync-split-subdnns", "dync-loop-batch", "dync-fuse", "dync-channels-last",
+    "dync-plan-execution", "dync-fuse-padding", "dync-isolate-subdnns", "dync-plan-buffers",
+    "dync-verify")
 
 
 class Pass:

@@ -30,8 +30,9 @@ Computes, per function (callees first):
   the top of the body); a value defined outside a region and used inside it stays live until
   the region op ends; shape queries are not uses. A `func.call` reserves a *frame* at its
   site: the callee's peak less its results (which the caller counts as its own buffers from
-  the call on), the callee's symbols replaced by the call site's dims. Straight-line runs of ops between control flow and host reads (``.item()``, a
-  branch condition) are *execution segments*, what IREE submits as one piece of work; a
+  the call on), the callee's symbols replaced by the call site's dims. Straight-line runs of
+  ops between control flow and host reads (``.item()``, a branch condition) are *execution
+  segments*, what IREE submits as one piece of work; a
   buffer that leaves its segment (read after it, yielded or returned) is live from the
   segment's start, as IREE allocates such results when it launches the work;
 * each buffer's byte size, numel × element size, as a sympy expression over the symbols;

@@ -37,9 +37,11 @@ class SinkIntoBranches(Pass):
 
     def run(self, module: ir.Operation) -> None:
         for func in functions(module).values():
+            sizes = TensorSizes(func)
             # (gathered first: sinking erases ops a walk would visit)
             for if_op in [op for op in nested_ops(func, post_order=True) if op.name == "scf.if"]:
-                _sink(if_op, TensorSizes(func))
+                if _sink(if_op, sizes):
+                    sizes = TensorSizes(func)   # its cache holds values of erased ops
 
 
 def _sinkable(if_op: ir.Operation, sizes: TensorSizes,
@@ -64,7 +66,8 @@ def _sinkable(if_op: ir.Operation, sizes: TensorSizes,
     return [op for op in reversed(before) if op in chosen]
 
 
-def _sink(if_op: ir.Operation, sizes: TensorSizes) -> None:
+def _sink(if_op: ir.Operation, sizes: TensorSizes) -> bool:
+    """Sink what only `if_op`'s branches read into them; whether anything moved."""
     # Decided before anything changes: an op's hash follows its operands.
     branches = [{op for block in region.blocks for top in block.operations
                  for op in [top.operation, *nested_ops(top.operation)]}
@@ -94,6 +97,7 @@ def _sink(if_op: ir.Operation, sizes: TensorSizes) -> None:
             user.operands[operand] = clones[op_index].results[k]
     for op in reversed(ops):
         op.erase()
+    return bool(ops)
 
 
 def _needed(ops: list[ir.Operation], inside: set[ir.Operation]) -> list[ir.Operation]:
