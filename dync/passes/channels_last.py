@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from iree.compiler import ir
 
-from ..dialects.dync import request_preprocessing
+from ..dialects.dync import read_preprocessing, request_preprocessing
 from ..dialects.literals import erase_if_unused, readable, transformed_literal
 from ..dialects.symbolic import type_dims
 from ..dialects.torch_ops import constant_int, create, defining, int_list
@@ -73,9 +73,14 @@ def _pool_to_mean(pool: ir.Operation) -> None:
     pool.erase()
 
 
-def _filter_transposed_by_iree(conv: ir.Operation) -> bool:
-    """Whether IREE's NHWC conversion transposes this convolution's filter (one group, not a
-    transposed convolution, a rank-4 filter)."""
+def converts_to_channels_last(module: ir.Operation) -> bool:
+    """Whether IREE will compute `module`'s convolutions in NHWC (this pass requested it)."""
+    return CHANNELS_LAST in read_preprocessing(module)
+
+
+def relaid_by_iree(conv: ir.Operation) -> bool:
+    """Whether IREE's NHWC conversion transposes this convolution's input and filter (one
+    group, not a transposed convolution, a rank-4 filter)."""
     if conv.name not in _GROUPS or constant_int(conv.operands[_GROUPS[conv.name]]) != 1:
         return False
     if conv.name == "torch.aten.convolution":
@@ -141,7 +146,7 @@ class ChannelsLast(Pass):
             return
         hot = functions_under_control_flow(module)
         relaid = [c for c in convolutions
-                  if under_control_flow(c, hot) and _filter_transposed_by_iree(c)]
+                  if under_control_flow(c, hot) and relaid_by_iree(c)]
         if not all(readable(c.operands[1]) for c in relaid):
             return  # a filter under control flow that dync cannot store in HWCF: stay NCHW
         request_preprocessing(module, [CHANNELS_LAST])

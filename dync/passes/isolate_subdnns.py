@@ -39,11 +39,11 @@ from __future__ import annotations
 
 from iree.compiler import ir
 
-from ..dialects.dync import CANCELS_ATTR, read_preprocessing
+from ..dialects.dync import CANCELS_ATTR
 from ..dialects.symbolic import element_type, type_dims
 from ..dialects.torch_ops import BIND, builtin_type, create, int_list
 from ..dialects.walk import call_sites, functions, ops_named
-from .channels_last import CHANNELS_LAST
+from .channels_last import converts_to_channels_last
 from .pipeline import Pass
 from .split_subdnns import read_subdnns
 
@@ -175,7 +175,7 @@ class IsolateSubdnns(Pass):
         module.context.dialects["util"]
         funcs = functions(module)
         sites = call_sites(module)
-        channels_last = CHANNELS_LAST in read_preprocessing(module)
+        channels_last = converts_to_channels_last(module)
         for record in read_subdnns(module):
             func = funcs.get(record["name"])
             if func is None or not func.regions[0].blocks:

@@ -23,18 +23,25 @@ Computes, per function (callees first):
   reader's dispatch), its operands read there. A convolution or pooling with padding reads
   a zero-padded copy of its input, which IREE materializes: the input's own buffer when it
   dies there (its producer writes the interior), a buffer of its own (``dync.pad``)
-  otherwise; none when `dync-fuse-padding` had IREE read the padding in place;
+  otherwise; none when `dync-fuse-padding` had IREE read the padding in place. When IREE
+  computes convolutions in NHWC (`dync-channels-last`), one that reads an NCHW argument
+  directly reads a transposed copy of it (``dync.nhwc_input``); an input that comes from
+  another convolution, or across a sub-DNN boundary `dync-isolate-subdnns` laid out in NHWC,
+  needs none (the transposes cancel);
 * liveness over a linear numbering of the ops: nested regions are numbered where they sit, so
   the branches of an `scf.if` are disjoint in time (the peak is the max over branches) and an
   `scf.while`'s body is counted once, in its steady state (carried values are buffers born at
   the top of the body); a value defined outside a region and used inside it stays live until
-  the region op ends; shape queries are not uses. A `func.call` reserves a *frame* at its
-  site: the callee's peak less its results (which the caller counts as its own buffers from
-  the call on), the callee's symbols replaced by the call site's dims. Straight-line runs of
-  ops between control flow and host reads (``.item()``, a branch condition) are *execution
-  segments*, what IREE submits as one piece of work; a
-  buffer that leaves its segment (read after it, yielded or returned) is live from the
-  segment's start, as IREE allocates such results when it launches the work;
+  the region op ends, at the region's join point, a position of its own; shape queries are
+  not uses, nor is passing a value to a callee that reads only its shape, and an `scf.if`
+  result or a callee's result whose data nothing reads holds no buffer (IREE inlines the
+  calls and drops them). A `func.call` reserves a *frame* at its site: the callee's peak
+  less its results (which the caller counts as its own buffers from the call on), the
+  callee's symbols replaced by the call site's dims. Straight-line runs of ops between
+  control flow and host reads (``.item()``, a branch condition) are *execution segments*,
+  what IREE submits as one piece of work; a buffer that leaves its segment (read after it,
+  yielded or returned) is live from the segment's start, as IREE allocates such results
+  when it launches the work;
 * each buffer's byte size, numel × element size, as a sympy expression over the symbols;
 * the peak: the max over program points of the live bytes (a `Max` of the points that no
   other point dominates over the symbols' ranges);
@@ -51,7 +58,8 @@ Writes (discardable attributes only, so IREE compiles the module unchanged):
 
 * ``dync.buffer`` on each op that defines a buffer: ``{offset = "...", size = "..."}`` (an
   ``in_place`` unit when it reuses its operand's buffer), an array of them for several
-  results; ``dync.frame`` on calls, ``dync.pad`` on padded windowed ops, ``dync.carried``
+  results; ``dync.frame`` on calls, ``dync.pad`` on padded windowed ops, ``dync.nhwc_input``
+  on convolutions whose input IREE copies into NHWC, ``dync.carried``
   on `scf.while` for its carried values;
 * ``dync.buffers`` on each function: the ``peak``, ``arena``, ``frame`` (peak without the
   results) and ``iree`` formulas, and buffer counts;
@@ -92,7 +100,8 @@ from ..analysis.tensor_sizes import TensorSizes, terminator
 from ..dialects import dync as dync_ir
 from ..dialects.symbolic import is_symbol_name, is_tensor, parse_dim
 from ..dialects.torch_ops import constant_int_list, owner, users
-from ..dialects.walk import functions
+from ..dialects.walk import call_sites, functions
+from .channels_last import CONVOLUTIONS, converts_to_channels_last, relaid_by_iree
 from .fuse_padding import fuses_padding
 from .pipeline import Pass, PassFailure
 
@@ -101,6 +110,7 @@ FUNC_ATTR = "dync.buffers"
 BUFFER_ATTR = "dync.buffer"
 FRAME_ATTR = "dync.frame"
 PAD_ATTR = "dync.pad"
+TRANSPOSE_ATTR = "dync.nhwc_input"
 CARRIED_ATTR = "dync.carried"
 
 # --- the pass ------------------------------------------------------------------------------
@@ -123,7 +133,8 @@ class Buffer:
     end: int
     op: ir.Operation | None
     result: int = 0                 # which result of `op` (carried: which carried value)
-    kind: str = "result"            # "result", "carried" (a loop's), "frame" (a call's), "pad"
+    kind: str = "result"            # "result", "carried" (a loop's), "frame" (a call's), "pad",
+                                    # "transpose" (IREE's NHWC copy of a convolution's input)
     in_place: list = field(default_factory=list)  # (op, result) that reuse this buffer
     offset: sympy.Expr | None = None
     size_v: np.ndarray | None = None
@@ -166,6 +177,66 @@ class Planner:
         self.sampler = Samplers(self.ranges)
         # IREE reads the padding in place (dync-fuse-padding): no padded copies to count.
         self.padded_copies = not fuses_padding(module)
+        # IREE computes convolutions in NHWC (dync-channels-last): an NCHW input it cannot
+        # take from an NHWC producer is transposed into a copy.
+        self.channels_last = converts_to_channels_last(module)
+        self.model_inputs = self._model_inputs() if self.channels_last else {}
+        # Per function, whether it reads each argument's data (not only its shape), and the
+        # results no caller reads: IREE inlines the calls and drops what nothing reads.
+        self.reads: dict[str, list[bool]] = {}
+        for name in _callees_first(self.functions):
+            args = self.functions[name].regions[0].blocks[0].arguments
+            self.reads[name] = [self.data_read(a) for a in args]
+        self.dead_results: dict[str, set[int]] = {}
+        for name, calls in call_sites(module).items():
+            if name in self.functions and calls:
+                self.dead_results[name] = {
+                    i for i in range(len(calls[0].results))
+                    if not any(self.data_read(c.results[i]) for c in calls)}
+
+    def data_read(self, value: ir.Value) -> bool:
+        """Whether some op reads `value`'s data, through views, calls and `scf.if` results,
+        and not only its shape."""
+        for use in value.uses:
+            op, i = use.owner, use.operand_number
+            if op.name in SHAPE_ONLY or op.name == "torch.bind_symbolic_shape":
+                continue
+            if op.name in VIEWS or dync_ir.CANCELS_ATTR in op.attributes:
+                if any(self.data_read(r) for r in op.results):
+                    return True
+                continue
+            if op.name == "func.call":
+                reads = self.reads.get(ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
+                if reads is not None and i < len(reads) and not reads[i]:
+                    continue
+            if op.name == "scf.yield" and op.parent.name == "scf.if":
+                if self.data_read(op.parent.results[i]):
+                    return True
+                continue
+            return True
+        return False
+
+    def _model_inputs(self) -> dict[str, set[int]]:
+        """Per function, the arguments that are the model's inputs as the caller got them
+        (in NCHW): the entry's, and those a call passes them to unchanged but for views."""
+        entry = self.entry()
+        if entry is None:
+            return {}
+        inputs = {entry: set(range(len(self.functions[entry].regions[0].blocks[0].arguments)))}
+        for name in reversed(_callees_first(self.functions)):   # callers first
+            mine = inputs.get(name)
+            if not mine:
+                continue
+
+            def visit(op, mine=mine):
+                if op.name != "func.call":
+                    return
+                callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+                for i, v in enumerate(op.operands):
+                    if _argument_index(v) in mine:
+                        inputs.setdefault(callee, set()).add(i)
+            _walk_ops(self.functions[name], visit)
+        return inputs
 
     def plan(self) -> None:
         for name in _callees_first(self.functions):
@@ -352,9 +423,15 @@ class FunctionLiveness:
             for v in operands:
                 self._use(v, pos)
         if name in TERMINATORS:
-            self.escaping.extend(operands)
-            if name == "func.return":
+            parent = op.parent
+            if parent.name == "scf.if":
+                operands = [v for v, r in zip(operands, parent.results, strict=True)
+                            if self.planner.data_read(r)]
+            elif name == "func.return":
+                dead = self.planner.dead_results.get(self.name, set())
+                operands = [v for i, v in enumerate(operands) if i not in dead]
                 self.returned.extend(operands)
+            self.escaping.extend(operands)
             return
         if name in HOST_READS:
             self._new_segment()
@@ -394,6 +471,10 @@ class FunctionLiveness:
         if name in PADDED and operands and is_tensor(operands[0].type) \
                 and self.planner.padded_copies:
             self._pad(op, pos, operands[0], operands[PADDED[name]])
+        if (name in CONVOLUTIONS and self.planner.channels_last and operands
+                and self._transposed_by_iree(op)):
+            buf = Buffer(self.size(operands[0]), pos, pos, op, 0, kind="transpose")
+            self.buffers.append(buf)
         if len(tensors) == 1 and (name in ELEMENTWISE or name in SCATTERS):
             candidates = operands if name in ELEMENTWISE else operands[:1]
             self.inplace.append((pos, op, self.holds[tensors[0]][0],
@@ -412,6 +493,15 @@ class FunctionLiveness:
         buf = Buffer(size, pos, pos, op, 0, kind="pad")
         self.buffers.append(buf)
         self.pads.append((pos, buf, x))
+
+    def _transposed_by_iree(self, conv: ir.Operation) -> bool:
+        """Whether IREE copies `conv`'s input into NHWC: a model input read directly (an NHWC
+        producer's transpose cancels against the conversion's), with channels to move."""
+        x = conv.operands[0]
+        dims = self.dims(x)
+        return (_argument_index(x) in self.planner.model_inputs.get(self.name, ())
+                and relaid_by_iree(conv) and dims is not None and len(dims) == 4
+                and dims[1] != 1)
 
     def _held(self, value: ir.Value) -> tuple[Buffer, ...]:
         op = owner(value)
@@ -440,22 +530,30 @@ class FunctionLiveness:
                         self._none(arg, first)
                 self._block(block)
         self.open.pop()
+        # The join point, a segment of its own: no work runs there, so what the region read
+        # dies there before the next segment's results are allocated.
         self._new_segment()
         end = self._next()
+        self._new_segment()
         region_op.end = end
         for i, r in enumerate(op.results):
-            if is_tensor(r.type):
+            if is_tensor(r.type) and (op.name != "scf.if" or self.planner.data_read(r)):
                 self._new(op, i, r, end)
-            else:
+            else:   # an scf.if result read for its shape only: IREE drops it
                 self._none(r, end)
 
     def _call(self, op: ir.Operation) -> None:
         pos = self._next()
         operands = list(op.operands)
-        for v in operands:
-            self._use(v, pos)
         callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
         plan = self.planner.plans.get(callee)
+        reads = self.planner.reads.get(callee, [])
+        for i, v in enumerate(operands):
+            # an operand the callee reads only the shape of is no use of its data (IREE
+            # inlines the call and drops the dead tensor)
+            if i >= len(reads) or reads[i]:
+                self._use(v, pos)
+        dead = self.planner.dead_results.get(callee, set())
         mapping: dict[sympy.Symbol, sympy.Expr] = {}
         if plan is not None:
             for param, arg in zip(plan.params, operands, strict=False):
@@ -470,7 +568,7 @@ class FunctionLiveness:
                 frame.iree = _substitute(plan.iree_inner, mapping)
                 self.buffers.append(frame)
         for i, r in enumerate(op.results):
-            if not is_tensor(r.type):
+            if not is_tensor(r.type) or i in dead:
                 self._none(r, pos)
                 continue
             k = plan.returns_argument[i] if plan is not None else None
@@ -506,7 +604,7 @@ class FunctionLiveness:
                 if len(held) != 1:
                     continue
                 (buf,) = held.values()
-                if (buf is result or buf.end != pos or buf.kind in ("frame", "pad")
+                if (buf is result or buf.end != pos or buf.kind in ("frame", "pad", "transpose")
                         or sympy.expand(buf.size - result.size) != 0):
                     continue
                 buf.end = max(buf.end, result.end)
@@ -539,7 +637,7 @@ class FunctionLiveness:
         self.segment_range = {seg: (first[seg], last[seg]) for seg in first}
         escaping = {id(_find(b)) for v in self.escaping for b in self.holds.get(v, ())}
         for b in self.buffers:
-            if b.kind in ("frame", "pad"):
+            if b.kind in ("frame", "pad", "transpose"):
                 continue
             seg = self.segments[b.start]
             if b.end > last[seg] or id(b) in escaping:
@@ -659,6 +757,21 @@ def _overlap(lives: list[tuple[int, int]]) -> int:
 
 # --- helpers -------------------------------------------------------------------------------
 
+def _argument_index(value: ir.Value) -> int | None:
+    """The index of the function argument `value` is, or is a view of (a permute is no view:
+    it changes the layout), else None."""
+    while True:
+        op = owner(value)
+        if op is None:
+            break
+        if op.name not in VIEWS or not op.operands:
+            return None
+        value = op.operands[0]
+    if isinstance(value.owner, ir.Block) and value.owner.owner.operation.name == "func.func":
+        return ir.BlockArgument(value).arg_number
+    return None
+
+
 def _walk_ops(root: ir.Operation, fn) -> None:
     def visit(op):
         fn(op.operation)
@@ -720,12 +833,12 @@ def _write_buffers(plan: FunctionPlan) -> None:
     results: dict[ir.Operation, dict[int, tuple[Buffer, bool]]] = {}
     carried: dict[ir.Operation, dict[int, tuple[Buffer, bool]]] = {}
     frames: dict[ir.Operation, Buffer] = {}
-    pads: dict[ir.Operation, Buffer] = {}
+    copies: dict[str, dict[ir.Operation, Buffer]] = {"pad": {}, "transpose": {}}
     for b in plan.buffers:
         if b.kind == "frame":
             frames[b.op] = b
-        elif b.kind == "pad":
-            pads[b.op] = b
+        elif b.kind in copies:
+            copies[b.kind][b.op] = b
         elif b.op is not None:
             table = carried if b.kind == "carried" else results
             table.setdefault(b.op, {})[b.result] = (b, False)
@@ -742,8 +855,9 @@ def _write_buffers(plan: FunctionPlan) -> None:
                      for i in range(n)])
     for op, b in frames.items():
         op.attributes[FRAME_ATTR] = _buffer_attr(b)
-    for op, b in pads.items():
-        op.attributes[PAD_ATTR] = _buffer_attr(b)
+    for attr, kind in ((PAD_ATTR, "pad"), (TRANSPOSE_ATTR, "transpose")):
+        for op, b in copies[kind].items():
+            op.attributes[attr] = _buffer_attr(b)
 
 
 # --- reading the plan back -----------------------------------------------------------------

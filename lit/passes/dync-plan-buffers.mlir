@@ -210,3 +210,106 @@ module attributes {dync.symbols = {}} {
     return %s : !torch.vtensor<[16,16],f32>
   }
 }
+
+// -----
+
+// IREE computes convolutions in NHWC (dync-channels-last requested it): a convolution that
+// reads the model's NCHW input, in @main or in @f which main passes it to, reads a transposed
+// copy of it (`dync.nhwc_input`, 768 bytes, live at the convolution); @g's input comes from a
+// convolution, already in NHWC, so the transposes cancel and there is no copy.
+// CHECK-LABEL: module attributes {{.*}}dync.peak = {arena = "6144", formula = "6144", function = "main", iree = "6144"
+// CHECK:         torch.aten.conv2d %arg0, {{.+}} {dync.buffer = {offset = "{{.+}}", size = "2048"}, dync.nhwc_input = {offset = "{{.+}}", size = "768"}}
+// CHECK:         call @f(%arg0) {dync.buffer = {offset = "{{.+}}", size = "2048"}, dync.frame = {offset = "{{.+}}", size = "768"}}
+// CHECK:         call @g(
+// CHECK:         func.func private @f
+// CHECK:         torch.aten.conv2d %arg0, {{.+}} {dync.buffer = {offset = "{{.+}}", size = "2048"}, dync.nhwc_input = {offset = "{{.+}}", size = "768"}}
+// CHECK:         func.func private @g
+// CHECK:         torch.aten.conv2d %arg0, {{.+}} {dync.buffer = {offset = "0", size = "2048"}} :
+module attributes {dync.iree_flags = ["--iree-dispatch-creation-enable-fuse-padding-into-linalg-consumer-ops"], dync.iree_preprocessing = ["iree-preprocessing-convert-conv-to-channels-last"], dync.symbols = {}} {
+  func.func @main(%arg0: !torch.vtensor<[1,3,8,8],f32> {dync.shape = [1, 3, 8, 8]}) -> (!torch.vtensor<[1,8,8,8],f32> {dync.shape = [1, 8, 8, 8]}) attributes {dync.entry} {
+    %int1 = torch.constant.int 1
+    %none = torch.constant.none
+    %ones = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+    %w = torch.vtensor.literal(dense<1.0> : tensor<8x3x3x3xf32>) : !torch.vtensor<[8,3,3,3],f32>
+    %c = torch.aten.conv2d %arg0, %w, %none, %ones, %ones, %ones, %int1 : !torch.vtensor<[1,3,8,8],f32>, !torch.vtensor<[8,3,3,3],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[1,8,8,8],f32>
+    %r = torch.aten.relu %c : !torch.vtensor<[1,8,8,8],f32> -> !torch.vtensor<[1,8,8,8],f32>
+    %a = call @f(%arg0) : (!torch.vtensor<[1,3,8,8],f32>) -> !torch.vtensor<[1,8,8,8],f32>
+    %b = call @g(%r) : (!torch.vtensor<[1,8,8,8],f32>) -> !torch.vtensor<[1,8,8,8],f32>
+    %s = torch.aten.add.Tensor %a, %b, %int1 : !torch.vtensor<[1,8,8,8],f32>, !torch.vtensor<[1,8,8,8],f32>, !torch.int -> !torch.vtensor<[1,8,8,8],f32>
+    return %s : !torch.vtensor<[1,8,8,8],f32>
+  }
+  func.func private @f(%x: !torch.vtensor<[1,3,8,8],f32>) -> !torch.vtensor<[1,8,8,8],f32> {
+    %int1 = torch.constant.int 1
+    %none = torch.constant.none
+    %ones = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+    %w = torch.vtensor.literal(dense<2.0> : tensor<8x3x3x3xf32>) : !torch.vtensor<[8,3,3,3],f32>
+    %c = torch.aten.conv2d %x, %w, %none, %ones, %ones, %ones, %int1 : !torch.vtensor<[1,3,8,8],f32>, !torch.vtensor<[8,3,3,3],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[1,8,8,8],f32>
+    return %c : !torch.vtensor<[1,8,8,8],f32>
+  }
+  func.func private @g(%y: !torch.vtensor<[1,8,8,8],f32>) -> !torch.vtensor<[1,8,8,8],f32> {
+    %int1 = torch.constant.int 1
+    %none = torch.constant.none
+    %ones = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+    %w = torch.vtensor.literal(dense<3.0> : tensor<8x8x3x3xf32>) : !torch.vtensor<[8,8,3,3],f32>
+    %c = torch.aten.conv2d %y, %w, %none, %ones, %ones, %ones, %int1 : !torch.vtensor<[1,8,8,8],f32>, !torch.vtensor<[8,8,3,3],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[1,8,8,8],f32>
+    return %c : !torch.vtensor<[1,8,8,8],f32>
+  }
+}
+
+// -----
+
+// Data no one reads: @width reads only the shape of @f's first result, so no caller reads
+// that result's data; IREE inlines the calls and drops it. The call gives it no buffer and
+// @f does not hold it from the start of its work as a result (it would: %h beside %t and %o,
+// 2304 bytes); @f's peak is %t and %o (1280), its frame 1024 beside the 256-byte result.
+// CHECK-LABEL: module attributes {dync.peak = {arena = "1280", formula = "1280", function = "main", iree = "1280"
+// CHECK:         call @f(%arg0) {dync.buffer = [{}, {offset = "{{.+}}", size = "256"}], dync.frame = {offset = "{{.+}}", size = "1024"}}
+// CHECK:         func.func private @f{{.*}}dync.buffers = {arena = "1280", buffers = 3 : i64, frame = "1024", in_place = 0 : i64, iree = "1280", peak = "1280"
+module attributes {dync.symbols = {}} {
+  func.func @main(%arg0: !torch.vtensor<[4,16],f32> {dync.shape = [4, 16]}) -> (!torch.vtensor<[4,16],f32> {dync.shape = [4, 16]}) attributes {dync.entry} {
+    %0:2 = call @f(%arg0) : (!torch.vtensor<[4,16],f32>) -> (!torch.vtensor<[4,64],f32>, !torch.vtensor<[4,16],f32>)
+    %1 = call @width(%0#0) : (!torch.vtensor<[4,64],f32>) -> !torch.int
+    return %0#1 : !torch.vtensor<[4,16],f32>
+  }
+  func.func private @f(%x: !torch.vtensor<[4,16],f32>) -> (!torch.vtensor<[4,64],f32>, !torch.vtensor<[4,16],f32>) {
+    %w1 = torch.vtensor.literal(dense<1.0> : tensor<16x64xf32>) : !torch.vtensor<[16,64],f32>
+    %w2 = torch.vtensor.literal(dense<1.0> : tensor<64x16xf32>) : !torch.vtensor<[64,16],f32>
+    %t = torch.aten.mm %x, %w1 : !torch.vtensor<[4,16],f32>, !torch.vtensor<[16,64],f32> -> !torch.vtensor<[4,64],f32>
+    %o = torch.aten.mm %t, %w2 : !torch.vtensor<[4,64],f32>, !torch.vtensor<[64,16],f32> -> !torch.vtensor<[4,16],f32>
+    %h = torch.aten.mm %o, %w1 : !torch.vtensor<[4,16],f32>, !torch.vtensor<[16,64],f32> -> !torch.vtensor<[4,64],f32>
+    return %h, %o : !torch.vtensor<[4,64],f32>, !torch.vtensor<[4,16],f32>
+  }
+  func.func private @width(%y: !torch.vtensor<[4,64],f32>) -> !torch.int {
+    %int1 = torch.constant.int 1
+    %n = torch.aten.size.int %y, %int1 : !torch.vtensor<[4,64],f32>, !torch.int -> !torch.int
+    return %n : !torch.int
+  }
+}
+
+// -----
+
+// The join point of an scf.if is a segment of its own: what the branches read (%x) dies
+// there, before the next segment's results are allocated. After the if: its result and the
+// [4,64] product, 1280 bytes (with the join in the next segment, %x would be counted beside
+// them: 1536).
+// CHECK-LABEL: module attributes {dync.peak = {arena = "1280", formula = "1280", function = "main", iree = "1280"
+module attributes {dync.symbols = {}} {
+  func.func @main(%arg0: !torch.vtensor<[4,16],f32> {dync.shape = [4, 16]}, %arg1: !torch.vtensor<[],i1> {dync.shape = []}) -> (!torch.vtensor<[4,64],f32> {dync.shape = [4, 64]}) attributes {dync.entry} {
+    %w = torch.vtensor.literal(dense<1.0> : tensor<16x16xf32>) : !torch.vtensor<[16,16],f32>
+    %w1 = torch.vtensor.literal(dense<1.0> : tensor<16x64xf32>) : !torch.vtensor<[16,64],f32>
+    %x = torch.aten.relu %arg0 : !torch.vtensor<[4,16],f32> -> !torch.vtensor<[4,16],f32>
+    %c = torch_c.to_builtin_tensor %arg1 : !torch.vtensor<[],i1> -> tensor<i1>
+    %p = tensor.extract %c[] : tensor<i1>
+    %r = scf.if %p -> (tensor<4x16xf32>) {
+      %y = torch.aten.mm %x, %w : !torch.vtensor<[4,16],f32>, !torch.vtensor<[16,16],f32> -> !torch.vtensor<[4,16],f32>
+      %b = torch_c.to_builtin_tensor %y : !torch.vtensor<[4,16],f32> -> tensor<4x16xf32>
+      scf.yield %b : tensor<4x16xf32>
+    } else {
+      %b = torch_c.to_builtin_tensor %x : !torch.vtensor<[4,16],f32> -> tensor<4x16xf32>
+      scf.yield %b : tensor<4x16xf32>
+    }
+    %v = torch_c.from_builtin_tensor %r : tensor<4x16xf32> -> !torch.vtensor<[4,16],f32>
+    %z = torch.aten.mm %v, %w1 : !torch.vtensor<[4,16],f32>, !torch.vtensor<[16,64],f32> -> !torch.vtensor<[4,64],f32>
+    return %z : !torch.vtensor<[4,64],f32>
+  }
+}
