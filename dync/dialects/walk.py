@@ -30,6 +30,14 @@ def functions(module: ir.Module | ir.Operation) -> dict[str, ir.Operation]:
             if op.operation.name == "func.func"}
 
 
+def function_argument(value: ir.Value) -> int | None:
+    """The position of `value` among its function's arguments, if it is one (not an argument
+    of a nested region's block)."""
+    if isinstance(value.owner, ir.Block) and value.owner.owner.operation.name == "func.func":
+        return ir.BlockArgument(value).arg_number
+    return None
+
+
 CALLS = ("func.call", "torch.call")
 
 

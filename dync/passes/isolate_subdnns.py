@@ -42,7 +42,7 @@ from iree.compiler import ir
 from ..dialects.dync import CANCELS_ATTR
 from ..dialects.symbolic import element_type, type_dims
 from ..dialects.torch_ops import BIND, builtin_type, create, int_list
-from ..dialects.walk import call_sites, functions, ops_named
+from ..dialects.walk import call_sites, function_argument, functions, ops_named
 from .channels_last import converts_to_channels_last
 from .pipeline import Pass
 from .split_subdnns import read_subdnns
@@ -113,7 +113,7 @@ def _unshared(func: ir.Operation, sites: list[ir.Operation]) -> frozenset[int]:
 
 
 def _alone(value: ir.Value) -> bool:
-    if isinstance(value, ir.BlockArgument) and value.owner.owner.operation.name == "func.func":
+    if function_argument(value) is not None:
         return True
     return len([u for u in value.uses if u.owner.name != BIND]) <= 1
 

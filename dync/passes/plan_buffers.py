@@ -100,7 +100,7 @@ from ..analysis.tensor_sizes import TensorSizes, terminator
 from ..dialects import dync as dync_ir
 from ..dialects.symbolic import is_symbol_name, is_tensor, parse_dim
 from ..dialects.torch_ops import constant_int_list, owner, users
-from ..dialects.walk import call_sites, functions
+from ..dialects.walk import call_sites, function_argument, functions
 from .channels_last import CONVOLUTIONS, converts_to_channels_last, relaid_by_iree
 from .fuse_padding import fuses_padding
 from .pipeline import Pass, PassFailure
@@ -112,6 +112,10 @@ FRAME_ATTR = "dync.frame"
 PAD_ATTR = "dync.pad"
 TRANSPOSE_ATTR = "dync.nhwc_input"
 CARRIED_ATTR = "dync.carried"
+
+# Buffers that hold no value of the program: a call's frame, IREE's padded and transposed
+# copies of an op's input. Nothing writes over them in place, and they never escape.
+SCRATCH = ("frame", "pad", "transpose")
 
 # --- the pass ------------------------------------------------------------------------------
 
@@ -174,6 +178,7 @@ class Planner:
         self.functions = functions(module)
         self.ranges = symbol_ranges(module)
         self.plans: dict[str, FunctionPlan] = {}
+        self.order = _callees_first(self.functions)   # every function, callees first
         self.sampler = Samplers(self.ranges)
         # IREE reads the padding in place (dync-fuse-padding): no padded copies to count.
         self.padded_copies = not fuses_padding(module)
@@ -184,7 +189,7 @@ class Planner:
         # Per function, whether it reads each argument's data (not only its shape), and the
         # results no caller reads: IREE inlines the calls and drops what nothing reads.
         self.reads: dict[str, list[bool]] = {}
-        for name in _callees_first(self.functions):
+        for name in self.order:
             args = self.functions[name].regions[0].blocks[0].arguments
             self.reads[name] = [self.data_read(a) for a in args]
         self.dead_results: dict[str, set[int]] = {}
@@ -223,7 +228,7 @@ class Planner:
         if entry is None:
             return {}
         inputs = {entry: set(range(len(self.functions[entry].regions[0].blocks[0].arguments)))}
-        for name in reversed(_callees_first(self.functions)):   # callers first
+        for name in reversed(self.order):   # callers first
             mine = inputs.get(name)
             if not mine:
                 continue
@@ -239,7 +244,7 @@ class Planner:
         return inputs
 
     def plan(self) -> None:
-        for name in _callees_first(self.functions):
+        for name in self.order:
             self.plans[name] = FunctionLiveness(self, name, self.functions[name]).plan()
 
     def entry(self) -> str | None:
@@ -604,7 +609,7 @@ class FunctionLiveness:
                 if len(held) != 1:
                     continue
                 (buf,) = held.values()
-                if (buf is result or buf.end != pos or buf.kind in ("frame", "pad", "transpose")
+                if (buf is result or buf.end != pos or buf.kind in SCRATCH
                         or sympy.expand(buf.size - result.size) != 0):
                     continue
                 buf.end = max(buf.end, result.end)
@@ -637,7 +642,7 @@ class FunctionLiveness:
         self.segment_range = {seg: (first[seg], last[seg]) for seg in first}
         escaping = {id(_find(b)) for v in self.escaping for b in self.holds.get(v, ())}
         for b in self.buffers:
-            if b.kind in ("frame", "pad", "transpose"):
+            if b.kind in SCRATCH:
                 continue
             seg = self.segments[b.start]
             if b.end > last[seg] or id(b) in escaping:
@@ -760,16 +765,11 @@ def _overlap(lives: list[tuple[int, int]]) -> int:
 def _argument_index(value: ir.Value) -> int | None:
     """The index of the function argument `value` is, or is a view of (a permute is no view:
     it changes the layout), else None."""
-    while True:
-        op = owner(value)
-        if op is None:
-            break
+    while (op := owner(value)) is not None:
         if op.name not in VIEWS or not op.operands:
             return None
         value = op.operands[0]
-    if isinstance(value.owner, ir.Block) and value.owner.owner.operation.name == "func.func":
-        return ir.BlockArgument(value).arg_number
-    return None
+    return function_argument(value)
 
 
 def _walk_ops(root: ir.Operation, fn) -> None:
