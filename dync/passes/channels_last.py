@@ -31,6 +31,16 @@ layout transformation) and TVM's NCHWc make the same choice. Measured on this ho
 3.7 ms); the static-control ResNet with a dynamic batch 2.4x faster, with a static batch
 7.5 -> 4.7 ms; the two-branch test network 3.80 (NCHW) -> 2.58 ms with HWCF filters under
 its branches. The pass changes no numerics beyond summation order.
+
+Cost: a copy IREE cannot cancel. A convolution reading the model's NCHW input reads an NHWC
+copy of it, a dispatch of its own alive beside the convolution's output (`dync-plan-buffers`
+counts it, ``dync.nhwc_input``): the captioner's 12 KiB input next to conv1's 16 KiB output
+is its peak above eager's (28.8 vs 24.0 KiB). IREE's
+``--iree-global-opt-enable-sink-transpose-through-pad`` folds that copy into the convolution
+(full captioner 28.8 -> 24.8 KiB), but the convolution becomes a generic one reading NCHW:
+the captioner's encoder ran 31 -> 75 us, BlockDrop 0.4 -> 5 ms. With padding fused,
+``--iree-global-opt-propagate-transposes-through-conv`` crashes llvm-cpu codegen
+(EliminateEmptyTensors). Neither is used.
 """
 
 from __future__ import annotations

@@ -27,7 +27,10 @@ Reads: the sub-DNNs named in ``dync.subdnns``, their call sites, the module's
   these on both sides: without it a barrier (and any ``scf.if``, where IREE's transpose
   propagation stops) holds an NCHW copy of an activation next to the NHWC one and costs two
   transposes per crossing. These permutes carry ``dync.cancels``, so `dync-plan-buffers`
-  counts no buffer for them.
+  counts no buffer for them. An activation with a dynamic dim crosses in NCHW: on BlockDrop
+  (dynamic batch) NHWC crossings left IREE's transposes at both ends, since the unfused zero
+  padding of the next convolution separates the permute back from IREE's transpose (the
+  peak unchanged, 305 KiB; latency -27% on inputs running few blocks, +5% on the others).
 
 Measured peaks (`python -m benchmarks`' memory harness, 3 inputs): SkipNet-FF 400.5 -> 204.0
 KiB (eager 256.0), SkipNet-RNN 320.8 -> 204.1, ConvNet-AIG 256.0 -> 192.0, shallow-deep
