@@ -38,7 +38,7 @@ counts it, ``dync.nhwc_input``): the captioner's 12 KiB input next to conv1's 16
 is its peak above eager's (28.8 vs 24.0 KiB). IREE's
 ``--iree-global-opt-enable-sink-transpose-through-pad`` folds that copy into the convolution
 (full captioner 28.8 -> 24.8 KiB), but the convolution becomes a generic one reading NCHW:
-the captioner's encoder ran 31 -> 75 us, BlockDrop 0.4 -> 5 ms. With padding fused,
+the captioner's encoder ran 31 -> 75 us, BlockDrop 0.4-0.6 -> 2.2-4.9 ms. With padding fused,
 ``--iree-global-opt-propagate-transposes-through-conv`` crashes llvm-cpu codegen
 (EliminateEmptyTensors). Neither is used.
 """
