@@ -41,12 +41,17 @@ def function_argument(value: ir.Value) -> int | None:
 CALLS = ("func.call", "torch.call")
 
 
+def callee(call: ir.Operation) -> str:
+    """The name of the function `call` calls."""
+    return ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+
+
 def call_sites(module: ir.Module | ir.Operation) -> dict[str, list[ir.Operation]]:
     """The calls in `module` by callee name."""
     sites: dict[str, list[ir.Operation]] = {}
     for op in nested_ops(module.operation):
         if op.name in CALLS and "callee" in op.attributes:
-            sites.setdefault(ir.FlatSymbolRefAttr(op.attributes["callee"]).value, []).append(op)
+            sites.setdefault(callee(op), []).append(op)
     return sites
 
 
@@ -74,15 +79,14 @@ def functions_under_control_flow(module: ir.Module | ir.Operation) -> set[str]:
     for name, func in funcs.items():
         for op in nested_ops(func):
             if op.name in CALLS and "callee" in op.attributes:
-                callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
-                calls[name].append((callee, in_region(op)))
-    hot = {callee for sites in calls.values() for callee, nested in sites if nested}
+                calls[name].append((callee(op), in_region(op)))
+    hot = {name for sites in calls.values() for name, nested in sites if nested}
     todo = list(hot)
     while todo:
-        for callee, _ in calls.get(todo.pop(), ()):
-            if callee not in hot:
-                hot.add(callee)
-                todo.append(callee)
+        for name, _ in calls.get(todo.pop(), ()):
+            if name not in hot:
+                hot.add(name)
+                todo.append(name)
     return hot
 
 

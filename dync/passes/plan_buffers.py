@@ -100,7 +100,7 @@ from ..analysis.tensor_sizes import TensorSizes, terminator
 from ..dialects import dync as dync_ir
 from ..dialects.symbolic import is_symbol_name, is_tensor, parse_dim
 from ..dialects.torch_ops import constant_int_list, owner, users
-from ..dialects.walk import call_sites, function_argument, functions
+from ..dialects.walk import call_sites, callee, function_argument, functions, ops_named
 from .channels_last import CONVOLUTIONS, converts_to_channels_last, relaid_by_iree
 from .fuse_padding import fuses_padding
 from .pipeline import Pass, PassFailure
@@ -211,7 +211,7 @@ class Planner:
                     return True
                 continue
             if op.name == "func.call":
-                reads = self.reads.get(ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
+                reads = self.reads.get(callee(op))
                 if reads is not None and i < len(reads) and not reads[i]:
                     continue
             if op.name == "scf.yield" and op.parent.name == "scf.if":
@@ -232,15 +232,10 @@ class Planner:
             mine = inputs.get(name)
             if not mine:
                 continue
-
-            def visit(op, mine=mine):
-                if op.name != "func.call":
-                    return
-                callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
-                for i, v in enumerate(op.operands):
+            for call in ops_named(self.functions[name], "func.call"):
+                for i, v in enumerate(call.operands):
                     if _argument_index(v) in mine:
-                        inputs.setdefault(callee, set()).add(i)
-            _walk_ops(self.functions[name], visit)
+                        inputs.setdefault(callee(call), set()).add(i)
         return inputs
 
     def plan(self) -> None:
@@ -550,15 +545,15 @@ class FunctionLiveness:
     def _call(self, op: ir.Operation) -> None:
         pos = self._next()
         operands = list(op.operands)
-        callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
-        plan = self.planner.plans.get(callee)
-        reads = self.planner.reads.get(callee, [])
+        name = callee(op)
+        plan = self.planner.plans.get(name)
+        reads = self.planner.reads.get(name, [])
         for i, v in enumerate(operands):
             # an operand the callee reads only the shape of is no use of its data (IREE
             # inlines the call and drops the dead tensor)
             if i >= len(reads) or reads[i]:
                 self._use(v, pos)
-        dead = self.planner.dead_results.get(callee, set())
+        dead = self.planner.dead_results.get(name, set())
         mapping: dict[sympy.Symbol, sympy.Expr] = {}
         if plan is not None:
             for param, arg in zip(plan.params, operands, strict=False):
@@ -772,23 +767,10 @@ def _argument_index(value: ir.Value) -> int | None:
     return function_argument(value)
 
 
-def _walk_ops(root: ir.Operation, fn) -> None:
-    def visit(op):
-        fn(op.operation)
-        return ir.WalkResult.ADVANCE
-    root.walk(visit)
-
-
 def _callees_first(funcs: Mapping[str, ir.Operation]) -> list[str]:
     calls: dict[str, set[str]] = {}
     for name, func in funcs.items():
-        found: set[str] = set()
-
-        def visit(op, found=found):
-            if op.name == "func.call":
-                found.add(ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
-        _walk_ops(func, visit)
-        calls[name] = found & set(funcs)
+        calls[name] = {callee(call) for call in ops_named(func, "func.call")} & set(funcs)
     order: list[str] = []
     state: dict[str, int] = {}
 
@@ -798,8 +780,8 @@ def _callees_first(funcs: Mapping[str, ir.Operation]) -> list[str]:
         if state.get(name) == 1:
             raise PassFailure(f"recursive call through @{name}: no static buffer plan")
         state[name] = 1
-        for callee in sorted(calls[name]):
-            visit_func(callee)
+        for called in sorted(calls[name]):
+            visit_func(called)
         state[name] = 2
         order.append(name)
 

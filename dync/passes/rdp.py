@@ -52,7 +52,7 @@ from ..dialects.symbolic import (
     to_affine,
     type_dims,
 )
-from ..dialects.walk import functions, nested_ops
+from ..dialects.walk import callee, functions, nested_ops
 from . import rdp_rules as rules
 from .pipeline import Pass
 from .rdp_rules import UNDEF, Fact
@@ -314,11 +314,11 @@ class Analysis(rules.Context):
         return changed
 
     def _call(self, op: ir.Operation, key: tuple) -> bool:
-        callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+        name = callee(op)
         args = [self.fact(v) for v in op.operands]
-        self._calls.setdefault(callee, []).append(args)
-        returns = self.returns.get(callee)
-        func = self.functions.get(callee)
+        self._calls.setdefault(name, []).append(args)
+        returns = self.returns.get(name)
+        func = self.functions.get(name)
         if returns is None or func is None:
             outs = [UNDEF] * len(op.results)
         else:

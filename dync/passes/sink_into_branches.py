@@ -26,7 +26,7 @@ from iree.compiler import ir
 from ..analysis.op_kinds import CONSTANT_OPS, HOST_READS
 from ..analysis.tensor_sizes import TensorSizes
 from ..dialects.torch_ops import BIND, owner, users
-from ..dialects.walk import functions, nested_ops
+from ..dialects.walk import functions, nested_ops, ops_named
 from .pipeline import Pass
 from .plan_execution import fixed
 
@@ -39,7 +39,7 @@ class SinkIntoBranches(Pass):
         for func in functions(module).values():
             sizes = TensorSizes(func)
             # (gathered first: sinking erases ops a walk would visit)
-            for if_op in [op for op in nested_ops(func, post_order=True) if op.name == "scf.if"]:
+            for if_op in ops_named(func, "scf.if", post_order=True):
                 if _sink(if_op, sizes):
                     sizes = TensorSizes(func)   # its cache holds values of erased ops
 

@@ -31,7 +31,7 @@ from iree.compiler import ir
 
 from ..dialects import dync as dync_ir
 from ..dialects.symbolic import bound_dims, parse_dim, symbol, to_affine, type_dims
-from ..dialects.walk import functions, ops_named
+from ..dialects.walk import callee, functions, ops_named
 from .pipeline import Pass, PassFailure
 
 REQUEST_ATTR = "dync.specialize"
@@ -153,8 +153,7 @@ def _make_version(module: ir.Operation, entry: ir.Operation, values: dict[str, i
             ir.StringAttr(func.attributes["sym_name"]).value + suffix)
     for func in copies:
         for call in ops_named(func, "func.call"):
-            callee = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
-            call.attributes["callee"] = ir.FlatSymbolRefAttr.get(callee + suffix)
+            call.attributes["callee"] = ir.FlatSymbolRefAttr.get(callee(call) + suffix)
         for bind in ops_named(func, "torch.bind_symbolic_shape"):
             specialize_binding(bind, values)
         for op in ops_named(func, "torch.symbolic_int"):
@@ -188,7 +187,7 @@ def _callees(func: ir.Operation, table: dict[str, ir.Operation]) -> list[str]:
     pending = [func]
     while pending:
         for call in ops_named(pending.pop(), "func.call"):
-            name = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+            name = callee(call)
             if name not in found and name in table:
                 found.append(name)
                 pending.append(table[name])

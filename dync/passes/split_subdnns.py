@@ -61,7 +61,7 @@ from iree.compiler import ir
 
 from ..dialects.dync import to_python
 from ..dialects.symbolic import bound_dims, is_tensor, type_dims
-from ..dialects.walk import functions, nested_ops, ops_named
+from ..dialects.walk import callee, functions, nested_ops, ops_named
 from .pipeline import Pass, PassFailure
 
 SUBDNNS_ATTR = "dync.subdnns"
@@ -109,10 +109,6 @@ def _is_block_arg(value: ir.Value) -> bool:
 def _ops(block: ir.Block) -> list[ir.Operation]:
     # Always plain Operations: an OpView's `name` may be a property of the op (func.func).
     return [op.operation for op in block.operations]
-
-
-def _callee(call: ir.Operation) -> str:
-    return ir.FlatSymbolRefAttr(call.attributes["callee"]).value
 
 
 def _is_constant(op: ir.Operation) -> bool:
@@ -215,7 +211,7 @@ class _Splitter:
         for op in _ops(func.regions[0].blocks[0]):
             if len(op.regions) or op.name == "func.call_indirect":
                 result = True
-            elif op.name == "func.call" and self.is_control(_callee(op)):
+            elif op.name == "func.call" and self.is_control(callee(op)):
                 result = True
             if result:
                 break
@@ -226,7 +222,7 @@ class _Splitter:
         if len(op.regions):
             return False
         if op.name == "func.call":
-            name = _callee(op)
+            name = callee(op)
             return name in self.funcs and name not in self.skeleton and not self.is_control(name)
         return op.name.startswith("torch.")
 
@@ -235,7 +231,7 @@ class _Splitter:
             return True
         if op.name != "func.call":
             return False
-        name = _callee(op)
+        name = callee(op)
         if name not in self.has_aten:
             self.has_aten[name] = False
             body = self.funcs[name].regions[0].blocks[0]
@@ -285,10 +281,10 @@ class _Splitter:
         attr = func.attributes["sym_visibility"] if "sym_visibility" in func.attributes else None
         return ir.StringAttr(attr).value if attr is not None else "public"
 
-    def calls_by_callee(self) -> dict[str, list[ir.Operation]]:
+    def calls_bycallee(self) -> dict[str, list[ir.Operation]]:
         calls: dict[str, list[ir.Operation]] = {}
         for op in ops_named(self.module, "func.call"):
-            calls.setdefault(_callee(op), []).append(op)
+            calls.setdefault(callee(op), []).append(op)
         return calls
 
     def sink_constant_arguments(self, skeleton: list[ir.Operation]) -> None:
@@ -300,7 +296,7 @@ class _Splitter:
         changed = True
         while changed:  # sinking into a function can make the constants it passes on known
             changed = False
-            calls = self.calls_by_callee()
+            calls = self.calls_bycallee()
             for func in private:
                 name = ir.StringAttr(func.attributes["sym_name"]).value
                 sites = calls.get(name, [])
@@ -320,7 +316,7 @@ class _Splitter:
                     arg.replace_all_uses_with(_clone_constant(passed[0].owner.operation, ip))
                     sunk.setdefault(name, set()).add(i)
                     changed = True
-        calls = self.calls_by_callee()
+        calls = self.calls_bycallee()
         for name, dropped in sunk.items():
             func = self.funcs[name]
             entry = func.regions[0].blocks[0]
@@ -410,7 +406,7 @@ class _Splitter:
         self.module.attributes[SUBDNNS_ATTR] = ir.ArrayAttr.get(records)
 
     def erase_inlined_functions(self) -> None:
-        called = self.calls_by_callee()
+        called = self.calls_bycallee()
         for name in sorted(self.inlined):
             func = self.funcs[name]
             if name not in called and self._visibility(func) == "private":
@@ -515,7 +511,7 @@ class _Builder:
             self.origin[r] = op
 
     def inline(self, call: ir.Operation) -> None:
-        name = _callee(call)
+        name = callee(call)
         body = self.splitter.funcs[name].regions[0].blocks[0]
         for formal, actual in zip(body.arguments, call.operands, strict=True):
             self.map[formal] = self.lookup(actual)
