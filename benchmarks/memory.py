@@ -101,13 +101,14 @@ def _storage_key(t) -> int:
 @dataclass(frozen=True)
 class Measured:
     """One call of a compiled module, in bytes: `peak` allocated above what was live before
-    the call (`before`: the arguments, `arguments`, plus what initialization kept), and the
-    results' bytes (`results`)."""
+    the call (`before`: the arguments, `arguments`, plus what initialization kept), the
+    results' bytes (`results`), and the function of the module that ran (`function`)."""
 
     peak: int
     before: int
     arguments: int
     results: int
+    function: str = ""
 
 
 _CHILD = r"""
@@ -134,14 +135,17 @@ print(json.dumps({"peak_before": before["device_bytes_peak"], "peak": after["dev
 
 def measure_dync(compiled, args) -> Measured:
     """IREE's allocator statistics around one call of `compiled` (a `dync.CompiledModule`)
-    on `args` (torch tensors or numpy arrays), in a fresh process."""
+    on `args` (torch tensors or numpy arrays), in a fresh process. The call runs the function
+    `compiled(*args)` would run: a shape-specialized version or size bucket when one matches
+    (with the bucket's padded arguments), else the entry function."""
     from torch.utils import _pytree as pytree
 
     if getattr(compiled.manifest, "subdnns", None):
         raise NotImplementedError("host-mode modules are driven by Python; measure their "
                                   "sub-DNNs one by one")
     arrays = [_numpy(a) for a in pytree.tree_leaves(tuple(args))]
-    compiled.signature.check_inputs(arrays)
+    choice = compiled.versions.choose(compiled.signature.check_inputs(arrays))
+    arrays = choice.arguments(arrays)
     with tempfile.TemporaryDirectory(prefix="dync-memory-") as tmp:
         vmfb = Path(tmp, "m.vmfb")
         vmfb.write_bytes(compiled.vmfb)
@@ -150,7 +154,7 @@ def measure_dync(compiled, args) -> Measured:
             paths.append(str(Path(tmp, f"arg{i}.npy")))
             np.save(paths[-1], a)
         spec = {"driver": compiled.manifest.driver, "vmfb": str(vmfb), "args": paths,
-                "function": compiled.manifest.entry}
+                "function": choice.function}
         import iree.runtime  # the child imports iree.runtime from where this process does
 
         env = dict(os.environ, PYTHONPATH=str(Path(iree.runtime.__file__).parents[2]))
@@ -163,7 +167,8 @@ def measure_dync(compiled, args) -> Measured:
         raise RuntimeError("module initialization peaked above the call: the call's peak is "
                            "hidden by the allocator's high-water mark")
     return Measured(peak=data["peak"] - data["live"], before=data["live"],
-                    arguments=sum(int(a.nbytes) for a in arrays), results=data["results"])
+                    arguments=sum(int(a.nbytes) for a in arrays), results=data["results"],
+                    function=choice.function)
 
 
 def dync_peak(compiled, args) -> int:

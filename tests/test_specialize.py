@@ -3,6 +3,8 @@ same vmfb, picked by the arguments' shapes at run time, and agree with eager on 
 a shape without a version runs the dynamic entry point."""
 
 import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,6 +13,9 @@ from conftest import compile_batch_model
 from models import SIZES, cond_inputs
 
 import dync
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks.memory import measure_dync  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -33,6 +38,14 @@ def test_each_version_and_the_dynamic_entry_match_eager(cond_model, versioned, b
     expected = {1: "main__batch_1", 7: "main__batch_7"}.get(batch, "main")
     assert versioned.versions.choose(bound).function == expected
     torch.testing.assert_close(versioned(x), cond_model(x), rtol=1e-5, atol=1e-5)
+
+
+def test_memory_is_measured_on_the_function_a_call_runs(versioned):
+    """The benchmark's peak of a specialized module is its version's where one matches (it
+    measured the dynamic entry before: a version's memory never reached the tables)."""
+    ran = {batch: measure_dync(versioned, (cond_inputs(batch, True),)) for batch in (1, 2)}
+    assert [ran[1].function, ran[2].function] == ["main__batch_1", "main"]
+    assert ran[1].peak > 0 and ran[2].peak > 0
 
 
 def test_default_is_none_and_true_is_the_example_size(cond_model, cond_compiled):
