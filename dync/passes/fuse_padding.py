@@ -23,6 +23,19 @@ ran 4-16% slower on the CNNs it applies to (geo-mean gain 0.96x), most where it 
 memory (ConvNet-AIG 272 -> 256 KiB, RANet unchanged). Choosing per module by the predicted
 peak it saves is the next step.
 
+Per function, for shape-specialized versions (measured, not yet used): IREE keeps a
+``tensor.pad`` for fusion only when its one use is a linalg op (`TensorPadToTensorInsertSlice`
+with ``skipSingleLinalgOpUses``), so a preprocessing transform spec
+(``--iree-preprocessing-transform-spec-filename``) that rewrites the pads of the dynamic
+entry in destination-passing style (``transform.structured.rewrite_in_destination_passing_style``
+on the pads under ``util.func @<entry>$async``: by then each entry has its callees inlined)
+keeps the fallback's copies while the flag fuses a static version's. BlockDrop with
+``specialize={'batch': [1]}``: it compiles and agrees with eager; the batch-1 version's peak
+went 344704 -> 270848 B (eager 262216), latency 0.20-0.45 -> 0.25-0.57 ms. Not enough yet:
+6 of the version's 22 pads still have a ``?`` batch (the ``scf.if`` results after the
+downsampling block stay dynamic; RDP's facts there come back not-a-constant through a
+pass-through torch.cond branch function), where the fully static build peaks at 196644 B.
+
 Reads: ``dync.backend`` and every op of `op_kinds.PADDED` with nonzero padding. Writes: the
 flag into the module's ``dync.iree_flags`` (llvm-cpu only: the CUDA and ARM code paths were
 not measured), which the backend passes to IREE and `dync-plan-buffers` reads to stop
