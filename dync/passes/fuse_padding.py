@@ -32,9 +32,10 @@ on the pads under ``util.func @<entry>$async``: by then each entry has its calle
 keeps the fallback's copies while the flag fuses a static version's. BlockDrop with
 ``specialize={'batch': [1]}``: it compiles and agrees with eager; the batch-1 version's peak
 went 344704 -> 270848 B (eager 262216), latency 0.20-0.45 -> 0.25-0.57 ms. Not enough yet:
-6 of the version's 22 pads still have a ``?`` batch (the ``scf.if`` results after the
-downsampling block stay dynamic; RDP's facts there come back not-a-constant through a
-pass-through torch.cond branch function), where the fully static build peaks at 196644 B.
+6 of the version's 22 pads still have a ``?`` batch: torch.cond's ``scf.if`` results keep
+the fallback's ``?`` types, and from the sixth gated block on RDP itself has lost the
+constant batch (the activation passed to that block's branch function has an unknown batch;
+not traced yet), where the fully static build peaks at 196644 B.
 
 Reads: ``dync.backend`` and every op of `op_kinds.PADDED` with nonzero padding. Writes: the
 flag into the module's ``dync.iree_flags`` (llvm-cpu only: the CUDA and ARM code paths were
