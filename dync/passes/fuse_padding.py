@@ -15,10 +15,10 @@ dynamic batch is 64, so the fused pad's tile keeps a dynamic size and
 `iree-codegen-concretize-pad-result-shape` fails. ``--iree-llvmcpu-distribution-size=1``
 compiles it, but it is a process-wide LLVM option (not a session flag) and tiles every
 dynamic dim by 1: BlockDrop 0.9 -> 6-13 ms. Padding written out as zeros and a slice update
-is folded back into a ``tensor.pad`` and fails the same way. So the pass asks for it only when every padded op of
-the module has a fully static input; measured on this host (20 inputs each): shallow_deep's
-peak 200.4 -> 132.2 KiB, the captioner's 47.1 -> 28.8 KiB, SkipNet's 422 -> 401 and
-350 -> 321 KiB. It is a trade: in the suite's ablation (BENCHMARKS.md) the fused dispatches
+is folded back into a ``tensor.pad`` and fails the same way. So the pass asks for it only
+when every padded op of the module has a fully static input; measured on this host (20
+inputs each): shallow_deep's peak 200.4 -> 132.2 KiB, the captioner's 47.1 -> 28.8 KiB,
+SkipNet's 422 -> 401 and 350 -> 321 KiB. It is a trade: in the suite's ablation (BENCHMARKS.md) the fused dispatches
 ran 4-16% slower on the CNNs it applies to (geo-mean gain 0.96x), most where it saved little
 memory (ConvNet-AIG 272 -> 256 KiB, RANet unchanged). Choosing per module by the predicted
 peak it saves is the next step.

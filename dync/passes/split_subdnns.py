@@ -281,7 +281,7 @@ class _Splitter:
         attr = func.attributes["sym_visibility"] if "sym_visibility" in func.attributes else None
         return ir.StringAttr(attr).value if attr is not None else "public"
 
-    def calls_bycallee(self) -> dict[str, list[ir.Operation]]:
+    def calls_by_callee(self) -> dict[str, list[ir.Operation]]:
         calls: dict[str, list[ir.Operation]] = {}
         for op in ops_named(self.module, "func.call"):
             calls.setdefault(callee(op), []).append(op)
@@ -296,7 +296,7 @@ class _Splitter:
         changed = True
         while changed:  # sinking into a function can make the constants it passes on known
             changed = False
-            calls = self.calls_bycallee()
+            calls = self.calls_by_callee()
             for func in private:
                 name = ir.StringAttr(func.attributes["sym_name"]).value
                 sites = calls.get(name, [])
@@ -316,7 +316,7 @@ class _Splitter:
                     arg.replace_all_uses_with(_clone_constant(passed[0].owner.operation, ip))
                     sunk.setdefault(name, set()).add(i)
                     changed = True
-        calls = self.calls_bycallee()
+        calls = self.calls_by_callee()
         for name, dropped in sunk.items():
             func = self.funcs[name]
             entry = func.regions[0].blocks[0]
@@ -406,7 +406,7 @@ class _Splitter:
         self.module.attributes[SUBDNNS_ATTR] = ir.ArrayAttr.get(records)
 
     def erase_inlined_functions(self) -> None:
-        called = self.calls_bycallee()
+        called = self.calls_by_callee()
         for name in sorted(self.inlined):
             func = self.funcs[name]
             if name not in called and self._visibility(func) == "private":
