@@ -111,3 +111,25 @@ def test_rdp_alone_agrees_with_torch_export(name):
                     compared += 1
         assert compared > 100
         assert analysis.coverage()["unknown"] == 0
+
+
+def test_a_long_chain_of_branch_calls_reaches_the_fixpoint(tmp_path):
+    """BlockDrop's batch-1 version: 9 gated blocks, 18 branch-function calls in a row. Facts
+    cross one call per round, so the fixpoint needs 20 rounds; with a fixed bound of 12 the
+    solver stopped early and the last blocks kept an unknown batch."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from benchmarks.models import blockdrop
+
+    model, example, shapes = blockdrop.build()
+    upto = DEFAULT_PIPELINE[:DEFAULT_PIPELINE.index("dync-rdp") + 1]
+    dump = tmp_path / "rdp.mlir"
+    dync.compile(model, example, dynamic_shapes=shapes, passes=upto, dump_ir=dump,
+                 specialize={"batch": [1]}, cache=False)
+    text = dump.read_text()
+    last = text[text.index("func.func private @false_graph_8__batch_1("):]
+    last = last[:last.index("\n  }\n")]
+    assert "-> !torch.vtensor<[1,64,8,8],f32>" in last
+    assert "-> !torch.vtensor<[?,64,8,8],f32>" not in last

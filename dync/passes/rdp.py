@@ -10,7 +10,11 @@ fixpoint through `scf.if` (the join of the branches), `scf.while` (init joined w
 carried values) and `func.call` (call sites joined into the callee's parameters, the callee's
 results substituted back per site); backward transfer then fills dims the forward pass could
 not explain from their consumers (elementwise, broadcasting, matmul, concat), and forward
-runs again, until nothing changes. Two paths disagreeing on a dim give a fresh symbol for
+runs again, until nothing changes. Facts cross one call boundary per round, so the bound on
+rounds grows with the call sites (12 + 2 per call); a run that does not settle within it
+fails the pass (its facts could be more precise than the program), where it used to stop at
+12 rounds silently: BlockDrop's batch-1 version needs 20, and its last four gated blocks kept
+an unknown batch. Two paths disagreeing on a dim give a fresh symbol for
 that join point, bounded by both paths' ranges (not ⊥, so later analysis stays symbolic);
 `nonzero` gives a fresh symbol bounded by its input's element count.
 
@@ -52,14 +56,18 @@ from ..dialects.symbolic import (
     to_affine,
     type_dims,
 )
-from ..dialects.walk import callee, functions, nested_ops
+from ..dialects.walk import callee, functions, nested_ops, ops_named
 from . import rdp_rules as rules
-from .pipeline import Pass
+from .pipeline import Pass, PassFailure
 from .rdp_rules import UNDEF, Fact
 
 RDP_ATTR = "dync.rdp"
 DIMS_ATTR = "dync.dims"
-_MAX_ROUNDS = 12
+# Rounds of the fixpoint: facts cross one call boundary per round (a callee's parameters are
+# the call sites' facts of the round before, a call's results the callee's), so a chain of
+# calls needs rounds in proportion (BlockDrop's batch-1 version, 18 branch calls: 20).
+_BASE_ROUNDS = 12
+_ROUNDS_PER_CALL = 2
 _LOOP_ITERATIONS = 4
 
 
@@ -183,11 +191,18 @@ class Analysis(rules.Context):
     # --- the fixpoint --------------------------------------------------------------------
 
     def solve(self) -> None:
-        for _ in range(_MAX_ROUNDS):
+        """Run to the fixpoint. Facts of an unfinished run may be more precise than the
+        program (a parameter joined over the call sites seen so far), so one that does not
+        settle within the bound fails rather than write them back."""
+        calls = sum(1 for f in self.functions.values() for _ in ops_named(f, "func.call"))
+        rounds = _BASE_ROUNDS + _ROUNDS_PER_CALL * calls
+        for _ in range(rounds):
             changed = self._forward()
             changed |= self._backward()
             if not changed:
-                break
+                return
+        raise PassFailure(f"no fixpoint after {rounds} rounds (facts still changing); "
+                          "please report this model")
 
     def _forward(self) -> bool:
         changed, calls = False, {}
