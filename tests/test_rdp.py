@@ -1,6 +1,9 @@
 """`dync-rdp` in `dync.compile`: it runs by default, its coverage reaches the report, and the
 shape facts it writes back keep compiled models exact (PyTorch and ONNX)."""
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import onnx
 import pytest
@@ -11,6 +14,9 @@ from torch.export import Dim
 
 import dync
 from dync.passes import DEFAULT_PIPELINE
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks.models import blockdrop  # noqa: E402
 
 
 class Pyramid(torch.nn.Module):
@@ -117,12 +123,6 @@ def test_a_long_chain_of_branch_calls_reaches_the_fixpoint(tmp_path):
     """BlockDrop's batch-1 version: 9 gated blocks, 18 branch-function calls in a row. Facts
     cross one call per round, so the fixpoint needs 20 rounds; with a fixed bound of 12 the
     solver stopped early and the last blocks kept an unknown batch."""
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from benchmarks.models import blockdrop
-
     model, example, shapes = blockdrop.build()
     upto = DEFAULT_PIPELINE[:DEFAULT_PIPELINE.index("dync-rdp") + 1]
     dump = tmp_path / "rdp.mlir"

@@ -13,9 +13,9 @@ not explain from their consumers (elementwise, broadcasting, matmul, concat), an
 runs again, until nothing changes. Facts cross one call boundary per round, so the bound on
 rounds grows with the call sites (12 + 2 per call) where it was a fixed 12: BlockDrop's
 batch-1 version needs 20, and at 12 its last four gated blocks kept an unknown batch. Known
-risk: some models with `scf.while` loops never settle (the suite's NMT decoder, the rewritten
-WhileNotDone loop: facts still change after 26-32 rounds); their facts are written back as
-the bound leaves them, as before. Two paths disagreeing on a dim give a fresh symbol for
+risk: some models with `scf.while` loops never settle (the suite's NMT decoder, the test
+suite's rewritten WhileNotDone loop and GRU-encoder decoder: facts still change after 26-32
+rounds); their facts are written back as the bound leaves them, as before. Two paths disagreeing on a dim give a fresh symbol for
 that join point, bounded by both paths' ranges (not ⊥, so later analysis stays symbolic);
 `nonzero` gives a fresh symbol bounded by its input's element count.
 
