@@ -133,11 +133,12 @@ print(json.dumps({"peak_before": before["device_bytes_peak"], "peak": after["dev
 """
 
 
-def measure_dync(compiled, args) -> Measured:
+def measure_dync(compiled, args, function: str | None = None) -> Measured:
     """IREE's allocator statistics around one call of `compiled` (a `dync.CompiledModule`)
     on `args` (torch tensors or numpy arrays), in a fresh process. The call runs the function
     `compiled(*args)` would run: a shape-specialized version or size bucket when one matches
-    (with the bucket's padded arguments), else the entry function."""
+    (with the bucket's padded arguments), else the entry function; or `function`, to compare
+    the entry with a version on the same arguments."""
     from torch.utils import _pytree as pytree
 
     if getattr(compiled.manifest, "subdnns", None):
@@ -145,7 +146,8 @@ def measure_dync(compiled, args) -> Measured:
                                   "sub-DNNs one by one")
     arrays = [_numpy(a) for a in pytree.tree_leaves(tuple(args))]
     choice = compiled.versions.choose(compiled.signature.check_inputs(arrays))
-    arrays = choice.arguments(arrays)
+    if function is None:
+        arrays, function = choice.arguments(arrays), choice.function
     with tempfile.TemporaryDirectory(prefix="dync-memory-") as tmp:
         vmfb = Path(tmp, "m.vmfb")
         vmfb.write_bytes(compiled.vmfb)
@@ -154,7 +156,7 @@ def measure_dync(compiled, args) -> Measured:
             paths.append(str(Path(tmp, f"arg{i}.npy")))
             np.save(paths[-1], a)
         spec = {"driver": compiled.manifest.driver, "vmfb": str(vmfb), "args": paths,
-                "function": choice.function}
+                "function": function}
         import iree.runtime  # the child imports iree.runtime from where this process does
 
         env = dict(os.environ, PYTHONPATH=str(Path(iree.runtime.__file__).parents[2]))
@@ -168,7 +170,7 @@ def measure_dync(compiled, args) -> Measured:
                            "hidden by the allocator's high-water mark")
     return Measured(peak=data["peak"] - data["live"], before=data["live"],
                     arguments=sum(int(a.nbytes) for a in arrays), results=data["results"],
-                    function=choice.function)
+                    function=function)
 
 
 def dync_peak(compiled, args) -> int:

@@ -73,6 +73,9 @@ class Row:
     # `MEMORY_ABLATIONS` the measured peak (bytes) without it.
     ablation: dict[str, float] = field(default_factory=dict)
     ablation_peak: dict[str, float] = field(default_factory=dict)
+    # The model's `COMPILE_OPTIONS` ask for shape-specialized versions: its `dync-specialize`
+    # ablation compiles without them (a gain like the other passes'), not with hot sizes.
+    specialized: bool = False
     error: str = ""
     notes: list[str] = field(default_factory=list)
 
@@ -196,7 +199,12 @@ def run_model(name: str, count: int = 100, *, timing_inputs: int = 30, repeats: 
                 variants[f"without {BUCKET}"] = (
                     BUCKET, {k: v for k, v in options.items() if k != "buckets"})
             hot = _hot_sizes(compiled, timed) if report.mode == "in-graph" else {}
-            if hot:
+            if options.get("specialize"):
+                # The deployment's own versions (blockdrop): the ablation compiles without.
+                variants[f"without {SPECIALIZE}"] = (
+                    SPECIALIZE, {k: v for k, v in options.items() if k != "specialize"})
+                row.specialized = True
+            elif hot:
                 variants[f"with {SPECIALIZE} {hot}"] = (SPECIALIZE,
                                                         {**options, "specialize": hot})
                 row.notes.append(f"{SPECIALIZE} (ablation): versions for {hot}")
@@ -223,7 +231,8 @@ def run_model(name: str, count: int = 100, *, timing_inputs: int = 30, repeats: 
         row.notes += [n for c in row.contestants.values() for n in c.notes]
         row.float32_floor, row.dync_vs_float64 = _against_float64(model, compiled, inputs)
         _measure_memory(row, model, compiled, inputs[:MEMORY_INPUTS],
-                        {n: ablated[n] for n in MEMORY_ABLATIONS if n in ablated})
+                        {n: ablated[n] for n in MEMORY_ABLATIONS + (SPECIALIZE,) * row.specialized
+                         if n in ablated})
         if with_tracing:
             row.traced_eta = _traced_eta(mod, model, example, dynamic_shapes, inputs, row.notes)
     except Exception as e:  # a model that fails is reported, not fatal to the suite
@@ -245,19 +254,22 @@ def _measure_memory(row: Row, model, compiled, inputs, ablated: dict | None = No
 
     eager, measured, predicted, errors = [], [], [], []
     peak = Peak.from_report(compiled.report.peak)
-    by_shape: dict[tuple, list[int]] = {}   # symbol values -> measured peaks
+    # (function run, symbol values) -> measured peaks
+    by_shape: dict[tuple[str, tuple], list[int]] = {}
     for args in inputs:
         eager.append(memory.eager_peak_intermediates(model, args))
         if compiled.report.mode != "in-graph":
             continue
-        measured.append(memory.dync_peak(compiled, args))
+        run = memory.measure_dync(compiled, args)
+        measured.append(run.peak)
         values = symbol_values(compiled.signature, args)
-        by_shape.setdefault(tuple(sorted(values.items())), []).append(measured[-1])
-    for values, peaks in by_shape.items() if peak else ():
-        # The formula is the worst path's peak at these dims: compared with the largest
-        # measured over the inputs of these dims (an early exit's run needs less).
+        by_shape.setdefault((run.function, tuple(sorted(values.items()))), []).append(run.peak)
+    for (function, values), peaks in by_shape.items() if peak else ():
+        # The formula is the worst path's peak at these dims (of the function the call ran: a
+        # shape-specialized version has its own): compared with the largest measured over
+        # the inputs of these dims (an early exit's run needs less).
         try:
-            predicted.append(peak.evaluate_iree(dict(values)))
+            predicted.append(peak.evaluate_iree(dict(values), function=function))
         except KeyError:  # a symbol only the run knows (an unbacked count): no prediction
             continue
         errors.append(abs(predicted[-1] - max(peaks)) / max(max(peaks), 1))
@@ -543,7 +555,7 @@ def _kib(value: float) -> str:
 
 
 def _memory_table(rows: list[Row]) -> list[str]:
-    ablated = [n for n in MEMORY_ABLATIONS if any(n in r.ablation_peak for r in rows)]
+    ablated = [n for n in (*MEMORY_ABLATIONS, SPECIALIZE) if any(n in r.ablation_peak for r in rows)]
     lines = ["", "## Peak intermediate memory", "",
              "Bytes of tensors created during one call and alive at the same time (SoD²'s "
              "intermediate memory: results included, arguments and weights excluded), the "
@@ -573,7 +585,7 @@ def _memory_table(rows: list[Row]) -> list[str]:
 def _gain(r: Row, name: str) -> float:
     """An optimization's own gain on `r`: latency without it / with it."""
     ms = r.ablation.get(name, float("nan"))
-    return r.dync_ms / ms if name == SPECIALIZE else ms / r.dync_ms
+    return r.dync_ms / ms if name == SPECIALIZE and not r.specialized else ms / r.dync_ms
 
 
 def _ablation_table(rows: list[Row]) -> list[str]:
@@ -584,7 +596,8 @@ def _ablation_table(rows: list[Row]) -> list[str]:
              "(`COMPILE_OPTIONS`: yolo_nms), and is left out by compiling without them; "
              f"`{SPECIALIZE}`, off by default, is turned on instead, with versions for "
              f"the {HOT_SIZES} most frequent input shapes of the timed inputs (graph mode only; "
-             "the sizes are in the notes). All timed in the same loop as the tables above. Each "
+             "the sizes are in the notes), except where a model's deployment asks for versions "
+             "itself (`COMPILE_OPTIONS`: blockdrop), which is compiled without them. All timed in the same loop as the tables above. Each "
              "cell: ms, and in parentheses that optimization's own gain (latency without it / "
              "with it; above 1 means it helps). The last row: geo-means of the gains.", "",
              "| model | dync ms | " + " | ".join(

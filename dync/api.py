@@ -180,7 +180,7 @@ def _compile(model, args, dynamic_shapes, tgt, mode, steps, report: Report, say,
         peak = read_peak(program.module)
         report.peak = {} if peak is None else {
             "formula": peak.formula, "iree": peak.iree, "arena": peak.arena,
-            "min": peak.min, "max": peak.max}
+            "min": peak.min, "max": peak.max, "versions": peak.versions}
         report.subdnns = read_subdnns(program.module)
         if dump_ir is not None:
             Path(dump_ir).write_text(module_text(program.module), encoding="utf-8")

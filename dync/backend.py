@@ -6,14 +6,16 @@ The module is built in the IREE compiler session's own MLIR context, so it is ha
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
+from pathlib import Path
 
 from iree.compiler import ir
 from iree.compiler.api import Invocation, Output, Session
 
-from .dialects.dync import module_flags
+from .dialects.dync import module_flags, read_copied_padding
 from .errors import CompilationError
 from .targets import Target
 
@@ -50,7 +52,11 @@ class CompilerSession:
     def add_module_flags(self, module: ir.Module) -> None:
         """Add the flags `module` asks for (requested by dync's passes: IREE preprocessing for
         dync-channels-last, pad fusion for dync-fuse-padding) to this session's flags."""
-        requested = [f for f in module_flags(module) if f not in self.flags]
+        requested = list(module_flags(module))
+        copied = read_copied_padding(module)
+        if copied:
+            requested.append(f"--iree-preprocessing-transform-spec-filename={_write_spec(_keep_padding_spec(copied))}")
+        requested = [f for f in requested if f not in self.flags]
         if requested:
             self._session.set_flags(*requested)
             self.flags += tuple(requested)
@@ -87,6 +93,38 @@ class CompilerSession:
         self._session.close()
         if os.path.exists(self._statistics_path):
             os.unlink(self._statistics_path)
+
+
+def _keep_padding_spec(entries: list[str]) -> str:
+    """A transform spec that rewrites the `tensor.pad`s of `entries` (after IREE's input
+    conversion each entry point `f` is `util.func @f$async` with its callees inlined) into
+    destination-passing style, so that IREE's pad fusion, asked for the module's static entry
+    points (`dync-fuse-padding`), leaves these as copies."""
+    steps = "".join(
+        f'    %f{i} = transform.structured.match ops{{["util.func"]}} attributes '
+        f'{{sym_name = "{name}$async"}} in %root : (!transform.any_op) -> !transform.any_op\n'
+        f'    %p{i} = transform.structured.match ops{{["tensor.pad"]}} in %f{i} '
+        f': (!transform.any_op) -> !transform.any_op\n'
+        f'    transform.structured.rewrite_in_destination_passing_style %p{i} '
+        f': (!transform.any_op) -> !transform.any_op\n'
+        for i, name in enumerate(entries))
+    return ("module attributes {transform.with_named_sequence} {\n"
+            "  transform.named_sequence @__transform_main("
+            "%root: !transform.any_op {transform.readonly}) {\n"
+            f"{steps}    transform.yield\n  }}\n}}\n")
+
+
+def _write_spec(text: str) -> str:
+    """`text` in a file named by its hash (the same spec, the same flag: cache keys stay put)."""
+    path = Path(tempfile.gettempdir(), "dync-iree-specs",
+                hashlib.sha256(text.encode()).hexdigest()[:16] + ".mlir")
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    return str(path)
 
 
 def _read_statistics(path: str) -> dict:

@@ -117,3 +117,40 @@ def test_observed_hot_sizes_are_what_specialize_takes(cond_model, cond_compiled,
     assert hot == {"batch": [1, 7]}
     assert compile_batch_model(cond_model, specialize=hot).report.versions == \
         versioned.report.versions
+
+
+class PaddedCNN(torch.nn.Module):
+    """Two padded convolutions and a pool: each padded input is a copy in IREE unless the
+    padding is fused, which llvm-cpu compiles only over static shapes."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.conv2 = torch.nn.Conv2d(8, 8, 3, padding=1)
+
+    def forward(self, x):
+        y = torch.relu(self.conv1(x))
+        return torch.nn.functional.max_pool2d(torch.relu(self.conv2(y)), 2).sum((2, 3))
+
+
+def test_a_static_version_reads_its_padding_in_place_beside_a_dynamic_fallback():
+    """dync-fuse-padding per entry point: the batch-1 version fuses its padding, the dynamic
+    `main` keeps its padded copies (IREE cannot compile them fused), both agree with eager."""
+    torch.manual_seed(0)
+    model = PaddedCNN().eval()
+    batch = torch.export.Dim("batch", min=1, max=8)
+    compiled = dync.compile(model, (torch.randn(2, 3, 16, 16),), dynamic_shapes=({0: batch},),
+                            specialize={"batch": [1]}, cache=False)
+    flags = compiled.report.flags
+    assert "--iree-dispatch-creation-enable-fuse-padding-into-linalg-consumer-ops" in flags
+    assert any(f.startswith("--iree-preprocessing-transform-spec-filename=") for f in flags)
+    one, three = torch.randn(1, 3, 16, 16), torch.randn(3, 3, 16, 16)
+    for x in (one, three):
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-5)
+    # The version holds no padded copy: below the fallback at the same batch of 1, as the
+    # plan predicts.
+    peak = compiled.report.peak
+    assert set(peak["versions"]) == {"main__batch_1"}
+    version, fallback = measure_dync(compiled, (one,)), measure_dync(compiled, (one,), "main")
+    assert (version.function, fallback.function) == ("main__batch_1", "main")
+    assert version.peak < fallback.peak

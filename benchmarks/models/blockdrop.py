@@ -15,6 +15,9 @@ DESCRIPTION = (
     "BlockDrop: a policy CNN predicts a keep-mask (sigmoid > 0.5) over the 9 blocks of a CIFAR "
     "ResNet in one shot; a block is skipped when no sample in the batch keeps it"
 )
+# Most requests are single images (`inputs`): a static batch-1 version beside the dynamic
+# fallback (dync-specialize), whose convolutions read their padding in place (dync-fuse-padding).
+COMPILE_OPTIONS = {"specialize": {"batch": [1]}}
 
 
 class PolicyNet(nn.Module):

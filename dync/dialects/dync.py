@@ -30,6 +30,9 @@ SHAPE_ATTR = "dync.shape"
 PREPROCESSING_ATTR = "dync.iree_preprocessing"
 # Module attribute: IREE compiler flags dync's passes ask for (e.g. dync-fuse-padding).
 FLAGS_ATTR = "dync.iree_flags"
+# Entry points whose convolution padding IREE must write out as copies while the module asks
+# for pad fusion (`dync-fuse-padding`): the backend keeps their pads with a transform spec.
+COPIED_PADDING_ATTR = "dync.iree_copied_padding"
 BACKEND_ATTR = "dync.backend"
 # Unit attribute on a `torch.aten.permute` a dync pass placed where IREE's own transposes
 # cancel it (a layout crossing at a sub-DNN boundary): it moves no data.
@@ -102,6 +105,15 @@ def read_flags(module: ir.Module | ir.Operation) -> list[str]:
 def request_flags(module: ir.Module | ir.Operation, flags: list[str]) -> None:
     """Add IREE compiler flags to `module`'s ``dync.iree_flags`` (in order, once)."""
     _add_strings(module, FLAGS_ATTR, flags)
+
+
+def read_copied_padding(module: ir.Module | ir.Operation) -> list[str]:
+    """The entry points whose padding stays copied under pad fusion (``dync.iree_copied_padding``)."""
+    return _read_strings(module, COPIED_PADDING_ATTR)
+
+
+def request_copied_padding(module: ir.Module | ir.Operation, entries: list[str]) -> None:
+    _add_strings(module, COPIED_PADDING_ATTR, entries)
 
 
 def module_flags(module: ir.Module | ir.Operation) -> tuple[str, ...]:

@@ -55,6 +55,26 @@ def call_sites(module: ir.Module | ir.Operation) -> dict[str, list[ir.Operation]
     return sites
 
 
+def reachable(module: ir.Module | ir.Operation, roots: list[str]) -> set[str]:
+    """`roots` and the functions they call, directly or through other calls."""
+    funcs = functions(module)
+    found, todo = set(roots), list(roots)
+    while todo:
+        func = funcs.get(todo.pop())
+        for op in nested_ops(func) if func is not None else ():
+            if op.name in CALLS and "callee" in op.attributes and callee(op) not in found:
+                found.add(callee(op))
+                todo.append(callee(op))
+    return found
+
+
+def exported(module: ir.Module | ir.Operation) -> list[str]:
+    """The module's public functions (entry points of the compiled module), in order."""
+    return [name for name, op in functions(module).items()
+            if "sym_visibility" not in op.attributes
+            or ir.StringAttr(op.attributes["sym_visibility"]).value == "public"]
+
+
 def in_region(op: ir.Operation) -> bool:
     """Whether `op` sits in a region of an op (`scf.if`, a loop) inside its function."""
     parent = op.parent

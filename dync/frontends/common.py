@@ -91,6 +91,7 @@ def link(modules: dict[str, ir.Module], context: ir.Context) -> ir.Module:
         dync_ir.request_flags(linked, sorted(set.intersection(*flags)) if flags else [])
         for entry, module in modules.items():
             dync_ir.request_preprocessing(linked, dync_ir.read_preprocessing(module))
+            dync_ir.request_copied_padding(linked, dync_ir.read_copied_padding(module))
             functions = [op.operation for op in module.body.operations]
             for op in functions:
                 name = ir.StringAttr(op.attributes["sym_name"]).value

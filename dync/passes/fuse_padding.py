@@ -23,24 +23,25 @@ ran 4-16% slower on the CNNs it applies to (geo-mean gain 0.96x), most where it 
 memory (ConvNet-AIG 272 -> 256 KiB, RANet unchanged). Choosing per module by the predicted
 peak it saves is the next step.
 
-Per function, for shape-specialized versions (measured, not yet used): IREE keeps a
-``tensor.pad`` for fusion only when its one use is a linalg op (`TensorPadToTensorInsertSlice`
-with ``skipSingleLinalgOpUses``), so a preprocessing transform spec
-(``--iree-preprocessing-transform-spec-filename``) that rewrites the pads of the dynamic
-entry in destination-passing style (``transform.structured.rewrite_in_destination_passing_style``
-on the pads under ``util.func @<entry>$async``: by then each entry has its callees inlined)
-keeps the fallback's copies while the flag fuses a static version's. BlockDrop with
-``specialize={'batch': [1]}``: it compiles and agrees with eager; the batch-1 version's peak
-went 344704 -> 270848 B (eager 262216), latency 0.20-0.45 -> 0.25-0.57 ms. Not enough yet:
-6 of the version's 22 pads still have a ``?`` batch: torch.cond's ``scf.if`` results keep
-the fallback's ``?`` types, and from the sixth gated block on RDP itself has lost the
-constant batch (the activation passed to that block's branch function has an unknown batch;
-not traced yet), where the fully static build peaks at 196644 B.
+Per entry point: the pass asks for the flag when at least one entry point (the entry, a
+shape-specialized version, a size bucket) has only static padded ops, and names the others in
+``dync.iree_copied_padding``. IREE keeps a ``tensor.pad`` for fusion only when its one use is
+a linalg op (`TensorPadToTensorInsertSlice` with ``skipSingleLinalgOpUses``), so the backend
+hands IREE a preprocessing transform spec (``--iree-preprocessing-transform-spec-filename``,
+a file named by its hash under the temp directory, so cache keys stay put) that rewrites the
+pads of those entry points in destination-passing style
+(``transform.structured.rewrite_in_destination_passing_style`` on the pads under
+``util.func @<entry>$async``: by then each has its callees inlined). The fallback keeps its
+copies and compiles; the static versions read their padding in place. BlockDrop with
+``specialize={'batch': [1]}`` (its deployment's choice, `benchmarks/models/blockdrop.py`):
+the batch-1 version peaks at 196740-209024 B against eager's 262216 B (344704 B before this
+and `dync-rdp`'s signature refinement), latency 0.27-0.61 ms, exact against eager.
 
-Reads: ``dync.backend`` and every op of `op_kinds.PADDED` with nonzero padding. Writes: the
-flag into the module's ``dync.iree_flags`` (llvm-cpu only: the CUDA and ARM code paths were
-not measured), which the backend passes to IREE and `dync-plan-buffers` reads to stop
-counting the copies.
+Reads: ``dync.backend``, the module's public functions and every op of `op_kinds.PADDED` with
+nonzero padding they reach. Writes: the flag into the module's ``dync.iree_flags`` and the
+entry points that keep their copies into ``dync.iree_copied_padding`` (llvm-cpu only: the
+CUDA and ARM code paths were not measured); the backend passes both to IREE and
+`dync-plan-buffers` reads them (`copies_padding`) to count copies only where IREE makes them.
 """
 
 from __future__ import annotations
@@ -48,33 +49,54 @@ from __future__ import annotations
 from iree.compiler import ir
 
 from ..analysis.op_kinds import PADDED
-from ..dialects.dync import read_backend, read_flags, request_flags
+from ..dialects.dync import (
+    read_backend,
+    read_copied_padding,
+    read_flags,
+    request_copied_padding,
+    request_flags,
+)
 from ..dialects.symbolic import type_dims
 from ..dialects.torch_ops import constant_int_list
-from ..dialects.walk import nested_ops
+from ..dialects.walk import exported, functions, nested_ops, reachable
 from .pipeline import Pass
 
 FUSE_PADDING = "--iree-dispatch-creation-enable-fuse-padding-into-linalg-consumer-ops"
 
 
-def fuses_padding(module: ir.Operation) -> bool:
-    """Whether IREE will read `module`'s convolution padding in place (no padded copies)."""
-    return FUSE_PADDING in read_flags(module)
+def copies_padding(module: ir.Operation) -> set[str]:
+    """The functions whose convolution padding IREE writes out as copies: all of them unless
+    the module asks IREE to fuse padding, else those reachable from the entry points
+    `dync-fuse-padding` kept out of the fusion."""
+    if FUSE_PADDING not in read_flags(module):
+        return set(functions(module))
+    return reachable(module, read_copied_padding(module))
 
 
-def _padded_ops(module: ir.Operation) -> list[ir.Operation]:
-    return [op for op in nested_ops(module) if op.name in PADDED
+def _padded_ops(func: ir.Operation) -> list[ir.Operation]:
+    return [op for op in nested_ops(func) if op.name in PADDED
             and any(constant_int_list(op.operands[PADDED[op.name]]) or [1])]
+
+
+def _static_input(op: ir.Operation) -> bool:
+    return None not in (type_dims(op.operands[0].type) or (None,))
 
 
 class FusePadding(Pass):
     name = "dync-fuse-padding"
-    summary = "ask IREE to fuse the zero padding of convolutions and pools into them (CPU, static shapes)"
+    summary = ("ask IREE to fuse the zero padding of convolutions and pools into them (CPU, "
+               "entry points whose padded ops are static)")
 
     def run(self, module: ir.Operation) -> None:
         if read_backend(module) != "llvm-cpu":
             return
-        padded = _padded_ops(module)
-        if padded and all(None not in (type_dims(op.operands[0].type) or (None,))
-                          for op in padded):
+        funcs = functions(module)
+        fusable, copied = [], []
+        for entry in exported(module):
+            padded = [op for name in reachable(module, [entry]) if name in funcs
+                      for op in _padded_ops(funcs[name])]
+            if padded:
+                (fusable if all(_static_input(op) for op in padded) else copied).append(entry)
+        if fusable:
             request_flags(module, [FUSE_PADDING])
+            request_copied_padding(module, copied)

@@ -65,7 +65,9 @@ Writes (discardable attributes only, so IREE compiles the module unchanged):
   results) and ``iree`` formulas, and buffer counts;
 * ``dync.peak`` on the module: the entry function's predicted peak ``formula``, ``arena`` and
   ``iree`` over the entry's symbols, the peak's ``min``/``max`` over the symbols' ranges, and
-  the ``symbols`` ranges. `read_peak` reads it back; `Peak.evaluate` evaluates it.
+  the ``symbols`` ranges, and ``versions``: the ``iree`` formula of each other public
+  function (shape-specialized versions, size buckets), for the call that runs one instead.
+  `read_peak` reads it back; `Peak.evaluate` / `Peak.evaluate_iree` evaluate it.
 
 The peak counts the bytes of the intermediate tensors live at once during one call, the
 results included and the arguments and weights excluded: what SoD² counts as intermediate
@@ -100,9 +102,9 @@ from ..analysis.tensor_sizes import TensorSizes, terminator
 from ..dialects import dync as dync_ir
 from ..dialects.symbolic import is_symbol_name, is_tensor, parse_dim
 from ..dialects.torch_ops import constant_int_list, owner, users
-from ..dialects.walk import call_sites, callee, function_argument, functions, ops_named
+from ..dialects.walk import call_sites, callee, exported, function_argument, functions, ops_named
 from .channels_last import CONVOLUTIONS, converts_to_channels_last, relaid_by_iree
-from .fuse_padding import fuses_padding
+from .fuse_padding import copies_padding
 from .pipeline import Pass, PassFailure
 
 PEAK_ATTR = "dync.peak"
@@ -180,8 +182,8 @@ class Planner:
         self.plans: dict[str, FunctionPlan] = {}
         self.order = _callees_first(self.functions)   # every function, callees first
         self.sampler = Samplers(self.ranges)
-        # IREE reads the padding in place (dync-fuse-padding): no padded copies to count.
-        self.padded_copies = not fuses_padding(module)
+        # Where IREE reads the padding in place (dync-fuse-padding), no padded copies to count.
+        self.padded_copies = copies_padding(module)
         # IREE computes convolutions in NHWC (dync-channels-last): an NCHW input it cannot
         # take from an NHWC producer is transposed into a copy.
         self.channels_last = converts_to_channels_last(module)
@@ -272,7 +274,12 @@ class Planner:
             peak_v = sampler.values(plan.peak)
             symbols = {n: ir.ArrayAttr.get([ir.IntegerAttr.get(i64, v) for v in sampler.range(n)])
                        for n in sampler.names}
+            # The entry points dispatched to instead of the entry (shape-specialized versions,
+            # size buckets): IREE's peak of each, for the function a call runs.
+            versions = {name: ir.StringAttr.get(_text(self.plans[name].iree))
+                        for name in exported(self.module) if name != entry and name in self.plans}
             self.module.attributes[PEAK_ATTR] = ir.DictAttr.get({
+                **({"versions": ir.DictAttr.get(versions)} if versions else {}),
                 "function": ir.StringAttr.get(entry),
                 "formula": ir.StringAttr.get(_text(plan.peak)),
                 "arena": ir.StringAttr.get(_text(plan.arena)),
@@ -469,7 +476,7 @@ class FunctionLiveness:
             else:
                 self._none(r, pos)
         if name in PADDED and operands and is_tensor(operands[0].type) \
-                and self.planner.padded_copies:
+                and self.name in self.planner.padded_copies:
             self._pad(op, pos, operands[0], operands[PADDED[name]])
         if (name in CONVOLUTIONS and self.planner.channels_last and operands
                 and self._transposed_by_iree(op)):
@@ -855,6 +862,7 @@ class Peak:
     min: int
     max: int
     symbols: dict[str, tuple[int, int]]
+    versions: dict[str, str] = field(default_factory=dict)  # other entry point -> its `iree`
 
     @property
     def expr(self) -> sympy.Expr:
@@ -883,10 +891,12 @@ class Peak:
         """The arena size the plan's offsets need for these symbol values."""
         return self._eval(self.arena, symbol_values, missing)
 
-    def evaluate_iree(self, symbol_values: Mapping[str, int], missing: str = "error") -> int:
+    def evaluate_iree(self, symbol_values: Mapping[str, int], missing: str = "error",
+                      function: str | None = None) -> int:
         """The peak IREE 3.13's own allocation reaches (its slab packing shares memory
-        between dynamic sizes only when they are equal), for these symbol values."""
-        return self._eval(self.iree, symbol_values, missing)
+        between dynamic sizes only when they are equal), for these symbol values, in the
+        entry or in `function` (a shape-specialized version or bucket the call runs)."""
+        return self._eval(self.versions.get(function, self.iree), symbol_values, missing)
 
     def bounds(self, symbol_values: Mapping[str, int]) -> tuple[int, int]:
         """(min, max) of the peak over the ranges of the symbols not given."""
@@ -899,7 +909,7 @@ class Peak:
         if not peak:
             return None
         return cls(peak["formula"], peak["arena"], peak["iree"], int(peak["min"]),
-                   int(peak["max"]), {})
+                   int(peak["max"]), {}, dict(peak.get("versions", {})))
 
 
 def read_peak(module: ir.Module | ir.Operation | str) -> Peak | None:
@@ -915,7 +925,8 @@ def read_peak(module: ir.Module | ir.Operation | str) -> Peak | None:
     return Peak(formula=data["formula"], arena=data["arena"], iree=data["iree"],
                 min=int(data["min"]),
                 max=int(data["max"]),
-                symbols={k: (int(v[0]), int(v[1])) for k, v in data["symbols"].items()})
+                symbols={k: (int(v[0]), int(v[1])) for k, v in data["symbols"].items()},
+                versions=dict(data.get("versions", {})))
 
 
 def symbol_values(signature, args) -> dict[str, int]:

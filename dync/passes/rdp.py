@@ -25,7 +25,16 @@ already say instead of first-writer-wins.
 
 Writes:
 * ``?`` dims proved constant become static in op result types (a `torch.tensor_static_info_cast`
-  keeps the old type for uses that need it: returns, calls, yields, casts);
+  keeps the old type for uses that need it: returns, calls, yields, casts), `scf.if` results
+  included: their branches yield the static type (inner ifs first, so a nested if's cast back
+  is unwrapped rather than cast again);
+* a private function whose parameter (result) RDP proves constant at every call site (every
+  return) takes (returns) the static type: call sites cast operands to it, and the uses of
+  the result that need the old type read a cast back. Without these two a shape-specialized
+  version (`dync-specialize`) is static only inside its branch functions: the sub-DNNs made
+  of them keep `?` signatures, `dync-isolate-subdnns` gives their dynamic arguments no
+  barrier or NHWC crossing, and BlockDrop's batch-1 version peaked at 344704 B instead of
+  196740-209024 B (eager 262216);
 * every dynamic vtensor without a binding gets a `torch.bind_symbolic_shape` with its dims as
   affine expressions over the function's `torch.symbolic_int`s (declared where missing, with
   their ranges): IREE turns these into shared dims and `util.assume.int` ranges and
@@ -57,7 +66,7 @@ from ..dialects.symbolic import (
     to_affine,
     type_dims,
 )
-from ..dialects.walk import callee, functions, nested_ops, ops_named
+from ..dialects.walk import call_sites, callee, exported, functions, nested_ops, ops_named
 from . import rdp_rules as rules
 from .pipeline import Pass
 from .rdp_rules import UNDEF, Fact
@@ -455,6 +464,9 @@ def _write_back(module: ir.Operation, analysis: Analysis) -> None:
     with module.context, ir.Location.unknown():
         for func in analysis.functions.values():
             _refine_types(func, analysis)
+        _refine_signatures(module, analysis)
+        for func in analysis.functions.values():
+            _fold_casts(func)
             _bind_dims(func, analysis)
         i64 = ir.IntegerType.get_signless(64)
         counts = {k: ir.IntegerAttr.get(i64, v) for k, v in analysis.coverage().items()}
@@ -474,10 +486,14 @@ def _refine_types(func, analysis: Analysis) -> None:
     they read that keeps its `?` (a block argument, a call's result) is cast to the proven
     type for them, since some torch-to-linalg lowerings (transpose) reject a static result
     of a dynamic operand."""
-    for op in nested_ops(func):
+    dead: list[ir.Operation] = []
+    for op in nested_ops(func, post_order=True):
         aten = op.name.startswith("torch.aten.")
-        for result in op.results:
-            _refine(result, analysis, lambda op=op: _after(op), in_place=aten)
+        for i, result in enumerate(op.results):
+            if op.name == "scf.if":
+                _refine_if_result(op, i, analysis, dead)
+            else:
+                _refine(result, analysis, lambda op=op: _after(op), in_place=aten)
         for region in op.regions:
             for block in region.blocks:
                 for arg in block.arguments:
@@ -485,6 +501,8 @@ def _refine_types(func, analysis: Analysis) -> None:
     entry = func.regions[0].blocks[0]
     for arg in entry.arguments:
         _refine(arg, analysis, lambda: _first(entry), in_place=False)
+    for op in dead:
+        op.erase()
 
 
 def _refine(value: ir.Value, analysis: Analysis, before: Callable[[], ir.Operation],
@@ -494,26 +512,196 @@ def _refine(value: ir.Value, analysis: Analysis, before: Callable[[], ir.Operati
     (a block argument, a call's result) it keeps its type and its torch.aten uses read a cast
     to the refined one. The cast goes before `before()`, looked up only when one is made
     (finding an op's place in its block is linear)."""
-    tdims = type_dims(value.type) if str(value.type).startswith("!torch.vtensor") else None
-    shape = analysis.fact(value).shape
-    if tdims is None or shape is None or None not in tdims:
-        return
-    refined = [int(d) if t is None and isinstance(d, sympy.Integer) else t
-               for t, d in zip(tdims, shape, strict=True)]
-    if refined == list(tdims):
+    refined = _proven_dims(value.type, [analysis.fact(value)]) \
+        if str(value.type).startswith("!torch.vtensor") else None
+    if refined is None:
         return
     old_type, new_type = value.type, _vtensor_type(value.type, refined)
     moved = [u for u in value.uses if u.owner.name.startswith("torch.aten.") != in_place]
     if in_place:
         value.set_type(new_type)
-    if not moved:
+    if moved:
+        cast = _cast(value, old_type if in_place else new_type, before())
+        for use in moved:
+            use.owner.operands[use.operand_number] = cast
+        analysis.facts[cast] = analysis.fact(value)
+
+
+def _cast(value: ir.Value, to: ir.Type, before: ir.Operation) -> ir.Value:
+    return ir.Operation.create("torch.tensor_static_info_cast", results=[to], operands=[value],
+                               ip=ir.InsertionPoint(before)).result
+
+
+def _refine_if_result(if_op: ir.Operation, index: int, analysis: Analysis,
+                      dead: list[ir.Operation]) -> None:
+    """Give `if_op`'s result `index` the dims RDP proved constant: both branches yield the
+    new type and the result's uses read it through a cast back to the old one (a value the
+    branches cast to the old type is yielded uncast). torch.cond's `scf.if`s carry builtin
+    tensors between `torch_c` conversions; their casts stay on the torch side (IREE 3.13's
+    torch input rewrites a `tensor.cast` to a static shape into a `tensor.collapse_shape`
+    without reassociation and fails to verify), so such a result is refined only where the
+    branches convert a vtensor and every use converts it back. Conversions it replaces after
+    `if_op` go to `dead`, for the caller to erase once its walk is over."""
+    result = if_op.results[index]
+    old = result.type
+    refined = _proven_dims(old, [analysis.fact(result)])
+    if refined is None:
         return
-    cast = ir.Operation.create("torch.tensor_static_info_cast",
-                               results=[old_type if in_place else new_type],
-                               operands=[value], ip=ir.InsertionPoint(before()))
-    for use in moved:
-        use.owner.operands[use.operand_number] = cast.result
-    analysis.facts[cast.result] = analysis.fact(value)
+    yielded = [_terminator(region.blocks[0]).operands[index] for region in if_op.regions]
+    if not isinstance(old.maybe_downcast(), ir.RankedTensorType):
+        _retype_if_result(if_op, index, _vtensor_type(old, refined), yielded)
+        return
+    uses = [u.owner for u in result.uses]
+    if not all(_defined_by(v, "torch_c.to_builtin_tensor") for v in yielded) or not all(
+            u.operation.name == "torch_c.from_builtin_tensor" for u in uses):
+        return
+    dims = [ir.ShapedType.get_dynamic_size() if d is None else d for d in refined]
+    result.set_type(ir.RankedTensorType.get(dims, ir.RankedTensorType(old).element_type))
+    for region, value in zip(if_op.regions, yielded, strict=True):
+        convert = value.owner
+        vt = convert.operands[0]
+        static_vt = _vtensor_type(vt.type, refined)
+        source = _uncast(vt, static_vt) or _cast(vt, static_vt, convert)
+        _terminator(region.blocks[0]).operands[index] = ir.Operation.create(
+            "torch_c.to_builtin_tensor", results=[result.type], operands=[source],
+            ip=ir.InsertionPoint(convert)).result
+        if not list(value.uses):
+            dead.append(convert)
+    for use in uses:
+        old_vt = use.results[0].type
+        static = ir.Operation.create("torch_c.from_builtin_tensor",
+                                     results=[_vtensor_type(old_vt, refined)],
+                                     operands=[result], ip=ir.InsertionPoint(use)).result
+        _reroute(use.results[0], static, use)
+        dead.append(use)
+
+
+def _retype_if_result(if_op: ir.Operation, index: int, new: ir.Type,
+                      yielded: list[ir.Value]) -> None:
+    result = if_op.results[index]
+    old = result.type
+    result.set_type(new)
+    _reroute(result, result, _after(if_op), old)
+    for region, value in zip(if_op.regions, yielded, strict=True):
+        terminator = _terminator(region.blocks[0])
+        terminator.operands[index] = _uncast(value, new) or _cast(value, new, terminator)
+
+
+def _reroute(old: ir.Value, new: ir.Value, before: ir.Operation,
+             old_type: ir.Type | None = None) -> None:
+    """Point `old`'s torch.aten uses at `new` (same dims, fewer `?`), and the others (returns,
+    calls, yields, conversions to builtin tensors, bindings: ops whose operand types must match
+    something else) at one cast to `old`'s type (or `old_type`), placed before `before`."""
+    old_type = old_type or old.type
+    back = None
+    for use in list(old.uses):
+        if not use.owner.name.startswith("torch.aten."):
+            back = back or _cast(new, old_type, before)
+            use.owner.operands[use.operand_number] = back
+        elif old != new:
+            use.owner.operands[use.operand_number] = new
+
+
+def _refine_signatures(module: ir.Operation, analysis: Analysis) -> None:
+    """Private functions take and return the static types RDP proved at every call site and
+    every return (a specialized version's branch functions keep the fallback's `?`
+    signature otherwise: the sub-DNNs `dync-split-subdnns` makes of them inherit it, and a
+    dynamic argument gets no barrier or NHWC crossing in `dync-isolate-subdnns`). Callers
+    cast operands to the new types and read the new results through a cast back to the old
+    type where a typed use needs it; inside, the same for the arguments."""
+    sites, public = call_sites(module), set(exported(module))
+    for name, func in analysis.functions.items():
+        calls = sites.get(name, [])
+        if not calls or name in public or any(c.name != "func.call" for c in calls):
+            continue
+        ftype = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+        inputs, results = list(ftype.inputs), list(ftype.results)
+        entry = func.regions[0].blocks[0]
+        for i, arg in enumerate(entry.arguments):
+            new = _proven_type(arg.type, [analysis.fact(arg)])
+            if new is None:
+                continue
+            old = arg.type
+            arg.set_type(new)
+            inputs[i] = new
+            _drop_static_binds(arg)
+            _reroute(arg, arg, _first(entry), old)
+            for call in calls:
+                v = call.operands[i]
+                call.operands[i] = _uncast(v, new) or _cast(v, new, call)
+        returns = ops_named(func, "func.return")
+        for j in range(len(results)):
+            new = _proven_type(results[j], [analysis.fact(r.operands[j]) for r in returns])
+            if new is None:
+                continue
+            for ret in returns:
+                v = ret.operands[j]
+                ret.operands[j] = _uncast(v, new) or _cast(v, new, ret)
+            for call in calls:
+                result = call.results[j]
+                result.set_type(new)
+                _drop_static_binds(result)
+                _reroute(result, result, _after(call), results[j])
+            results[j] = new
+        func.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, results))
+
+
+def _drop_static_binds(value: ir.Value) -> None:
+    """Erase the shape bindings of `value` once its type has no `?` left: they say nothing
+    more, and IREE's torch-iree-bind-symbolic-shapes fails on an all-constant binding it
+    meets after a use ("operand does not dominate")."""
+    if None in (type_dims(value.type) or (None,)):
+        return
+    for use in list(value.uses):
+        if use.owner.name == "torch.bind_symbolic_shape":
+            use.owner.erase()
+
+
+def _proven_type(old: ir.Type, facts: list[Fact]) -> ir.Type | None:
+    """The `!torch.vtensor` type `old` with the dims every fact in `facts` proves constant;
+    None if it is not a vtensor or no `?` dim is proven."""
+    refined = _proven_dims(old, facts) if str(old).startswith("!torch.vtensor") else None
+    return None if refined is None else _vtensor_type(old, refined)
+
+
+def _proven_dims(old: ir.Type, facts: list[Fact]) -> list[int | None] | None:
+    """The dims of tensor type `old` with each `?` that every fact in `facts` proves one
+    constant replaced by it; None if there is none."""
+    tdims = type_dims(old)
+    if tdims is None or None not in tdims or not facts:
+        return None
+    refined = list(tdims)
+    for k, t in enumerate(tdims):
+        dims = {f.shape[k] if f.shape is not None and len(f.shape) == len(tdims) else None
+                for f in facts}
+        if t is None and len(dims) == 1 and isinstance(d := dims.pop(), sympy.Integer):
+            refined[k] = int(d)
+    return None if refined == list(tdims) else refined
+
+
+def _fold_casts(func) -> None:
+    """Drop the casts write-back left that change nothing: to the type they read, or back to
+    the type the cast they read started from."""
+    for op in ops_named(func, "torch.tensor_static_info_cast"):
+        source = op.operands[0]
+        if op.results[0].type != source.type:
+            source = _uncast(source, op.results[0].type)
+        if source is not None:
+            op.results[0].replace_all_uses_with(source)
+    for op in reversed(ops_named(func, "torch.tensor_static_info_cast")):
+        if not list(op.results[0].uses):
+            op.erase()
+
+
+def _defined_by(value: ir.Value, name: str) -> bool:
+    return not isinstance(value.owner, ir.Block) and value.owner.operation.name == name
+
+
+def _uncast(value: ir.Value, wanted: ir.Type) -> ir.Value | None:
+    """The source of `value` when it is a `torch.tensor_static_info_cast` from `wanted`."""
+    if _defined_by(value, "torch.tensor_static_info_cast") and value.owner.operands[0].type == wanted:
+        return value.owner.operands[0]
+    return None
 
 
 def _first(block: ir.Block) -> ir.Operation:

@@ -227,15 +227,19 @@ module attributes {dync.symbols = {}} {
 
 // -----
 
-// A block argument keeps its `?` type (the signature is shared with the callers), but the
-// torch.aten ops that read it get a cast to the proven type, so no op has a static result of
-// a dynamic operand (torch-to-linalg's transpose rejects that).
+// A private function whose every call site passes the same static dims takes and returns
+// them: its signature is refined (the caller's cast to `?` is folded away) and the caller
+// reads the result through a cast back to the old type where a typed use (return) needs it.
+// torch.aten ops then never have a static result of a dynamic operand (torch-to-linalg's
+// transpose rejects that), and the sub-DNNs later made of such a function are static.
 // CHECK-LABEL: module attributes {dync.rdp
-// CHECK:       func.func private @transposed(%arg0: !torch.vtensor<[?,1,4],f32>)
-// CHECK:         %[[A:[0-9a-z_#]+]] = torch.tensor_static_info_cast %arg0 : !torch.vtensor<[?,1,4],f32> to !torch.vtensor<[5,1,4],f32>
-// CHECK:         %[[T:[0-9a-z_#]+]] = torch.aten.transpose.int %[[A]], %{{.+}}, %{{.+}} : !torch.vtensor<[5,1,4],f32>, !torch.int, !torch.int -> !torch.vtensor<[1,5,4],f32>
-// CHECK-NEXT:    %[[C:[0-9a-z_#]+]] = torch.tensor_static_info_cast %[[T]] : !torch.vtensor<[1,5,4],f32> to !torch.vtensor<[1,?,4],f32>
-// CHECK:         return %[[C]]
+// CHECK:       func.func private @transposed(%arg0: !torch.vtensor<[5,1,4],f32>) -> !torch.vtensor<[1,5,4],f32> {
+// CHECK:         %[[T:[0-9a-z_#]+]] = torch.aten.transpose.int %arg0, %{{.+}}, %{{.+}} : !torch.vtensor<[5,1,4],f32>, !torch.int, !torch.int -> !torch.vtensor<[1,5,4],f32>
+// CHECK-NEXT:    return %[[T]] : !torch.vtensor<[1,5,4],f32>
+// CHECK:       func.func @main(
+// CHECK-NEXT:    %[[R:[0-9a-z_#]+]] = call @transposed(%arg0) : (!torch.vtensor<[5,1,4],f32>) -> !torch.vtensor<[1,5,4],f32>
+// CHECK-NEXT:    %[[C:[0-9a-z_#]+]] = torch.tensor_static_info_cast %[[R]] : !torch.vtensor<[1,5,4],f32> to !torch.vtensor<[1,?,4],f32>
+// CHECK-NEXT:    return %[[C]]
 module attributes {dync.symbols = {}} {
   func.func private @transposed(%arg0: !torch.vtensor<[?,1,4],f32>) -> !torch.vtensor<[1,?,4],f32> {
     %int0 = torch.constant.int 0
@@ -247,6 +251,68 @@ module attributes {dync.symbols = {}} {
     %0 = torch.tensor_static_info_cast %arg0 : !torch.vtensor<[5,1,4],f32> to !torch.vtensor<[?,1,4],f32>
     %1 = func.call @transposed(%0) : (!torch.vtensor<[?,1,4],f32>) -> !torch.vtensor<[1,?,4],f32>
     return %1 : !torch.vtensor<[1,?,4],f32>
+  }
+}
+
+// -----
+
+// Call sites that disagree (5 and 7 rows): the signature keeps its `?`, bound to the join's
+// fresh symbol ranged over both.
+// CHECK-LABEL: module attributes {dync.rdp
+// CHECK:       func.func private @relu(%arg0: !torch.vtensor<[?,4],f32>) -> !torch.vtensor<[?,4],f32> {
+// CHECK-NEXT:    %[[R:[0-9a-z_#]+]] = torch.symbolic_int "r{{[0-9]+}}" {min_val = 5, max_val = 7}
+// CHECK-NEXT:    torch.bind_symbolic_shape %arg0, [%[[R]]], affine_map<()[s0] -> (s0, 4)>
+// CHECK:       func.func @main(
+// CHECK:         call @relu(%{{.+}}) : (!torch.vtensor<[?,4],f32>) -> !torch.vtensor<[?,4],f32>
+// CHECK:         call @relu(%{{.+}}) : (!torch.vtensor<[?,4],f32>) -> !torch.vtensor<[?,4],f32>
+module attributes {dync.symbols = {}} {
+  func.func private @relu(%arg0: !torch.vtensor<[?,4],f32>) -> !torch.vtensor<[?,4],f32> {
+    %0 = torch.aten.relu %arg0 : !torch.vtensor<[?,4],f32> -> !torch.vtensor<[?,4],f32>
+    return %0 : !torch.vtensor<[?,4],f32>
+  }
+  func.func @main(%arg0: !torch.vtensor<[5,4],f32> {dync.shape = [5, 4]}, %arg1: !torch.vtensor<[7,4],f32> {dync.shape = [7, 4]}) -> (!torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>) attributes {dync.entry} {
+    %0 = torch.tensor_static_info_cast %arg0 : !torch.vtensor<[5,4],f32> to !torch.vtensor<[?,4],f32>
+    %1 = torch.tensor_static_info_cast %arg1 : !torch.vtensor<[7,4],f32> to !torch.vtensor<[?,4],f32>
+    %2 = func.call @relu(%0) : (!torch.vtensor<[?,4],f32>) -> !torch.vtensor<[?,4],f32>
+    %3 = func.call @relu(%1) : (!torch.vtensor<[?,4],f32>) -> !torch.vtensor<[?,4],f32>
+    return %2, %3 : !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>
+  }
+}
+
+// -----
+
+// An `scf.if` whose branches agree on a constant dim gets the static result type: both
+// branches yield it (torch.cond's builtin tensors are converted from the static vtensor) and
+// the result's uses read it directly; only the return reads a cast back to `?`.
+// CHECK-LABEL: module attributes {dync.rdp
+// CHECK:         %[[IF:[0-9a-z_#]+]] = scf.if %{{.+}} -> (tensor<3x8xf32>) {
+// CHECK:           %[[A:[0-9a-z_#]+]] = torch.aten.relu %{{.+}} -> !torch.vtensor<[3,8],f32>
+// CHECK:           %[[B:[0-9a-z_#]+]] = torch_c.to_builtin_tensor %[[A]] : !torch.vtensor<[3,8],f32> -> tensor<3x8xf32>
+// CHECK:           scf.yield %[[B]] : tensor<3x8xf32>
+// CHECK:         } else {
+// CHECK:           scf.yield %{{.+}} : tensor<3x8xf32>
+// CHECK:         }
+// CHECK:         %[[V:[0-9a-z_#]+]] = torch_c.from_builtin_tensor %[[IF]] : tensor<3x8xf32> -> !torch.vtensor<[3,8],f32>
+// CHECK:         %[[N:[0-9a-z_#]+]] = torch.aten.neg %[[V]] : !torch.vtensor<[3,8],f32> -> !torch.vtensor<[3,8],f32>
+// CHECK:         %[[C:[0-9a-z_#]+]] = torch.tensor_static_info_cast %[[N]] : !torch.vtensor<[3,8],f32> to !torch.vtensor<[?,8],f32>
+// CHECK:         return %[[C]]
+module attributes {dync.symbols = {}} {
+  func.func @main(%arg0: !torch.vtensor<[3,8],f32> {dync.shape = [3, 8]}, %arg1: !torch.vtensor<[],i1> {dync.shape = []}) -> !torch.vtensor<[?,8],f32> attributes {dync.entry} {
+    %x = torch.tensor_static_info_cast %arg0 : !torch.vtensor<[3,8],f32> to !torch.vtensor<[?,8],f32>
+    %c = torch_c.to_builtin_tensor %arg1 : !torch.vtensor<[],i1> -> tensor<i1>
+    %p = tensor.extract %c[] : tensor<i1>
+    %0 = scf.if %p -> (tensor<?x8xf32>) {
+      %a = torch.aten.relu %x : !torch.vtensor<[?,8],f32> -> !torch.vtensor<[?,8],f32>
+      %b = torch_c.to_builtin_tensor %a : !torch.vtensor<[?,8],f32> -> tensor<?x8xf32>
+      scf.yield %b : tensor<?x8xf32>
+    } else {
+      %a = torch.aten.sigmoid %x : !torch.vtensor<[?,8],f32> -> !torch.vtensor<[?,8],f32>
+      %b = torch_c.to_builtin_tensor %a : !torch.vtensor<[?,8],f32> -> tensor<?x8xf32>
+      scf.yield %b : tensor<?x8xf32>
+    }
+    %1 = torch_c.from_builtin_tensor %0 : tensor<?x8xf32> -> !torch.vtensor<[?,8],f32>
+    %2 = torch.aten.neg %1 : !torch.vtensor<[?,8],f32> -> !torch.vtensor<[?,8],f32>
+    return %2 : !torch.vtensor<[?,8],f32>
   }
 }
 

@@ -60,9 +60,14 @@ module attributes {dync.specialize = [{h = 4 : i64}], dync.symbols = {h = {max =
 // CHECK-LABEL: func.func private @body__n_3(
 // CHECK-NOT:     torch.symbolic_int "n"
 // CHECK:         torch.bind_symbolic_shape %arg0, [], affine_map<() -> (3, 4)>
-// RDP-LABEL:   func.func private @body__n_3(
-// RDP:           %[[A:[0-9]+]] = torch.tensor_static_info_cast %arg0 : !torch.vtensor<[?,4],f32> to !torch.vtensor<[3,4],f32>
-// RDP:           torch.aten.tanh %[[A]] : !torch.vtensor<[3,4],f32> -> !torch.vtensor<[3,4],f32>
+// RDP then gives the version's copy a static signature (its one call site passes [3, 4]).
+// RDP-LABEL:   func.func @main__n_3(
+// RDP-NEXT:      %[[R:[0-9]+]] = call @body__n_3(%arg0) : (!torch.vtensor<[3,4],f32>) -> !torch.vtensor<[3,4],f32>
+// RDP-NEXT:      %[[C:[0-9]+]] = torch.tensor_static_info_cast %[[R]] : !torch.vtensor<[3,4],f32> to !torch.vtensor<[?,4],f32>
+// RDP-NEXT:      return %[[C]]
+// RDP-LABEL:   func.func private @body__n_3(%arg0: !torch.vtensor<[3,4],f32>) -> !torch.vtensor<[3,4],f32> {
+// RDP-NEXT:      %[[T:[0-9]+]] = torch.aten.tanh %arg0 : !torch.vtensor<[3,4],f32> -> !torch.vtensor<[3,4],f32>
+// RDP-NEXT:      return %[[T]]
 module attributes {dync.specialize = [{n = 3 : i64}], dync.symbols = {n = {max = 16 : i64, min = 1 : i64}}} {
   func.func @main(%arg0: !torch.vtensor<[?,4],f32> {dync.shape = ["n", 4]}) -> (!torch.vtensor<[?,4],f32> {dync.shape = ["n", 4]}) attributes {dync.entry} {
     %0 = call @body(%arg0) : (!torch.vtensor<[?,4],f32>) -> !torch.vtensor<[?,4],f32>
