@@ -230,9 +230,10 @@ def run_model(name: str, count: int = 100, *, timing_inputs: int = 30, repeats: 
             torch._dynamo.reset()  # its compiled graphs and guards, before the next model
         row.notes += [n for c in row.contestants.values() for n in c.notes]
         row.float32_floor, row.dync_vs_float64 = _against_float64(model, compiled, inputs)
+        # A deployment's own versions (row.specialized) are a memory optimization too.
+        on_memory = MEMORY_ABLATIONS + ((SPECIALIZE,) if row.specialized else ())
         _measure_memory(row, model, compiled, inputs[:MEMORY_INPUTS],
-                        {n: ablated[n] for n in MEMORY_ABLATIONS + (SPECIALIZE,) * row.specialized
-                         if n in ablated})
+                        {n: ablated[n] for n in on_memory if n in ablated})
         if with_tracing:
             row.traced_eta = _traced_eta(mod, model, example, dynamic_shapes, inputs, row.notes)
     except Exception as e:  # a model that fails is reported, not fatal to the suite
@@ -555,7 +556,8 @@ def _kib(value: float) -> str:
 
 
 def _memory_table(rows: list[Row]) -> list[str]:
-    ablated = [n for n in (*MEMORY_ABLATIONS, SPECIALIZE) if any(n in r.ablation_peak for r in rows)]
+    ablated = [n for n in (*MEMORY_ABLATIONS, SPECIALIZE)
+               if any(n in r.ablation_peak for r in rows)]
     lines = ["", "## Peak intermediate memory", "",
              "Bytes of tensors created during one call and alive at the same time (SoD²'s "
              "intermediate memory: results included, arguments and weights excluded), the "
@@ -597,7 +599,8 @@ def _ablation_table(rows: list[Row]) -> list[str]:
              f"`{SPECIALIZE}`, off by default, is turned on instead, with versions for "
              f"the {HOT_SIZES} most frequent input shapes of the timed inputs (graph mode only; "
              "the sizes are in the notes), except where a model's deployment asks for versions "
-             "itself (`COMPILE_OPTIONS`: blockdrop), which is compiled without them. All timed in the same loop as the tables above. Each "
+             "itself (`COMPILE_OPTIONS`: blockdrop), which is compiled without them. All timed "
+             "in the same loop as the tables above. Each "
              "cell: ms, and in parentheses that optimization's own gain (latency without it / "
              "with it; above 1 means it helps). The last row: geo-means of the gains.", "",
              "| model | dync ms | " + " | ".join(

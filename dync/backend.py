@@ -21,6 +21,7 @@ from .targets import Target
 
 # Flags every dync compile uses on top of the target's: the input is torch dialect.
 COMMON_FLAGS: tuple[str, ...] = ("--iree-input-type=torch",)
+TRANSFORM_SPEC = "--iree-preprocessing-transform-spec-filename"
 
 
 class CompilerSession:
@@ -55,7 +56,7 @@ class CompilerSession:
         requested = list(module_flags(module))
         copied = read_copied_padding(module)
         if copied:
-            requested.append(f"--iree-preprocessing-transform-spec-filename={_write_spec(_keep_padding_spec(copied))}")
+            requested.append(f"{TRANSFORM_SPEC}={_write_spec(_keep_padding_spec(copied))}")
         requested = [f for f in requested if f not in self.flags]
         if requested:
             self._session.set_flags(*requested)

@@ -108,7 +108,8 @@ def request_flags(module: ir.Module | ir.Operation, flags: list[str]) -> None:
 
 
 def read_copied_padding(module: ir.Module | ir.Operation) -> list[str]:
-    """The entry points whose padding stays copied under pad fusion (``dync.iree_copied_padding``)."""
+    """The entry points whose padding stays copied under pad fusion
+    (``dync.iree_copied_padding``)."""
     return _read_strings(module, COPIED_PADDING_ATTR)
 
 

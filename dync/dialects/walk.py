@@ -55,16 +55,20 @@ def call_sites(module: ir.Module | ir.Operation) -> dict[str, list[ir.Operation]
     return sites
 
 
-def reachable(module: ir.Module | ir.Operation, roots: list[str]) -> set[str]:
-    """`roots` and the functions they call, directly or through other calls."""
+def reachable(module: ir.Module | ir.Operation, roots: list[str],
+              kinds: tuple[str, ...] = CALLS) -> list[str]:
+    """`roots` and the functions of `module` they call (by `kinds` of call op), directly or
+    through other calls, in the order first met."""
     funcs = functions(module)
-    found, todo = set(roots), list(roots)
+    found, todo = list(roots), list(roots)
     while todo:
         func = funcs.get(todo.pop())
         for op in nested_ops(func) if func is not None else ():
-            if op.name in CALLS and "callee" in op.attributes and callee(op) not in found:
-                found.add(callee(op))
-                todo.append(callee(op))
+            if op.name in kinds and "callee" in op.attributes:
+                name = callee(op)
+                if name in funcs and name not in found:
+                    found.append(name)
+                    todo.append(name)
     return found
 
 

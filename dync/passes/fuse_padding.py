@@ -16,9 +16,10 @@ dynamic batch is 64, so the fused pad's tile keeps a dynamic size and
 compiles it, but it is a process-wide LLVM option (not a session flag) and tiles every
 dynamic dim by 1: BlockDrop 0.9 -> 6-13 ms. Padding written out as zeros and a slice update
 is folded back into a ``tensor.pad`` and fails the same way. So the pass asks for it only
-when every padded op of the module has a fully static input; measured on this host (20
-inputs each): shallow_deep's peak 200.4 -> 132.2 KiB, the captioner's 47.1 -> 28.8 KiB,
-SkipNet's 422 -> 401 and 350 -> 321 KiB. It is a trade: in the suite's ablation (BENCHMARKS.md) the fused dispatches
+for entry points whose padded ops all have a fully static input (below); measured on this
+host with every padded op of a module static (20 inputs each): shallow_deep's peak 200.4 ->
+132.2 KiB, the captioner's 47.1 -> 28.8 KiB, SkipNet's 422 -> 401 and 350 -> 321 KiB. It is
+a trade: in the suite's ablation (BENCHMARKS.md) the fused dispatches
 ran 4-16% slower on the CNNs it applies to (geo-mean gain 0.96x), most where it saved little
 memory (ConvNet-AIG 272 -> 256 KiB, RANet unchanged). Choosing per module by the predicted
 peak it saves is the next step.
@@ -70,7 +71,7 @@ def copies_padding(module: ir.Operation) -> set[str]:
     `dync-fuse-padding` kept out of the fusion."""
     if FUSE_PADDING not in read_flags(module):
         return set(functions(module))
-    return reachable(module, read_copied_padding(module))
+    return set(reachable(module, read_copied_padding(module)))
 
 
 def _padded_ops(func: ir.Operation) -> list[ir.Operation]:
@@ -93,8 +94,7 @@ class FusePadding(Pass):
         funcs = functions(module)
         fusable, copied = [], []
         for entry in exported(module):
-            padded = [op for name in reachable(module, [entry]) if name in funcs
-                      for op in _padded_ops(funcs[name])]
+            padded = [op for name in reachable(module, [entry]) for op in _padded_ops(funcs[name])]
             if padded:
                 (fusable if all(_static_input(op) for op in padded) else copied).append(entry)
         if fusable:

@@ -15,9 +15,10 @@ rounds grows with the call sites (12 + 2 per call) where it was a fixed 12: Bloc
 batch-1 version needs 20, and at 12 its last four gated blocks kept an unknown batch. Known
 risk: some models with `scf.while` loops never settle (the suite's NMT decoder, the test
 suite's rewritten WhileNotDone loop and GRU-encoder decoder: facts still change after 26-32
-rounds); their facts are written back as the bound leaves them, as before. Two paths disagreeing on a dim give a fresh symbol for
-that join point, bounded by both paths' ranges (not ⊥, so later analysis stays symbolic);
-`nonzero` gives a fresh symbol bounded by its input's element count.
+rounds); their facts are written back as the bound leaves them, as before. Two paths
+disagreeing on a dim give a fresh symbol for that join point, bounded by both paths' ranges
+(not ⊥, so later analysis stays symbolic); `nonzero` gives a fresh symbol bounded by its
+input's element count.
 
 The printed Algorithm 1's defects (digest 3.2) are fixed: changes accumulate, every op gets
 a forward transfer, inputs are seeded once, and facts are met with what types and bindings
@@ -561,7 +562,7 @@ def _refine_if_result(if_op: ir.Operation, index: int, analysis: Analysis,
         convert = value.owner
         vt = convert.operands[0]
         static_vt = _vtensor_type(vt.type, refined)
-        source = _uncast(vt, static_vt) or _cast(vt, static_vt, convert)
+        source = _as_type(vt, static_vt, convert)
         _terminator(region.blocks[0]).operands[index] = ir.Operation.create(
             "torch_c.to_builtin_tensor", results=[result.type], operands=[source],
             ip=ir.InsertionPoint(convert)).result
@@ -584,7 +585,7 @@ def _retype_if_result(if_op: ir.Operation, index: int, new: ir.Type,
     _reroute(result, result, _after(if_op), old)
     for region, value in zip(if_op.regions, yielded, strict=True):
         terminator = _terminator(region.blocks[0])
-        terminator.operands[index] = _uncast(value, new) or _cast(value, new, terminator)
+        terminator.operands[index] = _as_type(value, new, terminator)
 
 
 def _reroute(old: ir.Value, new: ir.Value, before: ir.Operation,
@@ -627,16 +628,14 @@ def _refine_signatures(module: ir.Operation, analysis: Analysis) -> None:
             _drop_static_binds(arg)
             _reroute(arg, arg, _first(entry), old)
             for call in calls:
-                v = call.operands[i]
-                call.operands[i] = _uncast(v, new) or _cast(v, new, call)
+                call.operands[i] = _as_type(call.operands[i], new, call)
         returns = ops_named(func, "func.return")
         for j in range(len(results)):
             new = _proven_type(results[j], [analysis.fact(r.operands[j]) for r in returns])
             if new is None:
                 continue
             for ret in returns:
-                v = ret.operands[j]
-                ret.operands[j] = _uncast(v, new) or _cast(v, new, ret)
+                ret.operands[j] = _as_type(ret.operands[j], new, ret)
             for call in calls:
                 result = call.results[j]
                 result.set_type(new)
@@ -697,9 +696,16 @@ def _defined_by(value: ir.Value, name: str) -> bool:
     return not isinstance(value.owner, ir.Block) and value.owner.operation.name == name
 
 
+def _as_type(value: ir.Value, to: ir.Type, before: ir.Operation) -> ir.Value:
+    """`value` as type `to`: the source of the cast it is, if that has the type, else a new
+    cast placed before `before`."""
+    return _uncast(value, to) or _cast(value, to, before)
+
+
 def _uncast(value: ir.Value, wanted: ir.Type) -> ir.Value | None:
     """The source of `value` when it is a `torch.tensor_static_info_cast` from `wanted`."""
-    if _defined_by(value, "torch.tensor_static_info_cast") and value.owner.operands[0].type == wanted:
+    if (_defined_by(value, "torch.tensor_static_info_cast")
+            and value.owner.operands[0].type == wanted):
         return value.owner.operands[0]
     return None
 

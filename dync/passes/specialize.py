@@ -31,7 +31,7 @@ from iree.compiler import ir
 
 from ..dialects import dync as dync_ir
 from ..dialects.symbolic import bound_dims, parse_dim, symbol, to_affine, type_dims
-from ..dialects.walk import callee, functions, ops_named
+from ..dialects.walk import callee, functions, ops_named, reachable
 from .pipeline import Pass, PassFailure
 
 REQUEST_ATTR = "dync.specialize"
@@ -147,7 +147,8 @@ def _make_version(module: ir.Operation, entry: ir.Operation, values: dict[str, i
     # joins a callee's call sites, so one shared with the dynamic entry would stay dynamic.
     suffix = version_name("", values)
     table = functions(module)
-    copies = [clone] + [table[name].clone(ip=False) for name in _callees(entry, table)]
+    callees = reachable(module, [entry_name], ("func.call",))[1:]
+    copies = [clone] + [table[name].clone(ip=False) for name in callees]
     for func in copies[1:]:
         func.attributes["sym_name"] = ir.StringAttr.get(
             ir.StringAttr(func.attributes["sym_name"]).value + suffix)
@@ -179,19 +180,6 @@ def specialize_binding(bind: ir.Operation, values: dict[str, int]) -> None:
             ir.AffineMap.get(0, len(kept), exprs))},
         loc=bind.location, ip=ir.InsertionPoint(bind))
     bind.erase()
-
-
-def _callees(func: ir.Operation, table: dict[str, ir.Operation]) -> list[str]:
-    """The functions `func` calls, directly or not, in first-call order."""
-    found: list[str] = []
-    pending = [func]
-    while pending:
-        for call in ops_named(pending.pop(), "func.call"):
-            name = callee(call)
-            if name not in found and name in table:
-                found.append(name)
-                pending.append(table[name])
-    return found
 
 
 class Specialize(Pass):
