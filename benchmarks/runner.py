@@ -106,12 +106,12 @@ BASELINE_PASSES = ("dync-canonicalize", "dync-verify")
 ABLATIONS: dict[str, dict] = {
     name: {"passes": tuple(p for p in DEFAULT_PIPELINE if p != name)}
     for name in ("dync-rdp", "dync-sink-into-branches", "dync-split-subdnns", "dync-loop-batch",
-                 "dync-fuse", "dync-channels-last", "dync-plan-execution", "dync-fuse-padding",
-                 "dync-isolate-subdnns")
+                 "dync-fuse", "dync-channels-last", "dync-plan-execution", "dync-patch-stages",
+                 "dync-fuse-padding", "dync-isolate-subdnns")
 }
 # Ablations whose effect is on memory: their measured peak goes in the memory table too.
 MEMORY_ABLATIONS = ("dync-sink-into-branches", "dync-loop-batch", "dync-plan-execution",
-                    "dync-fuse-padding", "dync-isolate-subdnns")
+                    "dync-patch-stages", "dync-fuse-padding", "dync-isolate-subdnns")
 SPECIALIZE = "dync-specialize"
 # Runs where a model's `COMPILE_OPTIONS` ask for buckets; the ablation compiles it without.
 BUCKET = "dync-bucket"

@@ -7,6 +7,8 @@ from __future__ import annotations
 from iree.compiler import ir
 
 from ..dialects.symbolic import element_type
+from ..dialects.torch_ops import owner
+from ..dialects.walk import function_argument
 
 BYTES = {"f64": 8, "f32": 4, "f16": 2, "bf16": 2, "f8E4M3FN": 1, "f8E5M2": 1,
          "si64": 8, "ui64": 8, "i64": 8, "si32": 4, "ui32": 4, "i32": 4, "si16": 2,
@@ -66,3 +68,13 @@ exponential""".split()}
 def element_bytes(t: ir.Type) -> int:
     """Bytes per element of a `!torch.vtensor` or builtin tensor type (i1 is stored as a byte)."""
     return BYTES.get(element_type(t) or "f32", 4)
+
+
+def viewed_argument(value: ir.Value) -> int | None:
+    """The index of the function argument `value` is, or is a view of (a permute is no view:
+    it changes the layout), else None."""
+    while (op := owner(value)) is not None:
+        if op.name not in VIEWS or not op.operands:
+            return None
+        value = op.operands[0]
+    return function_argument(value)

@@ -26,6 +26,7 @@ _PASS_MODULES = {
     "dync-fuse-padding": "dync.passes.fuse_padding",
     "dync-isolate-subdnns": "dync.passes.isolate_subdnns",
     "dync-loop-batch": "dync.passes.loop_batch",
+    "dync-patch-stages": "dync.passes.patch_stages",
     "dync-plan-buffers": "dync.passes.plan_buffers",
     "dync-plan-execution": "dync.passes.plan_execution",
     "dync-rdp": "dync.passes.rdp",
@@ -40,7 +41,7 @@ _PASS_MODULES = {
 DEFAULT_PIPELINE: tuple[str, ...] = (
     "dync-specialize", "dync-bucket", "dync-canonicalize", "dync-rdp", "dync-sink-into-branches",
     "dync-split-subdnns", "dync-loop-batch", "dync-fuse", "dync-channels-last",
-    "dync-plan-execution", "dync-fuse-padding", "dync-isolate-subdnns", "dync-plan-buffers",
+    "dync-plan-execution", "dync-patch-stages", "dync-fuse-padding", "dync-isolate-subdnns", "dync-plan-buffers",
     "dync-verify")
 
 

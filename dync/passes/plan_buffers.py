@@ -23,7 +23,10 @@ Computes, per function (callees first):
   reader's dispatch), its operands read there. A convolution or pooling with padding reads
   a zero-padded copy of its input, which IREE materializes: the input's own buffer when it
   dies there (its producer writes the interior), a buffer of its own (``dync.pad``)
-  otherwise; none when `dync-fuse-padding` had IREE read the padding in place. When IREE
+  otherwise; none when `dync-fuse-padding` had IREE read the padding in place, where an
+  explicit zero padding (`constant_pad_nd`) read only by a windowed op is computed inside it
+  too (`dync-patch-stages` pads a strip's border rows so). The strips of a ``dync.patches``
+  concatenation are written into it in place: its buffer lives from the first strip on. When IREE
   computes convolutions in NHWC (`dync-channels-last`), one that reads an NCHW argument
   directly reads a transposed copy of it (``dync.nhwc_input``); an input that comes from
   another convolution, or across a sub-DNN boundary `dync-isolate-subdnns` laid out in NHWC,
@@ -51,7 +54,8 @@ Computes, per function (callees first):
   the monotone sizes shape functions give), or else stacked on top of all of them (a `Max`).
   Offsets and the arena size are expressions evaluated at run time;
 * what IREE 3.13 allocates instead (`_iree_model`): its slab per segment packs buffers of
-  static size by lifetime, but lets buffers of dynamic size share memory only with buffers of
+  static size greedily by lifetime, in order of first use (IREE's algorithm, holes included),
+  but lets buffers of dynamic size share memory only with buffers of
   the very same size expression, so on dynamic shapes it needs more than the plan.
 
 Writes (discardable attributes only, so IREE compiles the module unchanged):
@@ -96,15 +100,17 @@ from ..analysis.op_kinds import (
     TERMINATORS,
     VIEWS,
     element_bytes,
+    viewed_argument,
 )
 from ..analysis.sampling import Sampler, Samplers, dominant, max_of, symbol_ranges
 from ..analysis.tensor_sizes import TensorSizes, terminator
 from ..dialects import dync as dync_ir
 from ..dialects.symbolic import is_symbol_name, is_tensor, parse_dim
 from ..dialects.torch_ops import constant_int_list, owner, users
-from ..dialects.walk import call_sites, callee, exported, function_argument, functions, ops_named
+from ..dialects.walk import call_sites, callee, exported, functions, ops_named
 from .channels_last import CONVOLUTIONS, converts_to_channels_last, relaid_by_iree
 from .fuse_padding import copies_padding
+from .patch_stages import PATCHES_ATTR
 from .pipeline import Pass, PassFailure
 
 PEAK_ATTR = "dync.peak"
@@ -236,7 +242,7 @@ class Planner:
                 continue
             for call in ops_named(self.functions[name], "func.call"):
                 for i, v in enumerate(call.operands):
-                    if _argument_index(v) in mine:
+                    if viewed_argument(v) in mine:
                         inputs.setdefault(callee(call), set()).add(i)
         return inputs
 
@@ -335,6 +341,7 @@ class FunctionLiveness:
         self.buffers: list[Buffer] = []
         self.inplace: list[tuple[int, ir.Operation, Buffer, list[ir.Value]]] = []
         self.pads: list[tuple[int, Buffer, ir.Value]] = []
+        self.concats: list[tuple[int, Buffer, list[ir.Value]]] = []
         self.escaping: list[ir.Value] = []
         self.returned: list[ir.Value] = []
         self.constant: set[ir.Value] = set()
@@ -450,7 +457,8 @@ class FunctionLiveness:
             return
         if name == "torch.prim.ListConstruct":
             return
-        if (name in VIEWS or dync_ir.CANCELS_ATTR in op.attributes) and operands:
+        if (name in VIEWS or dync_ir.CANCELS_ATTR in op.attributes or self._fused_pad(op)) \
+                and operands:
             held = self._held(operands[0])
             for r in op.results:
                 self.holds[r] = held
@@ -480,8 +488,11 @@ class FunctionLiveness:
             self._pad(op, pos, operands[0], operands[PADDED[name]])
         if (name in CONVOLUTIONS and self.planner.channels_last and operands
                 and self._transposed_by_iree(op)):
-            buf = Buffer(self.size(operands[0]), pos, pos, op, 0, kind="transpose")
+            buf = Buffer(self.size(self._conv_input(op)), pos, pos, op, 0, kind="transpose")
             self.buffers.append(buf)
+        if PATCHES_ATTR in op.attributes:
+            self.concats.append((pos, self.holds[tensors[0]][0],
+                                 list(owner(operands[0]).operands)))
         if len(tensors) == 1 and (name in ELEMENTWISE or name in SCATTERS):
             candidates = operands if name in ELEMENTWISE else operands[:1]
             self.inplace.append((pos, op, self.holds[tensors[0]][0],
@@ -501,12 +512,26 @@ class FunctionLiveness:
         self.buffers.append(buf)
         self.pads.append((pos, buf, x))
 
+    def _fused_pad(self, op: ir.Operation) -> bool:
+        """Whether `op` is a zero padding IREE computes inside its one reader, a windowed op
+        (`dync-fuse-padding`; `dync-patch-stages` pads a strip's rows so)."""
+        if op.name != "torch.aten.constant_pad_nd" or self.name in self.planner.padded_copies:
+            return False
+        readers = users(op.results[0])
+        return len(readers) == 1 and readers[0].name in PADDED
+
+    def _conv_input(self, conv: ir.Operation) -> ir.Value:
+        """What `conv` reads its data from: its input, or the input of a fused padding."""
+        x = conv.operands[0]
+        pad = owner(x)
+        return pad.operands[0] if pad is not None and self._fused_pad(pad) else x
+
     def _transposed_by_iree(self, conv: ir.Operation) -> bool:
         """Whether IREE copies `conv`'s input into NHWC: a model input read directly (an NHWC
         producer's transpose cancels against the conversion's), with channels to move."""
-        x = conv.operands[0]
+        x = self._conv_input(conv)
         dims = self.dims(x)
-        return (_argument_index(x) in self.planner.model_inputs.get(self.name, ())
+        return (viewed_argument(x) in self.planner.model_inputs.get(self.name, ())
                 and relaid_by_iree(conv) and dims is not None and len(dims) == 4
                 and dims[1] != 1)
 
@@ -619,6 +644,17 @@ class FunctionLiveness:
                 result.into = buf
                 merged.add(id(result))
                 break
+        for pos, whole, pieces in self.concats:
+            # IREE writes each strip straight into the concatenation of patches
+            for v in pieces:
+                held = {id(_find(b)): _find(b) for b in self.holds.get(v, ())}
+                if len(held) != 1:
+                    continue
+                (buf,) = held.values()
+                if buf.end == pos and buf.kind == "result" and buf is not whole:
+                    whole.start = min(whole.start, buf.start)
+                    buf.into = whole
+                    merged.add(id(buf))
         for pos, pad, x in self.pads:
             # an input that dies at the windowed op is written padded by its producer
             held = {id(_find(b)): _find(b) for b in self.holds.get(x, ())}
@@ -654,21 +690,18 @@ class FunctionLiveness:
     def _iree_model(self, sampler: Sampler) -> sympy.Expr:
         """The peak IREE 3.13's allocator reaches. Per execution segment, IREE allocates one
         transient slab for the whole segment, packed by `--iree-stream-layout-slices`: static
-        slices greedily by lifetime, each aligned to 64 bytes; dynamic slices only share with
+        slices greedily (`_greedy_slab`), each aligned to 64 bytes; dynamic slices only share with
         slices of the very same size expression, so each size class takes as many slots as
         it has slices live at once, and the classes are laid out one after another. Values
         that leave the segment are allocated apart, when it starts."""
         terms = []
         for lo, hi in self.segment_range.values():
             transients = [b for b in self.buffers if not b.escapes and lo <= b.start <= hi]
-            static = [b for b in transients if b.iree.is_number]
-            slab: sympy.Expr = sympy.Integer(0)
-            if static:
-                delta = np.zeros(hi - lo + 2)
-                for b in static:
-                    delta[b.start - lo] += _align(int(b.iree))
-                    delta[min(b.end, hi) - lo + 1] -= _align(int(b.iree))
-                slab = sympy.Integer(int(np.cumsum(delta).max()))
+            slab: sympy.Expr = sympy.Integer(_greedy_slab(
+                [(b.start, min(b.end, hi), int(b.iree)) for b in transients
+                 if b.iree.is_number and b.kind in SCRATCH]
+                + [(b.start, min(b.end, hi), int(b.iree)) for b in transients
+                   if b.iree.is_number and b.kind not in SCRATCH]))
             classes: dict[sympy.Expr, list[tuple[int, int]]] = {}
             for b in transients:
                 if not b.iree.is_number:
@@ -752,6 +785,32 @@ def _align(n: int, to: int = 64) -> int:
     return (n + to - 1) // to * to
 
 
+def _greedy_slab(slices: list[tuple[int, int, int]]) -> int:
+    """The slab IREE's `--iree-stream-layout-slices` packs static slices (start, end, bytes)
+    into: in order of their first use (the order IREE lists them), each goes into the
+    tightest gap below a reservation whose lifetime overlaps its own, else on top of all of
+    them. Greedy strip packing leaves holes, so the slab can exceed the most bytes live at
+    once: the two agree only when lifetimes nest."""
+    placed: list[tuple[int, int, int, int]] = []   # (offset, bytes, start, end) by offset
+    top = 0
+    for start, end, size in sorted(slices, key=lambda s: s[0]):   # stable: ties keep order
+        size = _align(size)
+        best, best_fit, current = None, None, 0
+        for offset, taken, s, e in placed:
+            if e < start or end < s:
+                continue
+            aligned = _align(current)
+            if aligned + size <= offset and (best_fit is None or offset - aligned < best_fit):
+                best, best_fit = aligned, offset - current
+            current = max(current, offset + taken)
+        if best is None:
+            best = _align(current)
+        placed.append((best, size, start, end))
+        placed.sort(key=lambda r: r[0])
+        top = max(top, best + size)
+    return _align(top)
+
+
 def _overlap(lives: list[tuple[int, int]]) -> int:
     """The most intervals [start, end] that hold one point."""
     events = sorted([(s, 0) for s, _ in lives] + [(e, 1) for _, e in lives])
@@ -763,16 +822,6 @@ def _overlap(lives: list[tuple[int, int]]) -> int:
 
 
 # --- helpers -------------------------------------------------------------------------------
-
-def _argument_index(value: ir.Value) -> int | None:
-    """The index of the function argument `value` is, or is a view of (a permute is no view:
-    it changes the layout), else None."""
-    while (op := owner(value)) is not None:
-        if op.name not in VIEWS or not op.operands:
-            return None
-        value = op.operands[0]
-    return function_argument(value)
-
 
 def _callees_first(funcs: Mapping[str, ir.Operation]) -> list[str]:
     calls: dict[str, set[str]] = {}

@@ -216,8 +216,10 @@ module attributes {dync.symbols = {}} {
 // IREE computes convolutions in NHWC (dync-channels-last requested it): a convolution that
 // reads the model's NCHW input, in @main or in @f which main passes it to, reads a transposed
 // copy of it (`dync.nhwc_input`, 768 bytes, live at the convolution); @g's input comes from a
-// convolution, already in NHWC, so the transposes cancel and there is no copy.
-// CHECK-LABEL: module attributes {{.*}}dync.peak = {arena = "6144", formula = "6144", function = "main", iree = "6144"
+// convolution, already in NHWC, so the transposes cancel and there is no copy. IREE's greedy
+// packing of the slab (first come, first placed) leaves a hole the arena plan does not: 6912
+// bytes against 6144.
+// CHECK-LABEL: module attributes {{.*}}dync.peak = {arena = "6144", formula = "6144", function = "main", iree = "6912"
 // CHECK:         torch.aten.conv2d %arg0, {{.+}} {dync.buffer = {offset = "{{.+}}", size = "2048"}, dync.nhwc_input = {offset = "{{.+}}", size = "768"}}
 // CHECK:         call @f(%arg0) {dync.buffer = {offset = "{{.+}}", size = "2048"}, dync.frame = {offset = "{{.+}}", size = "768"}}
 // CHECK:         call @g(
