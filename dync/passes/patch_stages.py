@@ -121,8 +121,8 @@ def _link(conv: ir.Operation) -> Link | None:
     stride, padding, dilation = (constant_int_list(conv.operands[i])
                                  for i in _CONV_OPERANDS[conv.name])
     weight = type_dims(conv.operands[1].type)
-    if None in (stride, padding, dilation) or weight is None or len(weight) != 4 \
-            or weight[2] is None:
+    if any(v is None or len(v) != 2 for v in (stride, padding, dilation)) or weight is None \
+            or len(weight) != 4 or weight[2] is None:
         return None
     return Link(conv, [], weight[2], stride[0], padding[0], dilation[0])
 
@@ -189,6 +189,16 @@ def _rows_out(links: list[Link], windows: list[tuple[int, int]], i: int, a: int,
     return min(hi, _dims(links[i].conv.results[0])[H]) - max(lo, 0)
 
 
+def _every_strip_reads_rows(links: list[Link], k: int) -> bool:
+    """Whether each link of each strip reads at least one row of its input (a window inside
+    the padding alone, with padding as wide as the kernel, would not)."""
+    for a, b in _strips(_dims(links[-1].output)[H], k):
+        for link, (lo, hi) in zip(links, _windows(links, a, b), strict=True):
+            if min(hi, _dims(link.conv.operands[0])[H]) <= max(lo, 0):
+                return False
+    return True
+
+
 def _patched_peak(links: list[Link], k: int) -> int:
     """The stage's output plus, over its strips, the most one link reads and writes (the last
     link writes into the output)."""
@@ -238,7 +248,8 @@ def _plan(chain: list[Link], footprints: list[tuple[ir.Value, int]]) -> tuple[in
     if n < 2 or any(size >= peak for value, size in footprints if value not in stage):
         return None
     estimates = {k: _patched_peak(links, k)
-                 for k in range(2, min(MAX_STRIPS, _dims(links[-1].output)[H]) + 1)}
+                 for k in range(2, min(MAX_STRIPS, _dims(links[-1].output)[H]) + 1)
+                 if _every_strip_reads_rows(links, k)}
     if not estimates or min(estimates.values()) >= peak:
         return None
     best = min(estimates.values())
