@@ -17,11 +17,11 @@ from iree.compiler.api import Invocation, Output, Session
 
 from .dialects.dync import module_flags, read_copied_padding
 from .errors import CompilationError
+from .runtime.manifest import TRANSFORM_SPEC
 from .targets import Target
 
 # Flags every dync compile uses on top of the target's: the input is torch dialect.
 COMMON_FLAGS: tuple[str, ...] = ("--iree-input-type=torch",)
-TRANSFORM_SPEC = "--iree-preprocessing-transform-spec-filename"
 
 
 class CompilerSession:

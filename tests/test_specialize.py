@@ -2,6 +2,7 @@
 same vmfb, picked by the arguments' shapes at run time, and agree with eager on every path;
 a shape without a version runs the dynamic entry point."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ from conftest import compile_batch_model
 from models import SIZES, cond_inputs
 
 import dync
+from dync.runtime.manifest import TRANSFORM_SPEC, manifest_path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.memory import measure_dync  # noqa: E402
@@ -133,7 +135,7 @@ class PaddedCNN(torch.nn.Module):
         return torch.nn.functional.max_pool2d(torch.relu(self.conv2(y)), 2).sum((2, 3))
 
 
-def test_a_static_version_reads_its_padding_in_place_beside_a_dynamic_fallback():
+def test_a_static_version_reads_its_padding_in_place_beside_a_dynamic_fallback(tmp_path):
     """dync-fuse-padding per entry point: the batch-1 version fuses its padding, the dynamic
     `main` keeps its padded copies (IREE cannot compile them fused), both agree with eager."""
     torch.manual_seed(0)
@@ -154,3 +156,13 @@ def test_a_static_version_reads_its_padding_in_place_beside_a_dynamic_fallback()
     version, fallback = measure_dync(compiled, (one,)), measure_dync(compiled, (one,), "main")
     assert (version.function, fallback.function) == ("main__batch_1", "main")
     assert version.peak < fallback.peak
+    # Saved, the module keeps the transform spec beside it and its manifest's flags name that
+    # copy: they reproduce the compile after the temp directory is gone.
+    spec = next(f for f in flags if f.startswith(TRANSFORM_SPEC + "=")).partition("=")[2]
+    saved = compiled.save(tmp_path / "padded.vmfb")
+    copy = saved.with_suffix(".spec.mlir")
+    assert copy.read_text() == Path(spec).read_text()
+    manifest = json.loads(manifest_path(saved).read_text())
+    assert f"{TRANSFORM_SPEC}={copy.resolve()}" in manifest["flags"]
+    assert spec not in " ".join(manifest["flags"])
+    torch.testing.assert_close(dync.load(saved)(one), model(one), rtol=1e-5, atol=1e-5)

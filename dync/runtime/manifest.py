@@ -5,8 +5,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,6 +25,11 @@ def manifest_path(vmfb_path: Path) -> Path:
 
 def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+# The IREE flag naming dync-fuse-padding's transform spec, a file the compile writes under the
+# temp directory: a saved module keeps a copy beside it, so that its flags reproduce the compile.
+TRANSFORM_SPEC = "--iree-preprocessing-transform-spec-filename"
 
 
 @dataclass
@@ -42,6 +49,22 @@ class Manifest:
     # Shape-specialized versions of `entry` (dync-specialize), each {"function", "symbols":
     # {name: value}}: a call whose symbol values match one runs it instead of `entry`.
     versions: list[dict] = field(default_factory=list)
+
+    def with_files_beside(self, module: Path) -> Manifest:
+        """This manifest for a module saved at `module`: the transform spec its flags name is
+        copied beside it (`<module>.spec.mlir`) and the flags name the copy."""
+        flags = []
+        for flag in self.flags:
+            name, _, value = flag.partition("=")
+            if name == TRANSFORM_SPEC and Path(value).is_file():
+                copy = module.with_suffix(".spec.mlir")
+                shutil.copyfile(value, copy)
+                flag = f"{TRANSFORM_SPEC}={copy.resolve()}"
+            flags.append(flag)
+        report = dict(self.report)
+        if "flags" in report:
+            report["flags"] = flags
+        return dataclasses.replace(self, flags=flags, report=report)
 
     def to_json(self) -> dict:
         return {

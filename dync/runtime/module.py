@@ -153,13 +153,14 @@ class CompiledModule:
 
     # -- persistence -----------------------------------------------------------------------
     def save(self, path: str | os.PathLike) -> Path:
-        """Write `path` (.vmfb, entry function `main`) and its JSON manifest beside it."""
+        """Write `path` (.vmfb, entry function `main`) and its JSON manifest beside it (and the
+        transform spec its IREE flags name, if any)."""
         path = Path(path)
         if path.suffix != ".vmfb":
             path = path.with_suffix(path.suffix + ".vmfb") if path.suffix else path.with_suffix(".vmfb")
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(self.vmfb)
-        self.manifest.write(manifest_path(path))
+        self.manifest.with_files_beside(path).write(manifest_path(path))
         return path
 
 
