@@ -70,6 +70,13 @@ def element_bytes(t: ir.Type) -> int:
     return BYTES.get(element_type(t) or "f32", 4)
 
 
+def from_constants(op: ir.Operation, constant: set[ir.Value]) -> bool:
+    """Whether `op` is a constant, or computes from `constant` values alone (IREE folds or
+    hoists it: a weight's transpose, a literal's shape list)."""
+    return op.name in CONSTANT_OPS or (not op.regions and len(op.operands) > 0 and all(
+        v in constant for v in op.operands))
+
+
 def viewed_argument(value: ir.Value) -> int | None:
     """The index of the function argument `value` is, or is a view of (a permute is no view:
     it changes the layout), else None."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from iree.compiler import ir
 
@@ -77,6 +78,13 @@ def int_list(values: list[int], ip: ir.InsertionPoint, loc: ir.Location) -> ir.V
     """A `torch.prim.ListConstruct` of int constants."""
     return create("torch.prim.ListConstruct", "!torch.list<int>", ip, loc,
                   operands=[int_constant(v, ip, loc) for v in values])
+
+
+def vtensor_type(like: ir.Type, dims: Iterable[int | None]) -> ir.Type:
+    """`like` (a `!torch.vtensor`) with the dims `dims` (None: ``?``)."""
+    dtype = str(like).split("],", 1)[1]
+    text = ",".join("?" if d is None else str(d) for d in dims)
+    return ir.Type.parse(f"!torch.vtensor<[{text}],{dtype}")
 
 
 def users(value: ir.Value) -> list[ir.Operation]:

@@ -93,11 +93,16 @@ def relaid_by_iree(conv: ir.Operation) -> bool:
     group, not a transposed convolution, a rank-4 filter)."""
     if conv.name not in _GROUPS or constant_int(conv.operands[_GROUPS[conv.name]]) != 1:
         return False
-    if conv.name == "torch.aten.convolution":
-        transposed = defining(conv.operands[6], "torch.constant.bool")
-        if transposed is None or ir.BoolAttr(transposed.attributes["value"]).value:
-            return False
-    return _rank(conv.operands[1]) == 4
+    return not maybe_transposed(conv) and _rank(conv.operands[1]) == 4
+
+
+def maybe_transposed(conv: ir.Operation) -> bool:
+    """Whether `conv` is, or may be, a transposed convolution (`torch.aten.convolution` whose
+    ``transposed`` operand is true or not a constant)."""
+    if conv.name != "torch.aten.convolution":
+        return False
+    transposed = defining(conv.operands[6], "torch.constant.bool")
+    return transposed is None or ir.BoolAttr(transposed.attributes["value"]).value
 
 
 def _filter_in_hwcf(conv: ir.Operation, stored: dict) -> None:

@@ -52,19 +52,20 @@ from dataclasses import dataclass
 
 from iree.compiler import ir
 
-from ..analysis.op_kinds import CONSTANT_OPS, ELEMENTWISE, element_bytes, viewed_argument
+from ..analysis.op_kinds import ELEMENTWISE, element_bytes, from_constants, viewed_argument
 from ..dialects.dync import CANCELS_ATTR
 from ..dialects.symbolic import is_tensor, type_dims
 from ..dialects.torch_ops import (
+    bindings,
     constant_int_list,
     create,
-    defining,
     int_constant,
     int_list,
     users,
+    vtensor_type,
 )
 from ..dialects.walk import functions, nested_ops
-from .channels_last import converts_to_channels_last
+from .channels_last import converts_to_channels_last, maybe_transposed
 from .pipeline import Pass
 
 PATCHES_ATTR = "dync.patches"
@@ -114,10 +115,8 @@ def _link(conv: ir.Operation) -> Link | None:
     if conv.name not in _CONV_OPERANDS or _dims(conv.operands[0]) is None \
             or _dims(conv.results[0]) is None:
         return None
-    if conv.name == "torch.aten.convolution":
-        transposed = defining(conv.operands[6], "torch.constant.bool")
-        if transposed is None or ir.BoolAttr(transposed.attributes["value"]).value:
-            return None
+    if maybe_transposed(conv):
+        return None
     stride, padding, dilation = (constant_int_list(conv.operands[i])
                                  for i in _CONV_OPERANDS[conv.name])
     weight = type_dims(conv.operands[1].type)
@@ -218,8 +217,7 @@ def _constants(func: ir.Operation) -> set[ir.Value]:
     """Values computed from literals alone (weights, their transposes): IREE hoists them."""
     constant: set[ir.Value] = set()
     for op in nested_ops(func):
-        if op.name in CONSTANT_OPS or (not op.regions and len(op.operands) and all(
-                v in constant for v in op.operands)):
+        if from_constants(op, constant):
             constant.update(op.results)
     return constant
 
@@ -262,15 +260,10 @@ def _aten_ops(func: ir.Operation) -> list[ir.Operation]:
 
 # --- the rewrite ---------------------------------------------------------------------------
 
-def _vtensor(like: ir.Value, dims: list[int]) -> ir.Type:
-    dtype = str(like.type).rsplit(",", 1)[1].rstrip(">")
-    return ir.Type.parse(f"!torch.vtensor<[{','.join(map(str, dims))}],{dtype}>")
-
-
 def _with_rows(like: ir.Value, rows: int) -> ir.Type:
     dims = list(_dims(like))
     dims[H] = rows
-    return _vtensor(like, dims)
+    return vtensor_type(like.type, dims)
 
 
 def _rows(x: ir.Value, lo: int, hi: int, height: int, first: int, ip, loc) -> ir.Value:
@@ -328,15 +321,15 @@ def _patch(links: list[Link], k: int, nhwc: bool) -> None:
         piece = _strip(links, x, a, b, ip, loc)
         if nhwc:
             dims = _dims(piece)
-            piece = create("torch.aten.permute", _vtensor(piece, [dims[i] for i in NHWC]), ip,
-                           loc, operands=[piece, int_list(NHWC, ip, loc)],
+            piece = create("torch.aten.permute", vtensor_type(piece.type, [dims[i] for i in NHWC]),
+                           ip, loc, operands=[piece, int_list(NHWC, ip, loc)],
                            **{CANCELS_ATTR: ir.UnitAttr.get()})
         pieces.append(piece)
     tensors = create("torch.prim.ListConstruct", "!torch.list<vtensor>", ip, loc,
                      operands=pieces)
     dims = list(_dims(out))
     whole = [dims[i] for i in NHWC] if nhwc else dims
-    cat = create("torch.aten.cat", _vtensor(out, whole), ip, loc,
+    cat = create("torch.aten.cat", vtensor_type(out.type, whole), ip, loc,
                  operands=[tensors, int_constant(1 if nhwc else H, ip, loc)],
                  **{PATCHES_ATTR: ir.IntegerAttr.get(ir.IntegerType.get_signless(64), k)})
     if nhwc:
@@ -350,8 +343,8 @@ def _patch(links: list[Link], k: int, nhwc: bool) -> None:
 
 
 def _erase(op: ir.Operation) -> None:
-    for use in list(op.results[0].uses):
-        use.owner.erase()   # shape bindings
+    for binding in bindings(op.results[0]):
+        binding.erase()
     op.erase()
 
 

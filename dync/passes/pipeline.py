@@ -41,8 +41,8 @@ _PASS_MODULES = {
 DEFAULT_PIPELINE: tuple[str, ...] = (
     "dync-specialize", "dync-bucket", "dync-canonicalize", "dync-rdp", "dync-sink-into-branches",
     "dync-split-subdnns", "dync-loop-batch", "dync-fuse", "dync-channels-last",
-    "dync-plan-execution", "dync-patch-stages", "dync-fuse-padding", "dync-isolate-subdnns", "dync-plan-buffers",
-    "dync-verify")
+    "dync-plan-execution", "dync-patch-stages", "dync-fuse-padding", "dync-isolate-subdnns",
+    "dync-plan-buffers", "dync-verify")
 
 
 class Pass:

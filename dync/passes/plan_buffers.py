@@ -26,8 +26,8 @@ Computes, per function (callees first):
   otherwise; none when `dync-fuse-padding` had IREE read the padding in place, where an
   explicit zero padding (`constant_pad_nd`) read only by a windowed op is computed inside it
   too (`dync-patch-stages` pads a strip's border rows so). The strips of a ``dync.patches``
-  concatenation are written into it in place: its buffer lives from the first strip on. When IREE
-  computes convolutions in NHWC (`dync-channels-last`), one that reads an NCHW argument
+  concatenation are written into it in place: its buffer lives from the first strip on. When
+  IREE computes convolutions in NHWC (`dync-channels-last`), one that reads an NCHW argument
   directly reads a transposed copy of it (``dync.nhwc_input``); an input that comes from
   another convolution, or across a sub-DNN boundary `dync-isolate-subdnns` laid out in NHWC,
   needs none (the transposes cancel);
@@ -90,7 +90,6 @@ import sympy
 from iree.compiler import ir
 
 from ..analysis.op_kinds import (
-    CONSTANT_OPS,
     ELEMENTWISE,
     HOST_READS,
     PADDED,
@@ -100,6 +99,7 @@ from ..analysis.op_kinds import (
     TERMINATORS,
     VIEWS,
     element_bytes,
+    from_constants,
     viewed_argument,
 )
 from ..analysis.sampling import Sampler, Samplers, dominant, max_of, symbol_ranges
@@ -449,8 +449,7 @@ class FunctionLiveness:
             return
         if name in HOST_READS:
             self._new_segment()
-        if name in CONSTANT_OPS or (not op.regions and operands and all(
-                v in self.constant for v in operands)):
+        if from_constants(op, self.constant):
             for r in op.results:
                 self.constant.add(r)
                 self._none(r, pos)
@@ -697,11 +696,12 @@ class FunctionLiveness:
         terms = []
         for lo, hi in self.segment_range.values():
             transients = [b for b in self.buffers if not b.escapes and lo <= b.start <= hi]
+            # an op's scratch copy (its input, padded or transposed) is written before its
+            # result: first among the slices of one start
+            static = sorted((b for b in transients if b.iree.is_number),
+                            key=lambda b: b.kind not in SCRATCH)
             slab: sympy.Expr = sympy.Integer(_greedy_slab(
-                [(b.start, min(b.end, hi), int(b.iree)) for b in transients
-                 if b.iree.is_number and b.kind in SCRATCH]
-                + [(b.start, min(b.end, hi), int(b.iree)) for b in transients
-                   if b.iree.is_number and b.kind not in SCRATCH]))
+                [(b.start, min(b.end, hi), int(b.iree)) for b in static]))
             classes: dict[sympy.Expr, list[tuple[int, int]]] = {}
             for b in transients:
                 if not b.iree.is_number:

@@ -67,6 +67,7 @@ from ..dialects.symbolic import (
     to_affine,
     type_dims,
 )
+from ..dialects.torch_ops import vtensor_type
 from ..dialects.walk import call_sites, callee, exported, functions, nested_ops, ops_named
 from . import rdp_rules as rules
 from .pipeline import Pass
@@ -476,12 +477,6 @@ def _write_back(module: ir.Operation, analysis: Analysis) -> None:
         module.attributes[RDP_ATTR] = ir.DictAttr.get(counts)
 
 
-def _vtensor_type(old: ir.Type, dims: Iterable[int | None]) -> ir.Type:
-    dtype = str(old).split("],", 1)[1]
-    text = ",".join("?" if d is None else str(d) for d in dims)
-    return ir.Type.parse(f"!torch.vtensor<[{text}],{dtype}")
-
-
 def _refine_types(func, analysis: Analysis) -> None:
     """Results of torch.aten ops whose `?` dims RDP proved constant get static types; a value
     they read that keeps its `?` (a block argument, a call's result) is cast to the proven
@@ -517,7 +512,7 @@ def _refine(value: ir.Value, analysis: Analysis, before: Callable[[], ir.Operati
         if str(value.type).startswith("!torch.vtensor") else None
     if refined is None:
         return
-    old_type, new_type = value.type, _vtensor_type(value.type, refined)
+    old_type, new_type = value.type, vtensor_type(value.type, refined)
     moved = [u for u in value.uses if u.owner.name.startswith("torch.aten.") != in_place]
     if in_place:
         value.set_type(new_type)
@@ -550,7 +545,7 @@ def _refine_if_result(if_op: ir.Operation, index: int, analysis: Analysis,
         return
     yielded = [_terminator(region.blocks[0]).operands[index] for region in if_op.regions]
     if not isinstance(old.maybe_downcast(), ir.RankedTensorType):
-        _retype_if_result(if_op, index, _vtensor_type(old, refined), yielded)
+        _retype_if_result(if_op, index, vtensor_type(old, refined), yielded)
         return
     uses = [u.owner for u in result.uses]
     if not all(_defined_by(v, "torch_c.to_builtin_tensor") for v in yielded) or not all(
@@ -561,7 +556,7 @@ def _refine_if_result(if_op: ir.Operation, index: int, analysis: Analysis,
     for region, value in zip(if_op.regions, yielded, strict=True):
         convert = value.owner
         vt = convert.operands[0]
-        static_vt = _vtensor_type(vt.type, refined)
+        static_vt = vtensor_type(vt.type, refined)
         source = _as_type(vt, static_vt, convert)
         _terminator(region.blocks[0]).operands[index] = ir.Operation.create(
             "torch_c.to_builtin_tensor", results=[result.type], operands=[source],
@@ -571,7 +566,7 @@ def _refine_if_result(if_op: ir.Operation, index: int, analysis: Analysis,
     for use in uses:
         old_vt = use.results[0].type
         static = ir.Operation.create("torch_c.from_builtin_tensor",
-                                     results=[_vtensor_type(old_vt, refined)],
+                                     results=[vtensor_type(old_vt, refined)],
                                      operands=[result], ip=ir.InsertionPoint(use)).result
         _reroute(use.results[0], static, use)
         dead.append(use)
@@ -660,7 +655,7 @@ def _proven_type(old: ir.Type, facts: list[Fact]) -> ir.Type | None:
     """The `!torch.vtensor` type `old` with the dims every fact in `facts` proves constant;
     None if it is not a vtensor or no `?` dim is proven."""
     refined = _proven_dims(old, facts) if str(old).startswith("!torch.vtensor") else None
-    return None if refined is None else _vtensor_type(old, refined)
+    return None if refined is None else vtensor_type(old, refined)
 
 
 def _proven_dims(old: ir.Type, facts: list[Fact]) -> list[int | None] | None:
