@@ -21,6 +21,9 @@ arguments and the model's weights excluded.
   remains is what the call allocated: every transient buffer and the results (IREE allocates
   an execution region's results when it launches the region). Constants embedded in the
   module are mapped from the `.vmfb` and never counted.
+* `host_peak_intermediates`: a host-mode module runs the model's Python, in this process: its
+  tensors are tracked as eager's are, and each sub-DNN call adds its own peak in IREE's
+  allocator and the host copies it made (an argument padded to a size bucket).
 * predicted: the ``dync.peak`` formula of `dync-plan-buffers` evaluated at the call's symbols
   (`predicted_peak`); it counts the same thing.
 """
@@ -41,53 +44,72 @@ import numpy as np
 
 # --- eager PyTorch -------------------------------------------------------------------------
 
+class LiveTensors:
+    """Bytes of intermediate storages alive, and their peak, while `mode()` is entered: every
+    storage an aten op creates (not one of `owned`'s) counts from its first appearance until
+    PyTorch frees it. Memory made outside aten (a sub-DNN's results) is added with `add`."""
+
+    def __init__(self, owned: set[int]):
+        self.owned = owned
+        self.sizes: dict[int, int] = {}
+        self.current = 0
+        self.peak = 0
+
+    def mode(self):
+        import torch
+        from torch.utils import _pytree as pytree
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        live = self
+
+        class Live(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                out = func(*args, **(kwargs or {}))
+                for t in pytree.tree_leaves(out):
+                    if isinstance(t, torch.Tensor) and t.device.type != "meta":
+                        storage = t.untyped_storage()
+                        live.add(_storage_key(t), storage.nbytes(), storage)
+                live.peak = max(live.peak, live.current)
+                return out
+
+        return Live()
+
+    def add(self, key: int, nbytes: int, owner: Any) -> None:
+        """`nbytes` at address `key`, freed when `owner` is (a storage, a numpy array)."""
+        if key in self.owned or nbytes == 0:
+            return
+        if key in self.sizes:  # resized in place (out= ops, index_add_ into a buffer)
+            grow = max(0, nbytes - self.sizes[key])
+            self.sizes[key] += grow
+            self.current += grow
+            return
+        self.sizes[key] = nbytes
+        self.current += nbytes
+        weakref.finalize(owner, self._free, key)
+        self.peak = max(self.peak, self.current)
+
+    def _free(self, key: int) -> None:
+        self.current -= self.sizes.pop(key, 0)
+
+
+def _owned(model, args) -> set[int]:
+    """The storages of `args` and of the model's parameters and buffers."""
+    import torch
+    from torch.utils import _pytree as pytree
+
+    tensors = [t for t in pytree.tree_leaves(tuple(args)) if isinstance(t, torch.Tensor)]
+    return {_storage_key(t) for t in [*tensors, *model.parameters(), *model.buffers()]}
+
+
 def eager_peak_intermediates(model, args) -> int:
     """Peak bytes of live intermediate tensors during `model(*args)` under `torch.no_grad()`."""
     import torch
-    from torch.utils import _pytree as pytree
-    from torch.utils._python_dispatch import TorchDispatchMode
 
     args = tuple(args) if isinstance(args, tuple | list) else (args,)
-    owned = {_storage_key(t) for t in pytree.tree_leaves(args) if isinstance(t, torch.Tensor)}
-    owned |= {_storage_key(t) for t in model.parameters()}
-    owned |= {_storage_key(t) for t in model.buffers()}
-
-    class Live(TorchDispatchMode):
-        def __init__(self):
-            super().__init__()
-            self.sizes: dict[int, int] = {}
-            self.current = 0
-            self.peak = 0
-
-        def _free(self, key: int) -> None:
-            self.current -= self.sizes.pop(key, 0)
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            out = func(*args, **(kwargs or {}))
-            for t in pytree.tree_leaves(out):
-                if isinstance(t, torch.Tensor) and t.device.type != "meta":
-                    self._track(t)
-            self.peak = max(self.peak, self.current)
-            return out
-
-        def _track(self, t) -> None:
-            storage = t.untyped_storage()
-            key, nbytes = _storage_key(t), storage.nbytes()
-            if key in owned or nbytes == 0:
-                return
-            if key in self.sizes:  # resized in place (out= ops, index_add_ into a buffer)
-                grow = max(0, nbytes - self.sizes[key])
-                self.sizes[key] += grow
-                self.current += grow
-                return
-            self.sizes[key] = nbytes
-            self.current += nbytes
-            weakref.finalize(storage, self._free, key)
-
-    mode = Live()
-    with torch.no_grad(), mode:
+    live = LiveTensors(_owned(model, args))
+    with torch.no_grad(), live.mode():
         result = model(*args)
-        peak = mode.peak
+        peak = live.peak
     del result
     return peak
 
@@ -142,8 +164,8 @@ def measure_dync(compiled, args, function: str | None = None) -> Measured:
     from torch.utils import _pytree as pytree
 
     if getattr(compiled.manifest, "subdnns", None):
-        raise NotImplementedError("host-mode modules are driven by Python; measure their "
-                                  "sub-DNNs one by one")
+        raise NotImplementedError("host-mode modules are driven by Python: measure them with "
+                                  "host_peak_intermediates")
     arrays = [_numpy(a) for a in pytree.tree_leaves(tuple(args))]
     choice = compiled.versions.choose(compiled.signature.check_inputs(arrays))
     if function is None:
@@ -175,8 +197,82 @@ def measure_dync(compiled, args, function: str | None = None) -> Measured:
 
 def dync_peak(compiled, args) -> int:
     """Peak bytes IREE's allocator holds during one call of `compiled` on `args`, above what
-    was live before it (the arguments, and what initialization kept)."""
+    was live before it (the arguments, and what initialization kept); for a host-mode
+    module, `host_peak_intermediates`."""
+    if getattr(compiled.manifest, "subdnns", None):
+        return host_peak_intermediates(compiled, args)
     return measure_dync(compiled, args).peak
+
+
+def host_peak_intermediates(compiled, args) -> int:
+    """Peak intermediate bytes during one call of a host-mode module (`dync.HostModule`),
+    counted as `eager_peak_intermediates` counts the model's: the model's Python runs on the
+    host, and what its aten ops create is tracked the same way. During each sub-DNN call
+    the bytes alive are those tensors, plus the host copies the call made (an argument padded
+    to a bucket or made contiguous, a result not handed out as its buffer's mapping), plus
+    the most IREE's allocator held above what it held before the call (argument buffers not
+    imported, transients, results: `_PeakOfCall`). The results then count as tensors until
+    the model's Python drops them."""
+    import torch
+
+    if not getattr(compiled.manifest, "subdnns", None):
+        raise ValueError("not a host-mode module: measure it with measure_dync")
+    args = tuple(args) if isinstance(args, tuple | list) else (args,)
+    live = LiveTensors(_owned(compiled.model, args))
+    function = compiled._function
+
+    def measured(name: str | None = None):
+        return _PeakOfCall(function(name), live)
+
+    compiled._function = measured  # the sub-DNN calls of this one run, and no other
+    try:
+        with torch.no_grad(), live.mode():
+            result = compiled(*args)
+            peak = live.peak
+    finally:
+        del compiled._function
+    del result
+    return peak
+
+
+class _PeakOfCall:
+    """One sub-DNN call of `host_peak_intermediates`. IREE's statistics keep only a
+    high-water mark for the process, which an earlier call may have set higher than this one
+    reaches; so before the call a filler buffer raises the bytes IREE holds to that mark, and
+    the mark's rise during the call is the call's own peak."""
+
+    def __init__(self, function, live: LiveTensors):
+        self.function, self.live = function, live
+
+    def __call__(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
+        import iree.runtime as rt
+
+        allocator = self.function.device.allocator
+        before = allocator.statistics
+        held = before["device_bytes_allocated"] - before["device_bytes_freed"]
+        filler = None
+        if before["device_bytes_peak"] > held:
+            filler = allocator.allocate_buffer(
+                memory_type=rt.MemoryType.DEVICE_LOCAL, allowed_usage=rt.BufferUsage.DEFAULT,
+                allocation_size=before["device_bytes_peak"] - held)
+        results = self.function(arrays)
+        in_call = allocator.statistics["device_bytes_peak"] - before["device_bytes_peak"]
+        del filler
+        # Host copies: of arguments (padded to a bucket, made contiguous) and of results
+        # (where the result is not its IREE buffer's mapping).
+        copies = sum(a.nbytes for a in (*arrays, *results) if _owns_memory(a))
+        live = self.live
+        live.peak = max(live.peak, live.current + copies + in_call)
+        for r in results:
+            live.add(r.ctypes.data, r.nbytes, r)
+        return results
+
+
+def _owns_memory(array: np.ndarray) -> bool:
+    """Whether `array`'s memory is numpy's own (a copy), not a torch tensor's."""
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array.base is None
 
 
 def predicted_peak(peak, compiled, args, missing: str = "error") -> int:

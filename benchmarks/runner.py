@@ -259,7 +259,8 @@ def _measure_memory(row: Row, model, compiled, inputs, ablated: dict | None = No
     by_shape: dict[tuple[str, tuple], list[int]] = {}
     for args in inputs:
         eager.append(memory.eager_peak_intermediates(model, args))
-        if compiled.report.mode != "in-graph":
+        if compiled.report.mode == "host":
+            measured.append(memory.host_peak_intermediates(compiled, args))
             continue
         run = memory.measure_dync(compiled, args)
         measured.append(run.peak)
@@ -278,9 +279,8 @@ def _measure_memory(row: Row, model, compiled, inputs, ablated: dict | None = No
     row.dync_peak = max(measured, default=float("nan"))
     row.predicted_peak = max(predicted, default=float("nan"))
     row.prediction_error = max(errors, default=float("nan"))
-    if compiled.report.mode == "in-graph":
-        for name, module in (ablated or {}).items():
-            row.ablation_peak[name] = max(memory.dync_peak(module, args) for args in inputs)
+    for name, module in (ablated or {}).items():
+        row.ablation_peak[name] = max(memory.dync_peak(module, args) for args in inputs)
 
 
 def _traced_eta(mod, model, example, dynamic_shapes, inputs, notes: list[str]) -> float:
@@ -564,7 +564,9 @@ def _memory_table(rows: list[Row]) -> list[str]:
              f"largest over the first {MEMORY_INPUTS} inputs, in KiB. Eager: every storage an "
              "aten op creates, from creation to release (a `TorchDispatchMode`). dync measured: "
              "IREE's allocator statistics (`device_bytes_peak`) around one call, in a fresh "
-             "process. Predicted: `dync-plan-buffers`' formula for IREE's packing "
+             "process; in host mode, the tensors the model's Python creates (counted as eager's "
+             "are) plus, during each sub-DNN call, its own rise in IREE's allocator peak and the "
+             "host copies the call made (an argument padded to a size bucket). Predicted: `dync-plan-buffers`' formula for IREE's packing "
              "(`report.peak['iree']`) at the call's dims, the worst path's; its error is the "
              "largest |predicted - measured| / measured, measured being the largest over the "
              "inputs with the same dims (a run that exits early needs less than the worst "

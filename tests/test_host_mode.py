@@ -113,3 +113,16 @@ def test_host_mode_with_nothing_to_capture_is_a_clear_error():
         dync.compile(rm.GrowingLoop().eval(), (torch.randn(2, 8),), mode="host")
     with pytest.raises(dync.UnsupportedConstructError):  # auto: the graph error stands
         dync.compile(rm.GrowingLoop().eval(), (torch.randn(2, 8),))
+
+
+def test_host_mode_peak_counts_each_sub_dnn_call_and_stays_under_eager(tree):
+    """`host_peak_intermediates`: the model's tensors plus each sub-DNN call's own IREE peak.
+    A second measurement in the same process gives the same figure (each call's rise is
+    measured above the process's high-water mark), and the tree's stays under eager's."""
+    from benchmarks.memory import eager_peak_intermediates, host_peak_intermediates
+
+    model, compiled = tree
+    for args in TREE.inputs(3):
+        first = host_peak_intermediates(compiled, args)
+        assert first == host_peak_intermediates(compiled, args)
+        assert 0 < first <= eager_peak_intermediates(model, args)

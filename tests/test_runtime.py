@@ -61,14 +61,14 @@ def test_numpy_in_numpy_out(cond_model, cond_compiled):
 
 
 def test_results_belong_to_the_caller(cond_model, saved):
-    """Results are copied out of IREE's buffers: they own their memory, stay valid after the
-    module is gone and writing into them changes no later call."""
+    """Results are IREE's result buffers, mapped (on the CPU): writable, valid after the
+    module is gone, and writing into them changes no later call."""
     import gc
 
     x = cond_inputs(3, True)
     loaded = dync.load(saved)
     first = loaded(x.numpy())
-    assert first.flags.owndata and first.flags.writeable
+    assert first.flags.writeable and not np.shares_memory(first, x.numpy())
     del loaded
     gc.collect()
     expected = cond_model(x).detach().numpy()
@@ -159,3 +159,35 @@ def test_accepted_shapes_are_remembered_and_rejected_ones_are_not():
             signature.check_inputs([np.zeros((9, 4), np.float32)])
         with pytest.raises(dync.InputError, match="expected dtype float32"):
             signature.check_inputs([good.astype(np.float64)])
+
+
+class _PassThrough(torch.nn.Module):
+    def forward(self, x):
+        return x, x * 2
+
+
+@pytest.fixture(scope="module")
+def pass_through():
+    return dync.compile(_PassThrough(), (torch.randn(256, 1024),))
+
+
+def test_cpu_arguments_are_not_copied_and_outputs_never_alias_them(pass_through):
+    """On the CPU an aligned argument is handed to IREE as it is (the allocator sees only the
+    result it computes), a misaligned one is copied; an output IREE passes through from an
+    argument is copied, so it never shares the caller's memory."""
+    x = torch.randn(256, 1024)
+    allocator = pass_through._function().device.allocator
+
+    def allocated(arg):
+        before = allocator.statistics["device_bytes_allocated"]
+        same, doubled = pass_through(arg)
+        np.testing.assert_array_equal(np.asarray(same), np.asarray(arg))
+        np.testing.assert_allclose(np.asarray(doubled), 2 * np.asarray(arg))
+        assert not np.shares_memory(np.asarray(same), np.asarray(arg))
+        return allocator.statistics["device_bytes_allocated"] - before
+
+    nbytes = x.numel() * 4
+    assert x.data_ptr() % 64 == 0 and allocated(x) < 1.5 * nbytes
+    misaligned = np.zeros(x.numel() + 1, np.float32)[1:].reshape(256, 1024)
+    misaligned[:] = x.numpy()
+    assert allocated(misaligned) >= 2 * nbytes

@@ -6,9 +6,15 @@ path driven by reflection metadata, which torch-input modules do not carry. For 
 sub-DNNs a host-mode model calls many times (tree_lstm's node_forward: a few 32-wide matmuls)
 that wrapper cost as much as the computation. dync's entry functions take and return flat lists
 of tensors, so this does only that: one buffer per argument, `VmContext.invoke`, and each
-result buffer brought to the host (`DeviceArray.to_host`: mapped where the memory is host
-visible, copied from the device otherwise) and copied into memory the caller owns (a mapping
-lives only as long as its buffer).
+result buffer brought to the host.
+
+On the CPU drivers (`host_memory`) nothing is copied where that is safe: an argument whose
+memory is writable and 64-byte aligned (IREE's kernels assume their bindings are) is imported
+as the buffer itself (`import_host_allocation`, which keeps the array alive as long as the
+buffer), and a result is handed out as the mapping of its buffer (the array keeps the buffer
+alive), unless it shares memory with an argument (a result IREE passed through): that one is
+copied, so an output never aliases an input. Elsewhere (CUDA) arguments are copied to the
+device and results copied back.
 """
 
 from __future__ import annotations
@@ -17,38 +23,53 @@ from typing import Any
 
 import numpy as np
 
+# IREE's CPU kernels assume each binding is aligned to this (`hal.interface.binding.subspan`).
+BINDING_ALIGNMENT = 64
+
 
 class Function:
     """`function(arrays)` runs `vm_function` on C-contiguous numpy `arrays` and returns its
-    results as numpy arrays the caller owns."""
+    results as numpy arrays that share memory with no argument."""
 
-    def __init__(self, context: Any, device: Any, vm_function: Any):
+    def __init__(self, context: Any, device: Any, vm_function: Any, host_memory: bool = False):
         import iree.runtime as rt
 
         self._rt = rt
         self._context = context
-        self._device = device
+        self.device = device
         self._vm_function = vm_function
         self._element_types: dict[np.dtype, Any] = {}
         self._dtypes: dict[Any, np.dtype] = {}
         self._host_visible = int(rt.MemoryType.HOST_VISIBLE)
         self._mapping = int(rt.BufferUsage.MAPPING_SCOPED)
+        self._host_memory = host_memory
 
     def __repr__(self) -> str:
         return f"<dync Function {self._vm_function!r}>"
 
     def __call__(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
         rt = self._rt
-        device = self._device
         arguments = rt.VmVariantList(len(arrays))
         for array in arrays:
-            arguments.push_ref(device.allocator.allocate_buffer_copy(
-                memory_type=rt.MemoryType.DEVICE_LOCAL, allowed_usage=rt.BufferUsage.DEFAULT,
-                device=device, buffer=array, element_type=self._element_type(array.dtype)))
+            arguments.push_ref(self._buffer(array))
         results = rt.VmVariantList(1)
         self._context.invoke(self._vm_function, arguments, results)
-        return [self._to_host(results.get_as_object(i, rt.HalBufferView))
-                for i in range(len(results))]
+        outputs = [self._to_host(results.get_as_object(i, rt.HalBufferView))
+                   for i in range(len(results))]
+        return [o.copy() if any(np.may_share_memory(o, a) for a in arrays) else o
+                for o in outputs]
+
+    def _buffer(self, array: np.ndarray) -> Any:
+        rt = self._rt
+        element_type = self._element_type(array.dtype)
+        if (self._host_memory and array.nbytes and array.flags.writeable
+                and array.ctypes.data % BINDING_ALIGNMENT == 0):
+            buffer = self.device.allocator.import_host_allocation(
+                array, rt.MemoryType.DEVICE_LOCAL, rt.BufferUsage.DEFAULT)
+            return rt.HalBufferView(buffer, array.shape, element_type)
+        return self.device.allocator.allocate_buffer_copy(
+            memory_type=rt.MemoryType.DEVICE_LOCAL, allowed_usage=rt.BufferUsage.DEFAULT,
+            device=self.device, buffer=array, element_type=element_type)
 
     def _to_host(self, view: Any) -> np.ndarray:
         rt = self._rt
@@ -59,9 +80,10 @@ class Function:
             dtype = self._dtypes.get(element_type)
             if dtype is None:
                 dtype = self._dtypes[element_type] = rt.HalElementType.map_to_dtype(element_type)
-            return np.array(view.map().asarray(view.shape, dtype), copy=True)
+            mapped = view.map().asarray(view.shape, dtype)
+            return mapped if self._host_memory else np.array(mapped, copy=True)
         # Device memory (CUDA): iree.runtime's transfer to the host.
-        return np.array(rt.DeviceArray(self._device, view, implicit_host_transfer=True)
+        return np.array(rt.DeviceArray(self.device, view, implicit_host_transfer=True)
                         .to_host(), copy=True)
 
     def _element_type(self, dtype: np.dtype) -> Any:

@@ -77,8 +77,9 @@ class CompiledModule:
             vm_function = vm_module.lookup_function(name)
             if vm_function is None:
                 raise ModuleFormatError(f"module has no function {name!r}")
-            function = self._functions[name] = Function(context.vm_context,
-                                                        context.config.device, vm_function)
+            function = self._functions[name] = Function(
+                context.vm_context, context.config.device, vm_function,
+                host_memory=self.manifest.driver.startswith("local-"))
         return function
 
     def _load_vm(self):
