@@ -209,7 +209,7 @@ def host_peak_intermediates(compiled, args) -> int:
     counted as `eager_peak_intermediates` counts the model's: the model's Python runs on the
     host, and what its aten ops create is tracked the same way. During each sub-DNN call
     the bytes alive are those tensors, plus the host copies the call made (an argument padded
-    to a bucket or made contiguous, a result not handed out as its buffer's mapping), plus
+    to a bucket or made contiguous, the results copied out of IREE's buffers), plus
     the most IREE's allocator held above what it held before the call (argument buffers not
     imported, transients, results: `_PeakOfCall`). The results then count as tensors until
     the model's Python drops them."""
@@ -258,8 +258,7 @@ class _PeakOfCall:
         results = self.function(arrays)
         in_call = allocator.statistics["device_bytes_peak"] - before["device_bytes_peak"]
         del filler
-        # Host copies: of arguments (padded to a bucket, made contiguous) and of results
-        # (where the result is not its IREE buffer's mapping).
+        # Host copies: of arguments (padded to a bucket, made contiguous) and of results.
         copies = sum(a.nbytes for a in (*arrays, *results) if _owns_memory(a))
         live = self.live
         live.peak = max(live.peak, live.current + copies + in_call)

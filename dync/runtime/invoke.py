@@ -8,13 +8,14 @@ that wrapper cost as much as the computation. dync's entry functions take and re
 of tensors, so this does only that: one buffer per argument, `VmContext.invoke`, and each
 result buffer brought to the host.
 
-On the CPU drivers (`host_memory`) nothing is copied where that is safe: an argument whose
-memory is writable and 64-byte aligned (IREE's kernels assume their bindings are) is imported
-as the buffer itself (`import_host_allocation`, which keeps the array alive as long as the
-buffer), and a result is handed out as the mapping of its buffer (the array keeps the buffer
-alive), unless it shares memory with an argument (a result IREE passed through): that one is
-copied, so an output never aliases an input. Elsewhere (CUDA) arguments are copied to the
-device and results copied back.
+Each result is copied into memory the caller owns (on the CPU from its buffer's mapping): a
+mapped array would keep IREE's buffer, a nanobind object, alive for as long as the caller
+keeps the result, and nanobind reports every such object still alive at interpreter exit as
+a leak (torch keeps a storage it has handed to Python until then). Arguments are not copied
+on the CPU drivers (`host_memory`) where that is safe: an array whose memory is writable and
+64-byte aligned (IREE's kernels assume their bindings are) is imported as the buffer itself
+(`import_host_allocation`, which keeps the array alive as long as the buffer). Elsewhere
+(CUDA) arguments are copied to the device.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ BINDING_ALIGNMENT = 64
 
 class Function:
     """`function(arrays)` runs `vm_function` on C-contiguous numpy `arrays` and returns its
-    results as numpy arrays that share memory with no argument."""
+    results as numpy arrays the caller owns."""
 
     def __init__(self, context: Any, device: Any, vm_function: Any, host_memory: bool = False):
         import iree.runtime as rt
@@ -54,10 +55,8 @@ class Function:
             arguments.push_ref(self._buffer(array))
         results = rt.VmVariantList(1)
         self._context.invoke(self._vm_function, arguments, results)
-        outputs = [self._to_host(results.get_as_object(i, rt.HalBufferView))
-                   for i in range(len(results))]
-        return [o.copy() if any(np.may_share_memory(o, a) for a in arrays) else o
-                for o in outputs]
+        return [self._to_host(results.get_as_object(i, rt.HalBufferView))
+                for i in range(len(results))]
 
     def _buffer(self, array: np.ndarray) -> Any:
         rt = self._rt
@@ -80,8 +79,7 @@ class Function:
             dtype = self._dtypes.get(element_type)
             if dtype is None:
                 dtype = self._dtypes[element_type] = rt.HalElementType.map_to_dtype(element_type)
-            mapped = view.map().asarray(view.shape, dtype)
-            return mapped if self._host_memory else np.array(mapped, copy=True)
+            return np.array(view.map().asarray(view.shape, dtype), copy=True)
         # Device memory (CUDA): iree.runtime's transfer to the host.
         return np.array(rt.DeviceArray(self.device, view, implicit_host_transfer=True)
                         .to_host(), copy=True)
