@@ -163,7 +163,7 @@ def measure_dync(compiled, args, function: str | None = None) -> Measured:
     the entry with a version on the same arguments."""
     from torch.utils import _pytree as pytree
 
-    if getattr(compiled.manifest, "subdnns", None):
+    if _host_mode(compiled):
         raise NotImplementedError("host-mode modules are driven by Python: measure them with "
                                   "host_peak_intermediates")
     arrays = [_numpy(a) for a in pytree.tree_leaves(tuple(args))]
@@ -199,7 +199,7 @@ def dync_peak(compiled, args) -> int:
     """Peak bytes IREE's allocator holds during one call of `compiled` on `args`, above what
     was live before it (the arguments, and what initialization kept); for a host-mode
     module, `host_peak_intermediates`."""
-    if getattr(compiled.manifest, "subdnns", None):
+    if _host_mode(compiled):
         return host_peak_intermediates(compiled, args)
     return measure_dync(compiled, args).peak
 
@@ -215,7 +215,7 @@ def host_peak_intermediates(compiled, args) -> int:
     the model's Python drops them."""
     import torch
 
-    if not getattr(compiled.manifest, "subdnns", None):
+    if not _host_mode(compiled):
         raise ValueError("not a host-mode module: measure it with measure_dync")
     args = tuple(args) if isinstance(args, tuple | list) else (args,)
     live = LiveTensors(_owned(compiled.model, args))
@@ -265,6 +265,11 @@ class _PeakOfCall:
         for r in results:
             live.add(r.ctypes.data, r.nbytes, r)
         return results
+
+
+def _host_mode(compiled) -> bool:
+    """Whether `compiled` is a host-mode module (its manifest lists sub-DNN entry points)."""
+    return bool(getattr(compiled.manifest, "subdnns", None))
 
 
 def _owns_memory(array: np.ndarray) -> bool:

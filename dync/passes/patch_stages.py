@@ -88,8 +88,16 @@ class Link:
     dilation: int
 
     @property
+    def last(self) -> ir.Operation:
+        return self.after[-1] if self.after else self.conv
+
+    @property
     def output(self) -> ir.Value:
-        return (self.after[-1] if self.after else self.conv).results[0]
+        return self.last.results[0]
+
+    @property
+    def input_height(self) -> int:
+        return _dims(self.conv.operands[0])[H]
 
     def rows_read(self, a: int, b: int) -> tuple[int, int]:
         """The input rows [lo, hi) output rows [a, b) read (beyond the border: padding)."""
@@ -169,14 +177,18 @@ def _strips(height: int, k: int) -> list[tuple[int, int]]:
     return [(i * height // k, (i + 1) * height // k) for i in range(k)]
 
 
+def _inside(lo: int, hi: int, height: int) -> int:
+    """How many of rows [lo, hi) a tensor of `height` rows has (the rest is padding)."""
+    return min(hi, height) - max(lo, 0)
+
+
 def _windows(links: list[Link], a: int, b: int) -> list[tuple[int, int]]:
     """Per link, the rows [lo, hi) of its input that output rows [a, b) of the last read."""
     windows = []
     for link in reversed(links):
         lo, hi = link.rows_read(a, b)
         windows.append((lo, hi))
-        height = _dims(link.conv.operands[0])[H]
-        a, b = max(lo, 0), min(hi, height)
+        a, b = max(lo, 0), min(hi, link.input_height)
     return windows[::-1]
 
 
@@ -184,8 +196,7 @@ def _rows_out(links: list[Link], windows: list[tuple[int, int]], i: int, a: int,
     """How many output rows link `i` computes for the strip [a, b) of the stage."""
     if i == len(links) - 1:
         return b - a
-    lo, hi = windows[i + 1]
-    return min(hi, _dims(links[i].conv.results[0])[H]) - max(lo, 0)
+    return _inside(*windows[i + 1], links[i + 1].input_height)
 
 
 def _every_strip_reads_rows(links: list[Link], k: int) -> bool:
@@ -193,7 +204,7 @@ def _every_strip_reads_rows(links: list[Link], k: int) -> bool:
     the padding alone, with padding as wide as the kernel, would not)."""
     for a, b in _strips(_dims(links[-1].output)[H], k):
         for link, (lo, hi) in zip(links, _windows(links, a, b), strict=True):
-            if min(hi, _dims(link.conv.operands[0])[H]) <= max(lo, 0):
+            if _inside(lo, hi, link.input_height) <= 0:
                 return False
     return True
 
@@ -206,7 +217,7 @@ def _patched_peak(links: list[Link], k: int) -> int:
     for a, b in _strips(_dims(out)[H], k):
         windows = _windows(links, a, b)
         for i, (lo, hi) in enumerate(windows):
-            rows_in = min(hi, _dims(links[i].conv.operands[0])[H]) - max(lo, 0)
+            rows_in = _inside(lo, hi, links[i].input_height)
             written = 0 if i == len(links) - 1 else \
                 _bytes(links[i].output, _rows_out(links, windows, i, a, b))
             worst = max(worst, _bytes(links[i].conv.operands[0], rows_in) + written)
@@ -295,7 +306,7 @@ def _strip(links: list[Link], x: ir.Value, a: int, b: int, ip, loc) -> ir.Value:
     first = 0
     for i, link in enumerate(links):
         lo, hi = windows[i]
-        x = _rows(x, lo, hi, _dims(link.conv.operands[0])[H], first, ip, loc)
+        x = _rows(x, lo, hi, link.input_height, first, ip, loc)
         first = max(windows[i + 1][0], 0) if i + 1 < len(links) else a
         rows = _rows_out(links, windows, i, a, b)
         operands = list(link.conv.operands)
@@ -313,8 +324,7 @@ def _strip(links: list[Link], x: ir.Value, a: int, b: int, ip, loc) -> ir.Value:
 
 def _patch(links: list[Link], k: int, nhwc: bool) -> None:
     out = links[-1].output
-    last = links[-1].after[-1] if links[-1].after else links[-1].conv
-    ip, loc = ir.InsertionPoint(last), last.location
+    ip, loc = ir.InsertionPoint(links[-1].last), links[-1].last.location
     x = links[0].conv.operands[0]
     pieces = []
     for a, b in _strips(_dims(out)[H], k):

@@ -625,17 +625,22 @@ class FunctionLiveness:
             for buf in self.holds.get(value, ()):
                 buf.end = max(buf.end, pos)
 
+    def _sole_buffer(self, value: ir.Value) -> Buffer | None:
+        """The one buffer `value` is held in (after merges), None if it is in none or several
+        (a value chosen by a branch)."""
+        held = {id(_find(b)): _find(b) for b in self.holds.get(value, ())}
+        return next(iter(held.values())) if len(held) == 1 else None
+
     def _merge_in_place(self) -> None:
         """Results of elementwise ops and scatters take over an operand's buffer when that
-        buffer dies at the op and has the same byte size."""
+        buffer dies at the op and has the same byte size; the strips of a concatenation of
+        patches are written into it; an input that dies at its windowed op is written padded
+        by its producer."""
         merged: set[int] = set()
         for pos, op, result, candidates in self.inplace:
             for v in candidates:
-                held = {id(_find(b)): _find(b) for b in self.holds.get(v, ())}
-                if len(held) != 1:
-                    continue
-                (buf,) = held.values()
-                if (buf is result or buf.end != pos or buf.kind in SCRATCH
+                buf = self._sole_buffer(v)
+                if (buf is None or buf is result or buf.end != pos or buf.kind in SCRATCH
                         or sympy.expand(buf.size - result.size) != 0):
                     continue
                 buf.end = max(buf.end, result.end)
@@ -646,24 +651,20 @@ class FunctionLiveness:
         for pos, whole, pieces in self.concats:
             # IREE writes each strip straight into the concatenation of patches
             for v in pieces:
-                held = {id(_find(b)): _find(b) for b in self.holds.get(v, ())}
-                if len(held) != 1:
-                    continue
-                (buf,) = held.values()
-                if buf.end == pos and buf.kind == "result" and buf is not whole:
+                buf = self._sole_buffer(v)
+                if buf is not None and buf.end == pos and buf.kind == "result" \
+                        and buf is not whole:
                     whole.start = min(whole.start, buf.start)
                     buf.into = whole
                     merged.add(id(buf))
         for pos, pad, x in self.pads:
             # an input that dies at the windowed op is written padded by its producer
-            held = {id(_find(b)): _find(b) for b in self.holds.get(x, ())}
-            if len(held) == 1:
-                (buf,) = held.values()
-                if buf.end == pos and buf.start < pos and buf.kind == "result":
-                    buf.size = pad.size
-                    buf.padded = True
-                    merged.add(id(pad))
-                    continue
+            buf = self._sole_buffer(x)
+            if buf is not None and buf.end == pos and buf.start < pos and buf.kind == "result":
+                buf.size = pad.size
+                buf.padded = True
+                merged.add(id(pad))
+                continue
             pad.padded = True
         self.buffers = [b for b in self.buffers if id(b) not in merged]
 

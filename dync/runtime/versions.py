@@ -37,12 +37,13 @@ class Choice:
 def _padded(array: np.ndarray, pad: tuple[tuple[int, int], ...]) -> np.ndarray:
     """`np.pad(array, pad)` (zeros) in memory aligned as IREE takes it without a copy
     (`invoke.Function`; numpy's own allocations are only 16-byte aligned)."""
-    shape = tuple(n + before + after for n, (before, after) in zip(array.shape, pad, strict=True))
+    dims = list(zip(array.shape, pad, strict=True))
+    shape = tuple(n + before + after for n, (before, after) in dims)
     nbytes = math.prod(shape) * array.dtype.itemsize
     raw = np.zeros(nbytes + BINDING_ALIGNMENT, np.uint8)
     start = -raw.ctypes.data % BINDING_ALIGNMENT
     out = raw[start:start + nbytes].view(array.dtype).reshape(shape)
-    out[tuple(slice(before, before + n) for n, (before, _) in zip(array.shape, pad, strict=True))] = array
+    out[tuple(slice(before, before + n) for n, (before, _) in dims)] = array
     return out
 
 
