@@ -289,4 +289,4 @@ def predicted_peak(peak, compiled, args, missing: str = "error") -> int:
 def _numpy(value: Any) -> np.ndarray:
     if hasattr(value, "detach"):
         return value.detach().cpu().contiguous().numpy()
-    return np.ascontiguousarray(value)
+    return np.asarray(value, order="C")

@@ -139,7 +139,7 @@ class Aarch64Runner:
             output_files = [workdir / f"output{i}.npy" for i in range(num_outputs)]
             for path, array in zip(input_files, inputs, strict=True):
                 # np.save writes Fortran-ordered arrays as such; IREE wants C order.
-                np.save(path, np.ascontiguousarray(array), allow_pickle=False)
+                np.save(path, np.asarray(array, order="C"), allow_pickle=False)
             argv = self.command(vmfb, input_files, output_files, function=function)
             try:
                 result = subprocess.run(

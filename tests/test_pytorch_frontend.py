@@ -79,6 +79,36 @@ def test_derived_dims_and_shared_symbols():
         compiled(x, torch.randn(9, 4))
 
 
+_IMPORT_TWO_SYMBOLS = """
+import sys, torch, dync
+from torch.export import Dim
+class Pool(torch.nn.Module):
+    def forward(self, x):
+        return torch.nn.functional.avg_pool2d(x, 32) * 2
+h, w = Dim("h32", min=2, max=10), Dim("w32", min=2, max=10)
+dync.compile(Pool(), (torch.randn(1, 3, 128, 160),), dynamic_shapes=({2: 32 * h, 3: 32 * w},),
+             passes=("dync-verify",), dump_ir=sys.argv[1], cache=False)
+"""
+
+
+def test_the_ir_does_not_depend_on_string_hashing(tmp_path):
+    """torch lists the symbols in an order that follows PYTHONHASHSEED; the IR (which the
+    compile cache hashes) declares them by name, the same in every process."""
+    import os
+    import subprocess
+    import sys
+
+    dumps = []
+    for seed in ("1", "3"):  # seeds under which torch's own order differs
+        dumps.append(tmp_path / f"seed{seed}.mlir")
+        subprocess.run([sys.executable, "-c", _IMPORT_TWO_SYMBOLS, str(dumps[-1])], check=True,
+                       env=dict(os.environ, PYTHONHASHSEED=seed), capture_output=True)
+    first, second = (d.read_text() for d in dumps)
+    assert first == second
+    declared = [line.split('"')[1] for line in first.splitlines() if "torch.symbolic_int" in line]
+    assert declared == ["h32", "w32"]
+
+
 def test_conv_pool_with_dynamic_height_and_width():
     from models import ConvPool
 

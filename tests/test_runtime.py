@@ -206,3 +206,28 @@ def test_cpu_arguments_are_not_copied_and_outputs_never_alias_them(pass_through)
     misaligned = np.zeros(x.numel() + 1, np.float32)[1:].reshape(256, 1024)
     misaligned[:] = x.numpy()
     assert allocated(misaligned) >= 2 * nbytes
+
+
+class _PadBy(torch.nn.Module):
+    """A 0-d input that is data: the width to pad by (its `.item()` a size, which the
+    rewrite's 0-d tensor cannot be, so it exports as written)."""
+
+    def forward(self, x, n):
+        k = n.item()
+        torch._check(k >= 0)
+        torch._check(k <= 8)
+        return torch.nn.functional.pad(x, (0, k)) * 2
+
+
+def test_a_0d_input_read_as_a_size_compiles_and_matches_eager():
+    model, x = _PadBy(), torch.randn(3, 5)
+    compiled = dync.compile(model, (x, torch.tensor(3)))
+    assert compiled.signature.inputs[1].shape == ()
+    for k in (0, 3, 8):
+        n = torch.tensor(k)
+        got = compiled(x, n)
+        assert got.shape == (3, 5 + k)
+        torch.testing.assert_close(got, model(x, n), rtol=0, atol=0)
+        np.testing.assert_array_equal(compiled(x.numpy(), n.numpy()), got.numpy())
+    with pytest.raises(dync.InputError, match="expected rank 0"):
+        compiled(x, torch.tensor([3]))

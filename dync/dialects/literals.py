@@ -89,7 +89,7 @@ def make_literal(array: np.ndarray, like: ir.Operation, ip: ir.InsertionPoint) -
     like_attr = like.attributes["value"]
     element = ir.RankedTensorType(like_attr.type).element_type
     tensor = ir.RankedTensorType.get(list(array.shape), element)
-    array = np.ascontiguousarray(array)
+    array = np.asarray(array, order="C")
     if _is_dense(like_attr):
         attr = ir.DenseElementsAttr.get(array, type=element)
     else:

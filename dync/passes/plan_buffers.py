@@ -801,6 +801,8 @@ def _greedy_slab(slices: list[tuple[int, int, int]]) -> int:
             if e < start or end < s:
                 continue
             aligned = _align(current)
+            # The fit tested from the aligned offset but recorded from the unaligned one, as
+            # IREE's packStaticSlicesGreedily does (a near-tie between gaps goes its way).
             if aligned + size <= offset and (best_fit is None or offset - aligned < best_fit):
                 best, best_fit = aligned, offset - current
             current = max(current, offset + taken)

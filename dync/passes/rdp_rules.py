@@ -429,7 +429,8 @@ def _pad(op, ins, ctx) -> Fact:
     dims = list(x.shape)
     for k in range(len(pads) // 2):
         i = len(dims) - 1 - k
-        dims[i] = dims[i] + pads[2 * k] + pads[2 * k + 1] if known(dims[i]) else NAC
+        low, high = pads[2 * k], pads[2 * k + 1]
+        dims[i] = dims[i] + low + high if known(dims[i]) and known(low) and known(high) else NAC
     return Fact(shape=tuple(dims))
 
 

@@ -171,9 +171,9 @@ def _to_numpy(value: Any) -> np.ndarray:
     if isinstance(value, torch.Tensor):
         if value.dtype == torch.bfloat16:
             raise InputError("bfloat16 inputs are not supported by the numpy bridge")
-        return np.ascontiguousarray(value.numpy(force=True))
+        return np.asarray(value.numpy(force=True), order="C")
     if isinstance(value, np.ndarray):
-        return np.ascontiguousarray(value)
+        return np.asarray(value, order="C")
     raise InputError(f"inputs must be torch tensors or numpy arrays, got {type(value).__name__}")
 
 

@@ -332,3 +332,24 @@ module attributes {dync.symbols = {n = {max = 16 : i64, min = 1 : i64}}} {
     return %1 : !torch.vtensor<[?],f32>
   }
 }
+
+// -----
+
+// A pad whose width is data (an item of a 0-d tensor): the padded dim is unknown, and the
+// rows padded by a constant are known, but a binding needs every dim, so the result has none.
+// CHECK-LABEL: module attributes {dync.rdp
+// CHECK-SAME:    unknown = 1 : i64
+// CHECK:         %[[PAD:[0-9a-z_#]+]] = torch.aten.constant_pad_nd %arg0,
+// CHECK-NOT:     torch.bind_symbolic_shape %[[PAD]]
+// CHECK:         return %[[PAD]]
+module attributes {dync.symbols = {n = {max = 16 : i64, min = 1 : i64}}} {
+  func.func @main(%arg0: !torch.vtensor<[?,5],f32> {dync.shape = ["n", 5]}, %arg1: !torch.vtensor<[],si64> {dync.shape = []}) -> !torch.vtensor<[?,?],f32> attributes {dync.entry} {
+    %int0 = torch.constant.int 0
+    %int2 = torch.constant.int 2
+    %k = torch.aten.item %arg1 : !torch.vtensor<[],si64> -> !torch.int
+    %pads = torch.prim.ListConstruct %int0, %k, %int2, %int0 : (!torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
+    %zero = torch.constant.float 0.000000e+00
+    %0 = torch.aten.constant_pad_nd %arg0, %pads, %zero : !torch.vtensor<[?,5],f32>, !torch.list<int>, !torch.float -> !torch.vtensor<[?,?],f32>
+    return %0 : !torch.vtensor<[?,?],f32>
+  }
+}

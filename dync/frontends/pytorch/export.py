@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import io
+import itertools
 import operator
 import sys
 import warnings
@@ -110,21 +111,35 @@ def _export(model: torch.nn.Module, args: tuple, dynamic_shapes: Any) -> tuple[t
             raise UnsupportedConstructError(
                 "non-tensor input", f"argument leaf {i} is a {type(a).__name__}; pass tensors only"
             )
+    rewrite = Rewrite()
     try:
         # Inference only: without autograd, control-flow HOPs take lifted parameters as
         # plain operands.
         with torch.no_grad(), rewritten(model) as rewrite:
-            ep = _quiet_export(model, args, dynamic_shapes)
-            # Functional inference IR (no in-place ops), plus the decompositions of the ops
-            # torch-mlir cannot lower.
-            with warnings.catch_warnings():  # torch's own deprecated pytree use, not the user's
-                warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
-                ep = ep.run_decompositions(DECOMPOSITIONS)
-        return ep, rewrite
+            return _decomposed(_quiet_export(model, args, dynamic_shapes)), rewrite
     except UnsupportedConstructError:
         raise
     except Exception as e:  # torch raises many types; all become one clear dync error
-        raise _export_error(e) from e
+        error = e
+    if rewrite.functions:
+        # The rewrite keeps `.item()` a 0-d tensor so that conditions on it become
+        # `torch.cond`; a model that uses it as a Python number instead (a size, in
+        # `torch._check`) exports as written. A branch on data fails that export too, so no
+        # path is frozen.
+        try:
+            with torch.no_grad():
+                return _decomposed(_quiet_export(model, args, dynamic_shapes)), Rewrite()
+        except Exception:
+            pass
+    raise _export_error(error) from error
+
+
+def _decomposed(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
+    """Functional inference IR (no in-place ops), plus the decompositions of the ops
+    torch-mlir cannot lower."""
+    with warnings.catch_warnings():  # torch's own deprecated pytree use, not the user's
+        warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
+        return ep.run_decompositions(DECOMPOSITIONS)
 
 
 def _quiet_export(model, args, dynamic_shapes) -> torch.export.ExportedProgram:
@@ -276,11 +291,15 @@ def _tighten_ranges_from_asserts(ep, signature: Signature, names: dict[str, str]
 
 
 def _apply_symbols(module: ir.Module, names: dict[str, str], symbols: dict[str, SymbolSpec]) -> None:
-    """Give `torch.symbolic_int` ops the user's symbol names and the (narrowed) ranges."""
+    """Give `torch.symbolic_int` ops the user's symbol names and the (narrowed) ranges, and
+    declare them in the order of those names: the importer follows torch's order, which
+    depends on string hashing (PYTHONHASHSEED), and the IR is hashed for the compile cache."""
     i64 = ir.IntegerType.get_signless(64, module.context)
+    declared: list[ir.Operation] = []
 
     def update(op: ir.Operation) -> ir.WalkResult:
         if op.name == "torch.symbolic_int":
+            declared.append(op)
             old = ir.StringAttr(op.attributes["symbol_name"]).value
             name = names.get(old, old)
             op.attributes["symbol_name"] = ir.StringAttr.get(name, module.context)
@@ -290,3 +309,12 @@ def _apply_symbols(module: ir.Module, names: dict[str, str], symbols: dict[str, 
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(update)
+    blocks: dict[ir.Block, list[ir.Operation]] = {}
+    for op in declared:
+        blocks.setdefault(op.block, []).append(op)
+    for ops in blocks.values():
+        ordered = sorted(ops, key=lambda op: ir.StringAttr(op.attributes["symbol_name"]).value)
+        if ordered[0] != ops[0]:
+            ordered[0].move_before(ops[0])  # a declaration has no operands: it may move up
+        for previous, op in itertools.pairwise(ordered):
+            op.move_after(previous)
