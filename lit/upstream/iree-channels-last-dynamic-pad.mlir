@@ -3,8 +3,8 @@
 // under the channels-last preprocessing (dync-channels-last asks for it on the CPU): the pad's
 // result becomes dynamic and the static collapse after it stays (the convolution's own
 // padding moved into the pad, as here, or kept, the same). Without the preprocessing it
-// compiles. It blocks size buckets that pad inside
-// the module (the image would never be copied whole on the host; see BENCHMARKS.md, yolo_nms).
+// compiles. It blocks size buckets that pad inside the module, where the image would not be
+// copied whole on the host first (yolo_nms's peak, BENCHMARKS.md).
 // RUN: not iree-compile %s --iree-input-type=torch --iree-hal-target-device=local --iree-hal-local-target-device-backends=llvm-cpu --iree-llvmcpu-target-cpu=generic '--iree-preprocessing-pass-pipeline=builtin.module(util.func(iree-preprocessing-convert-conv-to-channels-last))' -o /dev/null 2>&1 | FileCheck %s
 // RUN: iree-compile %s --iree-input-type=torch --iree-hal-target-device=local --iree-hal-local-target-device-backends=llvm-cpu --iree-llvmcpu-target-cpu=generic -o /dev/null
 // CHECK: error: 'tensor.collapse_shape' op expected dimension 1 of collapsed type to be dynamic
