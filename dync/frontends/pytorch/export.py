@@ -6,6 +6,7 @@ import contextlib
 import inspect
 import io
 import itertools
+import logging
 import operator
 import sys
 import warnings
@@ -126,11 +127,16 @@ def _export(model: torch.nn.Module, args: tuple, dynamic_shapes: Any) -> tuple[t
         # `torch.cond`; a model that uses it as a Python number instead (a size, in
         # `torch._check`) exports as written. A branch on data fails that export too, so no
         # path is frozen.
+        shapes_log = logging.getLogger("torch.fx.experimental.symbolic_shapes")
+        level = shapes_log.level
+        shapes_log.setLevel(logging.ERROR)  # its warnings about a retry that fails are noise
         try:
             with torch.no_grad():
                 return _decomposed(_quiet_export(model, args, dynamic_shapes)), Rewrite()
         except Exception:
             pass
+        finally:
+            shapes_log.setLevel(level)
     raise _export_error(error) from error
 
 
