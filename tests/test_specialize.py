@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 from conftest import compile_batch_model
-from models import SIZES, cond_inputs
+from models import SIZES, PaddedConvNet, cond_inputs, seeded
 
 import dync
 from dync.runtime.manifest import TRANSFORM_SPEC, manifest_path
@@ -166,3 +166,21 @@ def test_a_static_version_reads_its_padding_in_place_beside_a_dynamic_fallback(t
     assert f"{TRANSFORM_SPEC}={copy.resolve()}" in manifest["flags"]
     assert spec not in " ".join(manifest["flags"])
     torch.testing.assert_close(dync.load(saved)(one), model(one), rtol=1e-5, atol=1e-5)
+
+
+def test_a_version_over_one_of_two_dims_keeps_the_other_dynamic():
+    """`dync-rdp` binds a version's argument (static W, dynamic H) at the top of the body,
+    before the literals the exporter declares H after: the declaration moves up with it
+    (without, IREE refused the IR: "operand #1 does not dominate this use")."""
+    model = seeded(PaddedConvNet)
+    h, w = torch.export.Dim("h", min=13, max=48), torch.export.Dim("w", min=13, max=48)
+    compiled = dync.compile(model, (torch.randn(1, 3, 20, 24),),
+                            dynamic_shapes=({2: h, 3: w},), specialize={"w": [24]})
+    assert [v["function"] for v in compiled.report.versions] == ["main__w_24"]
+    for size, function in [((31, 24), "main__w_24"), ((13, 24), "main__w_24"),
+                           ((20, 23), "main")]:
+        x = torch.randn(1, 3, *size)
+        assert compiled.versions.choose(
+            compiled.signature.check_inputs([x.numpy()])).function == function
+        for a, b in zip(compiled(x), model(x), strict=True):
+            torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)

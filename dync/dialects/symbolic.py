@@ -67,6 +67,20 @@ def narrow_range(ranges: dict[str, tuple[int, int]], symbolic_int: ir.Operation)
     ranges[name] = (max(lo, old[0]), min(hi, old[1]))
 
 
+def declarations_first(block: ir.Block) -> ir.Operation | None:
+    """Move `block`'s `torch.symbolic_int` declarations to its top (they take no operands) and
+    return the first op after them. The exporter declares them after the literals, so a
+    binding or a size computed before the first literal (an argument's, in a specialized
+    or bucketed copy) would otherwise use a later declaration."""
+    ops = [op.operation for op in block.operations]
+    first = next((op for op in ops if op.name != "torch.symbolic_int"), None)
+    if first is not None:
+        for op in ops[ops.index(first) + 1:]:
+            if op.name == "torch.symbolic_int":
+                op.move_before(first)
+    return first
+
+
 def bound_dims(bind: ir.Operation) -> tuple[sympy.Expr, ...]:
     """The dims a `torch.bind_symbolic_shape` gives its tensor, over its symbols' names."""
     names = [symbol(ir.StringAttr(v.owner.attributes["symbol_name"]).value)

@@ -58,6 +58,7 @@ from ..dialects.symbolic import (
     Dim,
     bound_dims,
     bounds,
+    declarations_first,
     is_tensor,
     known,
     narrow_range,
@@ -706,8 +707,8 @@ def _uncast(value: ir.Value, wanted: ir.Type) -> ir.Value | None:
 
 
 def _first(block: ir.Block) -> ir.Operation:
-    """The first op of `block` that is not a `torch.symbolic_int` (those stay at the top)."""
-    return next(op for op in block.operations if op.operation.name != "torch.symbolic_int").operation
+    """The first op of `block` after its `torch.symbolic_int`s (moved to the top)."""
+    return declarations_first(block)
 
 
 def _after(op: ir.Operation) -> ir.Operation:

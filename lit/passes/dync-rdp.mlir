@@ -353,3 +353,22 @@ module attributes {dync.symbols = {n = {max = 16 : i64, min = 1 : i64}}} {
     return %0 : !torch.vtensor<[?,?],f32>
   }
 }
+
+// -----
+
+// A version static in W (dync-specialize's copy): its argument is unbound, and the exporter
+// declared H after a literal. The declaration moves to the top, so that the argument's new
+// binding, placed before the first op, sees it.
+// CHECK-LABEL: func.func @main__w_8
+// CHECK-NEXT:    %[[H:[0-9a-z_#]+]] = torch.symbolic_int "h" {min_val = 1, max_val = 16}
+// CHECK-NEXT:    torch.bind_symbolic_shape %arg0, [%[[H]]], affine_map<()[s0] -> (s0, 8)>
+// CHECK-NEXT:    torch.vtensor.literal
+module attributes {dync.symbols = {h = {max = 16 : i64, min = 1 : i64}}} {
+  func.func @main__w_8(%arg0: !torch.vtensor<[?,8],f32> {dync.shape = ["h", 8]}) -> !torch.vtensor<[?,8],f32> attributes {dync.entry} {
+    %0 = torch.vtensor.literal(dense<1.0> : tensor<8xf32>) : !torch.vtensor<[8],f32>
+    %1 = torch.symbolic_int "h" {min_val = 1, max_val = 16} : !torch.int
+    %int1 = torch.constant.int 1
+    %2 = torch.aten.add.Tensor %arg0, %0, %int1 : !torch.vtensor<[?,8],f32>, !torch.vtensor<[8],f32>, !torch.int -> !torch.vtensor<[?,8],f32>
+    return %2 : !torch.vtensor<[?,8],f32>
+  }
+}
