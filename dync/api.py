@@ -67,7 +67,8 @@ def compile(  # noqa: A001 - the public name is fixed by the design
         report lists each fallback with its file, line and reason.
       passes: dync IR passes to run (names or upstream pipeline elements); default
         `dync.passes.DEFAULT_PIPELINE`.
-      extra_flags: additional IREE compiler flags.
+      extra_flags: additional IREE compiler flags (process-wide LLVM options among them are
+        parsed in a worker process that compiles the module; `dync.backend`).
       progress: True to print each stage to stderr, or a callable receiving stage messages.
       dump_ir: write the dync IR handed to IREE (after the passes) to this file.
       trace_branches: the compiled module also records the branch decisions it takes

@@ -1,7 +1,11 @@
-"""The IREE stage: dync IR (an in-memory module) -> `.vmfb` bytes, in process.
+"""The IREE stage: dync IR (an in-memory module) -> `.vmfb` bytes.
 
 The module is built in the IREE compiler session's own MLIR context, so it is handed to
-`iree.compiler`'s invocation as an object (`import_module`), with no text round trip.
+`iree.compiler`'s invocation as an object (`import_module`), with no text round trip. Flags
+the session refuses because they are process-wide LLVM options (the CPU targets'
+``--iree-llvmcpu-number-of-threads``, or any such flag in `extra_flags`) are set in a worker
+process instead (`iree_worker.py`), which compiles the module's assembly there: IREE parses
+process-wide options once per process, so dync never sets them in its caller's.
 """
 
 from __future__ import annotations
@@ -9,14 +13,18 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
+import iree.compiler
 from iree.compiler import ir
 from iree.compiler.api import Invocation, Output, Session
 
 from .dialects.dync import module_flags, read_copied_padding
 from .errors import CompilationError
+from .passes.plan_execution import module_text
 from .runtime.manifest import TRANSFORM_SPEC
 from .targets import Target
 
@@ -36,14 +44,25 @@ class CompilerSession:
         os.close(fd)
         self.statistics: dict = {}
         self._session = Session()
+        self._session_flags = [*self.flags, "--iree-scheduling-dump-statistics-format=json",
+                               f"--iree-scheduling-dump-statistics-file={self._statistics_path}"]
+        # Flags the session refuses: process-wide options, for the worker process to parse.
+        self.process_wide: tuple[str, ...] = ()
         try:
-            self._session.set_flags(*self.flags, "--iree-scheduling-dump-statistics-format=json",
-                                    f"--iree-scheduling-dump-statistics-file={self._statistics_path}")
-        except ValueError as e:
-            raise CompilationError(f"IREE rejected the flags {' '.join(self.flags)}: {e}") from e
+            self._session.set_flags(*self._session_flags)
+        except ValueError:
+            self.process_wide = tuple(f for f in self._session_flags if not self._takes(f))
+            self._session_flags = [f for f in self._session_flags if f not in self.process_wide]
         self.context: ir.Context = self._session.context
         self._diagnostics: list[str] = []
         self._handler = self.context.attach_diagnostic_handler(self._on_diagnostic)
+
+    def _takes(self, flag: str) -> bool:
+        try:
+            self._session.set_flags(flag)
+        except ValueError:
+            return False
+        return True
 
     def _on_diagnostic(self, d) -> bool:
         if d.severity == ir.DiagnosticSeverity.ERROR:
@@ -60,27 +79,55 @@ class CompilerSession:
         requested = [f for f in requested if f not in self.flags]
         if requested:
             self._session.set_flags(*requested)
+            self._session_flags += requested
             self.flags += tuple(requested)
 
     def compile(self, module: ir.Module) -> bytes:
         """Run IREE's full pipeline on `module` and return the vmfb bytes."""
         self._diagnostics.clear()
         self.add_module_flags(module)
+        if self.process_wide:
+            return self._compile_in_worker(module)
         inv: Invocation = self._session.invocation()
         try:
             inv.import_module(module.operation)
             if not inv.execute():
-                raise CompilationError(
-                    f"IREE failed to compile for {self.target.backend}/{self.target.name}; "
-                    f"the IR at the point of failure is in {self._save_failure(module)}",
-                    self._diagnostics,
-                )
+                self._failed(module, self._diagnostics)
             out = Output.open_membuffer()
             inv.output_vm_bytecode(out)
             self.statistics = _read_statistics(self._statistics_path)
             return bytes(out.map_memory())
         finally:
             inv.close()
+
+    def _compile_in_worker(self, module: ir.Module) -> bytes:
+        with tempfile.TemporaryDirectory(prefix="dync-iree-") as tmp:
+            spec = {"process_wide": list(self.process_wide), "flags": self._session_flags,
+                    "input": str(Path(tmp, "input.mlir")),
+                    "output": str(Path(tmp, "output.vmfb"))}
+            Path(spec["input"]).write_text(module_text(module, debug_info=True), encoding="utf-8")
+            spec_path = Path(tmp, "spec.json")
+            spec_path.write_text(json.dumps(spec), encoding="utf-8")
+            done = subprocess.run([sys.executable, str(Path(__file__).with_name("iree_worker.py")),
+                                   str(spec_path)], capture_output=True, text=True,
+                                  env=_worker_environment())
+            result_path = Path(f"{spec_path}.result")
+            if done.returncode != 0 or not result_path.exists():
+                raise CompilationError(
+                    f"IREE rejected the flags {' '.join(self.process_wide)} or stopped "
+                    f"(exit status {done.returncode}): {done.stderr.strip()[-2000:]}")
+            result = json.loads(result_path.read_text(encoding="utf-8"))
+            if not result["ok"]:
+                self._failed(module, result["diagnostics"])
+            self.statistics = _read_statistics(self._statistics_path)
+            return Path(spec["output"]).read_bytes()
+
+    def _failed(self, module: ir.Module, diagnostics: list[str]) -> None:
+        raise CompilationError(
+            f"IREE failed to compile for {self.target.backend}/{self.target.name}; "
+            f"the IR at the point of failure is in {self._save_failure(module)}",
+            diagnostics,
+        )
 
     def _save_failure(self, module: ir.Module) -> str:
         fd, path = tempfile.mkstemp(prefix="dync-iree-failure-", suffix=".mlir")
@@ -94,6 +141,12 @@ class CompilerSession:
         self._session.close()
         if os.path.exists(self._statistics_path):
             os.unlink(self._statistics_path)
+
+
+def _worker_environment() -> dict[str, str]:
+    """This process's environment, where the worker finds iree.compiler where this one did."""
+    path = [str(Path(iree.compiler.__file__).parents[2]), os.environ.get("PYTHONPATH")]
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in path if p))
 
 
 def _keep_padding_spec(entries: list[str]) -> str:

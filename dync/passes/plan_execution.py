@@ -121,9 +121,10 @@ def read_execution(module: ir.Module | ir.Operation) -> dict[str, int]:
 
 # --- partitioning ----------------------------------------------------------------------------
 
-def module_text(module: ir.Module | ir.Operation) -> str:
-    """`module`'s assembly, loadable by `iree-compile` (`--dump-ir`)."""
-    return module.operation.get_asm().replace(_SERIAL_PRINTED, SERIAL)
+def module_text(module: ir.Module | ir.Operation, debug_info: bool = False) -> str:
+    """`module`'s assembly, loadable by `iree-compile` (`--dump-ir`; with its locations,
+    the IREE worker process's input: bytecode keeps the attribute's printed form too)."""
+    return module.operation.get_asm(enable_debug_info=debug_info).replace(_SERIAL_PRINTED, SERIAL)
 
 
 def fixed(op: ir.Operation, sizes: TensorSizes) -> bool:

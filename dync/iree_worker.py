@@ -1,0 +1,49 @@
+"""One IREE compile in a process of its own, for flags that are process-wide in IREE.
+
+Some LLVM options IREE's codegen reads (``--iree-llvmcpu-number-of-threads``) are global
+command-line options: a compiler session does not take them, and IREE parses them at most
+once per process (a second parse aborts it). `dync.backend` runs such compiles through this
+script, so that dync never sets them in its caller's process: ``python iree_worker.py
+SPEC.json``, where the spec names the process-wide flags, the session flags, the input (MLIR
+assembly) and the output. It writes the vmfb to the output and, to ``SPEC.json.result``,
+``{"ok": bool, "diagnostics": [str]}``; an unknown process-wide flag ends it with LLVM's
+message on stderr. Run by path, it imports iree.compiler and nothing of dync (nor torch).
+"""
+
+import json
+import sys
+
+from iree.compiler import ir
+from iree.compiler.api import Output, Session, Source, ctypes_dl
+
+
+def main(spec_path: str) -> None:
+    with open(spec_path, encoding="utf-8") as f:
+        spec = json.load(f)
+    ctypes_dl._init_dylib()
+    ctypes_dl._initializeGlobalCL("dync", *spec["process_wide"])
+    session = Session()
+    session.set_flags(*spec["flags"])
+    diagnostics: list[str] = []
+
+    def on_diagnostic(d) -> bool:
+        if d.severity == ir.DiagnosticSeverity.ERROR:
+            diagnostics.append(f"{d.location}: {d.message}")
+        return True
+
+    handler = session.context.attach_diagnostic_handler(on_diagnostic)
+    inv = session.invocation()
+    ok = inv.parse_source(Source.open_file(session, spec["input"])) and inv.execute()
+    if ok:
+        out = Output.open_file(spec["output"])
+        inv.output_vm_bytecode(out)
+        out.keep()
+        out.close()
+    inv.close()
+    handler.detach()
+    with open(spec_path + ".result", "w", encoding="utf-8") as f:
+        json.dump({"ok": bool(ok), "diagnostics": diagnostics}, f)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
