@@ -53,9 +53,12 @@ and the constants it still uses (branch-free runs without tensor work stay too).
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cache
 
 from iree.compiler import ir
 
@@ -136,18 +139,27 @@ def _passable(ty: ir.Type) -> bool:
 
 
 def _line_span(ops: list[ir.Operation]) -> str:
-    """`file:first-last` over the frames of `ops` that are in the first file seen."""
-    first_file, lines = None, []
-    for op in ops:
-        frames = _FILE_LINE.findall(str(op.location))
-        if not frames:
-            continue
-        # The outermost caller of a call-site location is the model's own source.
-        first_file = first_file or frames[-1][0]
-        lines.extend(int(line) for path, line in frames if path == first_file)
-    if first_file is None:
+    """`file:first-last` over the frames of `ops` that are in the first file seen, the model's
+    own files before torch's (torch.export's runtime assertions are located in torch)."""
+    outermost = [frames[-1][0] for op in ops if (frames := _FILE_LINE.findall(str(op.location)))]
+    if not outermost:
         return "unknown"
+    first_file = next((path for path in outermost if not _in_torch(path)), outermost[0])
+    lines = [int(line) for op in ops for path, line in _FILE_LINE.findall(str(op.location))
+             if path == first_file]
     return f"{first_file}:{min(lines)}-{max(lines)}"
+
+
+def _in_torch(path: str) -> bool:
+    """Whether `path` is one of torch's files (torch.export writes some relative to it)."""
+    return path.startswith("torch/") or any(path.startswith(root) for root in _torch_roots())
+
+
+@cache
+def _torch_roots() -> tuple[str, ...]:
+    """Where torch is installed (found without importing it)."""
+    spec = importlib.util.find_spec("torch")
+    return tuple(os.path.join(p, "") for p in spec.submodule_search_locations or ()) if spec else ()
 
 
 def _structure_key(func: ir.Operation) -> str:

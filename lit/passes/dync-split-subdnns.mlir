@@ -456,3 +456,21 @@ module attributes {dync.symbols = {}} {
     return %0, %1 : !torch.vtensor<[4],f32>, !torch.vtensor<[4],f32>
   }
 }
+
+// -----
+
+// The source span is the model's own file even where the first located op is torch's (a
+// runtime assertion torch.export inserts, located in torch/fx/passes/runtime_assert.py).
+// CHECK-LABEL: module attributes {dync.subdnns = [{arguments = ["[2, 4]"], calls = 1 : i64, name = "subdnn_0", ops = 2 : i64, results = ["[2, 4]"], source = "model.py:20-21"}]
+#t1 = loc("torch/fx/passes/runtime_assert.py":24:0)
+#t2 = loc("model.py":20:8)
+#t3 = loc(callsite("torch/nn/functional.py":1500:0 at "model.py":21:4))
+module attributes {dync.symbols = {}} {
+  func.func @main(%arg0: !torch.vtensor<[2,4],f32> {dync.shape = [2, 4]}) -> (!torch.vtensor<[2,4],f32> {dync.shape = [2, 4]}) attributes {dync.entry} {
+    %0 = torch.vtensor.literal(dense<1.0> : tensor<4xf32>) : !torch.vtensor<[4],f32> loc(#t1)
+    %int1 = torch.constant.int 1 loc(#t1)
+    %1 = torch.aten.add.Tensor %arg0, %0, %int1 : !torch.vtensor<[2,4],f32>, !torch.vtensor<[4],f32>, !torch.int -> !torch.vtensor<[2,4],f32> loc(#t2)
+    %2 = torch.aten.relu %1 : !torch.vtensor<[2,4],f32> -> !torch.vtensor<[2,4],f32> loc(#t3)
+    return %2 : !torch.vtensor<[2,4],f32>
+  }
+}
