@@ -47,7 +47,6 @@ from ..analysis.op_kinds import ELEMENTWISE
 from ..dialects import dync as dync_ir
 from ..dialects.symbolic import (
     bound_dims,
-    declarations_first,
     is_tensor,
     parse_dim,
     to_affine,
@@ -380,7 +379,6 @@ class Bucket(Pass):
         # the padding get static result types, which torch-to-linalg needs to agree.
         func, dynamic_types = static_copy(entry, name, BUCKET_ATTR, values, cast_back=False)
         version = _Version(func, values, ranges)
-        declarations_first(version.block)  # the arguments' crops at the top are bound to them
         # (Not a binding or a size: the rewrite may erase those.)
         version.top = next(op.operation for op in version.block.operations
                            if op.operation.name not in ("torch.symbolic_int", BIND,

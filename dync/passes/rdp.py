@@ -494,10 +494,11 @@ def _refine_types(func, analysis: Analysis) -> None:
         for region in op.regions:
             for block in region.blocks:
                 for arg in block.arguments:
-                    _refine(arg, analysis, lambda block=block: _first(block), in_place=False)
+                    _refine(arg, analysis, lambda block=block: declarations_first(block),
+                            in_place=False)
     entry = func.regions[0].blocks[0]
     for arg in entry.arguments:
-        _refine(arg, analysis, lambda: _first(entry), in_place=False)
+        _refine(arg, analysis, lambda: declarations_first(entry), in_place=False)
     for op in dead:
         op.erase()
 
@@ -622,7 +623,7 @@ def _refine_signatures(module: ir.Operation, analysis: Analysis) -> None:
             arg.set_type(new)
             inputs[i] = new
             _drop_static_binds(arg)
-            _reroute(arg, arg, _first(entry), old)
+            _reroute(arg, arg, declarations_first(entry), old)
             for call in calls:
                 call.operands[i] = _as_type(call.operands[i], new, call)
         returns = ops_named(func, "func.return")
@@ -706,11 +707,6 @@ def _uncast(value: ir.Value, wanted: ir.Type) -> ir.Value | None:
     return None
 
 
-def _first(block: ir.Block) -> ir.Operation:
-    """The first op of `block` after its `torch.symbolic_int`s (moved to the top)."""
-    return declarations_first(block)
-
-
 def _after(op: ir.Operation) -> ir.Operation:
     """The op following `op` in its block (binds stay right after what they bind)."""
     ops = list(op.block.operations)
@@ -731,7 +727,7 @@ def _bind_dims(func, analysis: Analysis) -> None:
     not bind; `dync.dims` on the defining op for the rest."""
     symbols = _symbol_values(func)
     entry = func.regions[0].blocks[0]
-    first = _first(entry)
+    first = declarations_first(entry)
     for arg in entry.arguments:
         _bind(arg, analysis, symbols, entry, ir.InsertionPoint(first))
     for op in nested_ops(func):

@@ -30,7 +30,14 @@ from __future__ import annotations
 from iree.compiler import ir
 
 from ..dialects import dync as dync_ir
-from ..dialects.symbolic import bound_dims, parse_dim, symbol, to_affine, type_dims
+from ..dialects.symbolic import (
+    bound_dims,
+    declarations_first,
+    parse_dim,
+    symbol,
+    to_affine,
+    type_dims,
+)
 from ..dialects.walk import callee, functions, ops_named, reachable
 from .pipeline import Pass, PassFailure
 
@@ -109,8 +116,9 @@ def static_copy(entry: ir.Operation, name: str, attribute: str, values: dict[str
     arg_attrs = list(ir.ArrayAttr(clone.attributes["arg_attrs"])) \
         if "arg_attrs" in clone.attributes else [ir.DictAttr.get({})] * len(block.arguments)
     new_attrs, new_types, dynamic_types = [], [], {}
-    # Casts go after the symbol declarations at the top, where bindings of the arguments go.
-    first = next(op for op in block.operations if op.operation.name != "torch.symbolic_int")
+    # Casts go after the symbol declarations, moved to the top, where bindings of the
+    # arguments go (a copy binds or crops its arguments there: dync-rdp, dync-bucket).
+    first = declarations_first(block)
     for index, (arg, attrs) in enumerate(zip(block.arguments, arg_attrs, strict=True)):
         attrs = ir.DictAttr(attrs)
         if dync_ir.SHAPE_ATTR not in attrs:

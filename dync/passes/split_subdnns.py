@@ -141,12 +141,13 @@ def _passable(ty: ir.Type) -> bool:
 def _line_span(ops: list[ir.Operation]) -> str:
     """`file:first-last` over the frames of `ops` that are in the first file seen, the model's
     own files before torch's (torch.export's runtime assertions are located in torch)."""
-    outermost = [frames[-1][0] for op in ops if (frames := _FILE_LINE.findall(str(op.location)))]
-    if not outermost:
+    located = [frames for op in ops if (frames := _FILE_LINE.findall(str(op.location)))]
+    if not located:
         return "unknown"
+    # The outermost caller of a call-site location is the model's own source.
+    outermost = [frames[-1][0] for frames in located]
     first_file = next((path for path in outermost if not _in_torch(path)), outermost[0])
-    lines = [int(line) for op in ops for path, line in _FILE_LINE.findall(str(op.location))
-             if path == first_file]
+    lines = [int(line) for frames in located for path, line in frames if path == first_file]
     return f"{first_file}:{min(lines)}-{max(lines)}"
 
 
