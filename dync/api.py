@@ -84,8 +84,8 @@ def compile(  # noqa: A001 - the public name is fixed by the design
         default. Graph mode only.
       buckets: zero-padded static versions (dync-bucket, shape buckets): {Dim name:
         [largest sizes]}, a version per combination (at most 16). A call runs the smallest
-        bucket holding all its dims, its arguments zero-padded at the end of those dims, and
-        inside, the padding is cropped away wherever it could reach a true value (reductions,
+        bucket holding all its dims, which zero-pads its arguments at the end of those dims
+        itself (no host copy), and the padding is cropped away wherever it could reach a true value (reductions,
         reshapes, windows that would read it): the results are exact. Calls beyond every
         bucket run the dynamic entry; dims not named stay dynamic in every version. E.g.
         `{"h32": [4, 6, 8, 10], "w32": [4, 6, 8, 10]}` for an image of 32*h32 x 32*w32 pixels. Graph mode, and host mode (there, for each

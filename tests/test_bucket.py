@@ -1,6 +1,6 @@
 """dync-bucket (shape buckets): zero-padded static versions compiled into the same
-vmfb; a call runs the smallest bucket holding its dims, padded, and agrees with eager; a call
-beyond every bucket runs the dynamic entry."""
+vmfb; a call runs the smallest bucket holding its dims (the version pads its arguments) and
+agrees with eager; a call beyond every bucket runs the dynamic entry."""
 
 import pytest
 import torch
@@ -33,6 +33,8 @@ def test_one_version_per_bucket(bucketed):
     assert [v["symbols"] for v in versions] == [
         {"h": 24, "w": 24}, {"h": 24, "w": 40}, {"h": 40, "w": 24}, {"h": 40, "w": 40}]
     assert all(v["sizes"] == ["h", "w"] for v in versions)
+    # Static once padded: each version pads its argument itself.
+    assert not any(v.get("host_padding") for v in versions)
     assert versions == bucketed.report.versions
 
 
@@ -62,12 +64,15 @@ def test_the_ir_crops_only_where_the_padding_could_reach_a_true_value(model, tmp
                    passes=("dync-bucket", "dync-canonicalize", "dync-verify"))
     version = dump.read_text().split("func.func @main__bucket__h_24__w_24")[1]
     body = version.split("func.func")[0]
-    # The argument is static; the first convolution runs on it; the crop comes before the
-    # second (whose last output would read a padded row for an odd height).
-    assert "!torch.vtensor<[1,3,24,24],f32>" in version.splitlines()[0]
+    # The argument comes at its true size and is padded to the bucket's in the version; the
+    # first convolution runs on the padded one; the crop comes before the second (whose
+    # last output would read a padded row for an odd height).
+    assert "%arg0: !torch.vtensor<[1,3,?,?],f32>" in version.splitlines()[0]
+    assert "-> !torch.vtensor<[1,3,24,24],f32>" in body.split("torch.aten.constant_pad_nd")[1]
     assert body.count("torch.aten.slice.Tensor") == 2  # rows and columns, once
     first_conv = body.index("torch.aten.conv2d")
-    assert body.index("torch.aten.slice.Tensor") > first_conv
+    assert body.index("torch.aten.constant_pad_nd") < first_conv < body.index(
+        "torch.aten.slice.Tensor")
 
 
 def test_a_saved_module_keeps_its_buckets(model, bucketed, tmp_path):
@@ -79,11 +84,13 @@ def test_a_saved_module_keeps_its_buckets(model, bucketed, tmp_path):
 
 
 def test_buckets_over_one_dim_leave_the_other_dynamic(model):
-    """Versions static in W only. Their argument is cropped and bound at the top, before the
-    literals the exporter declares H after (this used a later declaration: IREE refused the
-    IR)."""
+    """Versions static in W only, padded by the runtime. Their argument is cropped and bound
+    at the top, before the literals the exporter declares H after (this used a later
+    declaration: IREE refused the IR)."""
     compiled = compile_padded(model, buckets={"w": [24, 40]})
     assert [v["symbols"] for v in compiled.manifest.versions] == [{"w": 24}, {"w": 40}]
+    # H stays dynamic after padding, which IREE cannot pad in the module: the runtime does.
+    assert all(v["host_padding"] for v in compiled.manifest.versions)
     for h, w, function in [(13, 13, "main__bucket__w_24"), (47, 40, "main__bucket__w_40"),
                            (30, 41, "main")]:
         torch.manual_seed(h * 100 + w)

@@ -59,3 +59,31 @@ def test_strips_lower_the_measured_peak_below_eager_as_predicted(stem):
     assert with_pass <= eager_peak_intermediates(model, x)
     predicted = int(patched.report.peak["iree"])
     assert abs(predicted - with_pass) <= 0.1 * with_pass
+
+
+def test_a_bucket_gathers_its_strips_from_the_unpadded_argument(tmp_path):
+    """A size bucket pads its argument itself; the strips read the argument's rows directly
+    (zeros past its true size: on a 16-row image, the last strip lies wholly in the
+    padding), so neither the padded image nor a host copy exists, and the call peaks below
+    the same bucket without strips. Sides are multiples of 8, so that no convolution of the
+    stage reads a padded row and the padding lasts through it."""
+    from torch.export import Dim
+
+    torch.manual_seed(0)
+    model = Stem().eval()
+    h8, w8 = Dim("h8", min=2, max=4), Dim("w8", min=2, max=4)
+    options = dict(dynamic_shapes=({2: 8 * h8, 3: 8 * w8},), buckets={"h8": [4], "w8": [4]},
+                   cache=False)
+    example = (torch.randn(1, 3, 24, 24),)
+    dump = tmp_path / "ir.mlir"
+    patched = dync.compile(model, example, dump_ir=dump, **options)
+    whole = dync.compile(model, example, **options,
+                         passes=tuple(p for p in DEFAULT_PIPELINE if p != "dync-patch-stages"))
+    assert "torch.aten.index.Tensor_hacked_twin" in dump.read_text()
+    for h, w in [(16, 16), (16, 24), (24, 32), (32, 32)]:
+        x = (torch.randn(1, 3, h, w, generator=torch.Generator().manual_seed(h * w)),)
+        chosen = patched.versions.choose(patched.signature.check_inputs([x[0].numpy()]))
+        assert chosen.function == "main__bucket__h8_4__w8_4"
+        torch.testing.assert_close(patched(*x), model(*x), rtol=1e-5, atol=1e-5)
+    x = (torch.randn(1, 3, 24, 32),)
+    assert measure_dync(patched, x).peak < measure_dync(whole, x).peak

@@ -10,6 +10,8 @@ from iree.compiler import ir
 from .symbolic import element_type, type_dims
 
 BIND = "torch.bind_symbolic_shape"
+# IREE's barrier against fusion and CSE, on builtin tensors between `torch_c` casts.
+BARRIER = "util.optimization_barrier"
 # torch-mlir's builtin element types: signedness is dropped from integers.
 _SIGNLESS = re.compile(r"^[su]i(\d+)$")
 

@@ -3,7 +3,8 @@
 Shape-bucketed kernels (DESIGN.md's Nimble line; Nimble itself dispatches on residues,
 digest-nimble-dali.md A.7), the way ECOSYSTEM.md's gap list has it: one static copy of the
 program per bucket, the smallest bucket holding a call chosen on the host and the input
-zero-padded up to it (MIGraphX's `bucket_by_optimals` does the same), so that IREE plans
+zero-padded up to it (MIGraphX's `bucket_by_optimals` does the same) inside the copy, so that
+IREE plans
 static tiles and buffers for a whole range of sizes instead of one (`dync-specialize`) or
 none (the dynamic entry). Padding is only sound as far as the padded rows cannot reach the
 true ones, so the copy keeps the padding exactly as long as every op provably leaves the
@@ -26,12 +27,23 @@ entry function with its ``dync.shape`` argument attributes and its bindings.
 
 Writes, per bucket: a public copy of the entry named ``<entry>__bucket__<symbol>_<value>...``
 carrying ``dync.bucket`` = {symbol: value} and ``dync.sizes`` = the names of the symbols its
-extra arguments give; its arguments are the entry's with the dims over the bucket's symbols
-static at the bucket's values, followed by one ``!torch.vtensor<[],si64>`` per symbol of
-``dync.sizes`` holding that symbol's true value. The runtime pads each argument with zeros at
-the end of each such dim (`dync.runtime.versions`). Bindings of padded values are dropped;
-each crop is bound to the value's original dims. Removes ``dync.bucket``. Inputs beyond
-every bucket run the dynamic entry.
+extra arguments give; its arguments are the entry's, followed by one
+``!torch.vtensor<[],si64>`` per symbol of ``dync.sizes`` holding that symbol's true value.
+At the top, after the arguments' bindings (torch-mlir reads an argument after its binding),
+each argument with a dim over the bucket's symbols is zero-padded at the end of those dims
+to the bucket's values (`torch.aten.constant_pad_nd` to a static type) through a
+``util.optimization_barrier``, and the body reads the padded value; its crop is the argument
+itself. Padding in the module, not on the host: IREE reads the argument into the NHWC copy
+it makes for a first convolution anyway, and `dync-patch-stages` gathers strips from the
+unpadded argument, so the padded image need not exist at all (yolo_nms at 224x320, bucket
+256x320: peak 1962 -> 1008 KiB, eager 1120; the host's padded copy was 964 KiB of it).
+Where a padded argument would keep a dynamic dim (a bucket over some of its dynamic dims),
+IREE 3.13 can neither take a barrier on it ("'tensor.dim' op unexpected during shape
+cleanup") nor, without one, convert the pad it folds into the convolution's own to NHWC; that
+version takes the argument static at the bucket's sizes, as padded by the runtime
+(`dync.runtime.versions`), and carries ``dync.host_padding``. Bindings of padded values are
+dropped; each crop is bound to the value's original dims. Removes ``dync.bucket``. Inputs
+beyond every bucket run the dynamic entry.
 """
 
 from __future__ import annotations
@@ -43,7 +55,7 @@ from dataclasses import dataclass
 import sympy
 from iree.compiler import ir
 
-from ..analysis.op_kinds import ELEMENTWISE
+from ..analysis.op_kinds import ELEMENTWISE, viewed_argument
 from ..dialects import dync as dync_ir
 from ..dialects.symbolic import (
     bound_dims,
@@ -53,7 +65,9 @@ from ..dialects.symbolic import (
     type_dims,
 )
 from ..dialects.torch_ops import (
+    BARRIER,
     BIND,
+    builtin_type,
     constant_int,
     constant_int_list,
     create,
@@ -67,6 +81,7 @@ from .specialize import check_request, read_requests, requested_entry, static_co
 REQUEST_ATTR = "dync.bucket"
 BUCKET_ATTR = "dync.bucket"
 SIZES_ATTR = "dync.sizes"
+HOST_PADDING_ATTR = "dync.host_padding"
 # Windowed ops: where their kernel (or weight), stride, padding and dilation operands are.
 _CONVOLUTIONS = {"torch.aten.conv1d", "torch.aten.conv2d", "torch.aten.conv3d",
                  "torch.aten.convolution"}
@@ -82,10 +97,11 @@ def bucket_name(entry: str, values: dict[str, int]) -> str:
 
 def read_buckets(module: ir.Operation) -> list[dict]:
     """{"function", "symbols": {name: bucket value}, "sizes": [symbol, ...]} of each bucket
-    version in `module`."""
+    version in `module`, with "host_padding": True where the caller pads the arguments."""
     return [{"function": name,
              "symbols": dync_ir.to_python(func.attributes[BUCKET_ATTR]),
-             "sizes": dync_ir.to_python(func.attributes[SIZES_ATTR])}
+             "sizes": dync_ir.to_python(func.attributes[SIZES_ATTR]),
+             **({"host_padding": True} if HOST_PADDING_ATTR in func.attributes else {})}
             for name, func in functions(module).items() if SIZES_ATTR in func.attributes]
 
 
@@ -166,6 +182,34 @@ class _Version:
             raise PassFailure(f"cannot compute {expr} as a size")
         self.ints[expr] = value
         return value
+
+    def pad_argument(self, arg: ir.Value, axes: dict[int, tuple[sympy.Expr, int]]) -> None:
+        """Zero-pad `arg` at the top to its bucket's extents along `axes` ({axis: (true
+        extent, padded extent)}); the body reads the padded value, a crop of it is `arg`."""
+        ip, loc = ir.InsertionPoint(self.top), self.func.location
+        # torch-mlir rewrites the argument's uses to those after its binding: bind it first.
+        first = next(op.operation for op in self.block.operations
+                     if op.operation.name != "torch.symbolic_int")
+        for use in list(arg.uses):
+            if use.owner.operation.name == BIND and use.owner.operation != first:
+                use.owner.operation.move_before(first)
+        rank = len(type_dims(arg.type))
+        widths = []
+        for axis in range(rank - 1, min(axes) - 1, -1):
+            widths.append(int_constant(0, ip, loc))
+            widths.append(self.int_value(axes[axis][1] - axes[axis][0]) if axis in axes
+                          else int_constant(0, ip, loc))
+        widths = create("torch.prim.ListConstruct", "!torch.list<int>", ip, loc,
+                        operands=widths)
+        padded = Padded(axes, zero_tail=True)
+        pad = padded_through_barrier(arg, widths, padded_type(arg.type, padded), ip, loc)
+        for use in list(arg.uses):
+            user = use.owner.operation
+            if user != pad.owner.operation and user.name not in (BIND, "torch.aten.size.int"):
+                user.operands[use.operand_number] = pad
+        self.padded[pad] = padded
+        self.dynamic_types[pad] = arg.type
+        self.crops[pad] = arg
 
     # -- the analysis ----------------------------------------------------------------------
     def read_facts(self) -> None:
@@ -338,6 +382,34 @@ class _Version:
                     user.operands[index] = self.crop(value)
 
 
+def padded_through_barrier(value: ir.Value, widths: ir.Value, result: ir.Type, ip,
+                           loc) -> ir.Value:
+    """`value` zero-padded by `widths` (a `constant_pad_nd` list) to the static `result`,
+    through a barrier. Without it IREE 3.13 folds the pad into the next convolution's own
+    padding, and its NHWC conversion then fails on the folded pad's dynamic type
+    ("'tensor.collapse_shape' op expected dimension 1 of collapsed type to be dynamic")."""
+    zero = create("torch.constant.float", "!torch.float", ip, loc,
+                  value=ir.FloatAttr.get_f64(0.0))
+    pad = create("torch.aten.constant_pad_nd", result, ip, loc, operands=[value, widths, zero])
+    builtin = builtin_type(result)
+    to = create("torch_c.to_builtin_tensor", builtin, ip, loc, operands=[pad])
+    barrier = create(BARRIER, builtin, ip, loc, operands=[to])
+    return create("torch_c.from_builtin_tensor", result, ip, loc, operands=[barrier])
+
+
+def padded_argument(value: ir.Value) -> ir.Operation | None:
+    """The `constant_pad_nd` of a function argument `value` comes from through
+    `padded_through_barrier`, else None."""
+    chain = ("torch_c.from_builtin_tensor", BARRIER, "torch_c.to_builtin_tensor",
+             "torch.aten.constant_pad_nd")
+    for name in chain:
+        op = defining(value, name)
+        if op is None:
+            return None
+        value = op.operands[0]
+    return op if viewed_argument(value) is not None else None
+
+
 def padded_type(old: ir.Type, padding: Padded) -> ir.Type:
     """`old` with the padded axes static at their padded extents."""
     rank = len(type_dims(old) or ())
@@ -364,6 +436,7 @@ class Bucket(Pass):
         ranges = {n: (s.min, s.max) for n, s in symbols.items()}
         entry_name = ir.StringAttr(entry.attributes["sym_name"]).value
         existing = set(functions(module))
+        module.context.dialects["util"]  # registered lazily: load it before building a barrier
         for values in requests:
             check_request(values, symbols, "bucket")
             name = bucket_name(entry_name, values)
@@ -386,18 +459,50 @@ class Bucket(Pass):
         arg_attrs = list(ir.ArrayAttr(func.attributes["arg_attrs"]))
         entry_attrs = list(ir.ArrayAttr(entry.attributes["arg_attrs"]))
         sizes: set[str] = set()
-        for index, dynamic in dynamic_types.items():
-            arg = version.block.arguments[index]
-            version.dynamic_types[arg] = dynamic
+        padding = {}
+        for index in dynamic_types:
             true = dync_ir.read_shape(ir.DictAttr(entry_attrs[index])[dync_ir.SHAPE_ATTR])
             padded = dync_ir.read_shape(ir.DictAttr(arg_attrs[index])[dync_ir.SHAPE_ATTR])
-            axes = {axis: (parse_dim(t) if isinstance(t, str) else sympy.Integer(t), p)
-                    for axis, (t, p) in enumerate(zip(true, padded, strict=True))
-                    if isinstance(p, int) and not isinstance(t, int)}
-            version.padded[arg] = Padded(axes, zero_tail=True)
+            padding[index] = {axis: (parse_dim(t) if isinstance(t, str) else sympy.Integer(t), p)
+                              for axis, (t, p) in enumerate(zip(true, padded, strict=True))
+                              if isinstance(p, int) and not isinstance(t, int)}
             sizes |= {s.name for t in true if isinstance(t, str) for s in parse_dim(t).free_symbols}
+        # The version takes the arguments at their true sizes, as the entry does, and pads
+        # them itself: IREE reads the argument once, into the padded (NHWC) copy it makes for
+        # the first convolution anyway, or strip by strip (dync-patch-stages), where a copy
+        # padded on the host would be one more whole activation. Not where a padded argument
+        # keeps a dynamic dim: IREE 3.13 can neither take a barrier on it nor convert the pad
+        # it would fold into the convolution's own to NHWC. The runtime pads those.
+        in_module = all(builtin_type(version.block.arguments[i].type) is not None
+                        for i in padding)
+        if in_module:
+            _restore_arguments(func, entry, dynamic_types)
+        else:
+            func.attributes[HOST_PADDING_ATTR] = ir.UnitAttr.get()
         version.read_facts()
         version.add_size_arguments(sorted(sizes))
+        for index, axes in padding.items():
+            arg = version.block.arguments[index]
+            if in_module:
+                version.pad_argument(arg, axes)
+            else:
+                version.padded[arg] = Padded(axes, zero_tail=True)
+                version.dynamic_types[arg] = dynamic_types[index]
         version.rewrite()
         module.regions[0].blocks[0].append(func)
+
+
+def _restore_arguments(func: ir.Operation, entry: ir.Operation,
+                       dynamic_types: dict[int, ir.Type]) -> None:
+    """`func`'s arguments `static_copy` made static back at the entry's types and shapes."""
+    block = func.regions[0].blocks[0]
+    attrs = list(ir.ArrayAttr(func.attributes["arg_attrs"]))
+    entry_attrs = list(ir.ArrayAttr(entry.attributes["arg_attrs"]))
+    for index, dynamic in dynamic_types.items():
+        block.arguments[index].set_type(dynamic)
+        attrs[index] = entry_attrs[index]
+    func.attributes["arg_attrs"] = ir.ArrayAttr.get(attrs)
+    old = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+    func.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
+        [a.type for a in block.arguments], list(old.results)))
 

@@ -44,13 +44,12 @@ from iree.compiler import ir
 
 from ..dialects.dync import CANCELS_ATTR
 from ..dialects.symbolic import element_type, type_dims
-from ..dialects.torch_ops import BIND, builtin_type, create, int_list
+from ..dialects.torch_ops import BARRIER, BIND, builtin_type, create, int_list
 from ..dialects.walk import call_sites, function_argument, functions, ops_named
 from .channels_last import converts_to_channels_last
 from .pipeline import Pass
 from .split_subdnns import read_subdnns
 
-BARRIER = "util.optimization_barrier"
 TO_NHWC, TO_NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
 
 

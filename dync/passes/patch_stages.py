@@ -27,7 +27,12 @@ concatenation and materialized a padded NHWC copy for the next convolution (the 
 
 Which stage, how many strips: a chain starts at a convolution reading a function argument (the
 model's input, or a sub-DNN's; an input computed in the function would stay whole while the
-strips read it). Its peak is the link with the largest input + output (the input of the first
+strips read it), or reading an argument zero-padded to static sizes as `dync-bucket` pads
+it. There the first link's strip gathers its rows straight from the unpadded argument
+(`torch.aten.index.Tensor_hacked_twin` over static row and column indices clamped into the
+argument, then `torch.aten.where.ScalarOther` with zeros past its true size and above row
+0), one static strip per dispatch: neither the padded argument nor a slice of the argument
+(dynamically sized, and IREE 3.13 gives such transients no reuse) ever exists. Its peak is the link with the largest input + output (the input of the first
 link counted: IREE reads an argument through an NHWC copy); the stage ends one link after it,
 so that the peak link's output never exists whole. The pass estimates the stage's patched
 peak (the stage's output plus, over the strips, the largest input + output of one link's
@@ -50,6 +55,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 from iree.compiler import ir
 
 from ..analysis.op_kinds import ELEMENTWISE, element_bytes, from_constants, viewed_argument
@@ -61,10 +67,12 @@ from ..dialects.torch_ops import (
     create,
     int_constant,
     int_list,
+    owner,
     users,
     vtensor_type,
 )
 from ..dialects.walk import functions, nested_ops
+from .bucket import padded_argument
 from .channels_last import converts_to_channels_last, maybe_transposed
 from .pipeline import Pass
 
@@ -294,6 +302,68 @@ def _rows(x: ir.Value, lo: int, hi: int, height: int, first: int, ip, loc) -> ir
     return x
 
 
+def _padded_rows(pad: ir.Operation, lo: int, hi: int, ip, loc) -> ir.Value:
+    """Rows [lo, hi) of `pad`'s result (a function argument zero-padded at the end of its
+    H and W, as `dync-bucket` pads it) read straight from the argument, zeros beyond its
+    true extent and above row 0: one gather over static index tensors, into a static strip.
+    The padded argument never exists, and neither does a slice of the argument: its size
+    would be dynamic, and IREE 3.13 gives dynamically sized transients no reuse (the four
+    strips' slices were all alive at once)."""
+    arg = pad.operands[0]
+    n, c, _, width = _dims(pad.result)
+    rows, cols = np.arange(lo, hi), np.arange(width)
+
+    def literal(values: np.ndarray, shape: tuple[int, ...]) -> ir.Value:
+        values = values.astype(np.int64).reshape(shape)
+        return create("torch.vtensor.literal", _tensor("si64", shape), ip, loc,
+                      value=ir.DenseElementsAttr.get(values))
+
+    def size(axis: int) -> ir.Value:
+        return create("torch.aten.size.int", "!torch.int", ip, loc,
+                      operands=[arg, int_constant(axis, ip, loc)])
+
+    def below(index: ir.Value, bound: ir.Value) -> ir.Value:
+        return create("torch.aten.lt.Scalar", _tensor("i1", _dims_of(index)), ip, loc,
+                      operands=[index, bound])
+
+    def clamped(index: ir.Value, bound: ir.Value) -> ir.Value:
+        last = create("torch.aten.sub.int", "!torch.int", ip, loc,
+                      operands=[bound, int_constant(1, ip, loc)])
+        return create("torch.aten.clamp", index.type, ip, loc,
+                      operands=[index, int_constant(0, ip, loc), last])
+
+    h, w = size(H), size(H + 1)
+    row, col = literal(rows, (1, 1, hi - lo, 1)), literal(cols, (1, 1, 1, width))
+    indices = [literal(np.arange(n), (n, 1, 1, 1)), literal(np.arange(c), (1, c, 1, 1)),
+               clamped(row, h), clamped(col, w)]
+    index_list = create("torch.prim.ListConstruct", "!torch.list<vtensor>", ip, loc,
+                        operands=indices)
+    strip = _with_rows(pad.result, hi - lo)
+    gathered = create("torch.aten.index.Tensor_hacked_twin", strip, ip, loc,
+                      operands=[arg, index_list])
+    inside = [below(row, h), below(col, w)]
+    if lo < 0:
+        inside.append(create("torch.aten.ge.Scalar", _tensor("i1", (1, 1, hi - lo, 1)),
+                             ip, loc, operands=[row, int_constant(0, ip, loc)]))
+    mask = inside[0]
+    for other in inside[1:]:
+        dims = np.broadcast_shapes(_dims_of(mask), _dims_of(other))
+        mask = create("torch.aten.logical_and", _tensor("i1", dims), ip, loc,
+                      operands=[mask, other])
+    zero = create("torch.constant.float", "!torch.float", ip, loc,
+                  value=ir.FloatAttr.get_f64(0.0))
+    return create("torch.aten.where.ScalarOther", strip, ip, loc,
+                  operands=[mask, gathered, zero])
+
+
+def _dims_of(value: ir.Value) -> tuple[int, ...]:
+    return tuple(type_dims(value.type))
+
+
+def _tensor(dtype: str, dims) -> ir.Type:
+    return ir.Type.parse(f"!torch.vtensor<[{','.join(map(str, dims))}],{dtype}>")
+
+
 def _clone(op: ir.Operation, operands: list[ir.Value], result: ir.Type, ip, loc) -> ir.Value:
     attrs = {a.name: a.attr for a in op.attributes}
     return ir.Operation.create(op.name, results=[result], operands=operands, attributes=attrs,
@@ -304,9 +374,13 @@ def _strip(links: list[Link], x: ir.Value, a: int, b: int, ip, loc) -> ir.Value:
     """Output rows [a, b) of the stage computed from its input `x`."""
     windows = _windows(links, a, b)
     first = 0
+    pad = padded_argument(x)
     for i, link in enumerate(links):
         lo, hi = windows[i]
-        x = _rows(x, lo, hi, link.input_height, first, ip, loc)
+        if i == 0 and pad is not None:
+            x = _padded_rows(pad, lo, hi, ip, loc)
+        else:
+            x = _rows(x, lo, hi, link.input_height, first, ip, loc)
         first = max(windows[i + 1][0], 0) if i + 1 < len(links) else a
         rows = _rows_out(links, windows, i, a, b)
         operands = list(link.conv.operands)
@@ -350,6 +424,10 @@ def _patch(links: list[Link], k: int, nhwc: bool) -> None:
         for op in reversed(link.after):
             _erase(op)
         _erase(link.conv)
+    # A padded argument's pad, now read by nobody.
+    while (op := owner(x)) is not None and not list(op.results[0].uses):
+        x = op.operands[0]
+        op.erase()
 
 
 def _erase(op: ir.Operation) -> None:
@@ -375,7 +453,8 @@ class PatchStages(Pass):
             for op in ops:
                 if len(op.results) != 1 or op.results[0] in chained \
                         or (link := _link(op)) is None \
-                        or viewed_argument(op.operands[0]) is None:
+                        or (viewed_argument(op.operands[0]) is None
+                            and padded_argument(op.operands[0]) is None):
                     continue
                 chain = _chain(link)
                 chained.update(c.conv.results[0] for c in chain)

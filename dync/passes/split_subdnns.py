@@ -10,7 +10,8 @@ a body), directly or through its calls.
 
 Writes:
 - Each maximal branch-free run of torch ops in a block of a skeleton function (no op with
-  regions, no terminator, no `torch_c` cast, no call to a skeleton function) that does
+  regions, no terminator, no `torch_c` cast but those around a `util.optimization_barrier`
+  on a torch value, no call to a skeleton function) that does
   tensor work (a `torch.aten.*` op) becomes a private function `@subdnn_<k>` called from
   where the run was. Arguments and results come from liveness: the values the run uses but
   does not define, and the values it defines that are used outside it. `k` follows creation
@@ -64,6 +65,7 @@ from iree.compiler import ir
 
 from ..dialects.dync import to_python
 from ..dialects.symbolic import bound_dims, is_tensor, type_dims
+from ..dialects.torch_ops import BARRIER, owner
 from ..dialects.walk import callee, functions, nested_ops, ops_named
 from .pipeline import Pass, PassFailure
 
@@ -80,6 +82,18 @@ _IDENTITY_OPS = {
 _PASSABLE = re.compile(r"^(!torch\.(vtensor|int|float|bool)\b|tensor<|i\d+$|f\d+$|index$)")
 _FILE_LINE = re.compile(r'"([^"]*)":(\d+):\d+')
 
+
+
+def _in_barrier(op: ir.Operation) -> bool:
+    """Whether `op` is a `util.optimization_barrier` on a torch value or one of its two
+    `torch_c` casts (`dync-bucket` pads an argument through one), which stay in the run."""
+    if op.name == BARRIER:
+        return True
+    if op.name == "torch_c.to_builtin_tensor":
+        readers = [use.owner.name for use in op.results[0].uses]
+        return bool(readers) and all(name == BARRIER for name in readers)
+    return op.name == "torch_c.from_builtin_tensor" and owner(op.operands[0]) is not None \
+        and owner(op.operands[0]).name == BARRIER
 
 class _CannotOutline(Exception):
     """A run that this pass leaves in the skeleton."""
@@ -237,7 +251,7 @@ class _Splitter:
         if op.name == "func.call":
             name = callee(op)
             return name in self.funcs and name not in self.skeleton and not self.is_control(name)
-        return op.name.startswith("torch.")
+        return op.name.startswith("torch.") or _in_barrier(op)
 
     def does_tensor_work(self, op: ir.Operation) -> bool:
         if op.name.startswith("torch.aten."):

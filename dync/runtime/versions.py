@@ -2,10 +2,11 @@
 
 A call's arguments bind the symbols of the signature (`Signature.check_inputs`). A
 shape-specialized version (`dync-specialize`) whose values all match runs it as is; else the
-smallest bucket version (`dync-bucket`) that holds every value runs it, the arguments
-zero-padded at the end of each dim to the bucket's sizes and the symbols' true values
-appended as 0-d int64 arrays; else the fully dynamic entry. The choice and the padding are
-worked out once per assignment of the symbols.
+smallest bucket version (`dync-bucket`) that holds every value runs it, on the arguments as
+they are (the version pads them itself; where its padded arguments keep a dynamic dim, they
+are zero-padded here at the end of each bucketed dim) and the symbols' true values appended
+as 0-d int64 arrays; else the fully dynamic entry. The choice and the padding are worked out
+once per assignment of the symbols.
 """
 
 from __future__ import annotations
@@ -22,16 +23,17 @@ from .invoke import BINDING_ALIGNMENT
 @dataclass(frozen=True)
 class Choice:
     function: str
-    # Per argument, numpy.pad's widths, or None to pass it as it is.
-    pads: tuple[tuple[tuple[int, int], ...] | None, ...] = ()
+    # A bucket's extra arguments: the true values of its symbols, as 0-d int64 arrays.
     sizes: tuple[np.ndarray, ...] = ()
+    # Per argument, numpy.pad's widths, or None to pass it as it is: a bucket whose padded
+    # arguments keep a dynamic dim is padded here (`dync-bucket`'s "host_padding").
+    pads: tuple[tuple[tuple[int, int], ...] | None, ...] = ()
 
     def arguments(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
-        if not self.pads and not self.sizes:
-            return arrays
-        padded = [a if pad is None else _padded(a, pad)
-                  for a, pad in zip(arrays, self.pads, strict=True)]
-        return padded + list(self.sizes)
+        if self.pads:
+            arrays = [a if pad is None else _padded(a, pad)
+                      for a, pad in zip(arrays, self.pads, strict=True)]
+        return [*arrays, *self.sizes] if self.sizes else arrays
 
 
 def _padded(array: np.ndarray, pad: tuple[tuple[int, int], ...]) -> np.ndarray:
@@ -72,15 +74,17 @@ class Versions:
                 return Choice(version["function"])
         for version in self.buckets:
             if all(k in bound and bound[k] <= v for k, v in version["symbols"].items()):
-                return self._padding(version, bound)
+                return self._bucket(version, bound)
         return Choice(self.entry)
 
-    def _padding(self, version: dict, bound: dict[str, int]) -> Choice:
+    def _bucket(self, version: dict, bound: dict[str, int]) -> Choice:
+        sizes = tuple(np.array(bound[name], dtype=np.int64) for name in version["sizes"])
+        if not version.get("host_padding"):
+            return Choice(version["function"], sizes)
         at_bucket = {**bound, **version["symbols"]}
         pads = []
         for spec in self.signature.inputs:
             widths = [(0, 0 if isinstance(d, int) else _evaluate(d, at_bucket) - _evaluate(d, bound))
                       for d in spec.shape]
             pads.append(tuple(widths) if any(w for _, w in widths) else None)
-        sizes = tuple(np.array(bound[name], dtype=np.int64) for name in version["sizes"])
-        return Choice(version["function"], tuple(pads), sizes)
+        return Choice(version["function"], sizes, tuple(pads))

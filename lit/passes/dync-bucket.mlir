@@ -1,22 +1,30 @@
 // RUN: dync-opt %s --split-input-file --dync-bucket | FileCheck %s
 // RUN: not dync-opt %s.bad --split-input-file --dync-bucket 2>&1 | FileCheck %s.bad
 
-// A bucket h <= 4: the argument static at 32*4 rows plus the true h as a 0-d argument; the
-// stride-2 convolution keeps the padding (its input's tail is the runtime's zeros), the relu
-// too (its tail is garbage from then on), both with static result types; the stride-1
-// convolution would read row 16*h of the tail, so its input is cropped to 16*h rows and bound
-// to its dims again. The size of the padded axis is the true one. The entry stays as it was.
+// A bucket h <= 4: the argument as the entry's plus the true h as a 0-d argument, bound
+// first (torch-mlir reads an argument after its binding), zero-padded to 32*4 rows at the top
+// through a barrier (IREE would fold the pad into the convolution's own and fail on its type).
+// The stride-2 convolution keeps the padding (its input's tail is zeros), the relu too (its
+// tail is garbage from then on), both with static result types; the stride-1 convolution
+// would read row 16*h of the tail, so its input is cropped to 16*h rows and bound to its dims
+// again. The size of the argument's axis is its own. The entry stays as it was.
 // CHECK-NOT:   dync.bucket = [
 // CHECK-LABEL: func.func @main(%arg0: !torch.vtensor<[1,3,?,32],f32>
-// CHECK-LABEL: func.func @main__bucket__h_4(%arg0: !torch.vtensor<[1,3,128,32],f32> {dync.shape = [1, 3, 128, 32]}, %arg1: !torch.vtensor<[],si64> {dync.shape = []})
+// CHECK-LABEL: func.func @main__bucket__h_4(%arg0: !torch.vtensor<[1,3,?,32],f32> {dync.shape = [1, 3, "32*h", 32]}, %arg1: !torch.vtensor<[],si64> {dync.shape = []})
 // CHECK-SAME:    attributes {dync.bucket = {h = 4 : i64}, dync.sizes = ["h"]}
 // CHECK:         %[[SYM:[0-9]+]] = torch.symbolic_int "h"
-// CHECK-NOT:     torch.tensor_static_info_cast
+// CHECK-NEXT:    torch.bind_symbolic_shape %arg0, [%[[SYM]]]
 // CHECK:         %[[H:[0-9]+]] = torch.aten.item %arg1
-// CHECK:         %[[ROWS:[0-9]+]] = torch.aten.mul.int %{{.+}}, %[[H]]
+// CHECK:         %[[TAIL:[0-9]+]] = torch.aten.add.int %int128, %{{[0-9]+}}
+// CHECK:         %[[WIDTHS:[0-9]+]] = torch.prim.ListConstruct %{{.+}}, %{{.+}}, %{{.+}}, %[[TAIL]]
+// CHECK:         %[[PAD:[0-9]+]] = torch.aten.constant_pad_nd %arg0, %[[WIDTHS]], {{.+}} -> !torch.vtensor<[1,3,128,32],f32>
+// CHECK:         %[[IN:[0-9]+]] = torch_c.to_builtin_tensor %[[PAD]]
+// CHECK-NEXT:    %[[BARRIER:[0-9]+]] = util.optimization_barrier %[[IN]] : tensor<1x3x128x32xf32>
+// CHECK-NEXT:    %[[PADDED:[0-9]+]] = torch_c.from_builtin_tensor %[[BARRIER]]
 // CHECK:         %[[HALF:[0-9]+]] = torch.aten.mul.int %{{.+}}, %[[H]]
+// CHECK:         %[[ROWS:[0-9]+]] = torch.aten.size.int %arg0,
 // CHECK-NOT:     torch.bind_symbolic_shape %arg0
-// CHECK:         %[[C1:[0-9]+]] = torch.aten.conv2d %arg0, {{.+}} -> !torch.vtensor<[1,4,64,16],f32>
+// CHECK:         %[[C1:[0-9]+]] = torch.aten.conv2d %[[PADDED]], {{.+}} -> !torch.vtensor<[1,4,64,16],f32>
 // CHECK-NOT:     torch.bind_symbolic_shape %[[C1]]
 // CHECK:         %[[R:[0-9]+]] = torch.aten.relu %[[C1]] : !torch.vtensor<[1,4,64,16],f32> -> !torch.vtensor<[1,4,64,16],f32>
 // CHECK:         %[[CROP:[0-9]+]] = torch.aten.slice.Tensor %[[R]], %{{.+}}, %{{.+}}, %[[HALF]], %{{.+}} -> !torch.vtensor<[1,4,?,16],f32>
@@ -50,14 +58,16 @@ module attributes {dync.bucket = [{h = 4 : i64}], dync.symbols = {h = {max = 10 
 // A dynamic batch padded to its bucket, two buckets: an elementwise op with a per-channel
 // operand and a 2x2 max-pool (it reads only rows of its own image) keep the padding; the
 // mean over the padded axis and the return get the crop.
-// CHECK-LABEL: func.func @main__bucket__b_2(%arg0: !torch.vtensor<[2,4,8,8],f32> {dync.shape = [2, 4, 8, 8]}, %arg1: !torch.vtensor<[],si64>
+// CHECK-LABEL: func.func @main__bucket__b_2(%arg0: !torch.vtensor<[?,4,8,8],f32> {dync.shape = ["b", 4, 8, 8]}, %arg1: !torch.vtensor<[],si64>
 // CHECK:         %[[B:[0-9]+]] = torch.aten.item %arg1
-// CHECK:         %[[M:[0-9]+]] = torch.aten.mul.Tensor %arg0,
+// CHECK:         %[[PAD:[0-9]+]] = torch.aten.constant_pad_nd %arg0, {{.+}} -> !torch.vtensor<[2,4,8,8],f32>
+// CHECK:         %[[PADDED:[0-9]+]] = torch_c.from_builtin_tensor
+// CHECK:         %[[M:[0-9]+]] = torch.aten.mul.Tensor %[[PADDED]],
 // CHECK:         %[[P:[0-9]+]] = torch.aten.max_pool2d %[[M]], {{.+}} -> !torch.vtensor<[2,4,4,4],f32>
 // CHECK:         %[[CROP:[0-9]+]] = torch.aten.slice.Tensor %[[P]], %{{.+}}, %{{.+}}, %[[B]], %{{.+}}
 // CHECK:         torch.aten.mean.dim %[[CROP]]
 // CHECK:         return %[[CROP]],
-// CHECK-LABEL: func.func @main__bucket__b_8(%arg0: !torch.vtensor<[8,4,8,8],f32>
+// CHECK-LABEL: func.func @main__bucket__b_8(%arg0: !torch.vtensor<[?,4,8,8],f32>
 module attributes {dync.bucket = [{b = 2 : i64}, {b = 8 : i64}], dync.symbols = {b = {max = 8 : i64, min = 1 : i64}}} {
   func.func @main(%arg0: !torch.vtensor<[?,4,8,8],f32> {dync.shape = ["b", 4, 8, 8]}) -> (!torch.vtensor<[?,4,4,4],f32> {dync.shape = ["b", 4, 4, 4]}, !torch.vtensor<[4,4,4],f32> {dync.shape = [4, 4, 4]}) attributes {dync.entry} {
     %0 = torch.symbolic_int "b" {min_val = 1, max_val = 8} : !torch.int

@@ -113,3 +113,54 @@ module attributes {dync.backend = "llvm-cpu", dync.iree_preprocessing = ["iree-p
     return %3, %big : !torch.vtensor<[1,8,4,4],f32>, !torch.vtensor<[64,64],f32>
   }
 }
+
+// -----
+
+// The same stage over an argument dync-bucket padded to 16 rows (true height h, 9 to 16):
+// each strip gathers its rows from the unpadded argument (row and column indices clamped
+// into it, zeros past row h and above row 0), so neither the padded argument nor a slice of
+// it, dynamically sized, is ever made. Strip 0 gathers rows [-1, 4), the others 7 rows; the
+// pad and its barrier go.
+// CHECK-LABEL: func.func @main
+// CHECK-NOT:   torch.aten.constant_pad_nd %arg0
+// CHECK:       %[[H:.+]] = torch.aten.size.int %arg0, %int2
+// CHECK:       %[[ROWS0:.+]] = torch.vtensor.literal(dense<{{\[\[\[\[}}-1], [0], [1], [2], [3]]]]> : tensor<1x1x5x1xi64>) : !torch.vtensor<[1,1,5,1],si64>
+// CHECK:       %[[LAST:.+]] = torch.aten.sub.int %[[H]], %{{.+}}
+// CHECK:       %[[CLAMPED:.+]] = torch.aten.clamp %[[ROWS0]], %{{.+}}, %[[LAST]]
+// CHECK:       %[[INDICES:.+]] = torch.prim.ListConstruct %{{.+}}, %{{.+}}, %[[CLAMPED]], %{{.+}} : {{.+}} -> !torch.list<vtensor>
+// CHECK:       %[[G0:.+]] = torch.aten.index.Tensor_hacked_twin %arg0, %[[INDICES]] : !torch.vtensor<[1,3,?,16],f32>, !torch.list<vtensor> -> !torch.vtensor<[1,3,5,16],f32>
+// CHECK:       %[[BELOW:.+]] = torch.aten.lt.Scalar %[[ROWS0]], %[[H]]
+// CHECK:       torch.aten.ge.Scalar %[[ROWS0]]
+// CHECK:       %[[S0:.+]] = torch.aten.where.ScalarOther %{{.+}}, %[[G0]], %{{.+}} -> !torch.vtensor<[1,3,5,16],f32>
+// CHECK:       torch.aten.conv2d %[[S0]], {{.+}} -> !torch.vtensor<[1,8,2,8],f32>
+// CHECK-COUNT-3: torch.aten.index.Tensor_hacked_twin %arg0, {{.+}} -> !torch.vtensor<[1,3,7,16],f32>
+// CHECK:       torch.aten.cat %{{.+}} {dync.patches = 4 : i64}
+// CHECK-NOT:   util.optimization_barrier
+module attributes {dync.backend = "llvm-cpu", dync.iree_preprocessing = ["iree-preprocessing-convert-conv-to-channels-last"]} {
+  func.func @main(%arg0: !torch.vtensor<[1,3,?,16],f32>, %arg1: !torch.vtensor<[],si64>) -> !torch.vtensor<[1,8,4,4],f32> {
+    %0 = torch.symbolic_int "h" {min_val = 9, max_val = 16} : !torch.int
+    torch.bind_symbolic_shape %arg0, [%0], affine_map<()[s0] -> (1, 3, s0, 16)> : !torch.vtensor<[1,3,?,16],f32>
+    %h = torch.aten.item %arg1 : !torch.vtensor<[],si64> -> !torch.int
+    %int0 = torch.constant.int 0
+    %int16 = torch.constant.int 16
+    %tail = torch.aten.sub.int %int16, %h : !torch.int, !torch.int -> !torch.int
+    %widths = torch.prim.ListConstruct %int0, %int0, %int0, %tail : (!torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
+    %zero = torch.constant.float 0.000000e+00
+    %pad = torch.aten.constant_pad_nd %arg0, %widths, %zero : !torch.vtensor<[1,3,?,16],f32>, !torch.list<int>, !torch.float -> !torch.vtensor<[1,3,16,16],f32>
+    %in = torch_c.to_builtin_tensor %pad : !torch.vtensor<[1,3,16,16],f32> -> tensor<1x3x16x16xf32>
+    %barrier = util.optimization_barrier %in : tensor<1x3x16x16xf32>
+    %padded = torch_c.from_builtin_tensor %barrier : tensor<1x3x16x16xf32> -> !torch.vtensor<[1,3,16,16],f32>
+    %w1 = torch.vtensor.literal(dense<1.0> : tensor<8x3x3x3xf32>) : !torch.vtensor<[8,3,3,3],f32>
+    %w2 = torch.vtensor.literal(dense<1.0> : tensor<8x8x3x3xf32>) : !torch.vtensor<[8,8,3,3],f32>
+    %none = torch.constant.none
+    %int1 = torch.constant.int 1
+    %int2 = torch.constant.int 2
+    %ones = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+    %twos = torch.prim.ListConstruct %int2, %int2 : (!torch.int, !torch.int) -> !torch.list<int>
+    %1 = torch.aten.conv2d %padded, %w1, %none, %twos, %ones, %ones, %int1 : !torch.vtensor<[1,3,16,16],f32>, !torch.vtensor<[8,3,3,3],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[1,8,8,8],f32>
+    %2 = torch.aten.relu %1 : !torch.vtensor<[1,8,8,8],f32> -> !torch.vtensor<[1,8,8,8],f32>
+    %3 = torch.aten.conv2d %2, %w2, %none, %twos, %ones, %ones, %int1 : !torch.vtensor<[1,8,8,8],f32>, !torch.vtensor<[8,8,3,3],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[1,8,4,4],f32>
+    %4 = torch.aten.relu %3 : !torch.vtensor<[1,8,4,4],f32> -> !torch.vtensor<[1,8,4,4],f32>
+    return %4 : !torch.vtensor<[1,8,4,4],f32>
+  }
+}

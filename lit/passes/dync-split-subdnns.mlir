@@ -474,3 +474,29 @@ module attributes {dync.symbols = {}} {
     return %2 : !torch.vtensor<[2,4],f32>
   }
 }
+
+// -----
+
+// A `util.optimization_barrier` between `torch_c` casts (dync-bucket pads an argument through
+// one) stays in the run: one sub-DNN, not two with the barrier's value crossing between them.
+// CHECK-LABEL: func.func @main(
+// CHECK-NEXT:    %[[R:.+]] = call @subdnn_0(%arg0)
+// CHECK-NEXT:    return %[[R]]
+// CHECK-LABEL: func.func private @subdnn_0(
+// CHECK:         %[[A:.+]] = torch.aten.relu %arg0
+// CHECK-NEXT:    %[[IN:.+]] = torch_c.to_builtin_tensor %[[A]]
+// CHECK-NEXT:    %[[B:.+]] = util.optimization_barrier %[[IN]]
+// CHECK-NEXT:    %[[OUT:.+]] = torch_c.from_builtin_tensor %[[B]]
+// CHECK-NEXT:    %[[C:.+]] = torch.aten.relu %[[OUT]]
+// CHECK-NEXT:    return %[[C]]
+// CHECK-NOT:   func.func
+module attributes {dync.symbols = {}} {
+  func.func @main(%arg0: !torch.vtensor<[2,4],f32> {dync.shape = [2, 4]}) -> (!torch.vtensor<[2,4],f32> {dync.shape = [2, 4]}) attributes {dync.entry} {
+    %0 = torch.aten.relu %arg0 : !torch.vtensor<[2,4],f32> -> !torch.vtensor<[2,4],f32>
+    %1 = torch_c.to_builtin_tensor %0 : !torch.vtensor<[2,4],f32> -> tensor<2x4xf32>
+    %2 = util.optimization_barrier %1 : tensor<2x4xf32>
+    %3 = torch_c.from_builtin_tensor %2 : tensor<2x4xf32> -> !torch.vtensor<[2,4],f32>
+    %4 = torch.aten.relu %3 : !torch.vtensor<[2,4],f32> -> !torch.vtensor<[2,4],f32>
+    return %4 : !torch.vtensor<[2,4],f32>
+  }
+}
