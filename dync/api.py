@@ -85,11 +85,13 @@ def compile(  # noqa: A001 - the public name is fixed by the design
       buckets: zero-padded static versions (dync-bucket, shape buckets): {Dim name:
         [largest sizes]}, a version per combination (at most 16). A call runs the smallest
         bucket holding all its dims, which zero-pads its arguments at the end of those dims
-        itself (no host copy), and the padding is cropped away wherever it could reach a true value (reductions,
-        reshapes, windows that would read it): the results are exact. Calls beyond every
-        bucket run the dynamic entry; dims not named stay dynamic in every version. E.g.
-        `{"h32": [4, 6, 8, 10], "w32": [4, 6, 8, 10]}` for an image of 32*h32 x 32*w32 pixels. Graph mode, and host mode (there, for each
-        sub-DNN with those dims).
+        itself (no host copy; a version over only some of an argument's dynamic dims takes
+        it padded by the runtime), and the padding is cropped away wherever it could reach
+        a true value (reductions, reshapes, windows that would read it): the results are
+        exact. Calls beyond every bucket run the dynamic entry; dims not named stay dynamic
+        in every version. E.g. `{"h32": [4, 6, 8, 10], "w32": [4, 6, 8, 10]}` for an image
+        of 32*h32 x 32*w32 pixels. Graph mode, and host mode (there, for each sub-DNN with
+        those dims).
       cache: reuse earlier results from the compile cache (`dync.cache`; default directory
         `~/.cache/dync`, or `$DYNC_CACHE_DIR`; `DYNC_CACHE=0` disables it): the whole
         compiled module for an unchanged PyTorch model (same classes, attributes, weights,

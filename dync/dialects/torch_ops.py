@@ -89,6 +89,18 @@ def vtensor_type(like: ir.Type, dims: Iterable[int | None]) -> ir.Type:
     return ir.Type.parse(f"!torch.vtensor<[{text}],{dtype}")
 
 
+def through_barrier(value: ir.Value, ip: ir.InsertionPoint, loc: ir.Location) -> ir.Value:
+    """`value` (a static `!torch.vtensor`) through a `util.optimization_barrier`, between
+    `torch_c` casts."""
+    # IREE's context registers `util` lazily, and an op built by name while it is not
+    # loaded resolves to another op of the dialect later.
+    value.context.dialects["util"]
+    builtin = builtin_type(value.type)
+    to = create("torch_c.to_builtin_tensor", builtin, ip, loc, operands=[value])
+    barrier = create(BARRIER, builtin, ip, loc, operands=[to])
+    return create("torch_c.from_builtin_tensor", value.type, ip, loc, operands=[barrier])
+
+
 def users(value: ir.Value) -> list[ir.Operation]:
     """The ops using `value`, shape bindings left out."""
     return [use.owner for use in value.uses if use.owner.name != BIND]

@@ -3,10 +3,9 @@
 Shape-bucketed kernels (DESIGN.md's Nimble line; Nimble itself dispatches on residues,
 digest-nimble-dali.md A.7), the way ECOSYSTEM.md's gap list has it: one static copy of the
 program per bucket, the smallest bucket holding a call chosen on the host and the input
-zero-padded up to it (MIGraphX's `bucket_by_optimals` does the same) inside the copy, so that
-IREE plans
-static tiles and buffers for a whole range of sizes instead of one (`dync-specialize`) or
-none (the dynamic entry). Padding is only sound as far as the padded rows cannot reach the
+zero-padded up to it (MIGraphX's `bucket_by_optimals` does the same) inside the copy, so
+that IREE plans static tiles and buffers for a whole range of sizes instead of one
+(`dync-specialize`) or none (the dynamic entry). Padding is only sound as far as the padded rows cannot reach the
 true ones, so the copy keeps the padding exactly as long as every op provably leaves the
 valid region as it was, and crops back to the true size (a slice) before any other use:
 
@@ -59,6 +58,7 @@ from ..analysis.op_kinds import ELEMENTWISE, viewed_argument
 from ..dialects import dync as dync_ir
 from ..dialects.symbolic import (
     bound_dims,
+    declarations_first,
     is_tensor,
     parse_dim,
     to_affine,
@@ -73,6 +73,7 @@ from ..dialects.torch_ops import (
     create,
     defining,
     int_constant,
+    through_barrier,
 )
 from ..dialects.walk import functions
 from .pipeline import Pass, PassFailure
@@ -188,8 +189,7 @@ class _Version:
         extent, padded extent)}); the body reads the padded value, a crop of it is `arg`."""
         ip, loc = ir.InsertionPoint(self.top), self.func.location
         # torch-mlir rewrites the argument's uses to those after its binding: bind it first.
-        first = next(op.operation for op in self.block.operations
-                     if op.operation.name != "torch.symbolic_int")
+        first = declarations_first(self.block)
         for use in list(arg.uses):
             if use.owner.operation.name == BIND and use.owner.operation != first:
                 use.owner.operation.move_before(first)
@@ -391,10 +391,7 @@ def padded_through_barrier(value: ir.Value, widths: ir.Value, result: ir.Type, i
     zero = create("torch.constant.float", "!torch.float", ip, loc,
                   value=ir.FloatAttr.get_f64(0.0))
     pad = create("torch.aten.constant_pad_nd", result, ip, loc, operands=[value, widths, zero])
-    builtin = builtin_type(result)
-    to = create("torch_c.to_builtin_tensor", builtin, ip, loc, operands=[pad])
-    barrier = create(BARRIER, builtin, ip, loc, operands=[to])
-    return create("torch_c.from_builtin_tensor", result, ip, loc, operands=[barrier])
+    return through_barrier(pad, ip, loc)
 
 
 def padded_argument(value: ir.Value) -> ir.Operation | None:
@@ -436,7 +433,6 @@ class Bucket(Pass):
         ranges = {n: (s.min, s.max) for n, s in symbols.items()}
         entry_name = ir.StringAttr(entry.attributes["sym_name"]).value
         existing = set(functions(module))
-        module.context.dialects["util"]  # registered lazily: load it before building a barrier
         for values in requests:
             check_request(values, symbols, "bucket")
             name = bucket_name(entry_name, values)

@@ -44,7 +44,7 @@ from iree.compiler import ir
 
 from ..dialects.dync import CANCELS_ATTR
 from ..dialects.symbolic import element_type, type_dims
-from ..dialects.torch_ops import BARRIER, BIND, builtin_type, create, int_list
+from ..dialects.torch_ops import BIND, builtin_type, create, int_list, through_barrier
 from ..dialects.walk import call_sites, function_argument, functions, ops_named
 from .channels_last import converts_to_channels_last
 from .pipeline import Pass
@@ -58,10 +58,7 @@ def _barrier(value: ir.Value, ip, loc, channels_last: bool) -> ir.Value:
     is a rank-4 float tensor."""
     nhwc = _nhwc(value.type) if channels_last else None
     crossing = value if nhwc is None else _permute(value, TO_NHWC, nhwc, ip, loc)
-    builtin = builtin_type(crossing.type)
-    to = create("torch_c.to_builtin_tensor", builtin, ip, loc, operands=[crossing])
-    barrier = create(BARRIER, builtin, ip, loc, operands=[to])
-    back = create("torch_c.from_builtin_tensor", crossing.type, ip, loc, operands=[barrier])
+    back = through_barrier(crossing, ip, loc)
     return back if nhwc is None else _permute(back, TO_NCHW, value.type, ip, loc)
 
 
@@ -172,9 +169,6 @@ class IsolateSubdnns(Pass):
                "activations crossing them in NHWC")
 
     def run(self, module: ir.Operation) -> None:
-        # Loaded before any op is built by name: IREE's context registers `util` lazily, and
-        # an op built while it is not loaded resolves to another op of the dialect later.
-        module.context.dialects["util"]
         funcs = functions(module)
         sites = call_sites(module)
         channels_last = converts_to_channels_last(module)

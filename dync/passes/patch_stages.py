@@ -32,8 +32,9 @@ it. There the first link's strip gathers its rows straight from the unpadded arg
 (`torch.aten.index.Tensor_hacked_twin` over static row and column indices clamped into the
 argument, then `torch.aten.where.ScalarOther` with zeros past its true size and above row
 0), one static strip per dispatch: neither the padded argument nor a slice of the argument
-(dynamically sized, and IREE 3.13 gives such transients no reuse) ever exists. Its peak is the link with the largest input + output (the input of the first
-link counted: IREE reads an argument through an NHWC copy); the stage ends one link after it,
+(dynamically sized, and IREE 3.13 gives such transients no reuse) ever exists. Its peak is
+the link with the largest input + output (the input of the first link counted: IREE reads an
+argument through an NHWC copy); the stage ends one link after it,
 so that the peak link's output never exists whole. The pass estimates the stage's patched
 peak (the stage's output plus, over the strips, the largest input + output of one link's
 strip) for 2 to 4 strips, and takes the fewest strips within 5% of the lowest estimate, when
@@ -370,11 +371,12 @@ def _clone(op: ir.Operation, operands: list[ir.Value], result: ir.Type, ip, loc)
                                loc=loc, ip=ip).result
 
 
-def _strip(links: list[Link], x: ir.Value, a: int, b: int, ip, loc) -> ir.Value:
-    """Output rows [a, b) of the stage computed from its input `x`."""
+def _strip(links: list[Link], x: ir.Value, pad: ir.Operation | None, a: int, b: int, ip,
+           loc) -> ir.Value:
+    """Output rows [a, b) of the stage computed from its input `x`, the result of `pad` (a
+    padded argument) if that is not None."""
     windows = _windows(links, a, b)
     first = 0
-    pad = padded_argument(x)
     for i, link in enumerate(links):
         lo, hi = windows[i]
         if i == 0 and pad is not None:
@@ -400,9 +402,10 @@ def _patch(links: list[Link], k: int, nhwc: bool) -> None:
     out = links[-1].output
     ip, loc = ir.InsertionPoint(links[-1].last), links[-1].last.location
     x = links[0].conv.operands[0]
+    pad = padded_argument(x)
     pieces = []
     for a, b in _strips(_dims(out)[H], k):
-        piece = _strip(links, x, a, b, ip, loc)
+        piece = _strip(links, x, pad, a, b, ip, loc)
         if nhwc:
             dims = _dims(piece)
             piece = create("torch.aten.permute", vtensor_type(piece.type, [dims[i] for i in NHWC]),
@@ -424,7 +427,7 @@ def _patch(links: list[Link], k: int, nhwc: bool) -> None:
         for op in reversed(link.after):
             _erase(op)
         _erase(link.conv)
-    # A padded argument's pad, now read by nobody.
+    # The ops computing the stage's input, now read by nobody (a padded argument's pad).
     while (op := owner(x)) is not None and not list(op.results[0].uses):
         x = op.operands[0]
         op.erase()

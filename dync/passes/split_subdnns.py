@@ -83,7 +83,6 @@ _PASSABLE = re.compile(r"^(!torch\.(vtensor|int|float|bool)\b|tensor<|i\d+$|f\d+
 _FILE_LINE = re.compile(r'"([^"]*)":(\d+):\d+')
 
 
-
 def _in_barrier(op: ir.Operation) -> bool:
     """Whether `op` is a `util.optimization_barrier` on a torch value or one of its two
     `torch_c` casts (`dync-bucket` pads an argument through one), which stay in the run."""
@@ -94,6 +93,7 @@ def _in_barrier(op: ir.Operation) -> bool:
         return bool(readers) and all(name == BARRIER for name in readers)
     return op.name == "torch_c.from_builtin_tensor" and owner(op.operands[0]) is not None \
         and owner(op.operands[0]).name == BARRIER
+
 
 class _CannotOutline(Exception):
     """A run that this pass leaves in the skeleton."""
