@@ -78,7 +78,7 @@ def _synchronized(fn):
 def run_model(directory: Path, name: str, count: int, timing_inputs: int, repeats: int,
               say=print) -> dict:
     import dync
-    from dync.verify import InputResult, Verification, _max_error
+    from dync.differential import InputResult, Verification, _max_error
 
     from . import memory
     from .timing import median_ms

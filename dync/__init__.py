@@ -10,7 +10,6 @@ from .errors import (  # noqa: E402
     UnsupportedConstructError,
 )
 from .runtime import CompiledModule, HostModule, load  # noqa: E402
-from .verify import Verification, verify  # noqa: E402
 
 __all__ = [
     "CompilationError",
@@ -29,8 +28,14 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    # `compile` needs iree-base-compiler; loading and running a saved module needs only
-    # iree-base-runtime, so a deployment machine can `dync.load` without the compiler.
+    # `compile` needs iree-base-compiler (and torch for PyTorch models), `verify` torch;
+    # loading and running a saved module needs only iree-base-runtime and numpy, so a
+    # deployment machine can `dync.load` without the compiler or torch.
+    if name in ("verify", "Verification"):
+        from . import differential as module
+
+        globals().update(verify=module.verify, Verification=module.Verification)
+        return globals()[name]
     if name == "compile":
         try:
             from .api import compile

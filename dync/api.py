@@ -114,7 +114,7 @@ def compile(  # noqa: A001 - the public name is fixed by the design
                "buckets": None if buckets is None else {k: sorted(v) for k, v in buckets.items()}}
     front = None if dump_ir else _model_key(store, model, args, dynamic_shapes, options)
     if front is not None:
-        hit = _load_cached(store, front, model)
+        hit = _load_cached(store, front, model, report, say)
         if hit is not None:
             say("compile cache: hit for this model (import, passes and IREE skipped)")
             return hit
@@ -136,17 +136,25 @@ def _model_key(store: CompileCache | None, model, args, dynamic_shapes, options)
                      dynamic_shapes, options)
 
 
-def _load_cached(store: CompileCache, key: str, model) -> CompiledModule | None:
+def _load_cached(store: CompileCache, key: str, model, report: Report,
+                 say: Callable[[str], None]) -> CompiledModule | None:
+    """The module cached for this model, or None (absent, or an entry that fails its checks
+    or whose manifest does not parse: then it is removed, noted, and compiled again)."""
     entry = store.get(key)
-    if not isinstance(entry, tuple):
-        return None
-    vmfb, meta = entry
-    try:
-        manifest = Manifest.from_json(meta["manifest"], Path(store.directory) / key)
-    except (KeyError, DyncError):
-        return None
-    manifest.report["cache"] = "hit (model)"
-    return from_parts(vmfb, manifest, model)
+    if isinstance(entry, tuple):
+        vmfb, meta = entry
+        try:
+            manifest = Manifest.from_json(meta.get("manifest"), Path(store.directory) / key)
+        except DyncError as e:
+            store.discard(key)
+            entry = f"damaged: {e}"
+        else:
+            manifest.report["cache"] = "hit (model)"
+            return from_parts(vmfb, manifest, model)
+    if isinstance(entry, str):
+        say(f"compile cache: the entry for this model was {entry}; compiling again")
+        report.notes.append(f"compile cache: the entry for this model was {entry}; rebuilt")
+    return None
 
 
 def _compile(model, args, dynamic_shapes, tgt, mode, steps, report: Report, say, extra_flags,
@@ -188,7 +196,7 @@ def _compile(model, args, dynamic_shapes, tgt, mode, steps, report: Report, say,
         if dump_ir is not None:
             Path(dump_ir).write_text(module_text(program.module), encoding="utf-8")
         with _stage(report, "iree", say):
-            vmfb = _compile_with_iree(session, program.module, report, store)
+            vmfb = _compile_with_iree(session, program.module, report, store, say)
     finally:
         session.close()
     return CompiledModule(vmfb, _manifest(vmfb, session, tgt, report, program.signature,
@@ -309,7 +317,7 @@ def _compile_host(model, args, dynamic_shapes, session: CompilerSession, steps, 
     if dump_ir is not None:
         Path(dump_ir).write_text(module_text(linked), encoding="utf-8")
     with _stage(report, "iree", say):
-        vmfb = _compile_with_iree(session, linked, report, store)
+        vmfb = _compile_with_iree(session, linked, report, store, say)
     manifest = _manifest(vmfb, session, tgt, report, signature, entry="",
                          subdnns=[{"name": s.name, "callable": list(s.key),
                                    "signature": s.program.signature.to_json(),
@@ -334,7 +342,7 @@ def _cache(cache: bool | str | os.PathLike) -> CompileCache | None:
 
 
 def _compile_with_iree(session: CompilerSession, module, report: Report,
-                       store: CompileCache | None) -> bytes:
+                       store: CompileCache | None, say: Callable[[str], None]) -> bytes:
     """IREE's vmfb for `module`, from the compile cache when it has this exact IR."""
     session.add_module_flags(module)
     if store is None:
@@ -349,7 +357,11 @@ def _compile_with_iree(session: CompilerSession, module, report: Report,
         report.passes.extend(meta.get("passes", []))
         report.cache = "hit"
         return vmfb
-    report.cache = "rebuilt a damaged entry" if entry == "corrupt" else "miss"
+    if isinstance(entry, str):
+        say(f"compile cache: the entry for this module was {entry}; compiling again")
+        report.cache = f"rebuilt (the entry was {entry})"
+    else:
+        report.cache = "miss"
     notes, passes = len(report.notes), len(report.passes)
     vmfb = _run_iree(session, module, report)
     store.put(key, vmfb, {"statistics": session.statistics, "notes": report.notes[notes:],

@@ -7,9 +7,17 @@
   compiler version, for models the first key cannot describe and for ONNX models.
 
 The same IR, flags and IREE build give the same `.vmfb`, so a hit is exact. An entry is the
-vmfb, its metadata (IREE's statistics, notes of the compile) and the vmfb's SHA-256; an entry whose checksum does not match (a
-truncated write, a damaged file) is deleted and rebuilt. Entries are written to a temporary
-file and renamed, so concurrent compiles never read half an entry.
+vmfb and a JSON record: its metadata (IREE's statistics, notes of the compile; for a model
+entry, the manifest), the format, dync and IREE versions that wrote it, the vmfb's SHA-256
+and a SHA-256 over the record. An entry that fails any check (a truncated write, an edited
+file, another version) is deleted and compiled again; nothing read from an entry is run as
+code (a manifest's shape expressions are parsed by `dync.shape_expr`). Entries are written
+to a temporary file and renamed, so concurrent compiles never read half an entry; the
+directory is created private to the user (0700).
+
+Trust: a cache is a store of compiled machine code, so share one only between users who
+trust each other's compiles, as with any build cache. The checksums detect damage and edits
+that do not recompute them; they are not signatures.
 
 Location: ``$DYNC_CACHE_DIR``, else ``$XDG_CACHE_HOME/dync``, else ``~/.cache/dync``;
 ``DYNC_CACHE=0`` (or ``dync.compile(..., cache=False)``) turns it off.
@@ -27,7 +35,7 @@ from pathlib import Path
 
 from iree.compiler import ir
 
-FORMAT = 1
+FORMAT = 2
 
 
 def default_directory() -> Path | None:
@@ -53,6 +61,12 @@ def module_key(module: ir.Module | ir.Operation, flags: tuple[str, ...]) -> str:
 
 
 class CompileCache:
+    """Entries on disk, each checking itself (as ccache's and pip's caches do): a vmfb and a
+    JSON record of the formats and versions that wrote it, the vmfb's SHA-256, the metadata,
+    and a SHA-256 over all of that. `get` serves an entry only when every check holds; any
+    other entry (damaged, edited, malformed, or written by another dync or IREE) is removed
+    and reported as a miss, so the caller compiles again and overwrites it."""
+
     def __init__(self, directory: Path):
         self.directory = Path(directory)
 
@@ -60,33 +74,73 @@ class CompileCache:
         return self.directory / f"{key}.vmfb", self.directory / f"{key}.json"
 
     def get(self, key: str) -> tuple[bytes, dict] | None | str:
-        """(vmfb, metadata) for `key`; None when absent; "corrupt" when the entry was damaged
-        (it is removed)."""
+        """(vmfb, metadata) for `key`; None when absent; else why the entry was not served
+        (it is removed): "damaged: ..." or "from another version: ..."."""
         vmfb_path, meta_path = self._paths(key)
         if not vmfb_path.exists() or not meta_path.exists():
             return None
         try:
             vmfb = vmfb_path.read_bytes()
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
-            if meta.get("sha256") != hashlib.sha256(vmfb).hexdigest():
-                raise ValueError("checksum mismatch")
-            return vmfb, dict(meta.get("metadata", {}))
-        except (OSError, ValueError, AttributeError):
-            for path in (vmfb_path, meta_path):
-                path.unlink(missing_ok=True)
-            return "corrupt"
+            record = json.loads(meta_path.read_text(encoding="utf-8"))
+            problem = _check_record(record, vmfb)
+        except (OSError, UnicodeDecodeError, ValueError) as e:
+            problem = f"damaged: {type(e).__name__}"
+        if problem is None:
+            return vmfb, dict(record["metadata"])
+        self.discard(key)
+        return problem
+
+    def discard(self, key: str) -> None:
+        """Remove the entry for `key` (one whose contents its reader rejected)."""
+        for path in self._paths(key):
+            path.unlink(missing_ok=True)
 
     def put(self, key: str, vmfb: bytes, metadata: dict) -> None:
         """Store an entry (with JSON `metadata`: IREE's statistics, what the compile noted); a
         cache that cannot be written is skipped, never an error."""
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
+            make_private_directory(self.directory)
             vmfb_path, meta_path = self._paths(key)
             _write_atomically(vmfb_path, vmfb)
-            meta = {"sha256": hashlib.sha256(vmfb).hexdigest(), "metadata": metadata}
-            _write_atomically(meta_path, json.dumps(meta).encode())
+            record = {**_versions(), "vmfb_sha256": hashlib.sha256(vmfb).hexdigest(),
+                      "metadata": metadata}
+            record["sha256"] = _record_digest(record)
+            _write_atomically(meta_path, json.dumps(record).encode())
         except OSError:
             pass
+
+
+def make_private_directory(path: Path) -> None:
+    """Create `path` (and its parents) readable and writable by this user alone."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+
+
+def _versions() -> dict:
+    from . import __version__
+
+    return {"format": FORMAT, "dync": __version__,
+            "iree": importlib.metadata.version("iree-base-compiler")}
+
+
+def _record_digest(record: dict) -> str:
+    body = {k: v for k, v in record.items() if k != "sha256"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+
+def _check_record(record, vmfb: bytes) -> str | None:
+    """Why `record` (an entry's JSON) and `vmfb` may not be served, or None."""
+    if not isinstance(record, dict) or not isinstance(record.get("metadata"), dict):
+        return "damaged: not an entry"
+    if record.get("sha256") != _record_digest(record):
+        return "damaged: its record does not match its checksum"
+    if record.get("vmfb_sha256") != hashlib.sha256(vmfb).hexdigest():
+        return "damaged: its vmfb does not match its checksum"
+    versions = _versions()
+    changed = [f"{k} {record.get(k)!r:.20} -> {v!r}" for k, v in versions.items()
+               if record.get(k) != v]
+    if changed:
+        return "from another version: " + ", ".join(changed)
+    return None
 
 
 def _write_atomically(path: Path, data: bytes) -> None:

@@ -131,13 +131,12 @@ def _parse_input(text: str) -> np.ndarray:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from torch.utils import _pytree as pytree
-
+    from .output_tree import leaves
     from .runtime import load
 
     module = load(args.module)
     inputs = [_parse_input(t) for t in args.input or []]
-    outputs = pytree.tree_leaves(module(*inputs))
+    outputs = leaves(module(*inputs))
     if args.output and len(args.output) != len(outputs):
         raise DyncError(f"the module returns {len(outputs)} output(s); got {len(args.output)} --output")
     for i, out in enumerate(outputs):

@@ -41,7 +41,8 @@ class Report:
     # IREE's static statistics of the final module: dispatches, executables, submissions,
     # transient_bytes (the stream allocator's packed transient memory), constant_bytes.
     iree: dict = field(default_factory=dict)
-    # The compile cache: "hit", "miss", "rebuilt a damaged entry" or "off".
+    # The compile cache: "hit", "hit (model)", "miss", "rebuilt (the entry was ...)" when an
+    # entry failed its checks, or "off".
     cache: str = ""
     # Rewritten forward functions (qualified name -> readable generated source).
     rewritten: dict[str, str] = field(default_factory=dict)
@@ -58,7 +59,11 @@ class Report:
 
     @classmethod
     def from_json(cls, data: dict) -> Report:
-        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        """The report a manifest carries; a field of the wrong type (a damaged or foreign
+        manifest: the report is informational) is left at its default."""
+        defaults = cls()
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__
+                 and type(v) is type(getattr(defaults, k))}
         return cls(**known)
 
     def __str__(self) -> str:

@@ -17,7 +17,9 @@ from typing import Any
 import numpy as np
 import sympy
 
-from .errors import InputError
+from .errors import InputError, ModuleFormatError
+from .output_tree import OutputTree
+from .shape_expr import parse_cached, parse_shape_expr
 
 Dim = int | str
 
@@ -38,9 +40,7 @@ _TORCH_DTYPES = {
 
 def dtype_name(dtype: Any) -> str:
     """Canonical dtype name ("float32", "int64", "bool", ...) of a torch or numpy dtype."""
-    import torch
-
-    if isinstance(dtype, torch.dtype):
+    if type(dtype).__module__ == "torch":  # a torch.dtype; torch itself need not be imported
         name = str(dtype).removeprefix("torch.")
     else:
         name = np.dtype(dtype).name
@@ -81,30 +81,13 @@ class Signature:
     _accepted: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @functools.cached_property
-    def output_treespec(self) -> Any:
-        """`output_tree` parsed (torch's TreeSpec), or None."""
-        if self.output_tree is None:
-            return None
-        from torch.utils import _pytree as pytree
-
-        return pytree.treespec_loads(self.output_tree)
-
-    @functools.cached_property
-    def _flat_tuple(self) -> bool:
-        tree = self.output_treespec
-        return (tree is not None and tree.type is tuple
-                and all(child.is_leaf() for child in tree.children()))
+    def _tree(self) -> OutputTree | None:
+        return None if self.output_tree is None else OutputTree(self.output_tree)
 
     def nest_outputs(self, flat: list) -> Any:
         """The flat outputs of a call nested as `output_tree` says (a list when it is None)."""
-        tree = self.output_treespec
-        if tree is None:
-            return flat
-        if self._flat_tuple and len(flat) == tree.num_leaves:
-            return tuple(flat)  # torch's tree_unflatten costs as much as a small sub-DNN
-        from torch.utils import _pytree as pytree
-
-        return pytree.tree_unflatten(flat, tree)
+        tree = self._tree
+        return flat if tree is None else tree.nest(flat)
 
     def to_json(self) -> dict:
         return {
@@ -115,16 +98,31 @@ class Signature:
         }
 
     @classmethod
-    def from_json(cls, data: dict) -> Signature:
-        def spec(t: dict) -> TensorSpec:
-            return TensorSpec(t["name"], t["dtype"], tuple(t["shape"]))
-
-        return cls(
-            inputs=[spec(t) for t in data["inputs"]],
-            outputs=[spec(t) for t in data["outputs"]],
-            symbols={k: SymbolSpec(**v) for k, v in data["symbols"].items()},
-            output_tree=data.get("output_tree"),
+    def from_json(cls, data: Any, where: str = "the manifest") -> Signature:
+        """The signature `to_json` wrote, checked field by field: anything else (a missing
+        field, a dtype dync does not know, a shape expression outside `dync.shape_expr`'s
+        grammar) is a `ModuleFormatError` naming `where`."""
+        _expect(isinstance(data, dict), where, "the signature is not an object")
+        for key, kind in (("inputs", list), ("outputs", list), ("symbols", dict)):
+            _expect(isinstance(data.get(key), kind), where,
+                    f"the signature's {key!r} is not a {kind.__name__}")
+        symbols = {}
+        for name, spec in data["symbols"].items():
+            _expect(isinstance(spec, dict) and spec.get("name") == name and _IDENTIFIER.fullmatch(name)
+                    and _is_int(spec.get("min")) and _is_int(spec.get("max"))
+                    and 0 <= spec["min"] <= spec["max"], where, f"malformed symbol {name!r}")
+            symbols[name] = SymbolSpec(name, spec["min"], spec["max"])
+        tree = data.get("output_tree")
+        _expect(tree is None or isinstance(tree, str), where, "the output tree is not text")
+        signature = cls(
+            inputs=[_tensor_spec(t, where) for t in data["inputs"]],
+            outputs=[_tensor_spec(t, where) for t in data["outputs"]],
+            symbols=symbols,
+            output_tree=tree,
         )
+        if tree is not None:
+            signature.__dict__["_tree"] = OutputTree(tree, where)
+        return signature
 
     def check_inputs(self, arrays: Sequence[Any]) -> dict[str, int]:
         """Check arguments (shape/dtype carriers) against the signature; return symbol values.
@@ -178,8 +176,8 @@ class Signature:
                         )
                 else:
                     deferred.append((spec, axis, want, got))
-        for spec, axis, expr, got in sorted(deferred, key=lambda d: _evaluate(d[2], bound) is None):
-            value = _evaluate(expr, bound)
+        for spec, axis, expr, got in sorted(deferred, key=lambda d: evaluate(d[2], bound) is None):
+            value = evaluate(expr, bound)
             if value is None:  # a derived dim (32*h) whose symbol no input gives directly
                 value = self._solve(spec, axis, expr, got, bound)
             if value != got:
@@ -191,7 +189,7 @@ class Signature:
     def _solve(self, spec: TensorSpec, axis: int, expr: str, got: int, bound: dict[str, int]) -> int:
         """Bind the one unknown symbol of `expr` (linear in it, as derived dims are) from
         `got`: it must be a whole number in its declared range."""
-        parsed = _parse(expr)
+        parsed = parse_cached(expr)
         unknown = [s for s in parsed.free_symbols if str(s) not in bound]
         if len(unknown) != 1 or str(unknown[0]) not in self.symbols:
             return got  # nothing to check it against
@@ -210,12 +208,6 @@ class Signature:
         return got
 
 
-@functools.lru_cache(maxsize=256)
-def _parse(expr: str) -> sympy.Expr:
-    names = {n: sympy.Symbol(n) for n in re.findall(r"[A-Za-z_]\w*", expr)}
-    return sympy.sympify(expr, locals=names)
-
-
 def _linear(expr: sympy.Expr, var: sympy.Symbol) -> tuple[int | None, int]:
     """(a, b) with expr == a*var + b, or (None, 0) when expr is not linear in var."""
     poly = sympy.Poly(expr, var) if expr.is_polynomial(var) else None
@@ -227,9 +219,35 @@ def _linear(expr: sympy.Expr, var: sympy.Symbol) -> tuple[int | None, int]:
 
 @functools.lru_cache(maxsize=256)
 def _linear_in(expr: str, var: str) -> tuple[int | None, int]:
-    return _linear(_parse(expr), sympy.Symbol(var))
+    return _linear(parse_cached(expr), sympy.Symbol(var))
 
 
-def _evaluate(expr: str, values: dict[str, int]) -> int | None:
-    result = _parse(expr).subs({sympy.Symbol(k): v for k, v in values.items()})
+def evaluate(expr: str, values: dict[str, int]) -> int | None:
+    """The value of the dim `expr` for these symbol values, None if one it needs is missing."""
+    result = parse_cached(expr).subs({sympy.Symbol(k): v for k, v in values.items()})
     return int(result) if result.is_number else None
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*", re.ASCII)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _expect(condition: Any, where: str, problem: str) -> None:
+    if not condition:
+        raise ModuleFormatError(f"{where}: {problem}")
+
+
+def _tensor_spec(data: Any, where: str) -> TensorSpec:
+    _expect(isinstance(data, dict) and isinstance(data.get("name"), str)
+            and isinstance(data.get("shape"), list), where, f"malformed tensor spec {data!r:.200}")
+    _expect(data.get("dtype") in _TORCH_DTYPES, where,
+            f"{data['name']!r} has dtype {data.get('dtype')!r:.40}, which dync does not know")
+    for dim in data["shape"]:
+        if isinstance(dim, str):
+            parse_shape_expr(dim, where=where)
+        else:
+            _expect(_is_int(dim) and dim >= 0, where, f"{data['name']!r} has dim {dim!r:.40}")
+    return TensorSpec(data["name"], data["dtype"], tuple(data["shape"]))

@@ -22,6 +22,8 @@ import re
 import sympy
 from iree.compiler import ir
 
+from ..shape_expr import parse_shape_expr
+
 
 class _NotAConstant:
     """⊥ of the lattice: a dim about which nothing is known."""
@@ -44,14 +46,12 @@ def symbol(name: str) -> sympy.Symbol:
 
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_FUNCTIONS = ("Max", "Min", "floor", "ceiling", "Mod")
 
 
 def parse_dim(text: str, evaluate: bool = True) -> sympy.Expr:
     """A dim written as text (``"32*h"``, ``"Max(2*s, 4)"``) as a sympy expression over shape
-    symbols (`symbol`)."""
-    names = {n: symbol(n) for n in _IDENT.findall(text) if n not in _FUNCTIONS}
-    return sympy.parse_expr(text, local_dict=names, evaluate=evaluate)
+    symbols (`symbol`), parsed by `dync.shape_expr`'s grammar (IR may come from a file)."""
+    return parse_shape_expr(text, symbol=symbol, evaluate=evaluate)
 
 
 def is_symbol_name(text: str) -> bool:

@@ -151,7 +151,7 @@ class _Version:
 
     def int_value(self, expr: sympy.Expr) -> ir.Value:
         """`expr` over the symbols as a !torch.int computed from the size arguments."""
-        expr = sympy.sympify(expr)
+        expr = sympy.Integer(expr) if isinstance(expr, int) else expr
         if expr in self.ints:
             return self.ints[expr]
         ip, loc = ir.InsertionPoint(self.top), self.func.location

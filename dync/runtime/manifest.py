@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,25 +84,35 @@ class Manifest:
         }
 
     @classmethod
-    def from_json(cls, data: dict, where: Path) -> Manifest:
+    def from_json(cls, data: dict, where: Path | str) -> Manifest:
+        """The manifest `to_json` wrote, checked field by field (it may come from someone
+        else: nothing in it is evaluated); a `ModuleFormatError` naming `where` otherwise."""
+        if not isinstance(data, dict):
+            raise ModuleFormatError(f"{where}: manifest is not a JSON object")
         if data.get("format_version") != FORMAT_VERSION:
             raise ModuleFormatError(
-                f"{where}: manifest format {data.get('format_version')!r} is not "
+                f"{where}: manifest format {data.get('format_version')!r:.40} is not "
                 f"{FORMAT_VERSION}; recompile the model with this dync"
             )
         try:
+            texts = {key: data[key] for key in ("backend", "target", "driver", "dync_version",
+                                                "sha256")}
+            entry = data.get("entry", "main")
+            flags = data["flags"]
+            report = data.get("report", {})
+            if not all(isinstance(v, str) for v in [*texts.values(), entry]) \
+                    or not isinstance(flags, list) or not all(isinstance(f, str) for f in flags) \
+                    or not isinstance(report, dict):
+                raise TypeError("a field has the wrong type")
+            signature = Signature.from_json(data["signature"], str(where))
             return cls(
-                signature=Signature.from_json(data["signature"]),
-                backend=data["backend"],
-                target=data["target"],
-                driver=data["driver"],
-                flags=list(data["flags"]),
-                dync_version=data["dync_version"],
-                sha256=data["sha256"],
-                report=data.get("report", {}),
-                entry=data.get("entry", "main"),
-                subdnns=list(data.get("subdnns", [])),
-                versions=list(data.get("versions", [])),
+                signature=signature,
+                flags=list(flags),
+                report=report,
+                entry=entry,
+                subdnns=[_subdnn(d, where) for d in _list(data.get("subdnns", []))],
+                versions=[_version(v, signature, where) for v in _list(data.get("versions", []))],
+                **texts,
             )
         except (KeyError, TypeError, ValueError) as e:
             raise ModuleFormatError(f"{where}: malformed manifest ({type(e).__name__}: {e})") from e
@@ -123,3 +134,57 @@ class Manifest:
         if not isinstance(data, dict):
             raise ModuleFormatError(f"{path}: manifest is not a JSON object")
         return cls.from_json(data, path)
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*", re.ASCII)
+# A sub-DNN replaces an attribute of one of the model's submodules: a method or `forward`,
+# never a dunder (which would reach into Python's machinery).
+_ATTRIBUTE = re.compile(r"(?!__)[A-Za-z_][A-Za-z0-9_]*", re.ASCII)
+_QUALIFIED = re.compile(r"(?:[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*)?", re.ASCII)
+
+
+def _list(value) -> list:
+    if not isinstance(value, list):
+        raise TypeError(f"expected a list, got {type(value).__name__}")
+    return value
+
+
+def _function_name(value) -> str:
+    if not isinstance(value, str) or not _NAME.fullmatch(value):
+        raise ValueError(f"{value!r:.60} is not a function name")
+    return value
+
+
+def _version(data, signature: Signature, where) -> dict:
+    """A `versions` entry: {"function", "symbols": {name: int}[, "sizes": [name],
+    "host_padding": bool]} over the signature's symbols."""
+    if not isinstance(data, dict) or not isinstance(data.get("symbols"), dict):
+        raise TypeError("a version is not {function, symbols}")
+    _function_name(data.get("function"))
+    for name, value in data["symbols"].items():
+        if name not in signature.symbols or not isinstance(value, int) or isinstance(value, bool):
+            raise ValueError(f"version {data['function']}: symbol {name!r:.40} = {value!r:.40}")
+    sizes = data.get("sizes", [])
+    if not isinstance(sizes, list) or not all(s in data["symbols"] for s in sizes):
+        raise ValueError(f"version {data['function']}: sizes {sizes!r:.60}")
+    if not isinstance(data.get("host_padding", False), bool):
+        raise TypeError(f"version {data['function']}: host_padding is not a bool")
+    return data
+
+
+def _subdnn(data, where) -> dict:
+    """A host-mode `subdnns` entry: {"name", "callable": [submodule, attribute], "signature"
+    [, "versions"]}."""
+    if not isinstance(data, dict):
+        raise TypeError("a sub-DNN entry is not an object")
+    _function_name(data.get("name"))
+    target = data.get("callable")
+    if not (isinstance(target, list) and len(target) == 2 and isinstance(target[0], str)
+            and isinstance(target[1], str) and _QUALIFIED.fullmatch(target[0])
+            and _ATTRIBUTE.fullmatch(target[1])):
+        raise ValueError(f"sub-DNN {data['name']}: callable {target!r:.80} is not "
+                         "[submodule, method]")
+    signature = Signature.from_json(data.get("signature"), f"{where} (sub-DNN {data['name']})")
+    for version in _list(data.get("versions", [])):
+        _version(version, signature, where)
+    return data

@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 import os
 import platform
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import DyncError, InputError, ModuleFormatError
+from ..output_tree import leaves
 from ..report import Report
 from ..signature import Signature
 from .invoke import Function
@@ -116,11 +118,8 @@ class CompiledModule:
             raise ModuleFormatError(f"IREE cannot load this module: {e}") from e
 
     def __call__(self, *args: Any) -> Any:
-        import torch
-        from torch.utils import _pytree as pytree
-
-        flat = pytree.tree_leaves(args)
-        as_torch = any(isinstance(a, torch.Tensor) for a in flat)
+        flat = leaves(args)
+        as_torch = _any_torch(flat)
         arrays = [_to_numpy(a) for a in flat]
         bound = self.signature.check_inputs(arrays)
         self.seen_sizes[tuple(sorted(bound.items()))] += 1
@@ -142,13 +141,13 @@ class CompiledModule:
 
     @staticmethod
     def _invoke(function: Function, signature: Signature, arrays: list, as_torch: bool) -> Any:
-        import torch
-
         try:
             outputs = function(arrays)
         except (RuntimeError, IndexError, ValueError) as e:  # iree.runtime status errors
             raise DyncError(f"the compiled module failed at run time: {e}") from e
         if as_torch:
+            import torch
+
             outputs = [torch.from_numpy(o) for o in outputs]
         return signature.nest_outputs(outputs)
 
@@ -165,15 +164,20 @@ class CompiledModule:
         return path
 
 
-def _to_numpy(value: Any) -> np.ndarray:
-    import torch
+def _any_torch(values: list) -> bool:
+    # Without torch imported no argument can be a tensor: a deployed module needs no torch.
+    torch = sys.modules.get("torch")
+    return torch is not None and any(isinstance(v, torch.Tensor) for v in values)
 
-    if isinstance(value, torch.Tensor):
+
+def _to_numpy(value: Any) -> np.ndarray:
+    if isinstance(value, np.ndarray):
+        return np.asarray(value, order="C")
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(value, torch.Tensor):
         if value.dtype == torch.bfloat16:
             raise InputError("bfloat16 inputs are not supported by the numpy bridge")
         return np.asarray(value.numpy(force=True), order="C")
-    if isinstance(value, np.ndarray):
-        return np.asarray(value, order="C")
     raise InputError(f"inputs must be torch tensors or numpy arrays, got {type(value).__name__}")
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..signature import Signature, _evaluate
+from ..signature import Signature, evaluate
 from .invoke import BINDING_ALIGNMENT
 
 
@@ -84,7 +84,7 @@ class Versions:
         at_bucket = {**bound, **version["symbols"]}
         pads = []
         for spec in self.signature.inputs:
-            widths = [(0, 0 if isinstance(d, int) else _evaluate(d, at_bucket) - _evaluate(d, bound))
+            widths = [(0, 0 if isinstance(d, int) else evaluate(d, at_bucket) - evaluate(d, bound))
                       for d in spec.shape]
             pads.append(tuple(widths) if any(w for _, w in widths) else None)
         return Choice(version["function"], sizes, tuple(pads))

@@ -1,4 +1,5 @@
-"""`dync.verify`: differential check of a compiled model against eager PyTorch (DyCL §6 metrics).
+"""`dync.verify`: differential check of a compiled model against eager PyTorch (DyCL §6
+metrics). The module is not named `verify`, so that importing it never hides the function.
 
 Per input: the eager outputs and branch trace (the decisions the rewritten `forward` takes,
 recorded while it runs eagerly), the compiled outputs and — for a module compiled with

@@ -1,0 +1,131 @@
+"""How a model's flat outputs nest (tuples, lists, dicts), read from the JSON that
+`torch.utils._pytree.treespec_dumps` writes into a manifest, without torch.
+
+A deployed module runs where torch may be absent, and a manifest may come from someone else:
+the spec is parsed as data here. Tuples, lists, dicts and OrderedDicts (what models return)
+are rebuilt without torch; any other node type (a namedtuple, a registered dataclass) is
+handed to torch's own `treespec_loads`, which needs torch at call time.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import DyncError, ModuleFormatError
+
+_CONTAINERS = {"builtins.tuple": tuple, "builtins.list": list, "builtins.dict": dict,
+               "collections.OrderedDict": collections.OrderedDict}
+_DICTS = ("builtins.dict", "collections.OrderedDict")
+_MAX_DEPTH = 64
+
+
+@dataclass(frozen=True)
+class Node:
+    """A container (`kind` one of `_CONTAINERS`' keys, `keys` for dicts) or a leaf (`kind`
+    None); `leaves` counts the leaves below."""
+
+    kind: str | None
+    keys: tuple = ()
+    children: tuple[Node, ...] = ()
+
+    @property
+    def leaves(self) -> int:
+        return 1 if self.kind is None else sum(c.leaves for c in self.children)
+
+
+class OutputTree:
+    """`nest(flat)`: the flat outputs of a call nested as the spec `text` says."""
+
+    def __init__(self, text: str, where: str = "the manifest"):
+        self.text = text
+        self.foreign = ""
+        try:
+            data = json.loads(text)
+        except (TypeError, ValueError) as e:
+            raise ModuleFormatError(f"{where}: the output tree is not JSON ({e})") from None
+        if not (isinstance(data, list) and len(data) == 2 and isinstance(data[1], dict)):
+            raise ModuleFormatError(f"{where}: the output tree is not a pytree spec")
+        try:
+            self.root = _node(data[1], 0)
+        except _Foreign as e:
+            self.root = None
+            self.foreign = str(e)
+        except (KeyError, TypeError, ValueError) as e:
+            raise ModuleFormatError(f"{where}: malformed output tree ({e})") from None
+        self.flat_tuple = (self.root is not None and self.root.kind == "builtins.tuple"
+                           and all(c.kind is None for c in self.root.children))
+
+    def nest(self, flat: list) -> Any:
+        if self.flat_tuple and len(flat) == len(self.root.children):
+            return tuple(flat)
+        if self.root is None:
+            return self._nest_with_torch(flat)
+        if self.root.leaves != len(flat):
+            raise DyncError(f"the module returned {len(flat)} outputs; its output tree "
+                            f"holds {self.root.leaves}")
+        leaves = iter(flat)
+        return _build(self.root, leaves)
+
+    def _nest_with_torch(self, flat: list) -> Any:
+        try:
+            from torch.utils import _pytree as pytree
+        except ImportError:
+            raise DyncError(f"the model's outputs nest in a {self.foreign}, which only torch "
+                            "can rebuild: install torch, or return tuples, lists or dicts"
+                            ) from None
+        return pytree.tree_unflatten(flat, pytree.treespec_loads(self.text))
+
+
+class _Foreign(Exception):
+    pass
+
+
+def _node(data: dict, depth: int) -> Node:
+    if depth > _MAX_DEPTH:
+        raise ValueError(f"nested more than {_MAX_DEPTH} deep")
+    kind, context, children = data["type"], data["context"], data["children_spec"]
+    if kind is None:
+        if children:
+            raise ValueError("a leaf has children")
+        return Node(None)
+    if kind not in _CONTAINERS:
+        raise _Foreign(str(kind))
+    if not isinstance(children, list):
+        raise TypeError("children_spec is not a list")
+    nodes = tuple(_node(c, depth + 1) for c in children)
+    keys: tuple = ()
+    if kind in _DICTS:
+        keys = tuple(json.loads(context))
+        if len(keys) != len(nodes) or not all(isinstance(k, str | int) for k in keys):
+            raise ValueError("a dict's keys do not match its children")
+    return Node(kind, keys, nodes)
+
+
+def _build(node: Node, leaves) -> Any:
+    if node.kind is None:
+        return next(leaves)
+    values = [_build(c, leaves) for c in node.children]
+    container = _CONTAINERS[node.kind]
+    if node.kind in _DICTS:
+        return container(zip(node.keys, values, strict=True))
+    return container(values)
+
+
+def leaves(value: Any) -> list:
+    """The leaves of nested tuples, lists and dicts (dict values in insertion order), as
+    torch's `tree_leaves` gives them; torch's own when torch is loaded (it knows more node
+    types, and the nesting a model's inputs use)."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        from torch.utils import _pytree as pytree
+
+        return pytree.tree_leaves(value)
+    if isinstance(value, tuple | list):
+        return [leaf for v in value for leaf in leaves(v)]
+    if isinstance(value, dict):
+        return [leaf for v in value.values() for leaf in leaves(v)]
+    return [value]
