@@ -242,7 +242,8 @@ def _expect(condition: Any, where: str, problem: str) -> None:
 
 def _tensor_spec(data: Any, where: str) -> TensorSpec:
     _expect(isinstance(data, dict) and isinstance(data.get("name"), str)
-            and isinstance(data.get("shape"), list), where, f"malformed tensor spec {data!r:.200}")
+            and isinstance(data.get("shape"), list | tuple), where,
+            f"malformed tensor spec {data!r:.200}")
     _expect(data.get("dtype") in _TORCH_DTYPES, where,
             f"{data['name']!r} has dtype {data.get('dtype')!r:.40}, which dync does not know")
     for dim in data["shape"]:

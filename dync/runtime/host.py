@@ -1,9 +1,23 @@
 """`HostModule`: a host-mode model — its own Python on the host, with the calls that were
-captured (see `dync.frontends.pytorch.host`) running as sub-DNN entry points of one `.vmfb`."""
+captured (see `dync.frontends.pytorch.host`) running as sub-DNN entry points of one `.vmfb`.
+
+Any number of threads may call one HostModule (or several over the same model) at once, and
+the model is left as it was between calls, also after an exception. While at least one call
+is in flight, each captured call target (`submodule.forward`, a method) is shadowed by an
+instance attribute, a `_Dispatch` installed once per target and counted; it routes a call to
+a sub-DNN only in the thread (context) of a HostModule call that asked for it, through a
+`ContextVar`, and to the original method everywhere else — a thread running the model
+eagerly meanwhile runs it unchanged. The last call out removes the attribute (or restores
+one the model had).
+"""
 
 from __future__ import annotations
 
 import collections
+import contextlib
+import contextvars
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..errors import InputError
@@ -12,11 +26,81 @@ from .manifest import Manifest
 from .module import CompiledModule, _to_numpy
 from .versions import Versions
 
+Target = tuple[int, str]  # (id of the submodule, attribute)
+
+# The routes of the HostModule calls this context is inside: target -> sub-DNN call.
+_ROUTES: contextvars.ContextVar[dict[Target, Callable] | None] = contextvars.ContextVar(
+    "dync_host_routes", default=None)
+_INSTALL_LOCK = threading.Lock()
+_MISSING = object()
+
+
+class _Dispatch:
+    """The instance attribute shadowing one call target while calls are in flight."""
+
+    def __init__(self, module: Any, attribute: str, original: Callable, saved: Any):
+        self.key: Target = (id(module), attribute)
+        self.original = original
+        self.saved = saved  # the instance attribute it replaced, or _MISSING
+        self.users = 0
+
+    def __call__(self, *args, **kwargs):
+        routes = _ROUTES.get()
+        route = routes.get(self.key) if routes else None
+        return (route or self.original)(*args, **kwargs)
+
+
+# id(submodule), attribute -> its installed dispatch.
+_INSTALLED: dict[Target, _Dispatch] = {}
+
+
+def _unpatched(module: Any, attribute: str) -> Callable:
+    """`module.attribute` as the model has it between calls: an instance attribute of its
+    own, else its class's method (never a dispatch)."""
+    with _INSTALL_LOCK:
+        dispatch = _INSTALLED.get((id(module), attribute))
+        own = vars(module).get(attribute, _MISSING) if dispatch is None else dispatch.saved
+    return getattr(type(module), attribute).__get__(module) if own is _MISSING else own
+
+
+@contextlib.contextmanager
+def routed(targets: dict[Target, tuple[Any, str, Callable]]) -> Iterator[None]:
+    """Within the block, in this context, each (submodule, attribute) of `targets` calls its
+    sub-DNN call; the dispatches are installed for it and removed after the last user."""
+    with _INSTALL_LOCK:
+        for key, (module, attribute, _) in targets.items():
+            dispatch = _INSTALLED.get(key)
+            if dispatch is None:
+                saved = vars(module).get(attribute, _MISSING)
+                original = getattr(type(module), attribute).__get__(module) \
+                    if saved is _MISSING else saved
+                dispatch = _Dispatch(module, attribute, original, saved)
+                setattr(module, attribute, dispatch)
+                _INSTALLED[key] = dispatch
+            dispatch.users += 1
+    outer = _ROUTES.get() or {}
+    token = _ROUTES.set({**outer, **{k: call for k, (_, _, call) in targets.items()}})
+    try:
+        yield
+    finally:
+        _ROUTES.reset(token)
+        with _INSTALL_LOCK:
+            for key, (module, attribute, _) in targets.items():
+                dispatch = _INSTALLED[key]
+                dispatch.users -= 1
+                if dispatch.users == 0:
+                    del _INSTALLED[key]
+                    if dispatch.saved is _MISSING:
+                        delattr(module, attribute)
+                    else:
+                        setattr(module, attribute, dispatch.saved)
+
 
 class HostModule(CompiledModule):
     """`compiled(*args)` runs `model.forward` with each captured call replaced by its
     sub-DNN; a call whose arguments are outside its sub-DNN's signature runs the original
-    Python instead. `stats` counts both per sub-DNN. Takes and returns torch tensors."""
+    Python instead. `stats` counts both per sub-DNN. Takes and returns torch tensors.
+    Thread-safe: see the module's docstring."""
 
     def __init__(self, model: Any, vmfb: bytes, manifest: Manifest):
         super().__init__(vmfb, manifest)
@@ -29,7 +113,8 @@ class HostModule(CompiledModule):
         self.stats: dict[str, collections.Counter] = {
             name: collections.Counter() for name, *_ in self._subdnns
         }
-        self._patches = None  # (submodule, attribute, sub-DNN call), built on the first call
+        self._targets: dict[Target, tuple[Any, str, Callable]] | None = None
+        self._targets_lock = threading.Lock()
 
     def __repr__(self) -> str:
         calls = ", ".join(".".join(p for p in key if p) for _, key, *_ in self._subdnns)
@@ -40,20 +125,19 @@ class HostModule(CompiledModule):
 
         if self.signature.inputs:  # the model's declared inputs, as graph mode checks them
             self.signature.check_inputs([_to_numpy(a) for a in args])
-        with self._attached(), torch.no_grad():
+        with routed(self._routes()), torch.no_grad():
             return self.model(*args)
 
-    def _attached(self):
-        from ..frontends.pytorch.host import installed
-
-        if self._patches is None:
-            self._patches = []
-            for name, (qual, attr), signature, versions in self._subdnns:
-                module = self.model.get_submodule(qual)
-                original = getattr(module, attr)
-                self._patches.append(
-                    (module, attr, self._sub_dnn(name, signature, versions, original)))
-        return installed(self._patches)
+    def _routes(self) -> dict[Target, tuple[Any, str, Callable]]:
+        with self._targets_lock:
+            if self._targets is None:
+                targets = {}
+                for name, (qual, attr), signature, versions in self._subdnns:
+                    module = self.model.get_submodule(qual)
+                    call = self._sub_dnn(name, signature, versions, _unpatched(module, attr))
+                    targets[(id(module), attr)] = (module, attr, call)
+                self._targets = targets
+            return self._targets
 
     def _sub_dnn(self, name: str, signature: Signature, versions: Versions, original):
         import torch
@@ -68,11 +152,13 @@ class HostModule(CompiledModule):
                 except InputError:
                     pass
                 else:
-                    stats["compiled"] += 1
+                    with self._lock:
+                        stats["compiled"] += 1
                     choice = versions.choose(bound)
                     return self._invoke(self._function(choice.function), signature,
                                         choice.arguments(arrays), as_torch=True)
-            stats["python"] += 1
+            with self._lock:
+                stats["python"] += 1
             return original(*args, **kwargs)
 
         return call

@@ -6,6 +6,7 @@ import collections
 import os
 import platform
 import sys
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,9 @@ class CompiledModule:
             manifest.sha256 = digest(vmfb)
         self._vm = None  # (SystemContext, VmModule), loaded on the first call
         self._functions: dict[str, Function] = {}
+        # IREE's VM context is thread-compatible, not thread-safe ("must be externally
+        # synchronized", iree/vm/context.h): one call into it at a time, and the lazy load.
+        self._lock = threading.Lock()
         # Compiled with `trace_branches`: the sites its trace output codes, and the decisions
         # of the last call, [(site, taken), ...].
         self._branch_sites = list(manifest.report.get("branch_sites") or [])
@@ -73,15 +77,20 @@ class CompiledModule:
         name = name or self.manifest.entry
         function = self._functions.get(name)
         if function is None:
-            if self._vm is None:
-                self._vm = self._load_vm()
-            context, vm_module = self._vm
-            vm_function = vm_module.lookup_function(name)
-            if vm_function is None:
-                raise ModuleFormatError(f"module has no function {name!r}")
-            function = self._functions[name] = Function(
-                context.vm_context, context.config.device, vm_function,
-                host_memory=self.manifest.driver.startswith("local-"))
+            with self._lock:
+                function = self._functions.get(name) or self._load_function(name)
+        return function
+
+    def _load_function(self, name: str) -> Function:
+        if self._vm is None:
+            self._vm = self._load_vm()
+        context, vm_module = self._vm
+        vm_function = vm_module.lookup_function(name)
+        if vm_function is None:
+            raise ModuleFormatError(f"module has no function {name!r}")
+        function = self._functions[name] = Function(
+            context.vm_context, context.config.device, vm_function,
+            host_memory=self.manifest.driver.startswith("local-"))
         return function
 
     def _load_vm(self):
@@ -122,10 +131,11 @@ class CompiledModule:
         as_torch = _any_torch(flat)
         arrays = [_to_numpy(a) for a in flat]
         bound = self.signature.check_inputs(arrays)
-        self.seen_sizes[tuple(sorted(bound.items()))] += 1
         choice = self.versions.choose(bound)
-        result = self._invoke(self._function(choice.function), self.signature,
-                              choice.arguments(arrays), as_torch)
+        function = self._function(choice.function)
+        with self._lock:
+            self.seen_sizes[tuple(sorted(bound.items()))] += 1
+        result = self._invoke(function, self.signature, choice.arguments(arrays), as_torch)
         if self._branch_sites:
             result, codes = result
             self.last_trace = [(self._branch_sites[c // 2], bool(c % 2))
@@ -139,10 +149,11 @@ class CompiledModule:
         several dims are dynamic)."""
         return most_frequent_sizes(self.seen_sizes, shapes)
 
-    @staticmethod
-    def _invoke(function: Function, signature: Signature, arrays: list, as_torch: bool) -> Any:
+    def _invoke(self, function: Function, signature: Signature, arrays: list,
+                as_torch: bool) -> Any:
         try:
-            outputs = function(arrays)
+            with self._lock:
+                outputs = function(arrays)
         except (RuntimeError, IndexError, ValueError) as e:  # iree.runtime status errors
             raise DyncError(f"the compiled module failed at run time: {e}") from e
         if as_torch:
