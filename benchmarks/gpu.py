@@ -7,9 +7,11 @@
 The two halves may run on different machines: `compile` needs iree-base-compiler (any host, no
 GPU), `run` needs torch with CUDA and iree-base-runtime only (`dync.load`). `compile` writes,
 per model, `DIR/<model>.vmfb` (dync's default pipeline) and `DIR/<model>-nopasses.vmfb` (only
-the housekeeping passes), each with its manifest, and `DIR/<model>.pt`, the model they were
-compiled from, pickled (eager runs that one, so both run the same weights and calibrated
-thresholds whatever torch builds the model there). `run` checks each module against eager PyTorch on the GPU over the model's input set
+the housekeeping passes), each with its manifest, and the model they were compiled from:
+`DIR/<model>.pt`, its state dict (read back with `weights_only=True`: no pickled code), and
+`DIR/<model>.json`, its submodules' plain attributes (calibrated thresholds), which `run` sets
+on a model built by the suite's code, so that eager runs the same weights and thresholds
+whatever torch builds the model there. `run` checks each module against eager PyTorch on the GPU over the model's input set
 (η, δ), times both, and measures peak intermediate memory, writing JSON that `report` renders
 (and that `python -m benchmarks` keeps in BENCHMARKS.md when it rewrites the file).
 """
@@ -45,7 +47,7 @@ def compile_suite(directory: Path, target: str, names: list[str], say=print) -> 
     for name in names:
         mod = load(name)
         model, example, dynamic_shapes = mod.build()
-        torch.save(model, directory / f"{name}.pt")
+        save_model(model, directory / f"{name}.pt")
         for suffix, options in (("", compile_options(mod)),
                                 ("-nopasses", {"passes": BASELINE_PASSES})):
             start = time.perf_counter()
@@ -59,6 +61,27 @@ def compile_suite(directory: Path, target: str, names: list[str], say=print) -> 
             compiled.save(directory / f"{name}{suffix}.vmfb")
             say(f"[gpu] {name}{suffix}: {compiled.report.mode}, "
                 f"{compiled.report.dispatches} dispatches, {time.perf_counter() - start:.1f} s")
+
+
+def save_model(model: torch.nn.Module, path: Path) -> None:
+    """`model`'s tensors at `path` and its submodules' plain attributes beside it (.json)."""
+    torch.save(model.state_dict(), path)
+    plain = {name: {k: v for k, v in vars(m).items()
+                    if not k.startswith("_") and isinstance(v, bool | int | float | str)}
+             for name, m in model.named_modules()}
+    path.with_suffix(".json").write_text(json.dumps(plain), encoding="utf-8")
+
+
+def load_model(mod, path: Path) -> torch.nn.Module:
+    """The model `save_model` wrote: built by the suite's code, its tensors and plain
+    attributes then replaced by the saved ones (data only: nothing is unpickled)."""
+    model = mod.build()[0]
+    model.load_state_dict(torch.load(path, weights_only=True))
+    for name, attributes in json.loads(path.with_suffix(".json").read_text("utf-8")).items():
+        submodule = model.get_submodule(name)
+        for key, value in attributes.items():
+            setattr(submodule, key, value)
+    return model.eval()
 
 
 # --- run (on the GPU) ----------------------------------------------------------------------
@@ -90,8 +113,8 @@ def run_model(directory: Path, name: str, count: int, timing_inputs: int, repeat
         row["error"] = "does not compile for CUDA: " + _diagnostic(error.read_text())
         return row
 
-    def model():  # a fresh copy each: host mode patches the model it drives
-        return torch.load(directory / f"{name}.pt", weights_only=False).eval()
+    def model():  # a fresh copy each
+        return load_model(mod, directory / f"{name}.pt")
 
     gpu_model = model().cuda()
     compiled = dync.load(directory / f"{name}.vmfb", model=model())

@@ -5,6 +5,7 @@ __version__ = "0.1.0"
 from .errors import (  # noqa: E402
     CompilationError,
     DyncError,
+    IndexOutOfRangeError,
     InputError,
     ModuleFormatError,
     UnsupportedConstructError,
@@ -16,6 +17,7 @@ __all__ = [
     "CompiledModule",
     "DyncError",
     "HostModule",
+    "IndexOutOfRangeError",
     "InputError",
     "ModuleFormatError",
     "UnsupportedConstructError",

@@ -103,6 +103,7 @@ def compile(  # noqa: A001 - the public name is fixed by the design
     if mode == "host" and _is_onnx(model):
         raise DyncError("mode='host' runs a PyTorch model's own Python; an ONNX model is one graph")
     tgt = targets.resolve(backend, target)
+    _check_torch_model(model, args)
     say = _progress_sink(progress)
     steps = tuple(DEFAULT_PIPELINE if passes is None else passes)
     report = Report(backend=tgt.backend, target=tgt.name, passes=list(steps))
@@ -123,6 +124,18 @@ def compile(  # noqa: A001 - the public name is fixed by the design
     if front is not None:
         store.put(front, compiled.vmfb, {"manifest": compiled.manifest.to_json()})
     return compiled
+
+
+def _check_torch_model(model, args) -> None:
+    """A PyTorch model's refusals that need no import (`frontends.pytorch.export`)."""
+    if _is_onnx(model) or args is None or "torch" not in sys.modules:
+        return
+    import torch
+
+    if isinstance(model, torch.nn.Module):
+        from .frontends.pytorch.export import check_model
+
+        check_model(model, args if isinstance(args, tuple | list) else (args,))
 
 
 def _model_key(store: CompileCache | None, model, args, dynamic_shapes, options) -> str | None:

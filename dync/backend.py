@@ -6,6 +6,10 @@ the session refuses because they are process-wide LLVM options (the CPU targets'
 ``--iree-llvmcpu-number-of-threads``, or any such flag in `extra_flags`) are set in a worker
 process instead (`iree_worker.py`), which compiles the module's assembly there: IREE parses
 process-wide options once per process, so dync never sets them in its caller's.
+
+When IREE fails, or its worker crashes (ends by a signal), the module and its `iree-compile`
+flags are saved for a bug report in one private folder, `crash_directory()`, which the
+CompilationError names.
 """
 
 from __future__ import annotations
@@ -13,15 +17,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import signal
+import stat
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import NoReturn
 
 import iree.compiler
 from iree.compiler import ir
 from iree.compiler.api import Invocation, Output, Session
 
+from .cache import default_directory, make_private_directory
 from .dialects.dync import module_flags, read_copied_padding
 from .errors import CompilationError
 from .passes.plan_execution import module_text
@@ -101,16 +109,19 @@ class CompilerSession:
             inv.close()
 
     def _compile_in_worker(self, module: ir.Module) -> bytes:
+        text = module_text(module, debug_info=True)
         with tempfile.TemporaryDirectory(prefix="dync-iree-") as tmp:
             spec = {"process_wide": list(self.process_wide), "flags": self._session_flags,
                     "input": str(Path(tmp, "input.mlir")),
                     "output": str(Path(tmp, "output.vmfb"))}
-            Path(spec["input"]).write_text(module_text(module, debug_info=True), encoding="utf-8")
+            Path(spec["input"]).write_text(text, encoding="utf-8")
             spec_path = Path(tmp, "spec.json")
             spec_path.write_text(json.dumps(spec), encoding="utf-8")
             done = subprocess.run([sys.executable, str(Path(__file__).with_name("iree_worker.py")),
                                    str(spec_path)], capture_output=True, text=True,
                                   env=_worker_environment())
+            if done.returncode < 0:
+                self._crashed(text, -done.returncode, done.stderr)
             result_path = Path(f"{spec_path}.result")
             if done.returncode != 0 or not result_path.exists():
                 raise CompilationError(
@@ -122,7 +133,7 @@ class CompilerSession:
             self.statistics = _read_statistics(self._statistics_path)
             return Path(spec["output"]).read_bytes()
 
-    def _failed(self, module: ir.Module, diagnostics: list[str]) -> None:
+    def _failed(self, module: ir.Module, diagnostics: list[str]) -> NoReturn:
         raise CompilationError(
             f"IREE failed to compile for {self.target.backend}/{self.target.name}; "
             f"the IR at the point of failure is in {self._save_failure(module)}",
@@ -130,11 +141,23 @@ class CompilerSession:
         )
 
     def _save_failure(self, module: ir.Module) -> str:
-        fd, path = tempfile.mkstemp(prefix="dync-iree-failure-", suffix=".mlir")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(f"// iree-compile flags: {' '.join(self.flags)}\n")
-            f.write(module.operation.get_asm(enable_debug_info=True))
-        return path
+        return _save_reproducer("dync-iree-failure-", self._flags_header()
+                                + module.operation.get_asm(enable_debug_info=True))
+
+    def _crashed(self, text: str, signal_number: int, stderr: str) -> NoReturn:
+        """The worker ended by a signal: a bug of IREE's (or the machine's) rather than an
+        answer about the program, so the message says so and saves `text`, the module the
+        worker was given, with its flags: what an IREE bug report needs."""
+        path = _save_reproducer("dync-iree-crash-", self._flags_header() + text)
+        raise CompilationError(
+            f"the IREE compiler crashed ({_signal_name(signal_number)}) compiling for "
+            f"{self.target.backend}/{self.target.name} with the flags {' '.join(self.flags)}; "
+            f"a reproducer (the module, its first line the iree-compile flags) is in {path}",
+            stderr.strip().splitlines()[-12:],
+        )
+
+    def _flags_header(self) -> str:
+        return f"// iree-compile flags: {' '.join(self.flags)}\n"
 
     def close(self) -> None:
         self._handler.detach()
@@ -147,6 +170,39 @@ def _worker_environment() -> dict[str, str]:
     """This process's environment, where the worker finds iree.compiler where this one did."""
     path = [str(Path(iree.compiler.__file__).parents[2]), os.environ.get("PYTHONPATH")]
     return dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in path if p))
+
+
+def crash_directory() -> Path:
+    """Where the IR of failed and crashed IREE compiles is saved: `crashes/` in the compile
+    cache's directory, else (the cache off, or that folder not creatable) `dync-crashes` in the
+    temporary directory; created private to the user (0700), as the cache is. A folder there
+    that is not this user's own (another user's, or a link) is passed over for a fresh one."""
+    cache = default_directory()
+    for directory in ([cache / "crashes"] if cache else []) + [
+            Path(tempfile.gettempdir(), "dync-crashes")]:
+        try:
+            make_private_directory(directory)
+            st = directory.lstat()
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid():
+            return directory
+    return Path(tempfile.mkdtemp(prefix="dync-crashes-"))
+
+
+def _save_reproducer(prefix: str, text: str) -> str:
+    """Write `text` to a new `PREFIX*.mlir` file in `crash_directory()`; its path."""
+    fd, path = tempfile.mkstemp(prefix=prefix, suffix=".mlir", dir=crash_directory())
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    return path
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 def _keep_padding_spec(entries: list[str]) -> str:

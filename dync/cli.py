@@ -8,11 +8,13 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import importlib.util
 import os
 import re
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +28,44 @@ _IREE_DTYPES = {
     "f32": "float32", "f64": "float64", "f16": "float16", "i64": "int64", "i32": "int32",
     "i16": "int16", "i8": "int8", "ui8": "uint8", "i1": "bool",
 }
+_NPY_MAGIC = b"\x93NUMPY"
+
+
+def writable(path: str | os.PathLike, what: str = "output") -> Path:
+    """`path`, once a file can be created where it goes (its directory is created if missing):
+    checked before a compile or a run, whose result would otherwise be lost, with a traceback,
+    only at the end. Raises a DyncError "cannot write the WHAT PATH: why" otherwise."""
+    path = Path(path)
+    try:
+        reason = _unwritable(path)
+    except OSError as e:
+        reason = e.strerror or str(e)
+    if reason:
+        raise DyncError(f"cannot write the {what} {path}: {reason}")
+    return path
+
+
+def _unwritable(path: Path) -> str | None:
+    """Why no file can be written at `path`, or None when a probe file could be."""
+    if path.is_dir():
+        return "it is a directory"
+    if path.exists() and not os.access(path, os.W_OK):
+        return os.strerror(errno.EACCES)
+    directory = path.parent
+    existing = next((d for d in (directory, *directory.parents) if d.exists()), directory)
+    if not existing.is_dir():
+        return f"{existing} is not a directory"
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        return f"cannot create the directory {directory}: {e.strerror}"
+    try:
+        fd, probe = tempfile.mkstemp(dir=directory, prefix=".dync-probe-")
+    except OSError as e:
+        return f"cannot create a file in {directory}: {e.strerror}"
+    os.close(fd)
+    os.unlink(probe)
+    return None
 
 
 def _load_factory(spec: str):
@@ -92,13 +132,17 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     from .api import compile as dync_compile
 
     is_onnx = args.model.endswith(".onnx")
+    if args.dim and not is_onnx:
+        raise DyncError("--dim is for ONNX models; a PyTorch factory returns its dynamic_shapes")
+    # Every file the compile writes is checked first: a compile takes a while.
+    out = writable(args.output or Path(args.model.split(":")[0]).with_suffix(".vmfb").name)
+    for flag, target in (("--dump-ir", args.dump_ir), ("--dump-rewritten", args.dump_rewritten)):
+        if target:
+            writable(target, f"{flag} file")
     if is_onnx:
         model, example, dynamic = args.model, None, _onnx_dims(args.dim)
     else:
-        if args.dim:
-            raise DyncError("--dim is for ONNX models; a PyTorch factory returns its dynamic_shapes")
         model, example, dynamic = _load_factory(args.model)
-    out = Path(args.output or Path(args.model.split(":")[0]).with_suffix(".vmfb").name)
     compiled = dync_compile(
         model, example, dynamic_shapes=dynamic, backend=args.backend, target=args.target,
         mode=args.mode, extra_flags=tuple(args.iree_flag or ()), progress=not args.quiet,
@@ -106,42 +150,107 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         specialize=_specialize(args.specialize, args.no_specialize),
         buckets=_sizes("--bucket", args.bucket) or None,
     )
-    path = compiled.save(out)
+    try:
+        path = compiled.save(out)
+    except OSError as e:
+        raise DyncError(f"cannot write the output {out}: {e.strerror or e}") from None
     if args.dump_rewritten:
         rewritten = compiled.report.rewritten
-        Path(args.dump_rewritten).write_text(
-            "".join(f"# {name} (rewritten by dync)\n{src}\n\n" for name, src in rewritten.items())
-            or "# nothing was rewritten: no forward has data-dependent control flow\n",
-            encoding="utf-8",
-        )
+        _write_text(args.dump_rewritten, "--dump-rewritten file",
+                    "".join(f"# {name} (rewritten by dync)\n{src}\n\n"
+                            for name, src in rewritten.items())
+                    or "# nothing was rewritten: no forward has data-dependent control flow\n")
     if not args.quiet:
         print(compiled.report)
     print(f"wrote {path} and {path.name.removesuffix('.vmfb')}.manifest.json")
     return 0
 
 
+def _write_text(path: str, what: str, text: str) -> None:
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise DyncError(f"cannot write the {what} {path}: {e.strerror or e}") from None
+
+
 def _parse_input(text: str) -> np.ndarray:
+    """One --input: @FILE.npy or SHAPExDTYPE=VALUE, or a DyncError that names it and says why."""
     if text.startswith("@"):
-        return np.load(text[1:], allow_pickle=False)
+        return _read_npy(text[1:], f"--input {text}")
     m = _FILL.match(text)
-    if not m or m["dtype"] not in _IREE_DTYPES:
-        raise DyncError(f"--input expects @file.npy or SHAPExDTYPE=VALUE (e.g. 2x8xf32=0.5), got {text!r}")
+    if not m:
+        raise DyncError(f"--input {text}: expected @FILE.npy or SHAPExDTYPE=VALUE "
+                        "(e.g. 2x8xf32=0.5)")
+    if m["dtype"] not in _IREE_DTYPES:
+        raise DyncError(f"--input {text}: unknown element type {m['dtype']!r} "
+                        f"(one of {', '.join(_IREE_DTYPES)})")
+    dtype = np.dtype(_IREE_DTYPES[m["dtype"]])
+    value = _fill_value(m["value"], dtype, f"--input {text}")
     shape = tuple(int(d) for d in m["shape"].split("x") if d)
-    return np.full(shape, float(m["value"]), dtype=_IREE_DTYPES[m["dtype"]])
+    try:
+        return np.full(shape, value, dtype=dtype)
+    except (ValueError, MemoryError) as e:
+        raise DyncError(f"--input {text}: cannot make an array of shape {list(shape)}: {e}") from None
+
+
+def _fill_value(text: str, dtype: np.dtype, arg: str) -> float:
+    """VALUE of SHAPExDTYPE=VALUE as a number `dtype` holds exactly (numpy would wrap 300 into
+    an int8 or turn nan into an arbitrary integer without a word)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise DyncError(f"{arg}: the value {text!r} is not a number") from None
+    if dtype.kind == "b":
+        fits = value in (0, 1)
+    elif dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        fits = value.is_integer() and info.min <= value <= info.max
+    else:
+        fits = True
+    if not fits:
+        raise DyncError(f"{arg}: {text} is not a value of {dtype.name}")
+    return value
+
+
+def _read_npy(path: str, arg: str) -> np.ndarray:
+    """The array saved in `path` by np.save. Never unpickled (allow_pickle=False): a file from
+    elsewhere runs no code here, so an object array is refused, as is any other file."""
+    try:
+        with open(path, "rb") as f:
+            if f.read(len(_NPY_MAGIC)) != _NPY_MAGIC:
+                raise DyncError(f"{arg}: cannot read {path}: not a .npy file (it does not "
+                                "start with NumPy's header; np.save writes one)")
+            f.seek(0)
+            return np.lib.format.read_array(f, allow_pickle=False)
+    except OSError as e:
+        raise DyncError(f"{arg}: cannot read {path}: {e.strerror or e}") from None
+    except ValueError as e:
+        # numpy refuses an array of Python objects when it may not unpickle: it says so by
+        # naming allow_pickle, an option dync never offers.
+        reason = ("it holds an array of Python objects, which dync does not load (they would "
+                  "be unpickled); save a numeric array" if "allow_pickle" in str(e)
+                  else f"not a valid .npy file: {e}")
+        raise DyncError(f"{arg}: cannot read {path}: {reason}") from None
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from .output_tree import leaves
     from .runtime import load
 
-    module = load(args.module)
     inputs = [_parse_input(t) for t in args.input or []]
+    for target in args.output or ():
+        writable(target, "--output file")
+    module = load(args.module)
     outputs = leaves(module(*inputs))
     if args.output and len(args.output) != len(outputs):
         raise DyncError(f"the module returns {len(outputs)} output(s); got {len(args.output)} --output")
     for i, out in enumerate(outputs):
         if args.output:
-            np.save(args.output[i], out)
+            try:
+                np.save(args.output[i], out)
+            except OSError as e:
+                raise DyncError(f"cannot write the --output file {args.output[i]}: "
+                                f"{e.strerror or e}") from None
         print(f"output {i}: {out.dtype}{list(out.shape)}" + ("" if args.output else f"\n{out}"))
     return 0
 

@@ -38,3 +38,14 @@ class InputError(DyncError, ValueError):
 
 class ModuleFormatError(DyncError):
     """A saved `.vmfb` or its manifest is missing, corrupted or from an incompatible dync."""
+
+
+# The message of every index check `dync-check-indices` compiles into a module starts with
+# this; the runtime turns IREE's failure carrying it into an `IndexOutOfRangeError`.
+INDEX_CHECK = "dync index check:"
+
+
+class IndexOutOfRangeError(DyncError, IndexError):
+    """A compiled module read an index outside its table (an embedding id, a gather or
+    scatter index...), where eager PyTorch raises too; the message names the op and the
+    line of the model that made it."""

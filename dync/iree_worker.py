@@ -8,9 +8,18 @@ SPEC.json``, where the spec names the process-wide flags, the session flags, the
 assembly) and the output. It writes the vmfb to the output and, to ``SPEC.json.result``,
 ``{"ok": bool, "diagnostics": [str]}``; an unknown process-wide flag ends it with LLVM's
 message on stderr. Run by path, it imports iree.compiler and nothing of dync (nor torch).
+
+Test hook: with ``DYNC_TEST_WORKER_SIGNAL=SIGSEGV`` (or another signal's name) in its
+environment, the worker kills itself with that signal just before compiling, as a crash in
+IREE would end it, so that tests check how dync reports a crashed compiler without a real
+crash to hand (tests/test_command_line_errors.py; nothing else sets the variable). It writes
+no core file.
 """
 
 import json
+import os
+import resource
+import signal
 import sys
 
 from iree.compiler import ir
@@ -33,6 +42,7 @@ def main(spec_path: str) -> None:
 
     handler = session.context.attach_diagnostic_handler(on_diagnostic)
     inv = session.invocation()
+    _crash_if_asked()
     ok = inv.parse_source(Source.open_file(session, spec["input"])) and inv.execute()
     if ok:
         out = Output.open_file(spec["output"])
@@ -43,6 +53,14 @@ def main(spec_path: str) -> None:
     handler.detach()
     with open(spec_path + ".result", "w", encoding="utf-8") as f:
         json.dump({"ok": bool(ok), "diagnostics": diagnostics}, f)
+
+
+def _crash_if_asked() -> None:
+    """The test hook of the module docstring."""
+    name = os.environ.get("DYNC_TEST_WORKER_SIGNAL")
+    if name:
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        os.kill(os.getpid(), signal.Signals[name])
 
 
 if __name__ == "__main__":

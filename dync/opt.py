@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from iree.compiler import ir
 
-from .errors import CompilationError
+from .cli import writable
+from .errors import CompilationError, DyncError
 from .passes import parse_pipeline, registry, run_pipeline
+
+_BYTECODE_MAGIC = b"ML\xefR"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -47,12 +51,54 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _read_input(name: str) -> str:
+    """The MLIR assembly in file `name` ('-': standard input), or a DyncError saying why there
+    is none: a missing or unreadable file, or one that is not UTF-8 text (a binary file)."""
+    shown = "standard input" if name == "-" else name
+    try:
+        data = sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes()
+    except OSError as e:
+        raise DyncError(f"cannot read {shown}: {e.strerror or e}") from None
+    if data.startswith(_BYTECODE_MAGIC):
+        raise DyncError(f"cannot read {shown}: it is MLIR bytecode; dync-opt reads MLIR assembly")
+    if b"\0" in data:
+        raise DyncError(f"cannot read {shown}: a binary file (it holds NUL bytes), "
+                        "not MLIR assembly")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise DyncError(f"cannot read {shown}: not UTF-8 text (byte 0x{data[e.start]:02x} at "
+                        f"offset {e.start}), so not MLIR assembly") from None
+    # The newlines a file opened as text gives (as before: `// -----` splits on them).
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _write_output(name: str, text: str) -> None:
+    if name == "-":
+        sys.stdout.write(text)
+        return
+    try:
+        Path(name).write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise DyncError(f"cannot write the output {name}: {e.strerror or e}") from None
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    try:
+        return _run(args)
+    except DyncError as e:
+        print(f"dync-opt: error: {e}", file=sys.stderr)
+        return 1
+
+
+def _run(args: argparse.Namespace) -> int:
     steps = list(args.steps or [])
     if args.pass_pipeline:
         steps += parse_pipeline(args.pass_pipeline)
-    text = sys.stdin.read() if args.input == "-" else open(args.input, encoding="utf-8").read()
+    text = _read_input(args.input)
+    if args.output != "-":
+        writable(args.output)  # before the passes run, not after
     chunks = text.split("// -----") if args.split_input_file else [text]
     outputs, failed = [], False
     for chunk in chunks:
@@ -76,12 +122,7 @@ def main(argv: list[str] | None = None) -> int:
                     print_generic_op_form=args.print_generic,
                 )
             )
-    result = "\n// -----\n".join(outputs)
-    if args.output == "-":
-        sys.stdout.write(result)
-    else:
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write(result)
+    _write_output(args.output, "\n// -----\n".join(outputs))
     return 1 if failed else 0
 
 

@@ -20,6 +20,7 @@ from ..errors import CompilationError
 _PASS_MODULES = {
     "dync-bucket": "dync.passes.bucket",
     "dync-canonicalize": "dync.passes.canonicalize",
+    "dync-check-indices": "dync.passes.check_indices",
     "dync-channels-last": "dync.passes.channels_last",
     "dync-exact-loops": "dync.passes.exact_loops",
     "dync-fuse": "dync.passes.fuse",
@@ -42,7 +43,7 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "dync-specialize", "dync-bucket", "dync-canonicalize", "dync-rdp", "dync-sink-into-branches",
     "dync-split-subdnns", "dync-loop-batch", "dync-fuse", "dync-channels-last",
     "dync-plan-execution", "dync-patch-stages", "dync-fuse-padding", "dync-isolate-subdnns",
-    "dync-plan-buffers", "dync-verify")
+    "dync-plan-buffers", "dync-check-indices", "dync-verify")
 
 
 class Pass:

@@ -54,16 +54,14 @@ and the constants it still uses (branch-free runs without tensor work stay too).
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import cache
 
 from iree.compiler import ir
 
 from ..dialects.dync import to_python
+from ..dialects.locations import source_span
 from ..dialects.symbolic import bound_dims, is_tensor, type_dims
 from ..dialects.torch_ops import BARRIER, owner
 from ..dialects.walk import callee, functions, nested_ops, ops_named
@@ -80,7 +78,6 @@ _IDENTITY_OPS = {
 }
 # Types a call may carry: tensors and the scalars torch-mlir's backend type conversion maps.
 _PASSABLE = re.compile(r"^(!torch\.(vtensor|int|float|bool)\b|tensor<|i\d+$|f\d+$|index$)")
-_FILE_LINE = re.compile(r'"([^"]*)":(\d+):\d+')
 
 
 def _in_barrier(op: ir.Operation) -> bool:
@@ -150,31 +147,6 @@ def _constant_key(op: ir.Operation) -> str:
 
 def _passable(ty: ir.Type) -> bool:
     return bool(_PASSABLE.match(str(ty)))
-
-
-def _line_span(ops: list[ir.Operation]) -> str:
-    """`file:first-last` over the frames of `ops` that are in the first file seen, the model's
-    own files before torch's (torch.export's runtime assertions are located in torch)."""
-    located = [frames for op in ops if (frames := _FILE_LINE.findall(str(op.location)))]
-    if not located:
-        return "unknown"
-    # The outermost caller of a call-site location is the model's own source.
-    outermost = [frames[-1][0] for frames in located]
-    first_file = next((path for path in outermost if not _in_torch(path)), outermost[0])
-    lines = [int(line) for frames in located for path, line in frames if path == first_file]
-    return f"{first_file}:{min(lines)}-{max(lines)}"
-
-
-def _in_torch(path: str) -> bool:
-    """Whether `path` is one of torch's files (torch.export writes some relative to it)."""
-    return path.startswith("torch/") or any(path.startswith(root) for root in _torch_roots())
-
-
-@cache
-def _torch_roots() -> tuple[str, ...]:
-    """Where torch is installed (found without importing it)."""
-    spec = importlib.util.find_spec("torch")
-    return tuple(os.path.join(p, "") for p in spec.submodule_search_locations or ()) if spec else ()
 
 
 def _structure_key(func: ir.Operation) -> str:
@@ -392,7 +364,7 @@ class _Splitter:
             builder.commit(None)
             return
         call = builder.commit(temp)
-        self.subdnns.append(_SubDNN(func, [call], _line_span(_ops(block))))
+        self.subdnns.append(_SubDNN(func, [call], source_span(_ops(block))))
 
     def deduplicate(self) -> None:
         first: dict[str, _SubDNN] = {}

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DyncError, InputError, ModuleFormatError
+from ..errors import INDEX_CHECK, DyncError, IndexOutOfRangeError, InputError, ModuleFormatError
 from ..output_tree import leaves
 from ..report import Report
 from ..signature import Signature
@@ -155,7 +155,7 @@ class CompiledModule:
             with self._lock:
                 outputs = function(arrays)
         except (RuntimeError, IndexError, ValueError) as e:  # iree.runtime status errors
-            raise DyncError(f"the compiled module failed at run time: {e}") from e
+            raise _run_time_error(e) from e
         if as_torch:
             import torch
 
@@ -175,6 +175,17 @@ class CompiledModule:
         return path
 
 
+def _run_time_error(error: Exception) -> DyncError:
+    """The dync error for IREE's failure `error`: an `IndexOutOfRangeError` for a failed
+    index check (its message, without IREE's status and stack), else a `DyncError`."""
+    text = str(error)
+    start = text.find(INDEX_CHECK)
+    if start >= 0:
+        message = text[start + len(INDEX_CHECK):].split(";", 1)[0].strip()
+        return IndexOutOfRangeError(f"index out of range: {message}")
+    return DyncError(f"the compiled module failed at run time: {text}")
+
+
 def _any_torch(values: list) -> bool:
     # Without torch imported no argument can be a tensor: a deployed module needs no torch.
     torch = sys.modules.get("torch")
@@ -188,6 +199,8 @@ def _to_numpy(value: Any) -> np.ndarray:
     if torch is not None and isinstance(value, torch.Tensor):
         if value.dtype == torch.bfloat16:
             raise InputError("bfloat16 inputs are not supported by the numpy bridge")
+        if value.is_meta:
+            raise InputError("an input is on the meta device: it holds no data to compute on")
         return np.asarray(value.numpy(force=True), order="C")
     raise InputError(f"inputs must be torch tensors or numpy arrays, got {type(value).__name__}")
 

@@ -27,7 +27,12 @@ from .decompositions import DECOMPOSITIONS
 from .importer import DyncGraphNodeImporter
 from .rewrite import Rewrite, rewritten
 from .rewrite.runtime import active_recorder, recording_compiled_branches
-from .source import source_line, user_frame_from_message, user_frame_from_traceback
+from .source import (
+    is_user_file,
+    source_line,
+    user_frame_from_message,
+    user_frame_from_traceback,
+)
 
 INT64_MAX = 2**63 - 1
 
@@ -58,6 +63,54 @@ def import_module(
     program.rewritten = rewrite.sources
     program.branch_sites = list(recorder.sites) if trace_branches else []
     return program
+
+
+def check_model(model: torch.nn.Module, args: Sequence[Any]) -> None:
+    """Refuse, before anything runs, a model or example dync cannot compile for a reason
+    that has nothing to do with its code: tensors without data, bfloat16."""
+    for i, a in enumerate(pytree.tree_leaves(tuple(args))):
+        if isinstance(a, torch.Tensor) and a.is_meta:
+            raise DyncError(f"example input {i} is on the meta device: it holds no data to "
+                            "trace with; pass real tensors (e.g. torch.randn on the CPU)")
+    state = itertools.chain(model.named_parameters(), model.named_buffers())
+    for name, tensor in state:
+        if tensor.is_meta:
+            raise DyncError(f"the model's {name} is on the meta device (its weights were never "
+                            "loaded): materialize it first (model.to_empty(device='cpu') and "
+                            "load_state_dict)")
+    tensors = [*(t for _, t in itertools.chain(model.named_parameters(), model.named_buffers())),
+               *(a for a in pytree.tree_leaves(tuple(args)) if isinstance(a, torch.Tensor))]
+    if any(t.dtype == torch.bfloat16 for t in tensors):
+        raise DyncError(
+            "bfloat16 is not supported: IREE 3.13's CPU code generation fails on bfloat16 "
+            "arithmetic ('arith.constant' op failed to verify) and the runtime's numpy bridge "
+            "has no bfloat16; convert the model and inputs with .float() (or .half())")
+
+
+@contextlib.contextmanager
+def _refusing_prints():
+    """`print()` called by the model while it is traced is refused with its line: a compiled
+    graph would drop the side effect (mode="auto" then runs the forward's Python in host
+    mode, where it prints). Torch's own prints and other threads' pass through."""
+    import builtins
+    import threading
+
+    real, tracing = builtins.print, threading.get_ident()
+
+    def refused(*args, **kwargs):
+        caller = sys._getframe(1)
+        if threading.get_ident() != tracing or not is_user_file(caller.f_code.co_filename):
+            return real(*args, **kwargs)  # another thread, or torch itself
+        raise UnsupportedConstructError(
+            "print()", "a compiled graph drops the side effect of print(); mode='auto' and "
+            "mode='host' run the forward's Python, which prints",
+            f"{caller.f_code.co_filename}:{caller.f_lineno}")
+
+    builtins.print = refused
+    try:
+        yield
+    finally:
+        builtins.print = real
 
 
 def _unaliased(args: tuple) -> tuple:
@@ -116,7 +169,7 @@ def _export(model: torch.nn.Module, args: tuple, dynamic_shapes: Any) -> tuple[t
     try:
         # Inference only: without autograd, control-flow HOPs take lifted parameters as
         # plain operands.
-        with torch.no_grad(), rewritten(model) as rewrite:
+        with torch.no_grad(), rewritten(model) as rewrite, _refusing_prints():
             return _decomposed(_quiet_export(model, args, dynamic_shapes)), rewrite
     except UnsupportedConstructError:
         raise
@@ -131,8 +184,10 @@ def _export(model: torch.nn.Module, args: tuple, dynamic_shapes: Any) -> tuple[t
         level = shapes_log.level
         shapes_log.setLevel(logging.ERROR)  # its warnings about a retry that fails are noise
         try:
-            with torch.no_grad():
+            with torch.no_grad(), _refusing_prints():
                 return _decomposed(_quiet_export(model, args, dynamic_shapes)), Rewrite()
+        except UnsupportedConstructError:
+            raise
         except Exception:
             pass
         finally:

@@ -1,0 +1,138 @@
+"""Indices read from data are checked (`dync-check-indices`): out of range — just past the
+end, negative where eager refuses negatives, 10**6 — raises `dync.IndexOutOfRangeError`
+naming the op and the model's line, as eager raises; in range, results match eager,
+negative indices included (for `index_put` too, which IREE 3.13 got wrong)."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from torch.export import Dim
+
+import dync
+
+N = Dim("n", min=1, max=64)
+
+
+class Embed(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.table = torch.nn.Embedding(10, 4)
+
+    def forward(self, ids):
+        return self.table(ids) * 2  # LINE: embedding
+
+
+class Select(torch.nn.Module):
+    def forward(self, x, i):
+        return torch.index_select(x, 0, i) + 1  # LINE: index_select
+
+
+class Gather(torch.nn.Module):
+    def forward(self, x, i):
+        return torch.gather(x, 1, i) + 1  # LINE: gather
+
+
+class Scatter(torch.nn.Module):
+    def forward(self, x, i):
+        return x.scatter(0, i, 5.0) + 1  # LINE: scatter
+
+
+class Index(torch.nn.Module):
+    def forward(self, x, i):
+        return x[i] * 2  # LINE: index
+
+
+class IndexPut(torch.nn.Module):
+    def forward(self, x, i):
+        y = x.clone()
+        y[i] = 7.0  # LINE: index_put
+        return y + 1
+
+
+X = torch.randn(10, 4, generator=torch.Generator().manual_seed(0))
+
+# model, example args, dynamic shapes, in-range indices, out-of-range indices, eager's error.
+CASES = {
+    "embedding": (Embed, (torch.tensor([[1, 2, 3]]),), ({1: N},),
+                  [[[0, 9, 4]]], [[[10]], [[-1]], [[10**6]]], IndexError),
+    "index_select": (Select, (X, torch.tensor([4, 0])), (None, {0: N}),
+                     [[9, 0, 3]], [[10], [-1], [10**6]], IndexError),
+    "gather": (Gather, (X, torch.zeros(10, 2, dtype=torch.int64)), (None, None),
+               [np.arange(20).reshape(10, 2) % 4], [np.full((10, 2), 4), np.full((10, 2), -1)],
+               RuntimeError),
+    "scatter": (Scatter, (X, torch.tensor([[0, 1, 2, 3]])), (None, None),
+                [[[9, 0, 5, 1]]], [[[10, 0, 0, 0]], [[0, -1, 0, 0]], [[10**6, 0, 0, 0]]],
+                RuntimeError),
+    "index": (Index, (X, torch.tensor([0, 3])), (None, {0: N}),
+              [[0, -1, 9, -10]], [[10], [-11], [10**6]], IndexError),
+    "index_put": (IndexPut, (X, torch.tensor([0, 2])), (None, {0: N}),
+                  [[0, -2], [-1, 3, -10]], [[10], [-11], [10**6]], IndexError),
+}
+
+
+def _line(marker: str) -> int:
+    lines = Path(__file__).read_text().splitlines()
+    return next(i + 1 for i, line in enumerate(lines) if line.endswith(f"# LINE: {marker}"))
+
+
+@pytest.fixture(scope="module", params=list(CASES))
+def case(request):
+    name = request.param
+    cls, example, dims, good, bad, eager_error = CASES[name]
+    torch.manual_seed(0)
+    model = cls().eval()
+    compiled = dync.compile(model, example, dynamic_shapes=dims)
+    return name, model, example, compiled, good, bad, eager_error
+
+
+def _args(example, index):
+    return (*example[:-1], torch.as_tensor(np.asarray(index), dtype=torch.int64))
+
+
+def test_indices_in_range_match_eager(case):
+    _, model, example, compiled, good, _, _ = case
+    for index in good:
+        args = _args(example, index)
+        torch.testing.assert_close(compiled(*args), model(*args), rtol=1e-5, atol=1e-6)
+
+
+def test_indices_out_of_range_raise_and_name_the_line(case):
+    name, model, example, compiled, _, bad, eager_error = case
+    for index in bad:
+        args = _args(example, index)
+        with pytest.raises(eager_error):
+            model(*args)
+        with pytest.raises(dync.IndexOutOfRangeError,
+                           match=rf"test_index_checks\.py:{_line(name)} reads an index outside"):
+            compiled(*args)
+        with pytest.raises(IndexError):  # what code written against eager catches
+            compiled(*args)
+    # A failed call leaves the module usable.
+    args = _args(example, case[4][0])
+    torch.testing.assert_close(compiled(*args), model(*args), rtol=1e-5, atol=1e-6)
+
+
+def test_an_onnx_gather_names_its_node():
+    """ONNX Gather wraps negative indices ([-n, n)); past that, the error names the node."""
+    import onnx
+    from onnx import TensorProto, helper
+    from onnx.reference import ReferenceEvaluator
+
+    graph = helper.make_graph(
+        [helper.make_node("Gather", ["x", "i"], ["y"], axis=0, name="lookup")], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [5, 4]),
+         helper.make_tensor_value_info("i", TensorProto.INT64, ["n"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    compiled = dync.compile(model)
+    x = np.arange(20, dtype=np.float32).reshape(5, 4)
+    index = np.array([0, -1, 4, -5])
+    (want,) = ReferenceEvaluator(model).run(None, {"x": x, "i": index})
+    np.testing.assert_array_equal(compiled(x, index)[0], want)
+    for bad in ([5], [-6], [10**6]):
+        with pytest.raises(dync.IndexOutOfRangeError, match="at node 'lookup' reads an index"):
+            compiled(x, np.array(bad))
