@@ -182,3 +182,16 @@ def test_a_payload_as_an_onnx_dim_param_is_a_name(tmp_path):
     x = np.ones((3, 8), np.float32)
     np.testing.assert_allclose(dync.load(saved)(x)[0], compiled(x)[0])
     assert not marker.exists()
+
+
+def test_saving_a_loaded_module_copies_no_file_its_manifest_names(saved, tmp_path):
+    """A manifest's transform-spec flag is copied beside a saved module, but only a spec: a
+    foreign manifest naming another file does not get it copied."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("key")
+    manifest_path = saved.with_name("loop.manifest.json")
+    manifest = json.loads(manifest_path.read_text())
+    manifest["flags"].append(f"--iree-preprocessing-transform-spec-filename={secret}")
+    manifest_path.write_text(json.dumps(manifest))
+    again = dync.load(saved).save(tmp_path / "out" / "again.vmfb")
+    assert sorted(p.name for p in again.parent.iterdir()) == ["again.manifest.json", "again.vmfb"]

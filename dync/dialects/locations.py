@@ -15,6 +15,7 @@ from functools import cache
 from iree.compiler import ir
 
 _FILE_LINE = re.compile(r'"([^"]*)":(\d+):\d+')
+_DYNC_ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "")
 
 
 def source_span(ops: list[ir.Operation]) -> str:
@@ -31,11 +32,19 @@ def source_span(ops: list[ir.Operation]) -> str:
     return f"{first_file}:{min(lines)}-{max(lines)}"
 
 
+def made_by(op: ir.Operation, relative_path: str) -> bool:
+    """Whether `op` was made by dync's own code in `relative_path` (inside the `dync`
+    package, e.g. a rewritten loop's helpers): its innermost frame outside torch is there."""
+    frames = [path for path, _ in _FILE_LINE.findall(str(op.location)) if not _in_torch(path)]
+    return bool(frames) and frames[0] == os.path.join(_DYNC_ROOT, relative_path)
+
+
 def source_line(op: ir.Operation) -> str | None:
     """`file:line` of the innermost frame of `op`'s location in the user's code (the line
-    that made it), None when it has none."""
+    that made it: not torch's, nor dync's own, such as a rewritten loop's helpers), None
+    when it has none."""
     frames = [(path, line) for path, line in _FILE_LINE.findall(str(op.location))
-              if not _in_torch(path)]
+              if not _in_torch(path) and not path.startswith(_DYNC_ROOT)]
     return f"{frames[0][0]}:{frames[0][1]}" if frames else None
 
 

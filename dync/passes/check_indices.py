@@ -8,9 +8,10 @@ PyTorch raises for negatives (embedding, index_select, gather, scatter), `[-n, n
 wraps them (indexing, `select`) — as `torch.runtime.assert` over `any(idx < lo or idx >= n)`
 (a `cf.assert` in IREE, which stops the call with the message); the message starts with
 `INDEX_CHECK` and names the op and its `file:line`, which the runtime turns into
-`dync.IndexOutOfRangeError`. An index that is a constant in range is not checked. Indices of
-`index_put` are also made non-negative (`remainder` by n): torch-mlir's lowering in IREE
-3.13 writes to the wrong rows for negative indices.
+`dync.IndexOutOfRangeError`. An index that is a constant in range, or that dync's own
+rewriting made in range by construction (a recurrent layer's time-step loop), is not
+checked. Indices of `index_put` are also made non-negative (`remainder` by n):
+torch-mlir's lowering in IREE 3.13 writes to the wrong rows for negative indices.
 
 Without the check, IREE reads or writes outside the table: garbage results or a crash
 (SIGSEGV), where eager raises `IndexError`. The check costs one reduction over the indices and
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 
 from iree.compiler import ir
 
-from ..dialects.locations import location_name, source_line
+from ..dialects.locations import location_name, made_by, source_line
 from ..dialects.symbolic import element_type, type_dims
 from ..dialects.torch_ops import constant_int, create, defining, int_constant, vtensor_type
 from ..dialects.walk import functions, nested_ops
@@ -68,6 +69,12 @@ _NORMALIZED = {"torch.aten.index_put", "torch.aten.index_put.hacked_twin",
                "torch.aten._index_put_impl"}
 
 
+# dync's own code whose indices are in range by construction: the time-step loop of a
+# recurrent layer (`rewrite.recurrent`) indexes its sequence by a counter that runs from 0 to
+# the sequence's length.
+_IN_RANGE_BY_CONSTRUCTION = ("frontends/pytorch/rewrite/recurrent.py",)
+
+
 class CheckIndices(Pass):
     name = "dync-check-indices"
     summary = "check indices read from data against their table's size (IndexError, not garbage)"
@@ -76,7 +83,8 @@ class CheckIndices(Pass):
         for func in functions(module).values():
             for op in nested_ops(func):
                 reads = _READS.get(op.name)
-                if reads is not None:
+                if reads is not None and not any(made_by(op, path)
+                                                 for path in _IN_RANGE_BY_CONSTRUCTION):
                     _check(op, reads)
 
 

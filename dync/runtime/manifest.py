@@ -57,7 +57,9 @@ class Manifest:
         flags = []
         for flag in self.flags:
             name, _, value = flag.partition("=")
-            if name == TRANSFORM_SPEC and Path(value).is_file():
+            # Only a transform spec (.mlir) is copied: a manifest read from elsewhere could
+            # name any file, and saving must not copy, say, a key beside the module.
+            if name == TRANSFORM_SPEC and value.endswith(".mlir") and Path(value).is_file():
                 copy = module.with_suffix(".spec.mlir")
                 shutil.copyfile(value, copy)
                 flag = f"{TRANSFORM_SPEC}={copy.resolve()}"
