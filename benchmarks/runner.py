@@ -118,6 +118,28 @@ BUCKET = "dync-bucket"
 HOT_SIZES = 3
 
 
+def host_cpu() -> str:
+    """The CPU the figures come from: its model name, core count and widest x86 vector ISA
+    (IREE's code generation, and so dync's speed, depends on it)."""
+    import os
+    import platform
+
+    name, flags = platform.processor() or platform.machine(), set()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == "model name":
+                    name = value.strip()
+                elif key.strip() == "flags":
+                    flags = set(value.split())
+    except OSError:
+        pass
+    isa = next((label for flag, label in (("avx512f", "AVX-512"), ("avx2", "AVX2"),
+                                          ("asimd", "NEON")) if flag in flags), None)
+    return f"{name}, {os.cpu_count()} cores" + (f", {isa}" if isa else "")
+
+
 def _hot_sizes(compiled, inputs) -> dict[str, list[int]]:
     """The symbol values of the `HOT_SIZES` most frequent input shapes (`specialize=`)."""
     seen = collections.Counter(
@@ -657,7 +679,7 @@ def run(names: list[str] | None = None, count: int = 100, *, with_tracing: bool 
 
     contestants = ", ".join(["eager", "dync", "dync without its passes", *with_baselines]
                             + (["the ablation's variants"] if with_ablation else []))
-    header = (f"Host CPU, torch {torch.__version__}, {torch.get_num_threads()} torch threads, "
+    header = (f"Host CPU: {host_cpu()}; torch {torch.__version__}, {torch.get_num_threads()} torch threads, "
               f"dync {dync.__version__}; `python -m benchmarks` (η, δ and paths over each "
               f"model's input set; latencies are medians over the same {timing_inputs} inputs "
               f"× {repeats} rounds, {contestants} taking turns input by input, in a shuffled "
