@@ -30,6 +30,7 @@ from pathlib import Path
 import torch
 from torch.utils import _pytree as pytree
 
+from . import provenance
 from .models import SUITE, compile_options, load
 
 RESULTS = Path("benchmarks/cuda.json")
@@ -44,6 +45,8 @@ def compile_suite(directory: Path, target: str, names: list[str], say=print) -> 
     from .runner import BASELINE_PASSES
 
     directory.mkdir(parents=True, exist_ok=True)
+    # The GPU machine gets no git checkout: the commit compiled travels with the modules.
+    (directory / "commit.txt").write_text(provenance.commit() or "", encoding="utf-8")
     for name in names:
         mod = load(name)
         model, example, dynamic_shapes = mod.build()
@@ -193,6 +196,7 @@ def run_suite(directory: Path, names: list[str], count: int, timing_inputs: int,
     return {
         "device": torch.cuda.get_device_name(),
         "date": time.strftime("%Y-%m-%d"),
+        "commit": _read_commit(directory),
         "torch": torch.__version__,
         "iree_runtime": importlib.metadata.version("iree-base-runtime"),
         "dync": dync.__version__,
@@ -201,6 +205,11 @@ def run_suite(directory: Path, names: list[str], count: int, timing_inputs: int,
         "inputs": count, "timing_inputs": timing_inputs, "repeats": repeats,
         "rows": rows,
     }
+
+
+def _read_commit(directory: Path) -> str | None:
+    path = directory / "commit.txt"
+    return (path.read_text(encoding="utf-8").strip() or None) if path.is_file() else None
 
 
 # --- report ----------------------------------------------------------------------------------
@@ -214,9 +223,15 @@ def section(results: dict) -> str:
     from .timing import geomean
 
     rows = results["rows"]
+    measured = results.get("commit")
+    warning = ([f"**Stale**: measured on commit {measured or 'unrecorded'}; dync, its targets or "
+                "the benchmarks changed since, so these figures may not describe this code. "
+                "Re-run `python -m benchmarks.gpu` on a GPU to refresh them.", ""]
+               if provenance.stale(measured) else [])
     lines = [
-        SECTION, "",
-        f"{results['device']}, measured {results['date']} with `python -m benchmarks.gpu` "
+        SECTION, "", *warning,
+        f"{results['device']}, measured {results['date']} on commit {measured or 'unrecorded'} "
+        "with `python -m benchmarks.gpu` "
         f"(modules compiled on the CPU machine for `--target {results['target']}`, run on the "
         f"GPU machine with torch {results['torch']} and iree-base-runtime "
         f"{results['iree_runtime']}, its device created with IREE's caching allocator, as "

@@ -26,6 +26,7 @@ from dync.runtime.module import most_frequent_sizes
 from . import baselines, tracing
 from .baselines import Contestant
 from .models import SUITE, compile_options, load
+from .provenance import stamp
 from .timing import geomean, median_ms
 
 # The contestants `baselines` builds, in table order; `python -m benchmarks --no-baselines`
@@ -38,8 +39,10 @@ class Row:
     name: str
     description: str
     compile_s: float = float("nan")
-    # The same compile again, right after: what the compile cache leaves of it.
+    # The same compile again, right after: what the compile cache leaves of it, and how the
+    # cache answered ("hit (model)" expected; anything else is reported in the table).
     cached_compile_s: float = float("nan")
+    cache: str = ""
     mode: str = "-"
     inputs: int = 0
     eta: float = float("nan")
@@ -188,11 +191,12 @@ def run_model(name: str, count: int = 100, *, timing_inputs: int = 30, repeats: 
         start = time.perf_counter()  # the same compile again: the compile cache's hit
         cached = dync.compile(model, example, dynamic_shapes=dynamic_shapes, **options)
         row.cached_compile_s = time.perf_counter() - start
-        row.notes += [f"second compile: cache {cached.report.cache}"] \
-            if cached.report.cache != "hit (model)" else []
+        row.cache = cached.report.cache
         row.mode = compiled.report.mode
         report = compiled.report
         row.notes = list(report.notes)
+        if row.cache != "hit (model)":
+            row.notes.append(f"second compile: cache {row.cache}, not a hit for the model")
         here = str(Path.cwd()) + "/"
         row.notes += [f"on the host: {b['region']} ({b['source'].replace(here, '')}): {b['reason']}"
                       for b in report.graph_breaks]
@@ -519,6 +523,7 @@ def markdown(rows: list[Row], header: str, plot_link: str | None = None) -> str:
             continue
         lines.append(
             f"| {r.name} | {r.mode} | {_fmt(r.compile_s, '.1f')} | "
+            f"{'' if r.cache == 'hit (model)' else f'{r.cache.upper()}: '}"
             f"{_fmt(r.cached_compile_s, '.2f')} ({_fmt(100 * r.cached_compile_s / r.compile_s, '.1f')}%)"
             f" | {r.inputs} | {r.paths} | "
             f"{_fmt(r.eta, '.3f')} | {_fmt(r.delta, '.2f')} | {_fmt(r.float32_floor, '.2f')} / "
@@ -679,7 +684,7 @@ def run(names: list[str] | None = None, count: int = 100, *, with_tracing: bool 
 
     contestants = ", ".join(["eager", "dync", "dync without its passes", *with_baselines]
                             + (["the ablation's variants"] if with_ablation else []))
-    header = (f"Host CPU: {host_cpu()}; torch {torch.__version__}, {torch.get_num_threads()} torch threads, "
+    header = (f"Measured on {stamp()}. Host CPU: {host_cpu()}; torch {torch.__version__}, {torch.get_num_threads()} torch threads, "
               f"dync {dync.__version__}; `python -m benchmarks` (η, δ and paths over each "
               f"model's input set; latencies are medians over the same {timing_inputs} inputs "
               f"× {repeats} rounds, {contestants} taking turns input by input, in a shuffled "

@@ -14,7 +14,7 @@ from typing import Any
 from . import __version__, targets
 from .backend import CompilerSession
 from .cache import CompileCache, default_directory, model_key, module_key
-from .dialects.dync import set_backend
+from .dialects.dync import COPIED_PADDING_ATTR, FLAGS_ATTR, read_flags, set_backend
 from .errors import CompilationError, DyncError, UnsupportedConstructError
 from .frontends.common import ImportedProgram
 from .passes import DEFAULT_PIPELINE, run_pipeline
@@ -26,7 +26,7 @@ from .passes.rdp import read_coverage
 from .passes.specialize import read_versions, request_versions
 from .passes.split_subdnns import read_subdnns
 from .report import Report
-from .runtime.manifest import Manifest
+from .runtime.manifest import TRANSFORM_SPEC, Manifest
 from .runtime.module import CompiledModule, _to_numpy, from_parts
 
 MODES = ("auto", "graph", "host")
@@ -388,7 +388,7 @@ def _run_iree(session: CompilerSession, module, report: Report) -> bytes:
         return session.compile(module)
     except CompilationError as e:
         if not any(_UNCONVERTED_CALL in d for d in e.diagnostics):
-            raise
+            return _without_requested_flags(session, pristine, report, e)
     run_pipeline(pristine, INLINE_BRANCHES)
     report.passes.extend(INLINE_BRANCHES)
     report.notes.append(
@@ -396,6 +396,28 @@ def _run_iree(session: CompilerSession, module, report: Report) -> bytes:
         "functions inlined (" + ", ".join(INLINE_BRANCHES) + ")"
     )
     return session.compile(pristine)
+
+
+def _without_requested_flags(session: CompilerSession, module, report: Report,
+                             error: CompilationError) -> bytes:
+    """`module` compiled without the IREE options dync's passes asked for (pad fusion, for
+    dync-fuse-padding): they are optimizations, and IREE 3.13's code generation fails on some
+    of them for some CPUs (fused padding on AVX2: "'memref.alloca' op all stack allocations
+    need to be hoisted"). Re-raises `error` where nothing was requested or the session cannot
+    drop them."""
+    requested = [f for f in session.flags if f in read_flags(module) or f.startswith(TRANSFORM_SPEC)]
+    if not requested or not session.drop_requested_flags(requested):
+        raise error
+    with module.context:
+        for attr in (FLAGS_ATTR, COPIED_PADDING_ATTR):
+            if attr in module.attributes:
+                del module.attributes[attr]
+    vmfb = session.compile(module)
+    report.notes.append(
+        f"IREE failed with the options dync's passes asked for ({', '.join(requested)}): "
+        f"{error.diagnostics[0] if error.diagnostics else error}; compiled without them "
+        "(padding is copied, and dync-plan-buffers' prediction assumed it was not)")
+    return vmfb
 
 
 def _import(model: Any, args, dynamic_shapes, session: CompilerSession,

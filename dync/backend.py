@@ -133,11 +133,23 @@ class CompilerSession:
             self.statistics = _read_statistics(self._statistics_path)
             return Path(spec["output"]).read_bytes()
 
+    def drop_requested_flags(self, flags: list[str]) -> bool:
+        """Forget flags a module's passes requested (`add_module_flags`), for a compile
+        without them; False where the in-process session has already parsed them (only a
+        worker's compile takes its flags afresh)."""
+        if not self.process_wide:
+            return False
+        self.flags = tuple(f for f in self.flags if f not in flags)
+        self._session_flags = [f for f in self._session_flags if f not in flags]
+        return True
+
     def _failed(self, module: ir.Module, diagnostics: list[str]) -> NoReturn:
+        ordered = innermost_first(diagnostics)
+        reason = ordered[0].split(": ", 1)[-1] if ordered else "no diagnostic"
         raise CompilationError(
-            f"IREE failed to compile for {self.target.backend}/{self.target.name}; "
+            f"IREE failed to compile for {self.target.backend}/{self.target.name} ({reason}); "
             f"the IR at the point of failure is in {self._save_failure(module)}",
-            diagnostics,
+            ordered,
         )
 
     def _save_failure(self, module: ir.Module) -> str:
@@ -170,6 +182,24 @@ def _worker_environment() -> dict[str, str]:
     """This process's environment, where the worker finds iree.compiler where this one did."""
     path = [str(Path(iree.compiler.__file__).parents[2]), os.environ.get("PYTHONPATH")]
     return dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in path if p))
+
+
+# IREE's messages that only say that something inside failed: the inner diagnostic says what.
+_WRAPPERS = ("failed to run translation of source executable", "failed to serialize executable",
+             "failed to translate executables", "failed to legalize operation")
+
+
+def innermost_first(diagnostics: list[str]) -> list[str]:
+    """`diagnostics` without repeats (by message), the ones saying what failed before IREE's
+    wrappers around them ("failed to run translation of source executable ...")."""
+    seen, specific, wrappers = set(), [], []
+    for d in diagnostics:
+        message = d.split(": ", 1)[-1]
+        if message in seen:
+            continue
+        seen.add(message)
+        (wrappers if any(w in message for w in _WRAPPERS) else specific).append(d)
+    return specific + wrappers
 
 
 def crash_directory() -> Path:

@@ -1,11 +1,14 @@
 """`dync.verify`: differential check of a compiled model against eager PyTorch (DyCL §6
 metrics). The module is not named `verify`, so that importing it never hides the function.
 
-Per input: the eager outputs and branch trace (the decisions the rewritten `forward` takes,
-recorded while it runs eagerly), the compiled outputs and — for a module compiled with
+The reference is the model exactly as the user wrote it. Per input: its outputs, the branch
+trace of dync's rewritten `forward` (the decisions it takes, recorded while it runs eagerly)
+and that forward's own outputs, the compiled outputs and — for a module compiled with
 `trace_branches` — the compiled module's own branch trace, the raw error and the final
-decision of each. Over all inputs: η, the rate of inputs whose decision differs, and δ, log10 of the
-largest raw error (DyCL's δ = log10(max‖C(x) − V(x)‖ + 1e-10)).
+decision of each. Over all inputs: η, the rate of inputs whose decision differs, and δ, log10 of
+the largest raw error (DyCL's δ = log10(max‖C(x) − V(x)‖ + 1e-10)); the same two for the
+rewritten forward against the original, so that a rewrite bug and a compile bug are told
+apart.
 """
 
 from __future__ import annotations
@@ -33,10 +36,18 @@ class InputResult:
     path: tuple[tuple[str, bool], ...]
     # The compiled module's own branch trace (a module compiled with `trace_branches`).
     compiled_path: tuple[tuple[str, bool], ...] | None = None
+    # The rewritten forward (what dync compiles) against the model as written: its largest
+    # raw error and its decision, None where not measured.
+    rewrite_error: float | None = None
+    rewrite_decision: Any = None
 
     @property
     def agrees(self) -> bool:
         return self.eager_decision == self.compiled_decision
+
+    @property
+    def rewrite_agrees(self) -> bool | None:
+        return None if self.rewrite_error is None else self.eager_decision == self.rewrite_decision
 
     @property
     def same_path(self) -> bool | None:
@@ -49,7 +60,8 @@ class Verification:
 
     @property
     def eta(self) -> float:
-        """Rate of inputs whose final decision differs between eager and compiled."""
+        """Rate of inputs whose final decision differs between eager (the model as written)
+        and compiled."""
         if not self.results:
             return 0.0
         return sum(not r.agrees for r in self.results) / len(self.results)
@@ -59,6 +71,19 @@ class Verification:
         """log10 of the largest raw output error over all inputs (-10 when bit-exact)."""
         worst = max((r.error for r in self.results), default=0.0)
         return math.log10(worst + EPSILON)
+
+    @property
+    def rewrite_eta(self) -> float | None:
+        """η of dync's rewritten forward against the model as written: a rewrite bug shows
+        here, a compile bug only in `eta` (None where not measured)."""
+        checked = [r.rewrite_agrees for r in self.results if r.rewrite_agrees is not None]
+        return sum(not a for a in checked) / len(checked) if checked else None
+
+    @property
+    def rewrite_delta(self) -> float | None:
+        """δ of the rewritten forward against the model as written (None where not measured)."""
+        errors = [r.rewrite_error for r in self.results if r.rewrite_error is not None]
+        return math.log10(max(errors) + EPSILON) if errors else None
 
     @property
     def paths(self) -> int:
@@ -74,6 +99,9 @@ class Verification:
     def __str__(self) -> str:
         text = (f"{len(self.results)} inputs: eta = {self.eta:.3f}, delta = {self.delta:.2f}, "
                 f"{self.paths} distinct paths")
+        if self.rewrite_eta is not None:
+            text += (f"; rewritten forward against the original: eta = {self.rewrite_eta:.3f}, "
+                     f"delta = {self.rewrite_delta:.2f}")
         if self.path_mismatches is not None:
             text += f", compiled branch trace differs on {self.path_mismatches}"
         return text
@@ -115,20 +143,30 @@ def verify(
     *,
     decision: Callable[[Any], Any] = default_decision,
 ) -> Verification:
-    """Run `model` eagerly and `compiled` on every input; return η, δ and branch traces."""
-    verification = Verification()
-    with torch.no_grad(), rewritten(model):
-        for args in inputs:
-            args = (args,) if isinstance(args, torch.Tensor) else tuple(args)
-            with record_branches() as trace:
-                want = model(*args)
+    """Run `model` exactly as written and `compiled` on every input; return η, δ and branch
+    traces. dync's rewritten forward (what it compiles) runs too, for the branch trace and to
+    tell a rewrite bug (`rewrite_eta`, `rewrite_delta`) from a compile bug."""
+    cases = [(args,) if isinstance(args, torch.Tensor) else tuple(args) for args in inputs]
+    with torch.no_grad():
+        wanted = [model(*args) for args in cases]
+        traces, rewritten_outputs = [], []
+        with rewritten(model):
+            for args in cases:
+                with record_branches() as trace:
+                    rewritten_outputs.append(model(*args))
+                traces.append(tuple(trace))
+        verification = Verification()
+        for args, want, trace, again in zip(cases, wanted, traces, rewritten_outputs,
+                                            strict=True):
             got = compiled(*args)
             compiled_trace = getattr(compiled, "last_trace", None)
             verification.results.append(InputResult(
                 error=_max_error(got, want),
                 eager_decision=decision(want),
                 compiled_decision=decision(got),
-                path=tuple(trace),
+                path=trace,
                 compiled_path=None if compiled_trace is None else tuple(compiled_trace),
+                rewrite_error=_max_error(again, want),
+                rewrite_decision=decision(again),
             ))
     return verification

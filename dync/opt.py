@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -17,6 +18,8 @@ from .errors import CompilationError, DyncError
 from .passes import parse_pipeline, registry, run_pipeline
 
 _BYTECODE_MAGIC = b"ML\xefR"
+
+_SEPARATOR = re.compile(r"^[ \t]*// -----[ \t]*$", re.MULTILINE)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -99,7 +102,9 @@ def _run(args: argparse.Namespace) -> int:
     text = _read_input(args.input)
     if args.output != "-":
         writable(args.output)  # before the passes run, not after
-    chunks = text.split("// -----") if args.split_input_file else [text]
+    # As mlir-opt: a separator is a line of its own, so `// -----` inside a CHECK comment
+    # does not split.
+    chunks = _SEPARATOR.split(text) if args.split_input_file else [text]
     outputs, failed = [], False
     for chunk in chunks:
         with ir.Context() as ctx:

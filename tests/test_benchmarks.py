@@ -75,7 +75,9 @@ def test_onnxruntime_baseline_says_when_the_export_froze_a_path():
 @pytest.mark.slow
 def test_whole_suite(tmp_path):
     rows = runner.run(count=100, output=tmp_path / "BENCHMARKS.md")
-    assert all(r.eta == 0 for r in rows if not r.error)
+    assert [(r.name, r.error) for r in rows if r.error] == []  # a model that stops compiling fails
+    assert all(r.eta == 0 for r in rows)
+    assert [(r.name, r.cache) for r in rows if r.cache != "hit (model)"] == []
 
 
 def _cuda_results(rows):
@@ -101,6 +103,14 @@ def test_cuda_section_is_rendered_and_kept_in_benchmarks_md(tmp_path):
         in section
     assert "| b | host |" in section and "| c | fails: does not compile" in section
     assert "**1.00×**" in section  # geo-mean of 2× and 0.5× over the two that ran
+    # A section names the commit it measured; one without, or older than the code, is stale.
+    from benchmarks import provenance
+
+    assert "**Stale**: measured on commit unrecorded" in section
+    now = provenance.commit()
+    current = gpu.section({**_cuda_results(rows), "commit": now})
+    assert f"on commit {now} " in current
+    assert ("**Stale**" in current) == now.endswith("+changes")  # a clean checkout: current
     host = "# Benchmarks\n\n## Latency\n\nx\n\n## Models\n\n- a\n"
     once = gpu.with_section(host, results)
     assert once.index("## Models") < once.index(gpu.SECTION)

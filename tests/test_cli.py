@@ -25,6 +25,17 @@ def test_help_everywhere(argv):
     assert "usage:" in result.stdout
 
 
+def test_dync_opt_splits_input_on_separator_lines_only(tmp_path):
+    """As mlir-opt: `// -----` splits only as a line of its own, not inside a comment (a lit
+    file's `// CHECK: // -----`)."""
+    path = tmp_path / "two.mlir"
+    path.write_text("// CHECK: // -----\nmodule {\n}\n  // -----  \n"
+                    "// one // ----- more\nmodule {\n}\n")
+    result = run("dync-opt", str(path), "--split-input-file", "--dync-canonicalize")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("module {") == 2 and result.stdout.count("// -----") == 1
+
+
 def test_dync_opt_help_lists_passes():
     out = run("dync-opt", "--help").stdout
     assert "--dync-verify" in out and "--dync-canonicalize" in out and "--dync-rdp" in out

@@ -1,6 +1,5 @@
-"""Suite models compiled by dync and checked against eager on inputs that take their paths (the
-whole suite at 100 inputs per model is `python -m benchmarks`; these are the models that
-exercise a frontend or IREE workaround or host mode, kept small enough for CI)."""
+"""Every suite model compiled by dync and checked against the original eager model on inputs
+that take all of its paths (`python -m benchmarks` adds timing, memory and the baselines)."""
 
 import functools
 import subprocess
@@ -25,18 +24,55 @@ def _compiled(name):
                                        **models.compile_options(module))
 
 
-@pytest.mark.parametrize("name, mode", [("moe", "in-graph"), ("captioner", "in-graph"),
-                                        ("nmt_decoder", "in-graph"), ("yolo_nms", "host")])
-def test_suite_model_matches_eager_on_every_path(name, mode):
+HOST_MODE = {"tree_lstm", "yolo_nms"}  # recursion over Python data; .tolist() on detections
+
+
+@pytest.mark.parametrize("name", models.SUITE)
+def test_suite_model_matches_the_original_on_every_path(name):
+    """Every suite model, compiled as its deployment would, against the model exactly as
+    written (not dync's rewrite of it), on its input set, which takes every path it has."""
     module, model, compiled = _compiled(name)
-    assert compiled.report.mode == mode
+    assert compiled.report.mode == ("host" if name in HOST_MODE else "in-graph")
     if "buckets" in models.compile_options(module):  # yolo_nms: its CNN runs padded, static
         assert all(len(d["versions"]) == 16 for d in compiled.manifest.subdnns)
-    result = dync.verify(model, compiled, module.inputs(24), decision=module.decision)
+    inputs = module.inputs(INPUTS)
+    result = dync.verify(model, compiled, inputs, decision=module.decision)
     assert result.eta == 0 and result.delta <= -4, result
+    assert result.rewrite_eta == 0 and result.rewrite_delta <= -5, result
     with torch.no_grad():
-        paths = {module.path(model, *args) for args in module.inputs(24)}
-    assert len(paths) >= 3, paths
+        paths = {module.path(model, *args) for args in inputs}
+    assert len(paths) == PATHS[name], paths
+
+
+# The paths each model's input set takes (tests/test_suite_models.py checks they are all of
+# the model's paths); a change here is a change in what the comparison covers.
+INPUTS = 100
+PATHS = {"shallow_deep": 4, "skipnet_rnn": 26, "skipnet_ff": 41, "blockdrop": 50,
+         "convnet_aig": 43, "ranet": 3, "captioner": 9, "nmt_decoder": 26, "early_exit_bert": 4,
+         "moe": 34, "tree_lstm": 93, "yolo_nms": 16, "resnet_static": 1}
+
+
+def test_a_broken_rewrite_is_caught(monkeypatch):
+    """A rewrite bug flatters nothing: with each of the model's `if`s taking the other branch, the
+    compiled module still matches the (broken) rewritten forward, but not the model as
+    written, and verify says which of the two went wrong."""
+    from dync.frontends.pytorch.rewrite import runtime
+
+    original_if = runtime.if_
+
+    def negated(pred, true_fn, false_fn, names, values, site, returned_if_false=False):
+        if returned_if_false:  # a guard the rewriter adds after a return: kept as it is
+            return original_if(pred, true_fn, false_fn, names, values, site, True)
+        return original_if(pred, false_fn, true_fn, names, values, site)
+
+    module = models.load("shallow_deep")
+    model, example, dynamic_shapes = module.build()
+    monkeypatch.setattr(runtime, "if_", negated)
+    broken = dync.compile(model, example, dynamic_shapes=dynamic_shapes, cache=False)
+    result = dync.verify(model, broken, module.inputs(24), decision=module.decision)
+    assert result.eta > 0.5 and result.rewrite_eta > 0.5, result
+    # The compiled module is faithful to what it was given: the bug is the rewrite's.
+    assert all(r.compiled_decision == r.rewrite_decision for r in result.results)
 
 
 def test_saved_vmfb_runs_under_iree_run_module(tmp_path):

@@ -1,0 +1,47 @@
+"""Which code a figure was measured on: the git commit (and whether the tree had changes to
+what is measured), so that BENCHMARKS.md's sections name it and one older than the code it
+describes is marked stale."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+# What the figures depend on: the compiler, its targets, the models and their harness.
+MEASURED = ("dync", "targets", "benchmarks")
+
+
+def _git(*args: str) -> subprocess.CompletedProcess | None:
+    try:
+        return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True,
+                              timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def commit() -> str | None:
+    """The checked-out commit (short hash), "+changes" appended where the tree differs from it
+    in what is measured; None outside a git checkout."""
+    head = _git("rev-parse", "--short", "HEAD")
+    if head is None or head.returncode != 0:
+        return None
+    status = _git("status", "--porcelain", "--untracked-files=no", "--", *MEASURED)
+    dirty = status is not None and bool(status.stdout.strip())
+    return head.stdout.strip() + ("+changes" if dirty else "")
+
+
+def stamp() -> str:
+    """'commit abc1234, 2026-11-25' for a section's text."""
+    return f"commit {commit() or 'unknown'}, {time.strftime('%Y-%m-%d')}"
+
+
+def stale(measured_commit: str | None) -> bool:
+    """Whether what is measured changed after `measured_commit` (True when it is unknown or
+    not in this checkout's history)."""
+    if not measured_commit:
+        return True
+    base = measured_commit.split("+", 1)[0]
+    diff = _git("diff", "--quiet", base, "HEAD", "--", *MEASURED)
+    return diff is None or diff.returncode != 0 or measured_commit.endswith("+changes")
