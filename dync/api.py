@@ -405,7 +405,8 @@ def _without_requested_flags(session: CompilerSession, module, report: Report,
     of them for some CPUs (fused padding on AVX2: "'memref.alloca' op all stack allocations
     need to be hoisted"). Re-raises `error` where nothing was requested or the session cannot
     drop them."""
-    requested = [f for f in session.flags if f in read_flags(module) or f.startswith(TRANSFORM_SPEC)]
+    asked = set(read_flags(module))
+    requested = [f for f in session.flags if f in asked or f.startswith(TRANSFORM_SPEC)]
     if not requested or not session.drop_requested_flags(requested):
         raise error
     with module.context:

@@ -23,6 +23,7 @@ unbalanced parenthesis, a result that is not a finite number or expression, text
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 from collections.abc import Callable
@@ -175,21 +176,15 @@ class _Parser:
             return inner
         raise _Malformed(f"unexpected {text!r}")
 
+    @contextlib.contextmanager
     def nested(self):
-        return _Nesting(self)
-
-
-class _Nesting:
-    def __init__(self, parser: _Parser):
-        self.parser = parser
-
-    def __enter__(self) -> None:
-        self.parser.depth += 1
-        if self.parser.depth > MAX_DEPTH:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
             raise _Malformed(f"it is nested more than {MAX_DEPTH} deep")
-
-    def __exit__(self, *exc) -> None:
-        self.parser.depth -= 1
+        try:
+            yield
+        finally:
+            self.depth -= 1
 
 
 def _tokenize(text: str) -> list[tuple[str, str]]:

@@ -54,13 +54,18 @@ class _Dispatch:
 _INSTALLED: dict[Target, _Dispatch] = {}
 
 
+def _own_or_class(module: Any, attribute: str, own: Any) -> Callable:
+    """`own` (the model's instance attribute), else the class's method bound to `module`."""
+    return getattr(type(module), attribute).__get__(module) if own is _MISSING else own
+
+
 def _unpatched(module: Any, attribute: str) -> Callable:
     """`module.attribute` as the model has it between calls: an instance attribute of its
     own, else its class's method (never a dispatch)."""
     with _INSTALL_LOCK:
         dispatch = _INSTALLED.get((id(module), attribute))
         own = vars(module).get(attribute, _MISSING) if dispatch is None else dispatch.saved
-    return getattr(type(module), attribute).__get__(module) if own is _MISSING else own
+    return _own_or_class(module, attribute, own)
 
 
 @contextlib.contextmanager
@@ -72,9 +77,8 @@ def routed(targets: dict[Target, tuple[Any, str, Callable]]) -> Iterator[None]:
             dispatch = _INSTALLED.get(key)
             if dispatch is None:
                 saved = vars(module).get(attribute, _MISSING)
-                original = getattr(type(module), attribute).__get__(module) \
-                    if saved is _MISSING else saved
-                dispatch = _Dispatch(module, attribute, original, saved)
+                dispatch = _Dispatch(module, attribute, _own_or_class(module, attribute, saved),
+                                     saved)
                 setattr(module, attribute, dispatch)
                 _INSTALLED[key] = dispatch
             dispatch.users += 1
@@ -152,11 +156,10 @@ class HostModule(CompiledModule):
                 except InputError:
                     pass
                 else:
-                    with self._lock:
-                        stats["compiled"] += 1
                     choice = versions.choose(bound)
                     return self._invoke(self._function(choice.function), signature,
-                                        choice.arguments(arrays), as_torch=True)
+                                        choice.arguments(arrays), as_torch=True,
+                                        count=(stats, "compiled"))
             with self._lock:
                 stats["python"] += 1
             return original(*args, **kwargs)

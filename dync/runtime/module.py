@@ -132,10 +132,9 @@ class CompiledModule:
         arrays = [_to_numpy(a) for a in flat]
         bound = self.signature.check_inputs(arrays)
         choice = self.versions.choose(bound)
-        function = self._function(choice.function)
-        with self._lock:
-            self.seen_sizes[tuple(sorted(bound.items()))] += 1
-        result = self._invoke(function, self.signature, choice.arguments(arrays), as_torch)
+        result = self._invoke(self._function(choice.function), self.signature,
+                              choice.arguments(arrays), as_torch,
+                              count=(self.seen_sizes, tuple(sorted(bound.items()))))
         if self._branch_sites:
             result, codes = result
             self.last_trace = [(self._branch_sites[c // 2], bool(c % 2))
@@ -150,9 +149,13 @@ class CompiledModule:
         return most_frequent_sizes(self.seen_sizes, shapes)
 
     def _invoke(self, function: Function, signature: Signature, arrays: list,
-                as_torch: bool) -> Any:
+                as_torch: bool, count: tuple[collections.Counter, Any] | None = None) -> Any:
+        """Run `function` on `arrays` (one call into the VM context at a time), counting the
+        call in `count` (a counter and its key) under the same lock."""
         try:
             with self._lock:
+                if count is not None:
+                    count[0][count[1]] += 1
                 outputs = function(arrays)
         except (RuntimeError, IndexError, ValueError) as e:  # iree.runtime status errors
             raise _run_time_error(e) from e

@@ -68,19 +68,18 @@ def import_module(
 def check_model(model: torch.nn.Module, args: Sequence[Any]) -> None:
     """Refuse, before anything runs, a model or example dync cannot compile for a reason
     that has nothing to do with its code: tensors without data, bfloat16."""
-    for i, a in enumerate(pytree.tree_leaves(tuple(args))):
-        if isinstance(a, torch.Tensor) and a.is_meta:
+    inputs = [a for a in pytree.tree_leaves(tuple(args)) if isinstance(a, torch.Tensor)]
+    for i, a in enumerate(inputs):
+        if a.is_meta:
             raise DyncError(f"example input {i} is on the meta device: it holds no data to "
                             "trace with; pass real tensors (e.g. torch.randn on the CPU)")
-    state = itertools.chain(model.named_parameters(), model.named_buffers())
+    state = [*model.named_parameters(), *model.named_buffers()]
     for name, tensor in state:
         if tensor.is_meta:
             raise DyncError(f"the model's {name} is on the meta device (its weights were never "
                             "loaded): materialize it first (model.to_empty(device='cpu') and "
                             "load_state_dict)")
-    tensors = [*(t for _, t in itertools.chain(model.named_parameters(), model.named_buffers())),
-               *(a for a in pytree.tree_leaves(tuple(args)) if isinstance(a, torch.Tensor))]
-    if any(t.dtype == torch.bfloat16 for t in tensors):
+    if any(t.dtype == torch.bfloat16 for t in [*(t for _, t in state), *inputs]):
         raise DyncError(
             "bfloat16 is not supported: IREE 3.13's CPU code generation fails on bfloat16 "
             "arithmetic ('arith.constant' op failed to verify) and the runtime's numpy bridge "
