@@ -314,3 +314,97 @@ def if_branches(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     then_out = np.maximum(x @ w1 + b1, 0) @ w2
     else_out = np.maximum(x @ w3 + b3, 0) + b4
     return then_out.astype(np.float32), else_out.astype(np.float32)
+
+
+def _value(name: str, elem_type: int, shape) -> onnx.ValueInfoProto:
+    return helper.make_tensor_value_info(name, elem_type, shape)
+
+
+def _scalars(**values) -> list[onnx.TensorProto]:
+    return [numpy_helper.from_array(np.array(v), name) for name, v in values.items()]
+
+
+def if_shapes_model(dim_param: str = "batch") -> onnx.ModelProto:
+    """An If whose branches give different shapes: `y = Concat(x, x, axis=1)` (`[batch, 16]`)
+    if `ReduceSum(x) > 0`, else `Relu(x @ W)` (`[batch, 4]`); then `r = ReduceSum(y, axis=1)`,
+    whose shape is `[batch]` on both paths. The graph declares y's width unknown."""
+    (w,) = _weights(5, (IN_FEATURES, OUT_FEATURES))
+    inits = [numpy_helper.from_array(w, "W"), numpy_helper.from_array(np.array([1]), "axis"),
+             *_scalars(zero=np.float32(0))]
+    wide = helper.make_graph(
+        [helper.make_node("Concat", ["x", "x"], ["wide"], axis=1, name="then_concat")],
+        "wide", [], [_value("wide", TensorProto.FLOAT, [dim_param, 2 * IN_FEATURES])])
+    narrow = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "W"], ["e_mm"], name="else_matmul"),
+         helper.make_node("Relu", ["e_mm"], ["narrow"], name="else_relu")],
+        "narrow", [], [_value("narrow", TensorProto.FLOAT, [dim_param, OUT_FEATURES])])
+    graph = helper.make_graph(
+        [helper.make_node("ReduceSum", ["x"], ["total"], keepdims=0, name="total"),
+         helper.make_node("Greater", ["total", "zero"], ["cond"], name="positive"),
+         helper.make_node("If", ["cond"], ["y"], then_branch=wide, else_branch=narrow,
+                          name="pick"),
+         helper.make_node("ReduceSum", ["y", "axis"], ["r"], keepdims=0, name="rows")],
+        "if_shapes_model",
+        [_value("x", TensorProto.FLOAT, [dim_param, IN_FEATURES])],
+        [_value("y", TensorProto.FLOAT, [dim_param, None]), _value("r", TensorProto.FLOAT,
+                                                                     [dim_param])],
+        initializer=inits,
+    )
+    return _model(graph)
+
+
+def if_in_loop_model(
+    threshold: float = 0.25, max_trips: int = 12, dim_param: str = "batch"
+) -> onnx.ModelProto:
+    """An If inside a data-dependent Loop (a do-while): each step `h = tanh(h @ W)` if
+    `ReduceSum(h) > 0`, else `h = 0.5 * h`; the loop goes on while `max(|h|) > threshold`,
+    at most `max_trips` times. `if_in_loop_path` says which branches a run takes."""
+    (w,) = _weights(6, (IN_FEATURES, IN_FEATURES))
+    inits = [numpy_helper.from_array(w, "W"),
+             *_scalars(zero=np.float32(0), half=np.float32(0.5),
+                       threshold=np.float32(threshold), max_trips=np.int64(max_trips),
+                       always=True)]
+    grow = helper.make_graph(
+        [helper.make_node("MatMul", ["h_in", "W"], ["t_mm"], name="then_matmul"),
+         helper.make_node("Tanh", ["t_mm"], ["t_out"], name="then_tanh")],
+        "grow", [], [_value("t_out", TensorProto.FLOAT, [dim_param, IN_FEATURES])])
+    shrink = helper.make_graph(
+        [helper.make_node("Mul", ["h_in", "half"], ["e_out"], name="else_halve")],
+        "shrink", [], [_value("e_out", TensorProto.FLOAT, [dim_param, IN_FEATURES])])
+    body = helper.make_graph(
+        [helper.make_node("ReduceSum", ["h_in"], ["total"], keepdims=0, name="body_total"),
+         helper.make_node("Greater", ["total", "zero"], ["positive"], name="body_positive"),
+         helper.make_node("If", ["positive"], ["h_out"], then_branch=grow,
+                          else_branch=shrink, name="step"),
+         helper.make_node("Abs", ["h_out"], ["h_abs"], name="body_abs"),
+         helper.make_node("ReduceMax", ["h_abs"], ["h_max"], keepdims=0, name="body_max"),
+         helper.make_node("Greater", ["h_max", "threshold"], ["cond_out"], name="body_cond")],
+        "if_in_loop_body",
+        [_value("i", TensorProto.INT64, []), _value("cond_in", TensorProto.BOOL, []),
+         _value("h_in", TensorProto.FLOAT, [dim_param, IN_FEATURES])],
+        [_value("cond_out", TensorProto.BOOL, []),
+         _value("h_out", TensorProto.FLOAT, [dim_param, IN_FEATURES])],
+    )
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["max_trips", "always", "x"], ["y"], body=body,
+                          name="iterate")],
+        "if_in_loop_model",
+        [_value("x", TensorProto.FLOAT, [dim_param, IN_FEATURES])],
+        [_value("y", TensorProto.FLOAT, [dim_param, IN_FEATURES])],
+        initializer=inits,
+    )
+    return _model(graph)
+
+
+def if_in_loop_path(x: np.ndarray, threshold: float = 0.25, max_trips: int = 12) -> str:
+    """The branches `if_in_loop_model` takes on `x`, one letter per trip: `t`hen or `e`lse
+    (a numpy re-implementation)."""
+    (w,) = _weights(6, (IN_FEATURES, IN_FEATURES))
+    h, path = x, ""
+    while len(path) < max_trips:
+        positive = bool(h.sum() > 0)
+        h = np.tanh(h @ w) if positive else 0.5 * h
+        path += "t" if positive else "e"
+        if not np.abs(h).max() > threshold:
+            break
+    return path

@@ -186,75 +186,29 @@ def test_model_from_file(tmp_path: Path):
 
 
 # --------------------------------------------------------------------------- Loop
+# Running loops (and ifs) through dync's default pipeline: test_onnx_control_flow.py.
 
 
-def test_loop_constant_trip_count():
-    model = onnx_models.loop_model(trip_count=3)
-    compiled = compile_onnx(model)
-    assert "scf.for" in compiled.ir
-    module = compiled.load()
-    for batch in BATCHES:
-        x = rand(batch, seed=batch)
-        check(run(module, x), reference(model, {"x": x}))
+@pytest.mark.parametrize("model, construct", [
+    (onnx_models.loop_model(trip_count=3), "scf.for"),
+    (onnx_models.loop_model(trip_count=None), "scf.for"),
+    (onnx_models.while_model(), "scf.while"),
+    (onnx_models.while_model(check_first=False), "scf.while"),
+    (onnx_models.if_in_loop_model(), "scf.while"),
+], ids=["constant-trips", "trip-count-input", "while", "do-while", "if-in-loop"])
+def test_loops_import_as_scf(model, construct):
+    """A Loop with a constant `true` condition and no condition update is a counted loop."""
+    _, _, ir_text = import_only(model)
+    assert construct in ir_text
+    assert "torch.operator" not in ir_text
 
 
-def test_loop_trip_count_input():
-    model = onnx_models.loop_model(trip_count=None)
-    compiled = compile_onnx(model)
-    assert [(t.name, t.dtype, t.shape) for t in compiled.signature.inputs] == [
+def test_loop_trip_count_input_is_a_scalar_argument():
+    signature, _, _ = import_only(onnx_models.loop_model(trip_count=None))
+    assert [(t.name, t.dtype, t.shape) for t in signature.inputs] == [
         ("x", "float32", ("batch", 8)),
         ("n", "int64", ()),
     ]
-    module = compiled.load()
-    for batch in BATCHES:
-        x = rand(batch, seed=batch)
-        for n in (0, 1, 4):
-            count = np.array(n, np.int64)
-            got = run(module, x, count)
-            check(got, reference(model, {"x": x, "n": count}))
-            if n == 0:
-                np.testing.assert_array_equal(got, x)
-
-
-@pytest.fixture(scope="module")
-def while_compiled() -> Compiled:
-    return compile_onnx(onnx_models.while_model())
-
-
-def test_while_loop_data_dependent_trip_count(while_compiled):
-    model = onnx_models.while_model()
-    assert "scf.while" in while_compiled.ir
-    module = while_compiled.load()
-    trips = set()
-    for batch in BATCHES:
-        for scale in (0.1, 1.0, 4.0):
-            x = rand(batch, seed=batch, scale=scale)
-            trips.add(onnx_models.while_trips(x))
-            check(run(module, x), reference(model, {"x": x}))
-    assert 0 in trips and len(trips) >= 3, trips
-
-
-def test_do_while_loop_exits_early():
-    """Initial condition constant true, body condition data-dependent."""
-    model = onnx_models.while_model(check_first=False)
-    module = compile_onnx(model).load()
-    trips = set()
-    for batch in BATCHES:
-        for scale in (0.1, 4.0):
-            x = rand(batch, seed=batch, scale=scale)
-            trips.add(onnx_models.while_trips(x, check_first=False))
-            check(run(module, x), reference(model, {"x": x}))
-    assert max(trips) < 100 and len(trips) >= 2, trips
-
-
-def test_while_loop_respects_max_trip_count():
-    """The condition never turns false (threshold 0): the trip count alone ends the loop."""
-    model = onnx_models.while_model(threshold=0.0, max_trips=3)
-    module = compile_onnx(model).load()
-    for batch in BATCHES:
-        x = rand(batch, seed=batch)
-        assert onnx_models.while_trips(x, threshold=0.0, max_trips=3) == 3
-        check(run(module, x), reference(model, {"x": x}))
 
 
 # --------------------------------------------------------------------------- signature
