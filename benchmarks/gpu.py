@@ -5,7 +5,10 @@
     python -m benchmarks.gpu report [benchmarks/cuda.json]             # BENCHMARKS.md's section
 
 The two halves may run on different machines: `compile` needs iree-base-compiler (any host, no
-GPU), `run` needs torch with CUDA and iree-base-runtime only (`dync.load`). `compile` writes,
+GPU), `run` needs a GPU, iree-base-runtime (`dync.load`) and torch: with a CUDA build of torch,
+eager runs on the GPU; with the CPU build the project pins, eager runs on the CPU, which checks
+dync's results on the GPU all the same but makes the timings a comparison with the CPU (the
+results and the section say which). `compile` writes,
 per model, `DIR/<model>.vmfb` (dync's default pipeline) and `DIR/<model>-nopasses.vmfb` (only
 the housekeeping passes), each with its manifest, and the model they were compiled from:
 `DIR/<model>.pt`, its state dict (read back with `weights_only=True`: no pickled code), and
@@ -93,7 +96,10 @@ def _to(device: str, args):
     return pytree.tree_map(lambda t: t.to(device) if isinstance(t, torch.Tensor) else t, args)
 
 
-def _synchronized(fn):
+def _synchronized(fn, device: str):
+    if device == "cpu":
+        return fn
+
     def call(*args):
         out = fn(*args)
         torch.cuda.synchronize()
@@ -101,8 +107,13 @@ def _synchronized(fn):
     return call
 
 
+def eager_device() -> str:
+    """Where eager PyTorch runs: the GPU when this torch has CUDA, else the CPU."""
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
 def run_model(directory: Path, name: str, count: int, timing_inputs: int, repeats: int,
-              say=print) -> dict:
+              say=print, device: str | None = None) -> dict:
     import dync
     from dync.differential import InputResult, Verification, _max_error
 
@@ -119,7 +130,9 @@ def run_model(directory: Path, name: str, count: int, timing_inputs: int, repeat
     def model():  # a fresh copy each
         return load_model(mod, directory / f"{name}.pt")
 
-    gpu_model = model().cuda()
+    device = device or eager_device()
+    row["eager_device"] = device
+    eager_model = model().to(device)
     compiled = dync.load(directory / f"{name}.vmfb", model=model())
     plain_path = directory / f"{name}-nopasses.vmfb"
     plain = dync.load(plain_path, model=model()) if plain_path.exists() else None
@@ -131,21 +144,21 @@ def run_model(directory: Path, name: str, count: int, timing_inputs: int, repeat
     check = Verification()
     with torch.no_grad():
         for args in inputs:
-            want = _to("cpu", gpu_model(*_to("cuda", args)))
+            want = _to("cpu", eager_model(*_to(device, args)))
             got = compiled(*args)
             check.results.append(InputResult(_max_error(got, want), mod.decision(want),
                                              mod.decision(got), ()))
     row.update(inputs=len(inputs), eta=check.eta, delta=check.delta)
 
     timed = inputs[:timing_inputs]
-    resident = [_to("cuda", args) for args in timed]
+    resident = [_to(device, args) for args in timed]
 
     def eager_from_host(*args):
-        return _to("cpu", gpu_model(*_to("cuda", args)))
+        return _to("cpu", eager_model(*_to(device, args)))
 
     contestants = [eager_from_host, compiled] + ([plain] if plain else [])
     with torch.no_grad():
-        eager_resident = median_ms([_synchronized(gpu_model)], resident, repeats)[0]
+        eager_resident = median_ms([_synchronized(eager_model, device)], resident, repeats)[0]
         times = median_ms(contestants, timed, repeats)
     row["eager_resident_ms"] = eager_resident
     row["eager_ms"], row["dync_ms"] = times[0], times[1]
@@ -154,7 +167,7 @@ def run_model(directory: Path, name: str, count: int, timing_inputs: int, repeat
     if row["mode"] == "in-graph":
         eager_peak, dync_peak = [], []
         for args in inputs[:3]:
-            eager_peak.append(memory.eager_peak_intermediates(gpu_model, _to("cuda", args)))
+            eager_peak.append(memory.eager_peak_intermediates(eager_model, _to(device, args)))
             dync_peak.append(memory.dync_peak(compiled, args))
         row["eager_peak"], row["dync_peak"] = max(eager_peak), max(dync_peak)
     say(f"[gpu] {name}: eta {row['eta']:.3f} delta {row['delta']:.2f} eager "
@@ -177,15 +190,18 @@ def run_suite(directory: Path, names: list[str], count: int, timing_inputs: int,
     import dync
     from dync.runtime import MANIFEST_SUFFIX
 
-    if not torch.cuda.is_available():
-        raise SystemExit("python -m benchmarks.gpu run: torch sees no CUDA GPU here")
+    device = eager_device()
+    if device == "cpu":
+        say("[gpu] torch here has no CUDA (the CPU build): eager runs on the CPU, so the "
+            "timings compare dync on the GPU with eager on the CPU; install a CUDA build of "
+            "torch to compare on the GPU")
     # Eager in full float32, as dync's kernels are: PyTorch would run convolutions in TF32.
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
     rows = []
     for name in names:
         try:
-            rows.append(run_model(directory, name, count, timing_inputs, repeats, say))
+            rows.append(run_model(directory, name, count, timing_inputs, repeats, say, device))
         except Exception as e:  # a model that fails is reported, not fatal to the suite
             import traceback
             traceback.print_exc()
@@ -194,7 +210,8 @@ def run_suite(directory: Path, names: list[str], count: int, timing_inputs: int,
     manifests = sorted(directory.glob(f"*{MANIFEST_SUFFIX}"))
     manifest = json.loads(manifests[0].read_text()) if manifests else {}
     return {
-        "device": torch.cuda.get_device_name(),
+        "device": _gpu_name(),
+        "eager_device": device,
         "date": time.strftime("%Y-%m-%d"),
         "commit": _read_commit(directory),
         "torch": torch.__version__,
@@ -205,6 +222,15 @@ def run_suite(directory: Path, names: list[str], count: int, timing_inputs: int,
         "inputs": count, "timing_inputs": timing_inputs, "repeats": repeats,
         "rows": rows,
     }
+
+
+def _gpu_name() -> str:
+    if torch.cuda.is_available():
+        return torch.cuda.get_device_name()
+    import subprocess
+    listed = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+                            capture_output=True, text=True, check=False).stdout.strip()
+    return listed.splitlines()[0] if listed else "an NVIDIA GPU"
 
 
 def _read_commit(directory: Path) -> str | None:
@@ -228,6 +254,9 @@ def section(results: dict) -> str:
                 "the benchmarks changed since, so these figures may not describe this code. "
                 "Re-run `python -m benchmarks.gpu` on a GPU to refresh them.", ""]
                if provenance.stale(measured) else [])
+    on_cpu = results.get("eager_device") == "cpu"
+    eager_where = ("on the CPU (that torch had no CUDA, so the timings compare dync on the GPU "
+                   "with eager on the CPU)" if on_cpu else "on the same GPU")
     lines = [
         SECTION, "", *warning,
         f"{results['device']}, measured {results['date']} on commit {measured or 'unrecorded'} "
@@ -235,8 +264,8 @@ def section(results: dict) -> str:
         f"(modules compiled on the CPU machine for `--target {results['target']}`, run on the "
         f"GPU machine with torch {results['torch']} and iree-base-runtime "
         f"{results['iree_runtime']}, its device created with IREE's caching allocator, as "
-        "`dync.load` does for CUDA). η and δ against "
-        f"eager PyTorch on the same GPU over each model's {results['inputs']} inputs; medians "
+        f"`dync.load` does for CUDA). η and δ against eager PyTorch {eager_where} over each "
+        f"model's {results['inputs']} inputs; medians "
         f"over the first {results['timing_inputs']} inputs × {results['repeats']} rounds, the "
         "contestants taking turns input by input. Both sides start and end on the host: eager "
         "moves the arguments to the GPU and its results back, dync's call does the same; "

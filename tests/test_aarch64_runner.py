@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -50,14 +53,6 @@ func.func @sum_and_product(%a: tensor<?x4xf32>, %b: tensor<?x4xf32>)
 
 
 @pytest.fixture(scope="session")
-def runner() -> aarch64.Aarch64Runner:
-    try:
-        return aarch64.provision(aarch64.default_cache_dir())
-    except aarch64.Aarch64Unavailable as exc:
-        pytest.skip(exc.reason)
-
-
-@pytest.fixture(scope="session")
 def vmfb(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from iree.compiler.tools import compile_str
 
@@ -76,18 +71,22 @@ def _operands(rows: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 @pytest.mark.parametrize("rows", [3, 129])
-def test_dynamic_add_matches_numpy(runner: aarch64.Aarch64Runner, vmfb: Path, rows: int) -> None:
+def test_dynamic_add_matches_numpy(
+    qemu_runner: aarch64.Aarch64Runner, vmfb: Path, rows: int
+) -> None:
     a, b = _operands(rows)
-    (result,) = runner.run(vmfb, [a, b], num_outputs=1)
+    (result,) = qemu_runner.run(vmfb, [a, b], num_outputs=1)
     assert result.shape == (rows, 4)
     assert result.dtype == np.float32
     np.testing.assert_allclose(result, a + b, rtol=1e-6)
 
 
-def test_two_results_and_fortran_order_input(runner: aarch64.Aarch64Runner, vmfb: Path) -> None:
+def test_two_results_and_fortran_order_input(
+    qemu_runner: aarch64.Aarch64Runner, vmfb: Path
+) -> None:
     a, b = _operands(5)
     a = np.asfortranarray(a)
-    total, product = runner.run(vmfb, [a, b], function="sum_and_product", num_outputs=2)
+    total, product = qemu_runner.run(vmfb, [a, b], function="sum_and_product", num_outputs=2)
     np.testing.assert_allclose(total, a + b, rtol=1e-6)
     np.testing.assert_allclose(product, a * b, rtol=1e-6)
 
@@ -102,12 +101,12 @@ def _flip_header(data: bytes) -> bytes:
 
 @pytest.mark.parametrize("corrupt", [_truncate, _flip_header])
 def test_corrupted_vmfb_raises(
-    runner: aarch64.Aarch64Runner, vmfb: Path, tmp_path: Path, corrupt
+    qemu_runner: aarch64.Aarch64Runner, vmfb: Path, tmp_path: Path, corrupt
 ) -> None:
     bad = tmp_path / "bad.vmfb"
     bad.write_bytes(corrupt(vmfb.read_bytes()))
     with pytest.raises(RuntimeError, match="iree-run-module exited with status") as info:
-        runner.run(bad, list(_operands(3)), num_outputs=1)
+        qemu_runner.run(bad, list(_operands(3)), num_outputs=1)
     message = str(info.value)
     assert f"--module={bad}" in message  # the command
     assert "bad.vmfb" in message.splitlines()[-1]  # stderr tail naming the module
@@ -132,3 +131,30 @@ def test_command_argv() -> None:
         "--input=@/x1.npy",
         "--output=@/y.npy",
     ]
+
+
+@pytest.mark.parametrize("breakage", ["not-an-aarch64-program", "missing"])
+def test_a_broken_runner_fails_the_suite(
+    qemu_runner: aarch64.Aarch64Runner, tmp_path: Path, breakage: str
+) -> None:
+    """With qemu here, an iree-run-module that does not start (or is not there) is an error
+    of the tests that need it, not a skip: shown by running this file's tests on a cache
+    holding a broken one."""
+    cache = tmp_path / "cache"
+    binary = qemu_runner.iree_run_module
+    broken = cache / binary.parent.name / binary.name
+    if breakage == "not-an-aarch64-program":
+        broken.parent.mkdir(parents=True)
+        broken.write_bytes(b"#!/bin/false\n")
+        broken.chmod(0o755)
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs",
+         f"{__file__}::test_dynamic_add_matches_numpy"],
+        env={**os.environ, aarch64.CACHE_ENV_VAR: str(cache)},
+        capture_output=True, text=True, timeout=600, check=False,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert "2 errors" in output and "skipped" not in output, output
+    expected = "exited with status" if breakage != "missing" else "python tests/aarch64.py"
+    assert expected in output, output

@@ -102,6 +102,9 @@ def test_cuda_section_is_rendered_and_kept_in_benchmarks_md(tmp_path):
     assert "| a | in-graph | 0.000 | -5.00 | 2.00 | 1.50 | 1.20 | 1.00 | 2.00× | 3 / 4 | 2.0 | 1.0 |" \
         in section
     assert "| b | host |" in section and "| c | fails: does not compile" in section
+    assert "eager PyTorch on the same GPU" in section
+    assert "eager PyTorch on the CPU (that torch had no CUDA" in gpu.section(
+        {**_cuda_results(rows), "eager_device": "cpu"})
     assert "**1.00×**" in section  # geo-mean of 2× and 0.5× over the two that ran
     # A section names the commit it measured; one without, or older than the code, is stale.
     from benchmarks import provenance
@@ -124,8 +127,8 @@ def test_cuda_section_is_rendered_and_kept_in_benchmarks_md(tmp_path):
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="torch sees no CUDA GPU here")
-def test_gpu_benchmark_checks_a_suite_model_against_eager_on_the_gpu(tmp_path):
+def test_gpu_benchmark_checks_a_suite_model_against_eager(tmp_path):
+    """On the GPU, against eager on the GPU where torch has CUDA, else on the CPU."""
     from benchmarks import gpu
 
     gpu.compile_suite(tmp_path, "h100", ["shallow_deep"], say=lambda _: None)
