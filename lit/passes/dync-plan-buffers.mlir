@@ -4,6 +4,9 @@
 // reuses offset 0 of the first, dead by then; the result [4,16] is allocated when the
 // (single) execution segment starts, so it sits above everything. Peak: two [4,64] buffers
 // and the result, 1024 + 1024 + 256 bytes.
+// IREE's model: the returned [4,16] is allocated apart (256); its slab packs the three [4,64]
+// buffers by first use: the first at 0, the second (live with it at the second mm) on top at
+// 1024, the third (live only with the second) in the gap at 0: a 2048-byte slab, 2304 in all.
 // CHECK-LABEL: module attributes {dync.peak = {arena = "2304", formula = "2304", function = "main", iree = "2304", max = 2304 : i64, min = 2304 : i64, symbols = {}}
 // CHECK:         func.func @main{{.*}} attributes {dync.buffers = {arena = "2304", buffers = 4 : i64, frame = "2048", in_place = 1 : i64, iree = "2304", peak = "2304", unknown = 0 : i64}, dync.entry}
 // CHECK:         torch.aten.mm %arg0, %{{[0-9]+}} {dync.buffer = {offset = "0", size = "1024"}}
@@ -27,7 +30,11 @@ module attributes {dync.symbols = {}} {
 // -----
 
 // A symbolic chain over n in [1, 16]: sizes and offsets are expressions in n. The [n,8]
-// buffer goes above the two [n,64] ones (which share offset 0), the result above all.
+// buffer goes above the two [n,64] ones (which share offset 0), the result above all:
+// 256n + 32n + 16n = 304n.
+// IREE's model: dynamic sizes share a slot only with the same size expression, each slot
+// rounded up to 64 bytes. The two 256n buffers are never live together: one slot, 256n; the
+// 32n one: 64*ceiling(32n/64) = 64*ceiling(n/2); the returned 16n apart. 272n + 64*ceiling(n/2).
 // CHECK-LABEL: module attributes {dync.peak = {arena = "304*n", formula = "304*n", function = "main", iree = "272*n + 64*ceiling(n/2)", max = 4864 : i64, min = 304 : i64, symbols = {n = [1, 16]}}
 // CHECK:         torch.aten.mm %arg0, %{{[0-9]+}} {dync.buffer = {offset = "0", size = "256*n"}}
 // CHECK:         torch.aten.mm %{{[0-9]+}}, %{{[0-9]+}} {dync.buffer = {offset = "256*n", size = "32*n"}}
@@ -52,8 +59,11 @@ module attributes {dync.symbols = {n = {max = 16 : i64, min = 1 : i64}}} {
 // scf.if: the branches are disjoint in time, so the peak is the max over them. Then: the
 // transposed copy of x, the [n,n] Gram matrix and its [n,8] product (4n^2 + 64n bytes); else:
 // [n,32] then [n,8] (160n). Neither dominates over n in [1, 64], so the formula keeps both.
-// Values yielded leave their branch: they are allocated when the branch starts. In IREE's
-// model the dynamic sizes share no memory: each is rounded up to 64 bytes and laid apart.
+// Values yielded leave their branch: they are allocated when the branch starts.
+// IREE's model: the dynamic sizes share no memory, each rounded up to 64 bytes and laid
+// apart, and the yielded [n,8] (32n) is allocated apart. Then: the transposed copy,
+// 64*ceiling(32n/64) = 64*ceiling(n/2), the Gram matrix, 64*ceiling(4n^2/64) =
+// 64*ceiling(n^2/16), and 32n; else: the [n,32], 64*ceiling(128n/64) = 128n, and 32n = 160n.
 // CHECK-LABEL: module attributes {dync.peak = {
 // CHECK-SAME:    formula = "Max(160*n, 4*n**2 + 64*n)", function = "main", iree = "Max(160*n, 32*n + 64*ceiling(n/2) + 64*ceiling(n**2/16))", max = 20480 : i64, min = 160 : i64, symbols = {n = [1, 64]}}
 // CHECK:         torch.aten.transpose.int %arg0, %{{.+}} {dync.buffer = {offset = "4*n**2 + 32*n", size = "32*n"}}
@@ -90,6 +100,9 @@ module attributes {dync.symbols = {n = {max = 64 : i64, min = 1 : i64}}} {
 // scf.while: the body is counted once, in its steady state: the carried [n,8] value (a buffer
 // born at the top of the body), the [n,64] temporary and the [n,8] value the condition
 // forwards, 32n + 256n + 32n. The carried value's buffer is on the loop as dync.carried.
+// IREE's model: the [n,64] temporary, 256n; the carried [n,8], read only inside the body, in
+// a slot rounded to 64 bytes, 64*ceiling(32n/64) = 64*ceiling(n/2); the forwarded [n,8]
+// leaves the body, allocated apart, 32n. 288n + 64*ceiling(n/2).
 // CHECK-LABEL: module attributes {dync.peak = {
 // CHECK-SAME:    formula = "320*n", function = "main", iree = "288*n + 64*ceiling(n/2)", max = 5120 : i64, min = 320 : i64, symbols = {n = [1, 16]}}
 // CHECK:         scf.while
@@ -127,6 +140,10 @@ module attributes {dync.symbols = {n = {max = 16 : i64, min = 1 : i64}}} {
 // symbols replaced by the call site's dims. @f is called on [n,8], then on [2n,8]: its frame
 // (the [m,64] temporary, 256m bytes) is 256n at the first call and 512n at the second. The
 // peak is at the second call: the frame, its [2n,8] argument and result (64n each).
+// IREE's model: @f's own is its 256m temporary plus its 32m result, 288m. In @main each size
+// expression has its own slot, laid one after another: the frames 256n and 512n, the first
+// call's result 64*ceiling(32n/64) = 64*ceiling(n/2), the cat's 64n; the returned 64n apart.
+// 256n + 512n + 64n + 64n + 64*ceiling(n/2) = 896n + 64*ceiling(n/2).
 // CHECK-LABEL: module attributes {dync.peak = {
 // CHECK-SAME:    formula = "640*n", function = "main", iree = "896*n + 64*ceiling(n/2)", max = 10240 : i64, min = 640 : i64, symbols = {n = [1, 16]}}
 // CHECK:         func.func @main{{.*}} attributes {dync.buffers = {arena = "640*n", buffers = 3 : i64, frame = "576*n", in_place = 0 : i64, iree = "896*n + 64*ceiling(n/2)", peak = "640*n", unknown = 0 : i64}, dync.entry}
@@ -216,9 +233,14 @@ module attributes {dync.symbols = {}} {
 // IREE computes convolutions in NHWC (dync-channels-last requested it): a convolution that
 // reads the model's NCHW input, in @main or in @f which main passes it to, reads a transposed
 // copy of it (`dync.nhwc_input`, 768 bytes, live at the convolution); @g's input comes from a
-// convolution, already in NHWC, so the transposes cancel and there is no copy. IREE's greedy
-// packing of the slab (first come, first placed) leaves a hole the arena plan does not: 6912
-// bytes against 6144.
+// convolution, already in NHWC, so the transposes cancel and there is no copy. The peak is
+// at @g's call: the relu (in place over the conv), @g's result and @f's, over which the add
+// writes the returned value in place, 3 * 2048 = 6144.
+// IREE's greedy packing of the slab (first come, first placed) leaves a hole the arena plan
+// does not. In order of first use: the 768-byte NHWC copy at 0; the conv/relu buffer, live
+// with it, on top at 768; @f's 768-byte frame in the gap at 0 (the copy is dead by then);
+// @g's 2048-byte result does not fit that gap, so on top at 2816. A 4864-byte slab plus the
+// returned 2048, allocated apart: 6912 against 6144.
 // CHECK-LABEL: module attributes {{.*}}dync.peak = {arena = "6144", formula = "6144", function = "main", iree = "6912"
 // CHECK:         torch.aten.conv2d %arg0, {{.+}} {dync.buffer = {offset = "{{.+}}", size = "2048"}, dync.nhwc_input = {offset = "{{.+}}", size = "768"}}
 // CHECK:         call @f(%arg0) {dync.buffer = {offset = "{{.+}}", size = "2048"}, dync.frame = {offset = "{{.+}}", size = "768"}}
@@ -293,7 +315,7 @@ module attributes {dync.symbols = {}} {
 // The join point of an scf.if is a segment of its own: what the branches read (%x) dies
 // there, before the next segment's results are allocated. After the if: its result and the
 // [4,64] product, 1280 bytes (with the join in the next segment, %x would be counted beside
-// them: 1536).
+// them: 1536). IREE's model agrees: static sizes whose lifetimes nest pack without holes.
 // CHECK-LABEL: module attributes {dync.peak = {arena = "1280", formula = "1280", function = "main", iree = "1280"
 module attributes {dync.symbols = {}} {
   func.func @main(%arg0: !torch.vtensor<[4,16],f32> {dync.shape = [4, 16]}, %arg1: !torch.vtensor<[],i1> {dync.shape = []}) -> (!torch.vtensor<[4,64],f32> {dync.shape = [4, 64]}) attributes {dync.entry} {
