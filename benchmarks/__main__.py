@@ -1,10 +1,13 @@
 """`python -m benchmarks [MODEL ...] [--models A,B] [--inputs N] [--no-tracing]
 [--no-baselines | --no-torch-compile | --no-ort] [-o BENCHMARKS.md] [--plot PNG | --no-plot]`.
 
+`python -m benchmarks fuzz --count N`: the differential fuzzing campaign (`benchmarks.fuzz`).
+
 The baselines (torch.compile, ONNX Runtime) need the `bench` extra: `pip install -e '.[bench]'`.
 """
 
 import argparse
+import sys
 from pathlib import Path
 
 from .models import SUITE
@@ -12,6 +15,10 @@ from .runner import BASELINES, run
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["fuzz"]:
+        from .fuzz.__main__ import main as fuzz
+
+        return fuzz(sys.argv[2:])
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("models", nargs="*", metavar="MODEL",

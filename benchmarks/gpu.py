@@ -304,11 +304,7 @@ def with_section(text: str, results_path: Path = RESULTS) -> str:
     if not results_path.exists():
         return text
     new = section(json.loads(results_path.read_text(encoding="utf-8")))
-    start = text.find(f"\n{SECTION}\n")
-    if start < 0:
-        return text.rstrip("\n") + "\n\n" + new
-    end = text.find("\n## ", start + 1)
-    return text[:start + 1] + new + (text[end:] if end >= 0 else "")
+    return provenance.replace_section(text, SECTION, new)
 
 
 def main() -> None:

@@ -4,6 +4,7 @@ describes is marked stale."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -45,3 +46,34 @@ def stale(measured_commit: str | None) -> bool:
     base = measured_commit.split("+", 1)[0]
     diff = _git("diff", "--quiet", base, "HEAD", "--", *MEASURED)
     return diff is None or diff.returncode != 0 or measured_commit.endswith("+changes")
+
+
+def replace_section(text: str, heading: str, new: str) -> str:
+    """`text` (BENCHMARKS.md) with its section `heading` ("## CUDA") replaced by `new`, or
+    `new` appended where it has none."""
+    start = text.find(f"\n{heading}\n")
+    if start < 0:
+        return text.rstrip("\n") + "\n\n" + new
+    end = text.find("\n## ", start + 1)
+    return text[:start + 1] + new + (text[end:] if end >= 0 else "")
+
+
+def host_cpu() -> str:
+    """The CPU the figures come from: its model name, core count and widest x86 vector ISA
+    (IREE's code generation, and so dync's speed, depends on it)."""
+    import platform
+
+    name, flags = platform.processor() or platform.machine(), set()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == "model name":
+                    name = value.strip()
+                elif key.strip() == "flags":
+                    flags = set(value.split())
+    except OSError:
+        pass
+    isa = next((label for flag, label in (("avx512f", "AVX-512"), ("avx2", "AVX2"),
+                                          ("asimd", "NEON")) if flag in flags), None)
+    return f"{name}, {os.cpu_count()} cores" + (f", {isa}" if isa else "")

@@ -26,7 +26,7 @@ from dync.runtime.module import most_frequent_sizes
 from . import baselines, tracing
 from .baselines import Contestant
 from .models import SUITE, compile_options, load
-from .provenance import stamp
+from .provenance import host_cpu, stamp
 from .timing import geomean, median_ms
 
 # The contestants `baselines` builds, in table order; `python -m benchmarks --no-baselines`
@@ -119,28 +119,6 @@ SPECIALIZE = "dync-specialize"
 # Runs where a model's `COMPILE_OPTIONS` ask for buckets; the ablation compiles it without.
 BUCKET = "dync-bucket"
 HOT_SIZES = 3
-
-
-def host_cpu() -> str:
-    """The CPU the figures come from: its model name, core count and widest x86 vector ISA
-    (IREE's code generation, and so dync's speed, depends on it)."""
-    import os
-    import platform
-
-    name, flags = platform.processor() or platform.machine(), set()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                if key.strip() == "model name":
-                    name = value.strip()
-                elif key.strip() == "flags":
-                    flags = set(value.split())
-    except OSError:
-        pass
-    isa = next((label for flag, label in (("avx512f", "AVX-512"), ("avx2", "AVX2"),
-                                          ("asimd", "NEON")) if flag in flags), None)
-    return f"{name}, {os.cpu_count()} cores" + (f", {isa}" if isa else "")
 
 
 def _hot_sizes(compiled, inputs) -> dict[str, list[int]]:
@@ -701,7 +679,9 @@ def run(names: list[str] | None = None, count: int = 100, *, with_tracing: bool 
             say(f"[bench] no plot: {e}")
         else:
             link = Path(os.path.relpath(plot.resolve(), output.resolve().parent)).as_posix()
-    from .gpu import with_section  # the CUDA section, measured on a GPU machine, is kept
+    # The sections measured apart are kept: CUDA (on a GPU machine) and the fuzzing campaign.
+    from .fuzz.report import with_section as with_fuzzing
+    from .gpu import with_section
 
-    output.write_text(with_section(markdown(rows, header, link)), encoding="utf-8")
+    output.write_text(with_fuzzing(with_section(markdown(rows, header, link))), encoding="utf-8")
     return rows

@@ -8,6 +8,7 @@ from .errors import (  # noqa: E402
     IndexOutOfRangeError,
     InputError,
     ModuleFormatError,
+    OptionError,
     UnsupportedConstructError,
 )
 from .runtime import CompiledModule, HostModule, load  # noqa: E402
@@ -20,6 +21,7 @@ __all__ = [
     "IndexOutOfRangeError",
     "InputError",
     "ModuleFormatError",
+    "OptionError",
     "UnsupportedConstructError",
     "Verification",
     "__version__",

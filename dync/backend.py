@@ -31,13 +31,15 @@ from iree.compiler.api import Invocation, Output, Session
 
 from .cache import default_directory, make_private_directory
 from .dialects.dync import module_flags, read_copied_padding
-from .errors import CompilationError
+from .errors import CompilationError, FlagError
 from .passes.plan_execution import module_text
 from .runtime.manifest import TRANSFORM_SPEC
 from .targets import Target
 
 # Flags every dync compile uses on top of the target's: the input is torch dialect.
 COMMON_FLAGS: tuple[str, ...] = ("--iree-input-type=torch",)
+# What LLVM's option parser says of a flag it refuses (unknown, or a bad value).
+_FLAG_REFUSALS = ("Unknown command line argument", "Cannot find option named", " option: ")
 
 
 class CompilerSession:
@@ -124,7 +126,8 @@ class CompilerSession:
                 self._crashed(text, -done.returncode, done.stderr)
             result_path = Path(f"{spec_path}.result")
             if done.returncode != 0 or not result_path.exists():
-                raise CompilationError(
+                refused = any(m in done.stderr for m in _FLAG_REFUSALS)
+                raise (FlagError if refused else CompilationError)(
                     f"IREE rejected the flags {' '.join(self.process_wide)} or stopped "
                     f"(exit status {done.returncode}): {done.stderr.strip()[-2000:]}")
             result = json.loads(result_path.read_text(encoding="utf-8"))

@@ -129,27 +129,12 @@ def _specialize(requests: list[str] | None, off: bool) -> bool | dict[str, list[
 
 
 def _cmd_compile(args: argparse.Namespace) -> int:
-    from .api import compile as dync_compile
-
-    is_onnx = args.model.endswith(".onnx")
-    if args.dim and not is_onnx:
-        raise DyncError("--dim is for ONNX models; a PyTorch factory returns its dynamic_shapes")
     # Every file the compile writes is checked first: a compile takes a while.
     out = writable(args.output or Path(args.model.split(":")[0]).with_suffix(".vmfb").name)
     for flag, target in (("--dump-ir", args.dump_ir), ("--dump-rewritten", args.dump_rewritten)):
         if target:
             writable(target, f"{flag} file")
-    if is_onnx:
-        model, example, dynamic = args.model, None, _onnx_dims(args.dim)
-    else:
-        model, example, dynamic = _load_factory(args.model)
-    compiled = dync_compile(
-        model, example, dynamic_shapes=dynamic, backend=args.backend, target=args.target,
-        mode=args.mode, extra_flags=tuple(args.iree_flag or ()), progress=not args.quiet,
-        dump_ir=args.dump_ir, cache=not args.no_cache,
-        specialize=_specialize(args.specialize, args.no_specialize),
-        buckets=_sizes("--bucket", args.bucket) or None,
-    )
+    compiled = _compiled(args, dump_ir=args.dump_ir)
     try:
         path = compiled.save(out)
     except OSError as e:
@@ -164,6 +149,31 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         print(compiled.report)
     print(f"wrote {path} and {path.name.removesuffix('.vmfb')}.manifest.json")
     return 0
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    print(_compiled(args).report.explain())
+    return 0
+
+
+def _compiled(args: argparse.Namespace, dump_ir: str | None = None):
+    """`dync.compile` of the MODEL and options `args` name (`dync compile`, `dync explain`)."""
+    from .api import compile as dync_compile
+
+    is_onnx = args.model.endswith(".onnx")
+    if args.dim and not is_onnx:
+        raise DyncError("--dim is for ONNX models; a PyTorch factory returns its dynamic_shapes")
+    if is_onnx:
+        model, example, dynamic = args.model, None, _onnx_dims(args.dim)
+    else:
+        model, example, dynamic = _load_factory(args.model)
+    return dync_compile(
+        model, example, dynamic_shapes=dynamic, backend=args.backend, target=args.target,
+        mode=args.mode, extra_flags=tuple(args.iree_flag or ()), progress=not args.quiet,
+        dump_ir=dump_ir, cache=not args.no_cache,
+        specialize=_specialize(args.specialize, args.no_specialize),
+        buckets=_sizes("--bucket", args.bucket) or None,
+    )
 
 
 def _write_text(path: str, what: str, text: str) -> None:
@@ -264,25 +274,15 @@ def _cmd_targets(args: argparse.Namespace) -> int:
     return 0
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="dync", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    c = sub.add_parser("compile", help="compile a PyTorch factory or an ONNX model to a .vmfb",
-                       description="Compile MODEL: a .onnx file, or MODULE:FACTORY / FILE.py:FACTORY "
-                       "where FACTORY() returns (model, example_args[, dynamic_shapes]).")
+def _compile_options(c: argparse.ArgumentParser) -> None:
+    """The options `dync compile` and `dync explain` share."""
     c.add_argument("model")
-    c.add_argument("-o", "--output", help="output .vmfb (manifest written beside it)")
     c.add_argument("--backend", default="llvm-cpu", choices=targets.backends())
     c.add_argument("--target", help="target preset of the backend (see `dync targets`)")
     c.add_argument("--mode", default="auto", choices=("auto", "graph", "host"))
     c.add_argument("--dim", action="append", metavar="INPUT:AXIS=NAME[:MIN:MAX]",
                    help="ONNX only: name and bound a dynamic dim (repeatable)")
     c.add_argument("--iree-flag", action="append", metavar="FLAG", help="extra IREE compiler flag")
-    c.add_argument("--dump-ir", metavar="FILE.mlir", help="write the dync IR handed to IREE")
-    c.add_argument("--dump-rewritten", metavar="FILE.py",
-                   help="write the rewritten source of each forward with control flow")
     c.add_argument("--specialize", action="append", metavar="NAME=SIZE[,SIZE...]",
                    help="compile shape-specialized versions for these sizes of a dynamic dim "
                         "(default: none, only the dynamic entry point)")
@@ -294,7 +294,30 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--no-cache", action="store_true",
                    help="always run IREE, even for dync IR compiled before (see dync.cache)")
     c.add_argument("-q", "--quiet", action="store_true", help="no progress or report")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="dync", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    c = sub.add_parser("compile", help="compile a PyTorch factory or an ONNX model to a .vmfb",
+                       description="Compile MODEL: a .onnx file, or MODULE:FACTORY / FILE.py:FACTORY "
+                       "where FACTORY() returns (model, example_args[, dynamic_shapes]).")
+    _compile_options(c)
+    c.add_argument("-o", "--output", help="output .vmfb (manifest written beside it)")
+    c.add_argument("--dump-ir", metavar="FILE.mlir", help="write the dync IR handed to IREE")
+    c.add_argument("--dump-rewritten", metavar="FILE.py",
+                   help="write the rewritten source of each forward with control flow")
     c.set_defaults(func=_cmd_compile)
+
+    e = sub.add_parser("explain", help="compile MODEL and say what runs compiled, what runs "
+                       "as Python, and why",
+                       description="Compile MODEL as `dync compile` does (writing nothing) and "
+                       "print each graph break: the region, the stage that failed, the file and "
+                       "line of the model's code, the construct and the internal reason.")
+    _compile_options(e)
+    e.set_defaults(func=_cmd_explain)
 
     r = sub.add_parser("run", help="run a compiled module on this host",
                        description="Run the `main` function of a module saved by dync.")

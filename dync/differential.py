@@ -116,6 +116,41 @@ def default_decision(output: Any) -> Any:
     return tuple(tuple(t.flatten().tolist()) for t in leaves)
 
 
+#: How far a compiled result may be from eager's, relative to the largest magnitude of eager's
+#: (dync.compile's first-call check, the fuzzer).
+AGREEMENT_RTOL = 1e-3
+
+
+def disagreement(got: Any, want: Any, rtol: float = AGREEMENT_RTOL) -> str | None:
+    """What differs between compiled results `got` and eager's `want` (structure, shape,
+    dtype, values beyond `rtol`), or None."""
+    got_leaves, got_tree = pytree.tree_flatten(got)
+    want_leaves, want_tree = pytree.tree_flatten(want)
+    if got_tree != want_tree:
+        return f"results nested as {got_tree}, eager's as {want_tree}"
+    for i, (g, w) in enumerate(zip(got_leaves, want_leaves, strict=True)):
+        if not isinstance(w, torch.Tensor):
+            if g != w:
+                return f"result {i} is {g!r}, eager's {w!r}"
+            continue
+        g = torch.as_tensor(g)
+        if tuple(g.shape) != tuple(w.shape) or g.dtype != w.dtype:
+            return (f"result {i} is {g.dtype}{list(g.shape)}, eager's "
+                    f"{w.dtype}{list(w.shape)}")
+        if not w.numel():
+            continue
+        g64, w64 = g.detach().double(), w.detach().double()
+        same_nan = torch.isnan(g64) == torch.isnan(w64)
+        if not bool(same_nan.all()):
+            return f"result {i} has NaNs where eager's has none, or the other way"
+        finite = ~torch.isnan(w64)
+        error = float((g64 - w64)[finite].abs().max()) if bool(finite.any()) else 0.0
+        scale = float(w64[finite].abs().max()) if bool(finite.any()) else 0.0
+        if not error <= rtol * max(1.0, scale):
+            return f"result {i} differs by up to {error:.3g} (eager's largest value {scale:.3g})"
+    return None
+
+
 def _max_error(got: Any, want: Any) -> float:
     got_leaves, want_leaves = pytree.tree_leaves(got), pytree.tree_leaves(want)
     if len(got_leaves) != len(want_leaves):

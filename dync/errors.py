@@ -32,6 +32,16 @@ class CompilationError(DyncError):
         super().__init__(text)
 
 
+class OptionError(DyncError, ValueError):
+    """`dync.compile` was called with options that cannot apply to this model (a mode, a
+    dim name, a size outside its range): the caller's mistake, never a reason to fall back."""
+
+
+class FlagError(CompilationError, OptionError):
+    """IREE refused a compiler flag of the call's (`extra_flags`, `--iree-flag`): a mistake
+    in the call, not in the program, so `mode="auto"` does not fall back past it."""
+
+
 class InputError(DyncError, ValueError):
     """Arguments passed to a compiled module do not match its signature."""
 

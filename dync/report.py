@@ -8,7 +8,8 @@ from dataclasses import asdict, dataclass, field
 @dataclass
 class Report:
     frontend: str = ""
-    # "in-graph" (one entry function) or "host" (the model's Python driving sub-DNNs).
+    # "in-graph" (one entry function), "host" (the model's Python driving sub-DNNs) or
+    # "eager" (`mode="auto"` found nothing it could compile: the model runs as written).
     mode: str = "in-graph"
     backend: str = ""
     target: str = ""
@@ -20,7 +21,9 @@ class Report:
     rdp: dict = field(default_factory=dict)
     # Seconds per stage, in order: import, passes, iree.
     stage_seconds: dict[str, float] = field(default_factory=dict)
-    # Host mode: each region run on the host instead of compiled: {region, source, reason}.
+    # Each region run as Python instead of compiled (host mode, eager): {region, stage (the
+    # stage that failed: capture, passes, iree, first call), construct, source (file:line of
+    # the user's code, "-" when unknown), reason (the internal message)}.
     graph_breaks: list[dict] = field(default_factory=list)
     # The sub-DNNs. In-graph: the functions `dync-split-subdnns` outlined, {name, source,
     # ops, calls, arguments, results}; host mode: the entry points the model's Python calls,
@@ -91,11 +94,35 @@ class Report:
             "  rewritten: " + (", ".join(self.rewritten) or "nothing"),
             "  IREE flags: " + " ".join(self.flags),
         ]
-        lines += [f"    {b['region']} on the host ({b['source']}): {b['reason']}"
-                  for b in self.graph_breaks]
+        lines += [f"    {_graph_break(b)}" for b in self.graph_breaks]
         lines += [_subdnn(d) for d in self.subdnns]
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
+
+
+    def explain(self) -> str:
+        """What was compiled and what runs as Python, and why: one entry per graph break
+        with the stage that failed, the user's file:line, the construct and the internal
+        reason (after torch._dynamo's `explain`)."""
+        compiled = {"in-graph": "the whole program, one graph",
+                    "host": f"{len(self.subdnns)} sub-DNN(s) called from the model's Python",
+                    "eager": "nothing: the model runs in eager PyTorch"}.get(self.mode, self.mode)
+        lines = [f"dync explain: mode {self.mode}; compiled: {compiled}; "
+                 f"{len(self.graph_breaks)} graph break(s)"]
+        for i, b in enumerate(self.graph_breaks, 1):
+            lines.append(f"  graph break {i}: {b['region']} runs as Python")
+            lines.append(f"    stage:     {b.get('stage') or 'capture'}")
+            lines.append(f"    where:     {b.get('source') or '-'}")
+            if b.get("construct"):
+                lines.append(f"    construct: {b['construct']}")
+            lines.append(f"    reason:    {b['reason']}")
+        lines += [_subdnn(d) for d in self.subdnns if "callable" in d]
+        return "\n".join(lines)
+
+
+def _graph_break(b: dict) -> str:
+    stage = f" at {b['stage']}" if b.get("stage") else ""
+    return f"{b['region']} runs as Python ({b.get('source') or '-'}{stage}): {b['reason']}"
 
 
 def _coverage(rdp: dict) -> str:

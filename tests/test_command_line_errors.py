@@ -193,12 +193,13 @@ def test_dync_opt_to_an_unwritable_output(tmp_path):
 
 def _compile_tiny(tmp_path: Path, **options) -> dync.CompilationError:
     """Compile a Linear layer for llvm-cpu (whose thread-count flag is process-wide, so IREE
-    runs in the worker), expecting a CompilationError; the dync IR handed to IREE is dumped to
+    runs in the worker) in graph mode (`auto` would fall back past IREE's failure),
+    expecting a CompilationError; the dync IR handed to IREE is dumped to
     tmp_path/dumped.mlir."""
     torch.manual_seed(0)
     with pytest.raises(dync.CompilationError) as info:
         dync.compile(torch.nn.Linear(4, 3), (torch.randn(2, 4),), progress=False,
-                     dump_ir=tmp_path / "dumped.mlir", **options)
+                     dump_ir=tmp_path / "dumped.mlir", mode="graph", **options)
     return info.value
 
 

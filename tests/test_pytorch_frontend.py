@@ -37,7 +37,7 @@ def test_signature_carries_user_symbol_names(cond_compiled):
 def test_report_lists_stages_flags_and_symbols(cond_compiled):
     report = cond_compiled.report
     assert report.frontend == "pytorch"
-    assert set(report.stage_seconds) == {"import", "passes", "iree"}
+    assert set(report.stage_seconds) == {"import", "passes", "iree", "first call"}
     assert "--iree-hal-local-target-device-backends=llvm-cpu" in report.flags
     assert report.symbols == {"batch": [1, 64]}
     assert "batch in [1, 64]" in str(report)

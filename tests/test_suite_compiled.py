@@ -53,9 +53,11 @@ PATHS = {"shallow_deep": 4, "skipnet_rnn": 26, "skipnet_ff": 41, "blockdrop": 50
 
 
 def test_a_broken_rewrite_is_caught(monkeypatch):
-    """A rewrite bug flatters nothing: with each of the model's `if`s taking the other branch, the
-    compiled module still matches the (broken) rewritten forward, but not the model as
-    written, and verify says which of the two went wrong."""
+    """A rewrite bug flatters nothing: with each of the model's `if`s taking the other branch,
+    the compile's first-call check sees the graph disagree with eager and falls back to host
+    mode, which is right; without that check, the compiled module still matches the (broken)
+    rewritten forward, but not the model as written, and verify says which of the two went
+    wrong."""
     from dync.frontends.pytorch.rewrite import runtime
 
     original_if = runtime.if_
@@ -68,7 +70,12 @@ def test_a_broken_rewrite_is_caught(monkeypatch):
     module = models.load("shallow_deep")
     model, example, dynamic_shapes = module.build()
     monkeypatch.setattr(runtime, "if_", negated)
-    broken = dync.compile(model, example, dynamic_shapes=dynamic_shapes, cache=False)
+    checked = dync.compile(model, example, dynamic_shapes=dynamic_shapes, cache=False)
+    assert checked.report.mode == "host"
+    assert checked.report.graph_breaks[0]["stage"] == "first call"
+    assert dync.verify(model, checked, module.inputs(24), decision=module.decision).eta == 0
+    broken = dync.compile(model, example, dynamic_shapes=dynamic_shapes, cache=False,
+                          check_first_call=False)
     result = dync.verify(model, broken, module.inputs(24), decision=module.decision)
     assert result.eta > 0.5 and result.rewrite_eta > 0.5, result
     # The compiled module is faithful to what it was given: the bug is the rewrite's.

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ..errors import InputError
+from ..errors import DyncError, InputError
 from ..signature import Signature
 from .manifest import Manifest
 from .module import CompiledModule, _to_numpy
@@ -143,6 +143,26 @@ class HostModule(CompiledModule):
                 self._targets = targets
             return self._targets
 
+    def save(self, path):
+        if not self._subdnns:
+            raise DyncError(
+                "nothing was compiled: this model runs in eager PyTorch (every region fell "
+                "back; `report.explain()` says why), so there is no module to save")
+        return super().save(path)
+
+    def call_subdnn(self, name: str, *args: Any) -> Any:
+        """Sub-DNN `name` alone on `args` (torch tensors): what a captured call runs, without
+        the model's Python. Raises `InputError` where the arguments are outside its signature."""
+        for sub, _, signature, versions in self._subdnns:
+            if sub == name:
+                return self._run(signature, versions, [_to_numpy(a) for a in args])
+        raise DyncError(f"this module has no sub-DNN {name!r}")
+
+    def _run(self, signature: Signature, versions: Versions, arrays: list, count=None) -> Any:
+        choice = versions.choose(signature.check_inputs(arrays))
+        return self._invoke(self._function(choice.function), signature,
+                            choice.arguments(arrays), as_torch=True, count=count)
+
     def _sub_dnn(self, name: str, signature: Signature, versions: Versions, original):
         import torch
 
@@ -150,16 +170,11 @@ class HostModule(CompiledModule):
 
         def call(*args, **kwargs):
             if not kwargs and all(isinstance(a, torch.Tensor) for a in args):
-                arrays = [_to_numpy(a) for a in args]
                 try:
-                    bound = signature.check_inputs(arrays)
+                    return self._run(signature, versions, [_to_numpy(a) for a in args],
+                                     count=(stats, "compiled"))
                 except InputError:
                     pass
-                else:
-                    choice = versions.choose(bound)
-                    return self._invoke(self._function(choice.function), signature,
-                                        choice.arguments(arrays), as_torch=True,
-                                        count=(stats, "compiled"))
             with self._lock:
                 stats["python"] += 1
             return original(*args, **kwargs)

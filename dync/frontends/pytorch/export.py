@@ -20,7 +20,7 @@ from iree.compiler.extras.fx_importer import FxImporter
 from torch.utils import _pytree as pytree
 from torch.utils._sympy.numbers import int_oo
 
-from ...errors import DyncError, UnsupportedConstructError
+from ...errors import DyncError, OptionError, UnsupportedConstructError
 from ...signature import Signature, SymbolSpec, TensorSpec, dtype_name
 from ..common import ImportedProgram, finish_import
 from .decompositions import DECOMPOSITIONS
@@ -158,7 +158,8 @@ def _as_varargs(model: torch.nn.Module, args: tuple, dynamic_shapes: Any) -> Any
 
 def _export(model: torch.nn.Module, args: tuple, dynamic_shapes: Any) -> tuple[torch.export.ExportedProgram, Rewrite]:
     if not isinstance(model, torch.nn.Module):
-        raise DyncError(f"dync.compile expects an nn.Module or an ONNX model, got {type(model).__name__}")
+        raise OptionError(
+            f"dync.compile expects an nn.Module or an ONNX model, got {type(model).__name__}")
     for i, a in enumerate(pytree.tree_leaves(args)):
         if not isinstance(a, torch.Tensor):
             raise UnsupportedConstructError(
@@ -225,14 +226,14 @@ def _export_error(e: Exception) -> DyncError:
             "code in host mode" + (f"\n    {line}" if line else "") + f"\n  torch.export: {lines[0]}"
         )
         return UnsupportedConstructError("data-dependent Python value", reason, source)
-    hint = ""
-    if "specialized it to be a constant (1)" in message or "specialized it to be a constant (0)" in message:
-        hint = (
-            "\n  hint: torch.export specializes dims whose example size is 0 or 1; give the "
-            "example input a size of at least 2 on each dynamic dim"
-        )
     where = f" (at {source})" if source else ""
-    return DyncError(f"torch.export failed{where}:\n  {text}{hint}")
+    if "specialized it to be a constant (1)" in message or "specialized it to be a constant (0)" in message:
+        # The call's example contradicts its own dynamic_shapes: a mistake in the call.
+        return OptionError(
+            f"torch.export failed{where}:\n  {text}\n  hint: torch.export specializes dims "
+            "whose example size is 0 or 1; give the example input a size of at least 2 on "
+            "each dynamic dim")
+    return DyncError(f"torch.export failed{where}:\n  {text}")
 
 
 def _user_symbol_names(model, args: tuple, dynamic_shapes: Any, ep) -> dict[str, str]:

@@ -30,6 +30,7 @@ from torch.utils import _pytree as pytree
 from ...errors import DyncError
 from ...signature import Signature, SymbolSpec, TensorSpec, dtype_name
 from .rewrite.transform import needs_rewrite, rewrite_function
+from .source import op_in, user_source_in
 
 if TYPE_CHECKING:  # the compiler is needed to capture, not to run a loaded module
     from iree.compiler import ir
@@ -44,6 +45,10 @@ def label(key: Key) -> str:
     return ".".join(p for p in key if p) if key[1] != "forward" else (key[0] or "forward")
 
 
+#: Recorded calls kept per sub-DNN for its first-call check.
+EXAMPLES_KEPT = 3
+
+
 @dataclass
 class SubDnn:
     name: str  # entry function in the vmfb
@@ -52,16 +57,36 @@ class SubDnn:
     calls: int
     # Its compiled versions as the manifest lists them (`dync.api._compiled_versions`).
     versions: list[dict] = field(default_factory=list)
+    # (arguments, result) of calls the example made, to check the compiled sub-DNN against.
+    examples: list[tuple[tuple, Any]] = field(default_factory=list)
+    # After dync's passes: their dync-rdp coverage and dync-plan-execution counts.
+    pass_counts: tuple[dict, dict] | None = None
 
 
 @dataclass
 class Fallback:
+    """A region that runs as Python: where (`source`, file:line), what (`construct`), which
+    stage failed (capture, passes, iree, first call) and the internal reason."""
+
     region: str
     source: str
     reason: str
+    stage: str = "capture"
+    construct: str = ""
 
     def __str__(self) -> str:
-        return f"{self.region} runs on the host ({self.source}): {self.reason}"
+        return f"{self.region} runs as Python ({self.source}, at {self.stage}): {self.reason}"
+
+
+def fallback(region: str, error: Exception, source: str = "-") -> Fallback:
+    """The Fallback a dync error makes: its stage, the construct and the user's source line
+    it names (or its compiler diagnostics do)."""
+    text = str(error)
+    return Fallback(region,
+                    getattr(error, "source", "") or user_source_in(text) or source,
+                    _first_line(error),
+                    getattr(error, "stage", "") or "capture",
+                    getattr(error, "construct", "") or op_in(text) or "")
 
 
 @dataclass
@@ -74,13 +99,12 @@ def capture_host(model: torch.nn.Module, args: tuple, dynamic_shapes: Any, conte
                  root_error: DyncError, say: Callable[[str], None] = lambda _: None) -> HostPlan:
     from .export import import_module
 
-    plan = HostPlan([], [Fallback("forward", getattr(root_error, "source", "") or "-",
-                                  _first_line(root_error))])
+    plan = HostPlan([], [fallback("forward", root_error)])
     root_dims = _root_dims(args, dynamic_shapes)
     host: set[Key] = set()
     captured: set[Key] = set()
     while True:
-        calls = _record(model, args, host)
+        calls, examples = _record(model, args, host)
         new = [k for k in calls if k not in host and k not in captured]
         if not new:
             break
@@ -93,11 +117,11 @@ def capture_host(model: torch.nn.Module, args: tuple, dynamic_shapes: Any, conte
                 program = import_module(_Call(model, key), example, (dims,), context, func_name=name)
             except DyncError as e:
                 host.add(key)
-                plan.fallbacks.append(Fallback(label(key), getattr(e, "source", "") or _where(model, key),
-                                               _first_line(e)))
+                plan.fallbacks.append(fallback(label(key), e, _where(model, key)))
                 continue
             captured.add(key)
-            plan.subdnns.append(SubDnn(name, key, program, len(calls[key])))
+            plan.subdnns.append(SubDnn(name, key, program, len(calls[key]),
+                                       examples=examples.get(key, [])))
     return plan
 
 
@@ -114,10 +138,13 @@ class _Call(torch.nn.Module):
 
 
 def resolve(root: torch.nn.Module, key: Key, rewrite: bool = False) -> Callable:
-    """The callable behind `key` (unpatched); with `rewrite`, a method is rewritten like a
-    forward (a submodule's forward is, by `rewritten()` during the export)."""
+    """The callable behind `key` (unpatched); with `rewrite`, as the export sees it: a
+    method rewritten like a forward, a submodule's forward as `rewritten()` patched it on the
+    instance for the export (or as the model set it there itself)."""
     module = root.get_submodule(key[0])
     if key[1] == "forward":
+        if rewrite and "forward" in vars(module):
+            return module.forward
         return type(module).forward.__get__(module)
     method = getattr(type(module), key[1])
     if rewrite and needs_rewrite(method):
@@ -157,28 +184,57 @@ def installed(patches: list[tuple[torch.nn.Module, str, Callable]]):
             delattr(module, attr)
 
 
-def _record(model, args, host: set[Key]) -> dict[Key, list[tuple]]:
-    """Run the example; the (args, result) of each call made from host code, per target."""
+def _record(model, args, host: set[Key]) -> tuple[dict[Key, list[tuple]], dict[Key, list]]:
+    """Run the example; the (args, kwargs, result) of each call made from host code, per
+    target, and copies of the first `EXAMPLES_KEPT` (args, result) per target."""
     calls: dict[Key, list[tuple]] = {}
+    examples: dict[Key, list[tuple]] = {}
+    entered: dict[Key, int] = {}
     stack: list[Key] = []
 
     def wrap(key, original):
         def call(*a, **kw):
             from_host = all(k in host for k in stack)
+            # The first calls are kept as examples to check the sub-DNN against: copied, as
+            # the model may write over its tensors in place later.
+            if from_host:
+                entered[key] = entered.get(key, 0) + 1
+            kept = from_host and entered[key] <= EXAMPLES_KEPT
+            arguments = _copied(a) if kept else a
             stack.append(key)
             try:
                 result = original(*a, **kw)
             finally:
                 stack.pop()
             if from_host:
-                calls.setdefault(key, []).append((a, kw, result))
+                calls.setdefault(key, []).append(
+                    (arguments, kw, _copied(result) if kept else result))
+                if kept:
+                    examples.setdefault(key, []).append((arguments, calls[key][-1][2]))
             return result
 
         return call
 
-    with intercepted(model, wrap), torch.no_grad():
+    with intercepted(model, wrap), buffers_restored(model), torch.no_grad():
         model(*args)
-    return calls
+    return calls, examples
+
+
+@contextlib.contextmanager
+def buffers_restored(model: torch.nn.Module):
+    """Running `model` within the block changes nothing of it: its buffers (a BatchNorm's
+    running statistics in training mode) are put back after. Compiling runs the example."""
+    saved = [(b, b.detach().clone()) for b in model.buffers()]
+    try:
+        yield
+    finally:
+        with torch.no_grad():
+            for buffer, value in saved:
+                buffer.copy_(value)
+
+
+def _copied(value: Any) -> Any:
+    return pytree.tree_map(lambda t: t.clone() if isinstance(t, torch.Tensor) else t, value)
 
 
 def _example_and_dims(key: Key, calls: list[tuple], root_dims: dict[int, Any], name: str):
@@ -259,7 +315,7 @@ def root_signature(model: torch.nn.Module, args: tuple, dynamic_shapes: Any) -> 
 def _finite(value: Any, default: int) -> int:
     try:
         return min(int(value), INT64_MAX)
-    except (OverflowError, TypeError, ValueError):
+    except (AttributeError, OverflowError, TypeError, ValueError):  # sympy's oo among them
         return default
 
 

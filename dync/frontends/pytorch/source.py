@@ -10,6 +10,10 @@ from types import TracebackType
 import torch
 
 _FRAME = re.compile(r'File "([^"]+)", line ([0-9]+)')
+# An MLIR location's frame, as IREE's diagnostics print it: "file":line:column.
+_MLIR_FRAME = re.compile(r'"([^"]+)":([0-9]+):[0-9]+')
+# The op a diagnostic is about: 'torch.aten.x' op ..., or a torch.operator named torch.aten.x.
+_OP = re.compile(r"""(?:'|name = ")(torch\.aten\.[\w.]+|torch\.prim\.[\w.]+)""")
 _LIBRARY_ROOTS = tuple(
     os.path.dirname(p) + os.sep
     for p in (torch.__file__, os.path.dirname(__file__), os.path.dirname(os.__file__))
@@ -54,3 +58,18 @@ def source_line(location: str | None) -> str:
             return f.read().splitlines()[int(line) - 1].strip()
     except (OSError, IndexError, ValueError):
         return ""
+
+
+def user_source_in(text: str) -> str | None:
+    """The first frame of the user's code a compiler's message names (an MLIR location,
+    innermost first, or a Python traceback, innermost last), as "file:line"."""
+    for path, line in _MLIR_FRAME.findall(text):
+        if is_user_file(path):
+            return f"{path}:{line}"
+    return user_frame_from_stack_trace(text)
+
+
+def op_in(text: str) -> str | None:
+    """The torch op a compiler's message is about ("aten.native_batch_norm"), if it names one."""
+    match = _OP.search(text)
+    return match.group(1).removeprefix("torch.") if match else None

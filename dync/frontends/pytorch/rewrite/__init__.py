@@ -9,6 +9,7 @@ restores them after. The generated source of each is kept for the report and deb
 from __future__ import annotations
 
 import contextlib
+import inspect
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -39,10 +40,17 @@ def _user_class(module: torch.nn.Module) -> bool:
 
 @contextlib.contextmanager
 def rewritten(model: torch.nn.Module) -> Iterator[Rewrite]:
-    """Patch the forwards that need rewriting; yield what was rewritten; restore them."""
+    """Patch the forwards, and the other methods of the model's own classes, that need
+    rewriting (a helper called from `forward`, recursive or not, branches on data as often as
+    `forward` does); yield what was rewritten; restore them."""
     result = Rewrite()
-    cache: dict[type, RewrittenFunction] = {}
-    patched: list[torch.nn.Module] = []
+    cache: dict[tuple[type, str], RewrittenFunction] = {}
+    patched: list[tuple[torch.nn.Module, str, object]] = []  # (module, name, what it had)
+
+    def patch(module: torch.nn.Module, name: str, value) -> None:
+        patched.append((module, name, vars(module).get(name, _MISSING)))
+        setattr(module, name, value)
+
     # In-place activations (ReLU(inplace=True)) would mutate the operands of a branch; for
     # inference the out-of-place form is equivalent.
     inplace = [m for m in model.modules() if getattr(m, "inplace", False) is True]
@@ -54,31 +62,58 @@ def rewritten(model: torch.nn.Module) -> Iterator[Rewrite]:
     try:
         for module in model.modules():
             cls = type(module)
-            if "forward" in vars(module):
-                continue
-            loop = looped_forward(module)
-            if loop is not None:  # a recurrent layer: a loop when its sequence length is dynamic
-                module.forward = loop
-                patched.append(module)
-                continue
+            if "forward" not in vars(module):
+                loop = looped_forward(module)
+                if loop is not None:  # a recurrent layer: a loop when its sequence length is dynamic
+                    patch(module, "forward", loop)
+                    continue
             if not _user_class(module):
                 continue
-            forward = cls.forward
-            if cls not in cache:
-                if not needs_rewrite(forward):
-                    continue
-                cache[cls] = rewrite_function(forward, owner=cls)
-                result.functions[f"{cls.__qualname__}.forward"] = cache[cls]
-            module.forward = cache[cls].function.__get__(module, cls)
-            patched.append(module)
+            methods = dict(_methods(cls))
+            own = vars(module).get("forward")
+            # `model.forward = model.early_exit`, as research code does for evaluation: the
+            # method it names is what runs, and is rewritten as a forward would be.
+            replaced = getattr(own, "__func__", None) if getattr(own, "__self__", None) is module else None
+            for name, function in methods.items():
+                if name in vars(module) and not (name == "forward" and replaced is not None):
+                    continue  # set on the instance by the model itself
+                if name == "forward" and replaced is not None:
+                    function = replaced
+                key = (cls, name if function is methods.get(name) else function.__name__)
+                if key not in cache:
+                    if not needs_rewrite(function):
+                        continue
+                    cache[key] = rewrite_function(function, owner=cls)
+                    result.functions[f"{cls.__qualname__}.{key[1]}"] = cache[key]
+                patch(module, name, cache[key].function.__get__(module, cls))
         yield result
     finally:
         list_mode.__exit__(None, None, None)
         lifting.reset_root_module(token)
         for module in inplace:
             module.inplace = True
-        for module in patched:
-            del module.forward
+        for module, name, previous in reversed(patched):
+            if previous is _MISSING:
+                delattr(module, name)
+            else:
+                setattr(module, name, previous)
+
+
+_MISSING = object()
+
+
+def _methods(cls: type) -> Iterator[tuple[str, object]]:
+    """`forward` and the other plain methods `cls` defines or inherits from the model's own
+    classes (not torch's), most derived first."""
+    seen = set()
+    for klass in cls.__mro__:
+        if klass is object or klass.__module__.startswith("torch."):
+            continue
+        for name, value in vars(klass).items():
+            if name in seen or not inspect.isfunction(value) or name.startswith("__"):
+                continue
+            seen.add(name)
+            yield name, value
 
 
 __all__ = ["Rewrite", "record_branches", "replay_branches", "rewritten"]

@@ -1,0 +1,86 @@
+"""`python -m benchmarks.fuzz.child PROGRAM.py`: compile one generated program with dync's
+defaults, compare it with eager PyTorch on its inputs, print the outcome as one JSON line
+(see `benchmarks.fuzz.run`)."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+
+
+def load(path: Path) -> ModuleType:
+    """The program at `path` (written by `benchmarks.fuzz.generate`: the project's own code)."""
+    spec = importlib.util.spec_from_file_location(f"dync_fuzz_{Path(path).stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def outcome(path: Path) -> dict:
+    import torch
+
+    import dync
+    from dync.differential import disagreement
+
+    program = load(path)
+    model = program.build()
+    args, dynamic_shapes = program.example()
+
+    def failed(e: Exception) -> dict:
+        text = " ".join(str(e).split())
+        if isinstance(e, dync.DyncError):
+            where = f"{text} {getattr(e, 'source', '') or ''}"
+            return {"outcome": "error", "detail": text[:500],
+                    "names_line": f"{path.name}:" in where}
+        return {"outcome": "crash", "detail": f"{type(e).__name__}: {text[:500]}"}
+
+    try:
+        compiled = dync.compile(model, args, dynamic_shapes=dynamic_shapes)
+    except Exception as e:  # noqa: BLE001 - classifying every failure is the point
+        return failed(e)
+    ill_conditioned = False
+    for inputs in program.inputs():
+        with torch.no_grad():
+            want = model(*inputs)
+        try:
+            got = compiled(*inputs)
+        except Exception as e:  # noqa: BLE001
+            return failed(e)
+        problem = disagreement(got, want)
+        if problem:
+            with torch.no_grad():
+                exact = copy.deepcopy(model).double()(*(x.double() for x in inputs))
+            if disagreement(want, _as(exact, want)):
+                ill_conditioned = True  # eager itself decides at rounding level here
+                continue
+            return {"outcome": "mismatch", "detail": problem}
+    report = compiled.report
+    return {"outcome": "ill-conditioned" if ill_conditioned else "correct", "mode": report.mode,
+            "graph_breaks": len(report.graph_breaks),
+            "breaks": [{key: str(b.get(key, ""))[:300]
+                        for key in ("region", "stage", "construct", "reason")}
+                       for b in report.graph_breaks]}
+
+
+def _as(value, like):
+    """`value` (float64 results) cast to the dtypes of `like`, nested alike."""
+    import torch
+    from torch.utils import _pytree as pytree
+
+    values, _ = pytree.tree_flatten(value)
+    likes, spec = pytree.tree_flatten(like)
+    cast = [v.to(w.dtype) if isinstance(v, torch.Tensor) and isinstance(w, torch.Tensor) else v
+            for v, w in zip(values, likes, strict=False)]
+    return pytree.tree_unflatten(cast, spec)
+
+
+def main() -> None:
+    print(json.dumps(outcome(Path(sys.argv[1]))), flush=True)
+
+
+if __name__ == "__main__":
+    main()

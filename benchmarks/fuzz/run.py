@@ -1,0 +1,154 @@
+"""Differential fuzzing: generated programs compiled by `dync.compile` with its defaults and
+compared with eager PyTorch.
+
+Each program runs in a process of its own (`python -m benchmarks.fuzz.child`), so that a crash
+is a result, not a dead campaign. Outcomes:
+
+- `correct`: compiled, and every input gives eager's results (the report's mode says how much
+  was compiled: in-graph, host, or eager when `auto` fell back on everything);
+- `error`: a dync error; `names_line` says whether it names a line of the program's file;
+- `mismatch`: a result differs from eager's where eager in float64 agrees with eager in float32
+  (a silent wrong answer: the worst outcome);
+- `ill-conditioned`: a result differs, but so does eager in float64 from eager in float32 (a
+  decision taken at rounding level, which no compiler owes: the program's, not dync's);
+- `crash`: anything else (an exception that is no dync error, a signal, a timeout).
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .generate import generate
+
+OUTCOMES = ("correct", "error", "mismatch", "ill-conditioned", "crash")
+CANDIDATES = 20  # per seed: the first program that runs in eager is the seed's
+TIMEOUT_S = 900.0
+
+
+@dataclass
+class Result:
+    seed: int
+    path: str
+    outcome: str
+    constructs: list[str] = field(default_factory=list)
+    mode: str = ""            # correct: in-graph, host or eager
+    graph_breaks: int = 0
+    detail: str = ""          # error / crash: the first line of the message
+    names_line: bool = False  # error: names a line of the program's file
+    seconds: float = 0.0
+    breaks: list[dict] = field(default_factory=list)  # the report's graph breaks
+
+    def to_json(self) -> dict:
+        return dict(vars(self))
+
+
+def write_program(seed: int, directory: Path) -> tuple[Path, list[str]]:
+    """The program of `seed` written to `directory`: the first candidate that runs in eager
+    on its example and all its inputs. Returns its path and constructs."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"prog_{seed}.py"
+    for candidate in range(CANDIDATES):
+        program = generate(seed, candidate)
+        path.write_text(program.source, encoding="utf-8")
+        if _runs_in_eager(path):
+            return path, list(program.constructs)
+    raise RuntimeError(f"seed {seed}: no candidate of {CANDIDATES} runs in eager")
+
+
+def _runs_in_eager(path: Path) -> bool:
+    from .child import load
+
+    try:
+        import torch
+
+        module = load(path)
+        model = module.build()
+        with torch.no_grad():
+            model(*module.example()[0])
+            for args in module.inputs():
+                model(*args)
+    except Exception:
+        return False
+    return True
+
+
+def run_one(path: Path, constructs: list[str], seed: int, timeout_s: float = TIMEOUT_S) -> Result:
+    """Compile and compare the program at `path` in a child process."""
+    start = time.perf_counter()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(Path(__file__).resolve().parents[2]), os.environ.get("PYTHONPATH", "")])}
+    try:
+        done = subprocess.run([sys.executable, "-m", "benchmarks.fuzz.child", str(path)],
+                              capture_output=True, text=True, timeout=timeout_s, env=env,
+                              check=False)
+    except subprocess.TimeoutExpired:
+        return Result(seed, str(path), "crash", constructs, detail=f"timed out after {timeout_s:g} s",
+                      seconds=time.perf_counter() - start)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode != 0 or not lines:
+        tail = " ".join((done.stderr or done.stdout).split())[-300:]
+        return Result(seed, str(path), "crash", constructs,
+                      detail=f"exit status {done.returncode}: {tail}",
+                      seconds=time.perf_counter() - start)
+    data = json.loads(lines[-1])
+    return Result(seed, str(path), data["outcome"], constructs, data.get("mode", ""),
+                  data.get("graph_breaks", 0), data.get("detail", ""),
+                  data.get("names_line", False), time.perf_counter() - start,
+                  data.get("breaks", []))
+
+
+def campaign(seeds: list[int], directory: Path, say=print) -> list[Result]:
+    results = []
+    for seed in seeds:
+        path, constructs = write_program(seed, directory)
+        result = run_one(path, constructs, seed)
+        say(f"[fuzz] seed {seed}: {result.outcome}"
+            + (f" ({result.mode}, {result.graph_breaks} graph breaks)" if result.mode else "")
+            + (f": {result.detail[:160]}" if result.detail else "")
+            + f" [{result.seconds:.1f} s]")
+        results.append(result)
+    return results
+
+
+def summary(results: list[Result]) -> str:
+    """The campaign as Markdown: outcomes, modes, and the errors grouped by message."""
+    total = len(results) or 1
+    counts = collections.Counter(r.outcome for r in results)
+    modes = collections.Counter(r.mode for r in results if r.outcome == "correct")
+    lines = ["| outcome | programs | share |", "|---|---|---|"]
+    lines += [f"| {o} | {counts[o]} | {100 * counts[o] / total:.1f}% |" for o in OUTCOMES]
+    lines += ["", "| correct, compiled as | programs |", "|---|---|"]
+    lines += [f"| {m} | {modes[m]} |" for m in ("in-graph", "host", "eager")]
+    problems = collections.Counter(
+        (r.outcome, r.detail.split(":")[0][:100]) for r in results
+        if r.outcome in ("error", "crash", "mismatch"))
+    if problems:
+        lines += ["", "| outcome | message (first words) | programs |", "|---|---|---|"]
+        lines += [f"| {o} | {m} | {n} |" for (o, m), n in problems.most_common()]
+    graph = collections.Counter(
+        (b["stage"], b["construct"] or "-", _gist(b["reason"]))
+        for r in results for b in r.breaks if b["region"] == "forward")
+    if graph:
+        lines += ["", "Why a whole program was not one graph (its first fallback):", "",
+                  "| stage | construct | reason (first words) | programs |", "|---|---|---|---|"]
+        lines += [f"| {s} | {c} | {g} | {n} |" for (s, c, g), n in graph.most_common()]
+    unnamed = [r for r in results if r.outcome == "error" and not r.names_line]
+    if unnamed:
+        lines += ["", "Errors naming no line of the program: "
+                  + ", ".join(f"seed {r.seed}" for r in unnamed)]
+    return "\n".join(lines) + "\n"
+
+
+def _gist(reason: str) -> str:
+    """A reason's first words, without the program's paths and numbers, for grouping."""
+    text = re.sub(r"\S*prog_\d+\.py:\d+", "PROGRAM:LINE", reason)
+    text = re.sub(r"\b\d+\b", "N", text)
+    return " ".join(text.split()[:14]).replace("|", "/")

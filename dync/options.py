@@ -1,0 +1,75 @@
+"""`CompileOptions`: what `dync.compile` takes besides the model and its example, checked and
+normalized once, then shared by every stage (import, passes, IREE, the first call, host mode)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+from . import targets
+from .errors import OptionError
+from .passes import DEFAULT_PIPELINE
+
+MODES = ("auto", "graph", "host")
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    """See `dync.compile` for each field. `normalized` checks them and puts them in one form:
+    the target resolved, tuples for sequences, sizes sorted."""
+
+    backend: str = "llvm-cpu"
+    target: str | None = None
+    mode: str = "auto"
+    passes: tuple[str, ...] = DEFAULT_PIPELINE
+    extra_flags: tuple[str, ...] = ()
+    dump_ir: str | None = None
+    trace_branches: bool = False
+    specialize: bool | Mapping[str, tuple[int, ...]] = False
+    buckets: Mapping[str, tuple[int, ...]] | None = None
+    cache: bool | str = True
+    check_first_call: bool = True
+    resolved: targets.Target | None = field(default=None, compare=False, repr=False)
+
+    @classmethod
+    def normalized(cls, *, onnx: bool = False, **given: Any) -> CompileOptions:
+        """The options `given` (`dync.compile`'s keywords, None for a default), checked and
+        in one form, for an ONNX model (`onnx`) or a PyTorch one."""
+        unknown = sorted(set(given) - ({f.name for f in fields(cls)} - {"resolved"}))
+        if unknown:
+            raise OptionError(f"unknown compile option(s): {', '.join(unknown)}")
+        raw = cls(**{k: v for k, v in given.items() if v is not None})
+        if raw.mode not in MODES:
+            raise OptionError(f"mode must be one of {', '.join(MODES)}, got {raw.mode!r}")
+        if raw.mode == "host" and onnx:
+            raise OptionError("mode='host' runs a PyTorch model's own Python; an ONNX model is "
+                              "one graph")
+        if raw.trace_branches and onnx:
+            raise OptionError("trace_branches records the branches of a PyTorch forward")
+        resolved = targets.resolve(raw.backend, raw.target)
+        return replace(
+            raw, backend=resolved.backend, target=resolved.name, passes=tuple(raw.passes),
+            extra_flags=tuple(raw.extra_flags),
+            dump_ir=None if raw.dump_ir is None else os.fspath(raw.dump_ir),
+            specialize=raw.specialize if isinstance(raw.specialize, bool)
+            else _sizes(raw.specialize),
+            buckets=None if raw.buckets is None else _sizes(raw.buckets),
+            cache=raw.cache if isinstance(raw.cache, bool) else os.fspath(raw.cache),
+            resolved=resolved)
+
+    def cache_key(self) -> dict:
+        """The options a compiled model depends on, for the compile cache's model key."""
+        return {"backend": self.backend, "target": self.target, "mode": self.mode,
+                "passes": list(self.passes), "extra_flags": list(self.extra_flags),
+                "trace_branches": self.trace_branches,
+                "specialize": self.specialize if isinstance(self.specialize, bool)
+                else {k: list(v) for k, v in self.specialize.items()},
+                "buckets": None if self.buckets is None
+                else {k: list(v) for k, v in self.buckets.items()},
+                "check_first_call": self.check_first_call}
+
+
+def _sizes(sizes: Mapping[str, Sequence[int]]) -> dict[str, tuple[int, ...]]:
+    return {name: tuple(sorted(values)) for name, values in sizes.items()}

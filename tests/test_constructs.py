@@ -1,0 +1,193 @@
+"""Constructs of dynamic-network code written elsewhere (issue 32's list), each compiled with the
+defaults and compared with eager on inputs that take each path. Those dync captures in one
+graph are also compiled with `mode="graph"`; the others must still be correct under `auto`
+(a fallback in the report), never an error or a wrong answer."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.export import Dim
+
+
+class HelperRecursion(nn.Module):
+    """A helper method that recurses while the data says so (Python int depth bound)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self._refine(self.lin(x), 4)
+
+    def _refine(self, h, depth):
+        if depth == 0 or h.abs().mean() < 0.3:
+            return h
+        return self._refine(torch.tanh(h) * 0.8, depth - 1)
+
+
+class HelperBranch(nn.Module):
+    """A branch on data inside a helper method that forward calls."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self._gate(self.lin(x)) + 1.0
+
+    def _gate(self, h):
+        if h.mean() > 0:
+            return h * 2.0
+        return h - 1.0
+
+
+class ReplacedForward(nn.Module):
+    """`model.forward = model.early_exit`, as research code does for evaluation (issue 32, h)."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b, self.c = nn.Linear(8, 8), nn.Linear(8, 4), nn.Linear(8, 4)
+
+    def forward(self, x):
+        return self.b(self.a(x))
+
+    def early_exit(self, x):
+        h = self.a(x)
+        if h.mean() > 0:
+            return self.b(h)
+        return self.c(h)
+
+
+def replaced_forward() -> nn.Module:
+    model = ReplacedForward()
+    model.forward = model.early_exit
+    return model
+
+
+class LenOfBatch(nn.Module):
+    """`len(x)` of a tensor stays symbolic (issue 32, h)."""
+
+    def forward(self, x):
+        scale = len(x)
+        if x.mean() > 0:
+            return x * scale
+        return x / scale
+
+
+class DeadAfterBranch(nn.Module):
+    """A temporary whose shape differs between the branches and is dead after them (c)."""
+
+    def forward(self, x):
+        t = x
+        if x.mean() > 0:
+            t = torch.cat([x, x], dim=1)
+            y = t.sum(dim=1, keepdim=True)
+        else:
+            y = x.mean(dim=1, keepdim=True)
+        return x * y
+
+
+class MaskedAssignmentInBranch(nn.Module):
+    """`h[h < 0] = 0` inside a data-dependent branch (a)."""
+
+    def forward(self, x):
+        h = x.clone()
+        if h.mean() > 0:
+            h[h < 0] = 0.0
+        return h * 2.0
+
+
+class SubscriptAssignmentInBranch(nn.Module):
+    """`h[:, 0] = v` inside a data-dependent branch (a)."""
+
+    def forward(self, x):
+        h = x.clone()
+        if h.mean() > 0:
+            h[:, 0] = h[:, 1] * 2.0
+        return h + 1.0
+
+
+class LiteralInBranch(nn.Module):
+    """Tensor literals and factories made inside a branch (b)."""
+
+    def forward(self, x):
+        if x.mean() > 0:
+            return x + torch.tensor([1.0])
+        return x + torch.zeros(x.shape[0], 1)
+
+
+class PoolInBranch(nn.Module):
+    """Pooling over a dynamic H x W in one branch only: the branches' shapes differ (e)."""
+
+    def forward(self, x):
+        if x.mean() > 0:
+            x = F.max_pool2d(x, 2)
+        return x.mean(dim=(2, 3))
+
+
+class DataAttribute(nn.Module):
+    """`.data` inside forward (h)."""
+
+    def forward(self, x):
+        return x.data * 2.0 + x
+
+
+VECTOR = ((4, 8), {0: ("batch", 2, 64)})
+IMAGE = ((2, 3, 16, 16), {0: ("batch", 2, 16), 2: ("h", 8, 64), 3: ("w", 8, 64)})
+
+# name: (build, shape spec, captured in one graph)
+CONSTRUCTS = {
+    "helper recursion": (HelperRecursion, VECTOR, True),
+    "helper branch": (HelperBranch, VECTOR, True),
+    "forward replaced per instance": (replaced_forward, VECTOR, True),
+    "len of a tensor": (LenOfBatch, VECTOR, True),
+    "dead temporary of another shape": (DeadAfterBranch, VECTOR, True),
+    "masked assignment in a branch": (MaskedAssignmentInBranch, VECTOR, False),
+    "subscript assignment in a branch": (SubscriptAssignmentInBranch, VECTOR, False),
+    "tensor literal in a branch": (LiteralInBranch, VECTOR, False),
+    "pooling in one branch": (PoolInBranch, IMAGE, False),
+    ".data in forward": (DataAttribute, VECTOR, False),
+}
+
+
+def _compile(name: str, mode: str):
+    import dync
+
+    build, (shape, dims), _ = CONSTRUCTS[name]
+    torch.manual_seed(0)
+    model = build().eval()
+    spec = {axis: Dim(n, min=lo, max=hi) for axis, (n, lo, hi) in dims.items()}
+    compiled = dync.compile(model, (torch.randn(*shape),), dynamic_shapes=(spec,), mode=mode,
+                            cache=False)
+    return model, compiled, shape
+
+
+def _check(model, compiled, shape) -> None:
+    torch.manual_seed(1)
+    signs = set()
+    for batch in (2, 5):
+        for sign in (1.0, -1.0):
+            x = sign * (torch.rand(batch, *shape[1:]) + 0.1)
+            signs.add(bool(x.mean() > 0))
+            with torch.no_grad():
+                want = model(x)
+            torch.testing.assert_close(compiled(x), want, rtol=1e-4, atol=1e-5)
+    assert signs == {True, False}
+
+
+@pytest.mark.parametrize("name", sorted(CONSTRUCTS))
+def test_correct_under_the_defaults(name):
+    model, compiled, shape = _compile(name, "auto")
+    _check(model, compiled, shape)
+    captured = CONSTRUCTS[name][2]
+    assert (compiled.report.mode == "in-graph") == captured, compiled.report.explain()
+
+
+@pytest.mark.parametrize("name", sorted(n for n, (_, _, captured) in CONSTRUCTS.items()
+                                        if captured))
+def test_captured_in_one_graph(name):
+    model, compiled, shape = _compile(name, "graph")
+    _check(model, compiled, shape)

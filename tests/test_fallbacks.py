@@ -1,0 +1,243 @@
+"""`mode="auto"` never gives up on a program that runs in eager: a failure injected at each stage
+(export, dync's passes, IREE, the first call) of the whole graph falls back to host mode, of a
+sub-DNN to running it as Python, of everything to eager PyTorch; each is in the report with
+its stage and reason, and the results stay those of eager PyTorch on every path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+
+import dync
+from dync import api
+from dync.backend import CompilerSession
+from dync.errors import CompilationError
+from dync.frontends.pytorch import export
+from dync.frontends.pytorch.rewrite import runtime
+
+
+class Gated(nn.Module):
+    """Two linear layers with a data-dependent branch between them (in-graph: a cond)."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(8, 8)
+        self.head = nn.Linear(8, 4)
+
+    def forward(self, x):
+        h = torch.relu(self.body(x))
+        if h.mean() > 0.3:
+            h = h * 2.0
+        return self.head(h)
+
+
+class Stepper(nn.Module):
+    """A branch inside a submodule: host mode captures `step` as a sub-DNN with a cond."""
+
+    def forward(self, h):
+        if h.sum() > 0:
+            return h * 2.0
+        return h - 1.0
+
+
+class Outer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(8, 8)
+        self.step = Stepper()
+
+    def forward(self, x):
+        return self.step(self.body(x))
+
+
+def _model(cls=Gated) -> nn.Module:
+    torch.manual_seed(0)
+    return cls().eval()
+
+
+def _inputs() -> list[torch.Tensor]:
+    torch.manual_seed(1)
+    return [scale * torch.randn(batch, 8) for batch in (2, 5) for scale in (0.1, 3.0, -3.0)]
+
+
+def _compile(model, **options):
+    return dync.compile(model, (torch.randn(4, 8),),
+                        dynamic_shapes=({0: torch.export.Dim("batch", min=1, max=64)},),
+                        cache=False, **options)
+
+
+def _assert_matches_eager(model, compiled) -> None:
+    taken = set()
+    for x in _inputs():
+        with torch.no_grad():
+            want = model(x)
+            taken.add(bool(torch.relu(model.body(x)).mean() > 0.3)
+                      if isinstance(model, Gated) else bool(model.body(x).sum() > 0))
+        torch.testing.assert_close(compiled(x), want, rtol=1e-4, atol=1e-5)
+    assert taken == {True, False}, "the inputs must take both branches"
+
+
+def _break(compiled, region: str) -> dict:
+    breaks = {b["region"]: b for b in compiled.report.graph_breaks}
+    assert region in breaks, compiled.report.explain()
+    return breaks[region]
+
+
+def _is_main(module) -> bool:
+    return "func.func @main(" in str(module)
+
+
+def _names(name: str):
+    return lambda module: f"func.func @{name}(" in str(module)
+
+
+# --- injected failures -------------------------------------------------------------------------
+
+def _fail_export(monkeypatch, fails) -> None:
+    original = export._quiet_export
+
+    def quiet_export(model, args, dynamic_shapes):
+        if fails(model):
+            raise RuntimeError("injected failure in torch.export")
+        return original(model, args, dynamic_shapes)
+
+    monkeypatch.setattr(export, "_quiet_export", quiet_export)
+
+
+def _fail_passes(monkeypatch, fails) -> None:
+    original = api.run_pipeline
+
+    def run_pipeline(module, steps):
+        if fails(module):
+            raise KeyError("injected failure in a dync pass")  # an internal bug, not a dync error
+        return original(module, steps)
+
+    monkeypatch.setattr(api, "run_pipeline", run_pipeline)
+
+
+def _fail_iree(monkeypatch, fails) -> None:
+    original = CompilerSession.compile
+
+    def compile(self, module):
+        if fails(module):
+            raise CompilationError("IREE compilation failed: injected",
+                                   [f'loc("{__file__}":1:1): error: injected failure in IREE'])
+        return original(self, module)
+
+    monkeypatch.setattr(CompilerSession, "compile", compile)
+
+
+def _swap_branches(monkeypatch) -> None:
+    """Each rewritten `if` takes its other branch: a compiled module that is wrong."""
+    original_if = runtime.if_
+
+    def negated(pred, true_fn, false_fn, names, values, site, returned_if_false=False):
+        if returned_if_false:
+            return original_if(pred, true_fn, false_fn, names, values, site, True)
+        return original_if(pred, false_fn, true_fn, names, values, site)
+
+    monkeypatch.setattr(runtime, "if_", negated)
+
+
+# --- the whole graph falls back to host mode ---------------------------------------------------
+
+def _inject(monkeypatch, stage: str, fails) -> None:
+    """A failure at `stage` of the modules (or, at import, the models) `fails` picks; at the
+    first call, a wrong result (every rewritten `if` swapped)."""
+    {"import": _fail_export, "passes": _fail_passes, "iree": _fail_iree,
+     "first call": lambda monkeypatch, _: _swap_branches(monkeypatch)}[stage](monkeypatch, fails)
+
+
+@pytest.mark.parametrize("stage", ["import", "passes", "iree", "first call"])
+def test_a_failing_graph_falls_back_to_host_mode(monkeypatch, stage):
+    model = _model()
+    _inject(monkeypatch, stage, (lambda m: isinstance(m, Gated)) if stage == "import" else _is_main)
+    compiled = _compile(model)
+    assert compiled.report.mode == "host", compiled.report.explain()
+    graph_break = _break(compiled, "forward")
+    assert graph_break["stage"] == stage
+    assert {"import": "torch.export", "passes": "KeyError", "iree": "injected",
+            "first call": "disagrees with eager"}[stage] in graph_break["reason"]
+    _assert_matches_eager(model, compiled)
+    assert all(stats["compiled"] > 0 for stats in compiled.stats.values()), compiled.stats
+    text = compiled.report.explain()
+    assert f"stage:     {stage}" in text and "forward runs as Python" in text
+
+
+@pytest.mark.parametrize("stage", ["import", "passes", "iree"])
+def test_graph_mode_refuses_naming_the_stage(monkeypatch, stage):
+    _inject(monkeypatch, stage, (lambda m: True) if stage == "import" else _is_main)
+    with pytest.raises(dync.DyncError) as info:
+        _compile(_model(), mode="graph")
+    assert info.value.stage == stage
+
+
+def test_a_wrong_graph_is_refused_in_graph_mode(monkeypatch):
+    _swap_branches(monkeypatch)
+    with pytest.raises(CompilationError, match="disagrees with eager PyTorch on the example"):
+        _compile(_model(), mode="graph")
+
+
+# --- a sub-DNN falls back to Python ------------------------------------------------------------
+
+@pytest.mark.parametrize("stage", ["passes", "iree", "first call"])
+def test_a_failing_subdnn_runs_as_python(monkeypatch, stage):
+    model = _model(Outer)
+    _inject(monkeypatch, stage, _names("subdnn_1"))  # body is captured first, then step
+    compiled = _compile(model, mode="host")
+    assert compiled.report.mode == "host"
+    graph_break = _break(compiled, "step")
+    assert graph_break["stage"] == stage
+    assert [d["callable"] for d in compiled.report.subdnns] == ["body"]
+    _assert_matches_eager(model, compiled)
+    assert [s["compiled"] > 0 for s in compiled.stats.values()] == [True]
+
+
+def test_with_nothing_left_to_compile_the_model_runs_in_eager(monkeypatch, tmp_path: Path):
+    model = _model()
+    _fail_export(monkeypatch, lambda m: True)
+    compiled = _compile(model)
+    assert compiled.report.mode == "eager"
+    assert {b["region"] for b in compiled.report.graph_breaks} == {"forward", "body", "head"}
+    assert "compiled: nothing: the model runs in eager PyTorch" in compiled.report.explain()
+    _assert_matches_eager(model, compiled)
+    with pytest.raises(dync.DyncError, match="nothing was compiled"):
+        compiled.save(tmp_path / "m.vmfb")
+    with pytest.raises(dync.DyncError, match="host mode found nothing to compile"):
+        _compile(model, mode="host")
+
+
+def test_the_first_call_check_leaves_the_model_unchanged():
+    """Checking the first call runs the model in eager: a BatchNorm in training mode keeps its
+    running statistics as they were."""
+    model = nn.Sequential(nn.Linear(8, 8), nn.BatchNorm1d(8)).train()
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    dync.compile(model, (torch.randn(4, 8),), cache=False)
+    for key, value in model.state_dict().items():
+        torch.testing.assert_close(value, before[key], rtol=0, atol=0)
+
+
+def test_dync_explain_prints_each_graph_break(tmp_path: Path, capsys):
+    source = tmp_path / "printing.py"
+    source.write_text(
+        "import torch\n"
+        "class M(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.lin = torch.nn.Linear(8, 4)\n"
+        "    def forward(self, x):\n"
+        "        print('rows', x.shape[0])\n"
+        "        return self.lin(x)\n"
+        "def build():\n"
+        "    return M().eval(), (torch.randn(2, 8),)\n")
+    from dync import cli
+
+    assert cli.main(["explain", f"{source}:build", "-q", "--no-cache"]) == 0
+    out = capsys.readouterr().out
+    assert "dync explain: mode host" in out
+    assert "graph break 1: forward runs as Python" in out
+    assert f"where:     {source}:7" in out
+    assert "stage:     import" in out

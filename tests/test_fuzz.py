@@ -1,0 +1,84 @@
+"""The differential fuzzer (`benchmarks.fuzz`): generated dynamic programs, each compiled with
+dync's defaults in a process of its own and compared with eager. CI runs a fixed slice of
+seeds; `python -m benchmarks fuzz --count 1000` is the campaign."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from benchmarks.fuzz.generate import generate
+from benchmarks.fuzz.run import campaign, summary, write_program
+
+SLICE = range(20)
+
+
+def test_a_seed_is_one_program_byte_for_byte():
+    assert generate(7).source == generate(7).source
+    assert generate(7).source != generate(8).source
+    assert generate(7, candidate=1).source != generate(7).source
+
+
+def test_the_generator_covers_the_constructs_of_dynamic_networks():
+    seen = set()
+    for seed in range(200):
+        seen.update(generate(seed).constructs)
+    assert seen >= {"branch", "early return", "for loop with break", "while loop on data",
+                    "sequence grown in a loop", "trip count read from a tensor", "recursion",
+                    "masked assignment", "subscript assignment", "boolean-mask selection",
+                    "routing", "literal", "pooling over dynamic H x W",
+                    "branch outputs of different shapes"}, seen
+
+
+def test_every_program_runs_in_eager_first(tmp_path: Path):
+    path, constructs = write_program(3, tmp_path)
+    assert path.read_text().startswith('"""dync fuzz program, seed 3')
+    assert constructs
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    return campaign(list(SLICE), tmp_path_factory.mktemp("fuzz"), say=print)
+
+
+def test_no_generated_program_gets_a_wrong_answer_or_a_crash(results):
+    print(summary(results))
+    bad = [r for r in results if r.outcome in ("mismatch", "crash")]
+    assert not bad, [(r.seed, r.outcome, r.detail) for r in bad]
+
+
+def test_every_generated_program_that_runs_in_eager_runs_compiled(results):
+    """`auto` never gives up: at worst a region (or the whole model) runs as Python, and
+    every error that remains names the program's line."""
+    unnamed = [(r.seed, r.detail) for r in results if r.outcome == "error" and not r.names_line]
+    assert not unnamed
+    correct = [r for r in results if r.outcome in ("correct", "ill-conditioned")]
+    assert len(correct) == len(results), [(r.seed, r.detail) for r in results
+                                          if r not in correct]
+    # Most are compiled, not left to eager.
+    assert sum(r.mode in ("in-graph", "host") for r in correct) >= len(correct) // 2
+
+
+def test_the_campaign_has_a_stamped_section_in_benchmarks_md(tmp_path: Path):
+    import json
+
+    from benchmarks.fuzz import report
+    from benchmarks.fuzz.run import Result
+
+    results = [Result(0, "p0.py", "correct", ["branch"], "in-graph"),
+               Result(1, "p1.py", "correct", ["recursion"], "host", 1,
+                      breaks=[{"region": "forward", "stage": "import",
+                               "construct": "data-dependent Python value",
+                               "reason": "a value read at /x/prog_1.py:12 is used"}]),
+               Result(2, "p2.py", "error", [], detail="torch.export failed: x", names_line=True)]
+    data = report.results_json(results, first=0)
+    text = report.section(data)
+    assert text.startswith("## Fuzzing\n") and "seeds 0–2" in text and data["machine"] in text
+    assert "| correct | 2 | 66.7% |" in text and "| in-graph | 1 |" in text
+    assert "| import | data-dependent Python value | a value read at PROGRAM:LINE is used | 1 |" in text
+    path = tmp_path / "fuzz.json"
+    path.write_text(json.dumps(data))
+    page = "# Benchmarks\n\n## Latency\n\nx\n\n## CUDA\n\ny\n"
+    once = report.with_section(page, path)
+    assert once.count("## Fuzzing") == 1 and report.with_section(once, path) == once
