@@ -128,7 +128,7 @@ def summary(results: list[Result]) -> str:
     lines += ["", "| correct, compiled as | programs |", "|---|---|"]
     lines += [f"| {m} | {modes[m]} |" for m in ("in-graph", "host", "eager")]
     problems = collections.Counter(
-        (r.outcome, r.detail.split(":")[0][:100]) for r in results
+        (r.outcome, _gist(r.detail)) for r in results
         if r.outcome in ("error", "crash", "mismatch"))
     if problems:
         lines += ["", "| outcome | message (first words) | programs |", "|---|---|---|"]
@@ -140,6 +140,10 @@ def summary(results: list[Result]) -> str:
         lines += ["", "Why a whole program was not one graph (its first fallback):", "",
                   "| stage | construct | reason (first words) | programs |", "|---|---|---|---|"]
         lines += [f"| {s} | {c} | {g} | {n} |" for (s, c, g), n in graph.most_common()]
+    for outcome in ("mismatch", "crash"):
+        seeds = [str(r.seed) for r in results if r.outcome == outcome]
+        if seeds:
+            lines += ["", f"Seeds with a {outcome}: " + ", ".join(seeds)]
     unnamed = [r for r in results if r.outcome == "error" and not r.names_line]
     if unnamed:
         lines += ["", "Errors naming no line of the program: "
@@ -150,5 +154,7 @@ def summary(results: list[Result]) -> str:
 def _gist(reason: str) -> str:
     """A reason's first words, without the program's paths and numbers, for grouping."""
     text = re.sub(r"\S*prog_\d+\.py:\d+", "PROGRAM:LINE", reason)
-    text = re.sub(r"\b\d+\b", "N", text)
+    text = re.sub(r"\{u\d+(, u\d+)*\}", "{u...}", text)  # torch's unbacked symbols
+    text = re.sub(r"\[FakeTensor.*", "", text)
+    text = re.sub(r"\b\d+(\.\d+)?(e-?\d+)?\b", "N", text)
     return " ".join(text.split()[:14]).replace("|", "/")
