@@ -100,6 +100,19 @@ class MaskedAssignmentInBranch(nn.Module):
         return h * 2.0
 
 
+class MaskedAssignment(nn.Module):
+    """`h[h < t] = 0` and `h[rows] = 0` (a mask over the leading dim), where the masks may
+    select nothing: IREE 3.13's lowering of a masked index_put wrote element 0 then."""
+
+    def forward(self, x):
+        h = x.clone()
+        h[h < -0.5] = 0.0
+        h[h.sum(dim=1) > 100.0] = -1.0
+        if h.mean() > 0:
+            return h * 2.0
+        return h
+
+
 class SubscriptAssignmentInBranch(nn.Module):
     """`h[:, 0] = v` inside a data-dependent branch (a)."""
 
@@ -146,6 +159,7 @@ CONSTRUCTS = {
     "len of a tensor": (LenOfBatch, VECTOR, True),
     "dead temporary of another shape": (DeadAfterBranch, VECTOR, True),
     "masked assignment in a branch": (MaskedAssignmentInBranch, VECTOR, False),
+    "masked assignment selecting nothing": (MaskedAssignment, VECTOR, True),
     "subscript assignment in a branch": (SubscriptAssignmentInBranch, VECTOR, False),
     "tensor literal in a branch": (LiteralInBranch, VECTOR, False),
     "pooling in one branch": (PoolInBranch, IMAGE, False),

@@ -66,6 +66,25 @@ def _index(x, indices):
     return x.reshape((-1, *x.shape[k:]))[linear]
 
 
+def _index_put(x, indices, values, accumulate=False):
+    """`x[mask] = v`: with one boolean mask over x's leading dims and a value of one element,
+    `where` (no data-dependent size); with masks among other indices, the masks through
+    `_nonzero`. torch-mlir lowers a masked index_put with its own nonzero, which in IREE 3.13
+    writes element 0 when the mask is all false (`tests/test_constructs.py`)."""
+    if not any(i is not None and i.dtype in (torch.bool, torch.uint8) for i in indices):
+        return NotImplemented
+    (mask, *rest) = indices
+    single = values.dim() == 0 or all(isinstance(n, int) and n == 1 for n in values.shape)
+    if not rest and not accumulate and single and mask is not None and mask.dim() <= x.dim():
+        mask = mask.bool().reshape(tuple(mask.shape) + (1,) * (x.dim() - mask.dim()))
+        return torch.where(mask, values.reshape(()).to(x.dtype), x)
+    expanded = []
+    for i in indices:
+        masked = i is not None and i.dtype in (torch.bool, torch.uint8)
+        expanded.extend(_nonzero(i).unbind(1) if masked else [i])
+    return torch.ops.aten.index_put.default(x, expanded, values, accumulate)
+
+
 def _nonzero(x):
     """nonzero as a sort of unique keys (true positions first, in order) cut to the count.
 
@@ -106,6 +125,7 @@ DECOMPOSITIONS = {
     torch.ops.aten._native_batch_norm_legit_no_training.default: _batch_norm_inference,
     torch.ops.aten.index_add.default: _index_add,
     torch.ops.aten.index.Tensor: _index,
+    torch.ops.aten.index_put.default: _index_put,
     torch.ops.aten.nonzero.default: _nonzero,
     torch.ops.aten.meshgrid.indexing: _meshgrid,
     torch.ops.aten.meshgrid.default: _meshgrid,
