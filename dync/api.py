@@ -492,7 +492,8 @@ def _host_vmfb(plan, session: CompilerSession, job: _Job) -> tuple[bytes, Compil
         return _compile_with_iree(session, linked, report, store, say), session
     except DyncError as e:
         linked_error = e
-    texts = {name: str(op) for name, op in pristine.items()}  # before their context goes
+    # Before their context goes; in the form IREE's parser reads back (`module_text`).
+    texts = {name: module_text(op, debug_info=True) for name, op in pristine.items()}
     session.close()
     for sub in list(plan.subdnns):
         alone = job.session()

@@ -157,7 +157,7 @@ class CompilerSession:
 
     def _save_failure(self, module: ir.Module) -> str:
         return _save_reproducer("dync-iree-failure-", self._flags_header()
-                                + module.operation.get_asm(enable_debug_info=True))
+                                + module_text(module, debug_info=True))
 
     def _crashed(self, text: str, signal_number: int, stderr: str) -> NoReturn:
         """The worker ended by a signal: a bug of IREE's (or the machine's) rather than an

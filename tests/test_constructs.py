@@ -141,6 +141,108 @@ class PoolInBranch(nn.Module):
         return x.mean(dim=(2, 3))
 
 
+class StridedConvInBranch(nn.Module):
+    """A strided convolution over a dynamic H x W in one branch (e)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3, 3, stride=2, padding=1)
+
+    def forward(self, x):
+        if x.mean() > 0:
+            x = self.conv(x)
+        return x.mean(dim=(2, 3))
+
+
+class GreedyEarlyReturn(nn.Module):
+    """An early `return` inside a `for` loop that grows a sequence with `torch.cat`, as a
+    greedy decoder with a maximum length does (d): each exit has another length."""
+
+    def __init__(self):
+        super().__init__()
+        self.step = nn.Linear(8, 8)
+
+    def forward(self, x):
+        out = x
+        for _ in range(4):
+            h = torch.tanh(self.step(out[:, -8:]))
+            out = torch.cat([out, h], dim=1)
+            if h.mean() > 0.2:
+                return out
+        return out
+
+
+class MaskedSelectionInBranch(nn.Module):
+    """A boolean-mask selection and a `nonzero` inside a branch: sizes known only from the
+    data, dead after the branch (f)."""
+
+    def forward(self, x):
+        h = x
+        if h.mean() > 0:
+            picked = h[h.mean(dim=1) > 0]
+            rows = torch.nonzero(h.sum(dim=1) > 0).squeeze(1)
+            h = h + picked.sum(dim=0, keepdim=True) + h.index_select(0, rows).sum(dim=0)
+        return h
+
+
+class TemporaryInWhile(nn.Module):
+    """A temporary of another shape inside a `while` on data, dead at the loop's head (c)."""
+
+    def forward(self, x):
+        h = x
+        while h.abs().mean() > 0.5:
+            t = torch.cat([h, h], dim=1)
+            h = t[:, : h.shape[1]] * 0.5 + t[:, h.shape[1]:] * 0.25
+        return h
+
+
+class LoopOverBatch(nn.Module):
+    """`h[i] += f(x[i])` in a `for` over a dynamic size: the loop index is a tensor (a)."""
+
+    def forward(self, x):
+        h = torch.zeros(x.shape[0], x.shape[1])
+        for i in range(x.shape[0]):
+            h[i] += x[i] * 2.0
+            h[i, 0] = x[i].sum()
+        return h
+
+
+class RoutedRow(nn.Module):
+    """`x[t.argmax()]`: a row picked by a 0-d tensor index."""
+
+    def forward(self, x):
+        return x + 0.5 * x[x.sum(dim=1).argmax()]
+
+
+class AliasedWriteInBranch(nn.Module):
+    """A write through a second name of a tensor inside a branch: eager changes both names,
+    so dync must not write on a copy (it runs the branch as Python)."""
+
+    def forward(self, x):
+        y = x * 1.0
+        h = y
+        if h.mean() > 0:
+            h[:, 0] = 5.0
+        return y + h
+
+
+class WhileOverImage(nn.Module):
+    """A `while` on data carrying a tensor with three dynamic dims (batch, H, W), between
+    convolutions (g): IREE refused the sub-DNN split's permuted shape bindings."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv0, self.conv1 = nn.Conv2d(3, 3, 3, padding=1), nn.Conv2d(3, 3, 3, padding=1)
+
+    def forward(self, x):
+        h = torch.tanh(self.conv0(x))
+        steps = 0
+        while h.abs().max() > 0.3 and steps < 6:
+            h = h * 0.5
+            steps += 1
+        return torch.tanh(self.conv1(h)).mean(dim=(2, 3))
+
+
 class DataAttribute(nn.Module):
     """`.data` inside forward (h)."""
 
@@ -158,12 +260,20 @@ CONSTRUCTS = {
     "forward replaced per instance": (replaced_forward, VECTOR, True),
     "len of a tensor": (LenOfBatch, VECTOR, True),
     "dead temporary of another shape": (DeadAfterBranch, VECTOR, True),
-    "masked assignment in a branch": (MaskedAssignmentInBranch, VECTOR, False),
+    "temporary of another shape in a while loop": (TemporaryInWhile, VECTOR, True),
+    "while loop over an image of dynamic size": (WhileOverImage, IMAGE, True),
+    "masked assignment in a branch": (MaskedAssignmentInBranch, VECTOR, True),
     "masked assignment selecting nothing": (MaskedAssignment, VECTOR, True),
-    "subscript assignment in a branch": (SubscriptAssignmentInBranch, VECTOR, False),
-    "tensor literal in a branch": (LiteralInBranch, VECTOR, False),
-    "pooling in one branch": (PoolInBranch, IMAGE, False),
-    ".data in forward": (DataAttribute, VECTOR, False),
+    "subscript assignment in a branch": (SubscriptAssignmentInBranch, VECTOR, True),
+    "subscript assignment in a loop over a dynamic size": (LoopOverBatch, VECTOR, True),
+    "row picked by a 0-d tensor index": (RoutedRow, VECTOR, True),
+    "write through an alias in a branch": (AliasedWriteInBranch, VECTOR, False),
+    "tensor literal in a branch": (LiteralInBranch, VECTOR, True),
+    "pooling in one branch": (PoolInBranch, IMAGE, True),
+    "strided convolution in one branch": (StridedConvInBranch, IMAGE, True),
+    "early return from a loop growing a sequence": (GreedyEarlyReturn, VECTOR, True),
+    "masked selection and nonzero in a branch": (MaskedSelectionInBranch, VECTOR, True),
+    ".data in forward": (DataAttribute, VECTOR, True),
 }
 
 

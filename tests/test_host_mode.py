@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 import rewrite_models as rm
 import torch
+from torch import nn
 from torch.export import Dim
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -132,3 +133,33 @@ def test_host_mode_peak_counts_each_sub_dnn_call_and_stays_under_eager(tree):
         first = host_peak_intermediates(compiled, args)
         assert first == host_peak_intermediates(compiled, args)
         assert 0 < first <= eager_peak_intermediates(model, args)
+
+
+class SquareLayer(nn.Module):
+    """A layer as wide as the example's batch (4): its input is [batch, 4]."""
+
+    def __init__(self):
+        super().__init__()
+        self.inner = nn.Linear(4, 4)
+
+    def forward(self, x):
+        times = 1 + (x.abs().mean().tolist() > 1.0)  # a Python number from the data: host mode
+        for _ in range(times):
+            x = torch.tanh(self.inner(x))
+        return x
+
+
+def test_a_static_size_equal_to_the_example_batch_stays_static():
+    """Issue 32 (i): the sub-DNN's input has the example's batch size in both dims; a run on
+    a resized example tells the batch (it moves) from the width (it does not), so calls with
+    other batch sizes run compiled, not as Python."""
+    torch.manual_seed(0)
+    model = SquareLayer().eval()
+    compiled = dync.compile(model, (torch.randn(4, 4) * 0.1,),
+                            dynamic_shapes=({0: Dim("batch", min=1, max=16)},))
+    assert compiled.report.mode == "host"
+    (sub,) = compiled.report.subdnns
+    assert sub["inputs"] == ["[batch, 4]"], sub
+    for x in (torch.randn(4, 4) * 0.1, torch.randn(7, 4) * 3, torch.randn(1, 4)):
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
+    assert compiled.stats[sub["name"]]["python"] == 0, compiled.stats

@@ -17,11 +17,13 @@ is a result, not a dead campaign. Outcomes:
 from __future__ import annotations
 
 import collections
+import concurrent.futures
 import json
 import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,17 +107,26 @@ def run_one(path: Path, constructs: list[str], seed: int, timeout_s: float = TIM
                   data.get("breaks", []))
 
 
-def campaign(seeds: list[int], directory: Path, say=print) -> list[Result]:
-    results = []
-    for seed in seeds:
-        path, constructs = write_program(seed, directory)
+def campaign(seeds: list[int], directory: Path, say=print, jobs: int = 1) -> list[Result]:
+    """Every seed's program generated, compiled and compared, `jobs` at a time (each in a
+    process of its own); the results in seed order."""
+
+    writing = threading.Lock()  # candidates run in eager here, on torch's global seed
+
+    def one(seed: int) -> Result:
+        with writing:
+            path, constructs = write_program(seed, directory)
         result = run_one(path, constructs, seed)
         say(f"[fuzz] seed {seed}: {result.outcome}"
             + (f" ({result.mode}, {result.graph_breaks} graph breaks)" if result.mode else "")
             + (f": {result.detail[:160]}" if result.detail else "")
             + f" [{result.seconds:.1f} s]")
-        results.append(result)
-    return results
+        return result
+
+    if jobs <= 1:
+        return [one(seed) for seed in seeds]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(one, seeds))
 
 
 def summary(results: list[Result]) -> str:

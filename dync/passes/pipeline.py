@@ -43,7 +43,7 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "dync-specialize", "dync-bucket", "dync-canonicalize", "dync-rdp", "dync-sink-into-branches",
     "dync-split-subdnns", "dync-loop-batch", "dync-fuse", "dync-channels-last",
     "dync-plan-execution", "dync-patch-stages", "dync-fuse-padding", "dync-isolate-subdnns",
-    "dync-plan-buffers", "dync-check-indices", "dync-verify")
+    "dync-canonicalize", "dync-plan-buffers", "dync-check-indices", "dync-verify")
 
 
 class Pass:

@@ -633,7 +633,7 @@ def _index(op, ins, ctx) -> Fact:
 # --- ISVDOS: factories -----------------------------------------------------------------------
 
 @rule("torch.aten.zeros", "torch.aten.ones", "torch.aten.empty.memory_format", "torch.aten.full",
-      "torch.aten.rand", "torch.aten.randn", shape_operands=(0,))
+      "torch.aten.rand", "torch.aten.randn", "torch.aten.empty_strided", shape_operands=(0,))
 def _factory(op, ins, ctx) -> Fact:
     sizes = ilist(ins[0])
     return UNDEF if sizes is None else Fact(shape=tuple(sizes))

@@ -1,4 +1,5 @@
 // RUN: dync-opt %s --split-input-file --dync-canonicalize | FileCheck %s
+// RUN: not dync-opt %s.bad --split-input-file --dync-canonicalize 2>&1 | FileCheck %s.bad
 
 // Duplicate symbols in one function collapse into the first; bindings follow it.
 // CHECK-LABEL: func.func @main
@@ -75,5 +76,52 @@ module attributes {dync.symbols = {}} {
       scf.yield %2 : !torch.vtensor<[?,1],si64>
     }
     return %0 : !torch.vtensor<[?,1],si64>
+  }
+}
+
+// -----
+
+// Two bindings of one value, the symbols in another order, say the same: one stays, right
+// after the value's definition (IREE 3.13 rejects the pair as "conflicting symbolic shape
+// bindings for the same value"; see lit/upstream/iree-permuted-shape-bindings.mlir).
+// CHECK-LABEL: func.func @main
+// CHECK:         %[[B:.+]] = torch.symbolic_int "batch"
+// CHECK-NEXT:    %[[H:.+]] = torch.symbolic_int "height"
+// CHECK-NEXT:    torch.bind_symbolic_shape %arg0, [%[[B]], %[[H]]], affine_map<()[s0, s1] -> (s0, 4, s1)>
+// CHECK-NEXT:    torch.aten.relu %arg0
+// CHECK-NOT:     torch.bind_symbolic_shape %arg0
+// CHECK:         return
+module attributes {dync.symbols = {batch = {max = 16 : i64, min = 1 : i64}, height = {max = 64 : i64, min = 8 : i64}}} {
+  func.func @main(%arg0: !torch.vtensor<[?,4,?],f32> {dync.shape = ["batch", 4, "height"]}) -> (!torch.vtensor<[?,4,?],f32> {dync.shape = ["batch", 4, "height"]}) attributes {dync.entry} {
+    %0 = torch.symbolic_int "batch" {min_val = 1, max_val = 16} : !torch.int
+    %1 = torch.symbolic_int "height" {min_val = 8, max_val = 64} : !torch.int
+    %2 = torch.aten.relu %arg0 : !torch.vtensor<[?,4,?],f32> -> !torch.vtensor<[?,4,?],f32>
+    torch.bind_symbolic_shape %arg0, [%0, %1], affine_map<()[s0, s1] -> (s0, 4, s1)> : !torch.vtensor<[?,4,?],f32>
+    torch.bind_symbolic_shape %arg0, [%1, %0], affine_map<()[s0, s1] -> (s1, 4, s0)> : !torch.vtensor<[?,4,?],f32>
+    return %2 : !torch.vtensor<[?,4,?],f32>
+  }
+}
+
+// -----
+
+// A binding placed after a use of its value moves up to the definition: IREE replaces the
+// uses after a binding by the bound value, and the use before it would read a value defined
+// later ("operand #0 does not dominate this use"). Symbols declared late move to the top.
+// CHECK-LABEL: func.func private @subdnn
+// CHECK-NEXT:    %[[S:.+]] = torch.symbolic_int "tokens"
+// CHECK-NEXT:    torch.bind_symbolic_shape %arg0, [%[[S]]]
+// CHECK:         %[[Z:.+]] = torch.aten.zeros_like %arg0
+// CHECK-NEXT:    torch.bind_symbolic_shape %[[Z]], [%[[S]]]
+// CHECK-NEXT:    return %[[Z]]
+module attributes {dync.symbols = {tokens = {max = 64 : i64, min = 2 : i64}}} {
+  func.func private @subdnn(%arg0: !torch.vtensor<[?,32],f32>) -> !torch.vtensor<[?,32],f32> {
+    %none = torch.constant.none
+    %false = torch.constant.bool false
+    %0 = torch.symbolic_int "tokens" {min_val = 2, max_val = 64} : !torch.int
+    %1 = torch.aten.zeros_like %arg0, %none, %none, %none, %false, %none : !torch.vtensor<[?,32],f32>, !torch.none, !torch.none, !torch.none, !torch.bool, !torch.none -> !torch.vtensor<[?,32],f32>
+    torch.bind_symbolic_shape %arg0, [%0], affine_map<()[s0] -> (s0, 32)> : !torch.vtensor<[?,32],f32>
+    torch.bind_symbolic_shape %1, [%0], affine_map<()[s0] -> (s0, 32)> : !torch.vtensor<[?,32],f32>
+    torch.bind_symbolic_shape %1, [%0], affine_map<()[s0] -> (s0, 32)> : !torch.vtensor<[?,32],f32>
+    return %1 : !torch.vtensor<[?,32],f32>
   }
 }

@@ -200,7 +200,32 @@ def _decomposed(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgra
     torch-mlir cannot lower."""
     with warnings.catch_warnings():  # torch's own deprecated pytree use, not the user's
         warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
-        return ep.run_decompositions(DECOMPOSITIONS)
+        ep = ep.run_decompositions(DECOMPOSITIONS)
+    _expand_sym_sums(ep)
+    return ep
+
+
+def _expand_sym_sums(ep: torch.export.ExportedProgram) -> None:
+    """`torch.sym_sum([a, b, c])` (what torch makes of a sum of sizes: a strided conv's output
+    size inside a branch) as `a + b + c`, which the FX importer knows."""
+    for module in ep.graph_module.modules():
+        if not isinstance(module, torch.fx.GraphModule):
+            continue
+        graph = module.graph
+        for node in list(graph.nodes):
+            if node.op != "call_function" or node.target is not torch.sym_sum:
+                continue
+            terms = list(node.args[0])
+            if not any(isinstance(term, torch.fx.Node) for term in terms):
+                continue
+            with graph.inserting_before(node):
+                total = terms[0]
+                for term in terms[1:]:
+                    total = graph.call_function(operator.add, (total, term))
+                    total.meta = dict(node.meta)
+            node.replace_all_uses_with(total)
+            graph.erase_node(node)
+        module.recompile()
 
 
 def _quiet_export(model, args, dynamic_shapes) -> torch.export.ExportedProgram:

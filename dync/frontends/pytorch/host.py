@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -101,6 +102,7 @@ def capture_host(model: torch.nn.Module, args: tuple, dynamic_shapes: Any, conte
 
     plan = HostPlan([], [fallback("forward", root_error)])
     root_dims = _root_dims(args, dynamic_shapes)
+    resized = _resized_example(args, dynamic_shapes)
     host: set[Key] = set()
     captured: set[Key] = set()
     while True:
@@ -108,10 +110,12 @@ def capture_host(model: torch.nn.Module, args: tuple, dynamic_shapes: Any, conte
         new = [k for k in calls if k not in host and k not in captured]
         if not new:
             break
+        resized_calls = _record_resized(model, resized, host)
         for key in new:
             name = f"subdnn_{len(plan.subdnns)}"
             try:
-                example, dims = _example_and_dims(key, calls[key], root_dims, name)
+                probe = None if resized_calls is None else (resized_calls.get(key), resized[1])
+                example, dims = _example_and_dims(key, calls[key], root_dims, name, probe, say)
                 say(f"host mode: capturing {label(key)} as {name}")
                 # `_Call.forward(*args)`: the specs of a varargs parameter are one tuple.
                 program = import_module(_Call(model, key), example, (dims,), context, func_name=name)
@@ -184,9 +188,10 @@ def installed(patches: list[tuple[torch.nn.Module, str, Callable]]):
             delattr(module, attr)
 
 
-def _record(model, args, host: set[Key]) -> tuple[dict[Key, list[tuple]], dict[Key, list]]:
+def _record(model, args, host: set[Key], keep: int = EXAMPLES_KEPT
+            ) -> tuple[dict[Key, list[tuple]], dict[Key, list]]:
     """Run the example; the (args, kwargs, result) of each call made from host code, per
-    target, and copies of the first `EXAMPLES_KEPT` (args, result) per target."""
+    target, and copies of the first `keep` (args, result) per target."""
     calls: dict[Key, list[tuple]] = {}
     examples: dict[Key, list[tuple]] = {}
     entered: dict[Key, int] = {}
@@ -199,7 +204,7 @@ def _record(model, args, host: set[Key]) -> tuple[dict[Key, list[tuple]], dict[K
             # the model may write over its tensors in place later.
             if from_host:
                 entered[key] = entered.get(key, 0) + 1
-            kept = from_host and entered[key] <= EXAMPLES_KEPT
+            kept = from_host and entered[key] <= keep
             arguments = _copied(a) if kept else a
             stack.append(key)
             try:
@@ -237,7 +242,17 @@ def _copied(value: Any) -> Any:
     return pytree.tree_map(lambda t: t.clone() if isinstance(t, torch.Tensor) else t, value)
 
 
-def _example_and_dims(key: Key, calls: list[tuple], root_dims: dict[int, Any], name: str):
+def _example_and_dims(key: Key, calls: list[tuple], root_dims: dict[int, Any], name: str,
+                      probe: tuple[list | None, dict[int, dict[int, Any]]] | None = None,
+                      say: Callable[[str], None] = lambda _: None):
+    """The example a sub-DNN is exported with and its dims' specs. A dim whose size differs
+    between the calls the example made is dynamic; one of constant size is dynamic when the
+    same call in the run on the resized example (`probe`: its calls, and which root dim each
+    new size of an example size stands for) has another size, the root's dim when it moved
+    with one, and
+    static when it did not: a layer 4 wide with an example batch of 4 stays 4 wide. Without
+    that run, a size equal to one of the root's dynamic example sizes is taken to be that dim,
+    with a warning (a static dim of that size would make other sizes run as Python)."""
     for a, kw, result in calls:
         if kw:
             raise DyncError(f"{label(key)} is called with keyword arguments")
@@ -249,36 +264,119 @@ def _example_and_dims(key: Key, calls: list[tuple], root_dims: dict[int, Any], n
     signatures = {tuple((x.dtype, x.dim()) for x in a) for a, _, _ in calls}
     if len(signatures) > 1:
         raise DyncError(f"{label(key)} is called with arguments of different dtypes or ranks")
-    example = max((a for a, _, _ in calls), key=lambda a: sum(x.numel() for x in a))
+    k = max(range(len(calls)), key=lambda j: sum(x.numel() for x in calls[j][0]))
+    example = calls[k][0]
+    other = _same_call(probe[0], example, k) if probe is not None and probe[0] else None
+    moved = probe[1] if probe is not None else {}
     groups: dict[tuple, Any] = {}
+
+    def group(sizes: tuple) -> Any:
+        if sizes not in groups:
+            groups[sizes] = Dim(f"{name}_{len(groups)}", min=1)
+        return groups[sizes]
+
     dims = []
     for i, x in enumerate(example):
         spec = {}
         for d in range(x.dim()):
             sizes = tuple(a[i].shape[d] for a, _, _ in calls)
+            size = sizes[0]
             if len(set(sizes)) > 1:
-                if sizes not in groups:
-                    groups[sizes] = Dim(f"{name}_{len(groups)}", min=1)
-                spec[d] = groups[sizes]
-            elif sizes[0] in root_dims and sizes[0] > 1:
-                spec[d] = root_dims[sizes[0]]
+                spec[d] = group(sizes)
+            elif other is not None:
+                resized = other[i].shape[d]
+                if resized != size:
+                    root = moved.get(size, {}).get(resized)
+                    spec[d] = root if root is not None else group(("resized", size, resized))
+            elif size in root_dims and size > 1:
+                spec[d] = root_dims[size]
+                say(f"host mode: {label(key)}: dim {d} of argument {i} has the size of the "
+                    f"example's dynamic dim '{root_dims[size].__name__}' ({size}) and is taken "
+                    "to be it (a run on a resized example did not reach this call to tell); if "
+                    "it is a static size, calls with other sizes run as Python")
         dims.append(spec)
     return tuple(example), tuple(dims)
 
 
-def _root_dims(args: tuple, dynamic_shapes: Any) -> dict[int, Any]:
-    """Example size -> the root's `Dim` for it."""
+def _same_call(resized_calls: list[tuple], example: tuple, k: int) -> tuple | None:
+    """The arguments of the `k`th call of the run on the resized example (else of its first)
+    whose arguments have the example's dtypes and ranks."""
+    for a, _, _ in resized_calls[k:k + 1] + resized_calls:
+        if len(a) == len(example) and all(
+                isinstance(y, torch.Tensor) and y.dtype == x.dtype and y.dim() == x.dim()
+                for x, y in zip(example, a, strict=True)):
+            return a
+    return None
+
+
+def _arg_specs(args: tuple, dynamic_shapes: Any) -> list[dict]:
+    """Each argument's {axis: Dim} as the user declared it (in the order of the args)."""
     if dynamic_shapes is None or isinstance(dynamic_shapes, dict):
         specs = list(dynamic_shapes.values()) if isinstance(dynamic_shapes, dict) else []
     else:
         specs = list(dynamic_shapes)
-    found = {}
-    for x, spec in zip(args, specs, strict=False):
+    out = []
+    for x, spec in itertools.zip_longest(args, specs[:len(args)]):
         if not isinstance(x, torch.Tensor) or not spec:
+            out.append({})
             continue
-        for axis, dim in (spec.items() if isinstance(spec, dict) else enumerate(spec)):
-            if dim is not None and not isinstance(dim, int):
-                found.setdefault(x.shape[axis], dim)
+        pairs = spec.items() if isinstance(spec, dict) else enumerate(spec)
+        out.append({axis: dim for axis, dim in pairs if dim is not None and not isinstance(dim, int)})
+    return out
+
+
+def _resized_example(args: tuple, dynamic_shapes: Any
+                     ) -> tuple[tuple, dict[int, dict[int, Any]]] | None:
+    """The example with each dynamic dim at another size of its range (its items repeated
+    cyclically along it, so that the values stay ones the model accepts), and for each example
+    size, the `Dim` each new size stands for (two dims of one example size get different new
+    sizes); None when there is none (`Dim.AUTO`, a derived dim, a range of one size)."""
+    specs = _arg_specs(args, dynamic_shapes)
+    new_sizes: dict[str, int] = {}
+    moved: dict[int, dict[int, Any]] = {}
+    for x, spec in zip(args, specs, strict=True):
+        for axis, dim in spec.items():
+            low, high = getattr(dim, "min", None), getattr(dim, "max", None)
+            name = getattr(dim, "__name__", None)
+            if name is None or not isinstance(low, int) or not isinstance(high, int):
+                return None  # no range to pick from here
+            size = x.shape[axis]
+            taken = moved.setdefault(size, {})
+            if name not in new_sizes:
+                free = [n for k in range(1, 4) for n in (size + k, size - k)
+                        if max(low, 1) <= n <= high and n not in taken]
+                if not free:
+                    return None
+                new_sizes[name] = free[0]
+            taken[new_sizes[name]] = dim
+    if not new_sizes:
+        return None
+    resized = []
+    for x, spec in zip(args, specs, strict=True):
+        for axis, dim in spec.items():
+            rows = torch.arange(new_sizes[dim.__name__]) % x.shape[axis]
+            x = x.index_select(axis, rows)
+        resized.append(x)
+    return tuple(resized), moved
+
+
+def _record_resized(model, resized, host: set[Key]) -> dict[Key, list[tuple]] | None:
+    """The calls of a run on the resized example; None without one or when the model fails
+    on it (a model may accept only its example's sizes)."""
+    if resized is None:
+        return None
+    try:
+        return _record(model, resized[0], host, keep=0)[0]
+    except Exception:  # noqa: BLE001 - the model's own failure: fall back on sizes alone
+        return None
+
+
+def _root_dims(args: tuple, dynamic_shapes: Any) -> dict[int, Any]:
+    """Example size -> the root's `Dim` for it."""
+    found = {}
+    for x, spec in zip(args, _arg_specs(args, dynamic_shapes), strict=True):
+        for axis, dim in spec.items():
+            found.setdefault(x.shape[axis], dim)
     return found
 
 

@@ -13,11 +13,13 @@ So the rewritten program runs eagerly exactly like the original, and exports who
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
+from torch._guards import detect_fake_mode
 from torch._higher_order_ops.cond import cond_op
 from torch._higher_order_ops.while_loop import while_loop_op
 from torch.fx.experimental.proxy_tensor import disable_proxy_modes_tracing
@@ -27,6 +29,22 @@ from ....errors import UnsupportedConstructError
 from .lifting import bound_cells, recording_usage
 from .lifting import lifted as _lifted
 from .lists import TensorList, length, new_list  # noqa: F401  (called by rewritten code)
+from .values import data_of, getitem, setitem, tensor  # noqa: F401  (called by rewritten code)
+
+
+@contextlib.contextmanager
+def _untraced():
+    """Run code on the tracer's fake tensors without recording it (to probe a branch or a loop
+    body). A data-dependent size it makes (`x[mask]`) is a fresh unbacked symbol that no graph
+    node will bind: the shape environment is told it is discarded, or the next traced op
+    would fail with "pending unbacked symbols"."""
+    fake_mode = detect_fake_mode()
+    shape_env = getattr(fake_mode, "shape_env", None)
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(disable_proxy_modes_tracing())
+        if shape_env is not None:
+            stack.enter_context(shape_env.ignore_fresh_unbacked_symbols())
+        yield
 
 
 class _Undefined:
@@ -265,7 +283,7 @@ def _cond(pred: torch.Tensor, true_fn, false_fn, names, values, site: str,
     # Look at what each branch produces without recording it, to decide which variables
     # cross the branch as tensors, which stay static, and which need a placeholder.
     probe = _Probe((true_fn, false_fn), values, site, "if")
-    with disable_proxy_modes_tracing(), recording_usage() as used:
+    with _untraced(), recording_usage() as used:
         probe_true, after_true = probe.run(true_fn)
         probe_false, after_false = probe.run(false_fn)
         grown = _grown_lists(probe.lists, probe.before, after_true, after_false, site)
@@ -466,13 +484,35 @@ def _as_output(value: Any, other: Any) -> torch.Tensor:
         # cond outputs may not alias its inputs (pass-through values), and both branches'
         # must give the same strides: a transposed view in one branch is a fresh tensor in
         # the other (the values are what the program means; strides are not)
-        return value.clone(memory_format=torch.contiguous_format)
+        return _dense(value)
     if value is UNDEFINED or value is None:  # placeholder on the path that lacks the value
         if isinstance(other, torch.Tensor):
             return torch.zeros(other.shape, dtype=other.dtype)
         return torch.scalar_tensor(0, dtype=_scalar_dtype(other, other))
     dtype = other.dtype if isinstance(other, torch.Tensor) else _scalar_dtype(value, other)
     return torch.scalar_tensor(value, dtype=dtype)
+
+
+def _dense(value: torch.Tensor) -> torch.Tensor:
+    """A copy of `value` whose strides are the plain products of its sizes. A contiguous
+    tensor's strides are products of max(size, 1); where a size is a floor division of a dim
+    (`max_pool2d` over a dynamic H) or an unbacked symbol (a nested early exit's sequence), the
+    symbolic `Max(1, s)` does not simplify, and `cond` cannot match it with the other branch's
+    sizes and refuses the output."""
+    copy = value.clone(memory_format=torch.contiguous_format)
+    strides, step = [], 1
+    for size in reversed(value.shape):
+        strides.append(step)
+        step = step * size
+    strides.reverse()
+    if all(_expr(a) == _expr(b) for a, b in zip(copy.stride(), strides, strict=True)):
+        return copy  # the usual case (`cond` compares the expressions): a plain clone
+    out = torch.empty_strided(value.shape, tuple(strides), dtype=value.dtype, device=value.device)
+    return out.copy_(value)
+
+
+def _expr(size: Any) -> Any:
+    return size.node.expr if isinstance(size, torch.SymInt) else size
 
 
 def _scalar_dtype(a: Any, b: Any) -> torch.dtype:
@@ -523,7 +563,7 @@ def _while_loop(cond_fn, body_fn, names, values, site: str, trips: int | None = 
         return out
 
     probe_of = _Probe((cond_fn, body_fn), values, site, "loop")
-    with disable_proxy_modes_tracing(), recording_usage() as used:
+    with _untraced(), recording_usage() as used:
         probe, after = probe_of.run(iteration)
         grown = _grown_lists(probe_of.lists, probe_of.before, after, after, site)
     if grown and trips is None:

@@ -11,9 +11,14 @@ Three AST passes over the function, on the live module's method:
    `int()`, `len()` anywhere become `__dync__` calls that keep tensors when the value is traced;
    `v = []` makes a list that becomes a bounded buffer if it grows on a data-dependent path;
    `v += e` and `v.op_(...)` statements on a plain name become `v = v + e` and
-   `v = v.op(...)` (a branch must not update its inputs in place).
+   `v = v.op(...)` (a branch must not update its inputs in place); inside an `if` or a loop,
+   `h[i] = v` and `h[i] op= v` on a variable that only ever holds tensors the function made
+   (`aliasing.py`) become `h = __dync__.setitem(h, i, v)`; `x[i]` becomes `__dync__.getitem`
+   (the index may be a 0-d tensor), `torch.tensor(...)` and `x.data` become their
+   `values.py` forms, which are the same on real tensors and traceable inside a branch.
 3. **functional control flow** — each `if` becomes two nested functions over the variables
-   it assigns (found by a def/use scan) and a call to `__dync__.if_`; each `while` becomes
+   it assigns (found by a def/use scan), returning those live after it (`liveness.py`), and
+   a call to `__dync__.if_`; a loop carries only what is live at its head; each `while` becomes
    `__dync__.while_`; `a if c else b` becomes `__dync__.if_exp`; `for v in range(...)` becomes
    `__dync__.for_range`, a `while_loop` when a bound is a symbolic size. Other `for` loops stay
    Python: they iterate over static things (ModuleLists, lists, constant ranges) and are
@@ -35,7 +40,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ....errors import UnsupportedConstructError
-from . import runtime
+from . import liveness, runtime
+from .aliasing import fresh_names
 
 RET_FLAG, RET_VALUE = "__dync_returned", "__dync_return_value"
 GENERATED_PREFIX = "__dync_"
@@ -56,12 +62,16 @@ def needs_rewrite(fn: Callable) -> bool:
     except (OSError, TypeError, SyntaxError):
         return False
     for node in ast.walk(tree):
-        if isinstance(node, ast.If | ast.While | ast.IfExp):
+        if isinstance(node, ast.If | ast.While | ast.IfExp) or _symbolic_range(node):
             return True
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "item":
             return True
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len":
             return True
+        if isinstance(node, ast.Attribute) and node.attr == "data" and isinstance(node.ctx, ast.Load):
+            return True
+        if isinstance(node, ast.Subscript) and any(isinstance(n, ast.Call) for n in ast.walk(node.slice)):
+            return True  # `x[t.argmax()]`: the index may be a 0-d tensor
     return False
 
 
@@ -71,8 +81,9 @@ def rewrite_function(fn: Callable, owner: type | None = None) -> RewrittenFuncti
     _reject_unsupported(func_def, filename, first_line)
     counter = itertools.count()
     func_def.body = _ExitsToFlags(counter).function_body(func_def.body)
-    func_def = _Predicates(filename, first_line).visit(func_def)
-    func_def = _Functionalize(counter, filename, first_line).visit(func_def)
+    func_def = _Predicates(filename, first_line, fresh_names(func_def)).visit(func_def)
+    live = liveness.analyze(func_def)
+    func_def = _Functionalize(counter, filename, first_line, live).visit(func_def)
     func_def = _SuperCall().visit(func_def)
     func_def.decorator_list = []
     module = ast.Module(body=[func_def], type_ignores=[])
@@ -299,15 +310,66 @@ class _ExitsToFlags:
 _CONVERSIONS = {"bool": "to_bool", "float": "to_float", "int": "to_int"}
 
 
+_AUGMENTED = {ast.Add: "iadd", ast.Sub: "isub", ast.Mult: "imul", ast.Div: "itruediv",
+              ast.FloorDiv: "ifloordiv", ast.Mod: "imod", ast.Pow: "ipow", ast.MatMult: "imatmul",
+              ast.BitAnd: "iand", ast.BitOr: "ior", ast.BitXor: "ixor", ast.LShift: "ilshift",
+              ast.RShift: "irshift"}
+
+
 class _Predicates(ast.NodeTransformer):
-    def __init__(self, filename: str, first_line: int):
+    def __init__(self, filename: str, first_line: int, fresh: frozenset[str] = frozenset()):
         self.filename = filename
         self.first_line = first_line
+        self.fresh = fresh  # variables only ever holding tensors made here (aliasing.py)
+        self.depth = 0  # how many ifs and loops the visited statement is inside
+
+    def _nested(self, node: ast.AST) -> ast.AST:
+        self.depth += 1
+        try:
+            self.generic_visit(node)
+        finally:
+            self.depth -= 1
+        return node
+
+    def _written_item(self, target: ast.expr) -> str | None:
+        """The variable `h` of a target `h[...]` to write on a copy (inside control flow,
+        where a branch or loop body may not change what it was given), else None."""
+        if (self.depth and isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)
+                and target.value.id in self.fresh):
+            return target.value.id
+        return None
+
+    def _setitem(self, node: ast.stmt, target: ast.Subscript, value: ast.expr,
+                 op: str | None = None) -> ast.stmt:
+        """`h[i] = v` -> `h = __dync__.setitem(h, i, v[, op])` (values.py)."""
+        name = target.value.id
+        call = _call("setitem", _name(name), _index_expr(target.slice), value,
+                     *([_const(op)] if op else []))
+        return ast.copy_location(ast.Assign(targets=[_name(name, True)], value=call), node)
+
+    def visit_For(self, node: ast.For) -> ast.For:
+        return self._nested(node)
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
+        """`x[i]` -> `__dync__.getitem(x, i)` (values.py): `i` may be a 0-d tensor."""
+        self.generic_visit(node)
+        if not isinstance(node.ctx, ast.Load):
+            return node
+        return ast.copy_location(_call("getitem", node.value, _index_expr(node.slice)), node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.expr:
+        """`x.data` -> `__dync__.data_of(x)` (values.py)."""
+        self.generic_visit(node)
+        if node.attr == "data" and isinstance(node.ctx, ast.Load):
+            return ast.copy_location(_call("data_of", node.value), node)
+        return node
 
     def visit_Assign(self, node: ast.Assign) -> ast.stmt:
         """`v = []` -> `v = __dync__.new_list(site)`: a list that may grow on a data-dependent
         path (see `lists.py`)."""
         self.generic_visit(node)
+        if len(node.targets) == 1 and self._written_item(node.targets[0]):
+            return self._setitem(node, node.targets[0], node.value)
         if (len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
                 and isinstance(node.value, ast.List) and not node.value.elts):
             site = f"{self.filename}:{self.first_line + node.lineno - 1}"
@@ -317,6 +379,8 @@ class _Predicates(ast.NodeTransformer):
     def visit_AugAssign(self, node: ast.AugAssign) -> ast.stmt:
         """`v += e` -> `v = v + e`: a branch must not mutate a tensor it received."""
         self.generic_visit(node)
+        if self._written_item(node.target) and type(node.op) in _AUGMENTED:
+            return self._setitem(node, node.target, node.value, _AUGMENTED[type(node.op)])
         if not isinstance(node.target, ast.Name):
             return node
         value = ast.BinOp(left=_name(node.target.id), op=node.op, right=node.value)
@@ -346,15 +410,20 @@ class _Predicates(ast.NodeTransformer):
             return ast.copy_location(_call(_CONVERSIONS[node.func.id], node.args[0]), node)
         if isinstance(node.func, ast.Name) and node.func.id == "len" and len(node.args) == 1:
             return ast.copy_location(_call("length", node.args[0]), node)
+        if (isinstance(node.func, ast.Attribute) and node.func.attr == "tensor"
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "torch"):
+            call = _call("tensor", *node.args)
+            call.keywords = node.keywords
+            return ast.copy_location(call, node)
         return node
 
     def visit_If(self, node: ast.If) -> ast.If:
-        self.generic_visit(node)
+        self._nested(node)
         node.test = _condition(node.test)
         return node
 
     def visit_While(self, node: ast.While) -> ast.While:
-        self.generic_visit(node)
+        self._nested(node)
         node.test = _condition(node.test)
         return node
 
@@ -362,6 +431,28 @@ class _Predicates(ast.NodeTransformer):
         self.generic_visit(node)
         node.test = _condition(node.test)
         return node
+
+
+def _symbolic_range(node: ast.AST) -> bool:
+    """`for v in range(...)` whose bounds are not all constants (they may be sizes)."""
+    if not isinstance(node, ast.For):
+        return False
+    it = node.iter
+    return (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
+            and not it.keywords and 1 <= len(it.args) <= 3 and isinstance(node.target, ast.Name)
+            and not node.orelse and not all(isinstance(a, ast.Constant) for a in it.args))
+
+
+def _index_expr(index: ast.expr) -> ast.expr:
+    """A subscript's index as an expression: `a:b` -> `slice(a, b, None)`."""
+    if isinstance(index, ast.Slice):
+        bounds = [part if part is not None else _const(None)
+                  for part in (index.lower, index.upper, index.step)]
+        return ast.copy_location(ast.Call(func=_name("slice"), args=bounds, keywords=[]), index)
+    if isinstance(index, ast.Tuple):
+        return ast.copy_location(ast.Tuple(elts=[_index_expr(e) for e in index.elts], ctx=ast.Load()),
+                                 index)
+    return index
 
 
 def _condition(test: ast.expr) -> ast.expr:
@@ -381,10 +472,16 @@ def _condition(test: ast.expr) -> ast.expr:
 
 # -- pass 3: functional control flow ---------------------------------------------------------------
 class _Functionalize(ast.NodeTransformer):
-    def __init__(self, counter, filename: str, first_line: int):
+    def __init__(self, counter, filename: str, first_line: int, live: liveness.Liveness | None):
         self.counter = counter
         self.filename = filename
         self.first_line = first_line
+        self.live = live
+
+    def _live(self, names: list[str], node: ast.stmt, table: str) -> list[str]:
+        """`names` less those dead after `node` (`table` "after") or at its head ("head")."""
+        live = None if self.live is None else getattr(self.live, table).get(id(node))
+        return names if live is None else [n for n in names if n in live]
 
     def _site(self, node: ast.AST) -> str:
         return f"{self.filename}:{self.first_line + getattr(node, 'lineno', 1) - 1}"
@@ -406,10 +503,14 @@ class _Functionalize(ast.NodeTransformer):
             return ast.Expr(value=call)
         return ast.Assign(targets=[ast.Tuple(elts=[_name(n, True) for n in names], ctx=ast.Store())], value=call)
 
-    def _state(self, names: list[str]) -> tuple[ast.expr, ast.expr]:
+    def _state(self, names: list[str], inputs: list[str] | None = None) -> tuple[ast.expr, ast.expr]:
+        """The tuple of `names` (what the statement binds) and the call reading the values of
+        `inputs` (default: the same names) from the frame."""
         names_tuple = ast.Tuple(elts=[_const(n) for n in names], ctx=ast.Load())
+        inputs_tuple = names_tuple if inputs is None else ast.Tuple(
+            elts=[_const(n) for n in inputs], ctx=ast.Load())
         locals_call = ast.Call(func=_name("locals"), args=[], keywords=[])
-        return names_tuple, _call("state", locals_call, names_tuple)
+        return names_tuple, _call("state", locals_call, inputs_tuple)
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
         self.generic_visit(node)
@@ -419,21 +520,22 @@ class _Functionalize(ast.NodeTransformer):
         self.generic_visit(node)
         k = next(self.counter)
         names = _assigned_names(node.body + node.orelse)
-        then_fn = self._function(f"__dync_then_{k}", names, node.body, names)
-        else_fn = self._function(f"__dync_else_{k}", names, node.orelse or [ast.Pass()], names)
-        names_tuple, values = self._state(names)
+        outputs = self._live(names, node, "after")
+        then_fn = self._function(f"__dync_then_{k}", names, node.body, outputs)
+        else_fn = self._function(f"__dync_else_{k}", names, node.orelse or [ast.Pass()], outputs)
+        names_tuple, values = self._state(outputs, names)
         call = _call("if_", node.test, _name(then_fn.name), _name(else_fn.name), names_tuple, values,
                      _const(self._site(node)))
         if getattr(node, "dync_guard", None) == RET_FLAG:
             # The false branch is "already returned": only the return value is live there.
             call.keywords.append(ast.keyword(arg="returned_if_false", value=_const(True)))
-        out = [then_fn, else_fn, self._bind(names, call)]
+        out = [then_fn, else_fn, self._bind(outputs, call)]
         return [ast.copy_location(s, node) for s in out]
 
     def visit_While(self, node: ast.While) -> list[ast.stmt]:
         self.generic_visit(node)
         k = next(self.counter)
-        names = _assigned_names(node.body)
+        names = self._live(_assigned_names(node.body), node, "head")
         cond_fn = ast.FunctionDef(
             name=f"__dync_cond_{k}",
             args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=p) for p in names], kwonlyargs=[],
@@ -452,13 +554,11 @@ class _Functionalize(ast.NodeTransformer):
         when a bound is a symbolic size. Other `for` loops (over modules, lists, constant
         ranges) stay Python and are unrolled."""
         self.generic_visit(node)
-        it = node.iter
-        if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
-                and not it.keywords and 1 <= len(it.args) <= 3 and isinstance(node.target, ast.Name)
-                and not node.orelse) or all(isinstance(a, ast.Constant) for a in it.args):
+        if not _symbolic_range(node):
             return node
+        it = node.iter
         k = next(self.counter)
-        names = [n for n in _assigned_names(node.body) if n != node.target.id]
+        names = self._live([n for n in _assigned_names(node.body) if n != node.target.id], node, "head")
         body_fn = self._function(f"__dync_body_{k}", [node.target.id, *names], node.body, names)
         names_tuple, values = self._state(names)
         bounds = ast.Tuple(elts=it.args, ctx=ast.Load())

@@ -1,0 +1,118 @@
+"""The rewriter's two syntactic analyses (liveness after control flow, variables only holding
+tensors the function made) and what the rewritten statements do on real tensors. Pure Python:
+no export, no IREE."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import torch
+
+from dync.frontends.pytorch.rewrite import liveness, values
+from dync.frontends.pytorch.rewrite.aliasing import fresh_names
+
+
+def _function(source: str) -> ast.FunctionDef:
+    return ast.parse(textwrap.dedent(source)).body[0]
+
+
+def _nodes(func: ast.FunctionDef, kind: type) -> list[ast.AST]:
+    found = [n for n in ast.walk(func) if isinstance(n, kind)]
+    return sorted(found, key=lambda n: n.lineno)
+
+
+def test_a_temporary_of_a_branch_is_dead_after_it():
+    func = _function("""
+    def forward(self, h):
+        if h.max() > 1:
+            picked = h[h > 0]
+            h = h + picked.sum()
+        else:
+            h = h * 2
+        return h
+    """)
+    (branch,) = _nodes(func, ast.If)
+    assert liveness.analyze(func).after[id(branch)] == {"h"}
+
+
+def test_a_name_read_later_or_by_a_closure_stays_live():
+    func = _function("""
+    def forward(self, x):
+        t = x
+        scale = lambda v: v * t
+        if x.mean() > 0:
+            t = x * 2
+            y = x + 1
+        else:
+            y = x - 1
+        return scale(y)
+    """)
+    (branch,) = _nodes(func, ast.If)
+    assert liveness.analyze(func).after[id(branch)] >= {"t", "y"}
+
+
+def test_a_loop_carries_what_its_next_iteration_reads_and_not_its_temporaries():
+    func = _function("""
+    def forward(self, h):
+        n = 0
+        while h.abs().mean() > 0.5:
+            t = torch.cat([h, h], dim=1)
+            h = t[:, :4] * 0.5
+            n = n + 1
+        return h
+    """)
+    (loop,) = _nodes(func, ast.While)
+    head = liveness.analyze(func).head[id(loop)]
+    assert "h" in head and "t" not in head
+    assert "n" in head  # read by the next iteration's `n + 1`, though never after the loop
+
+
+def test_a_branch_inside_a_loop_keeps_what_the_next_iteration_reads():
+    func = _function("""
+    def forward(self, h):
+        for i in range(h.shape[0]):
+            if h[i].sum() > 0:
+                acc = h[i]
+            h = h + acc
+        return h
+    """)
+    (branch,) = _nodes(func, ast.If)
+    assert "acc" in liveness.analyze(func).after[id(branch)]
+
+
+def test_unseen_reads_turn_the_analysis_off():
+    for body in ("return locals()", "global g\n    return g", "return eval('x')"):
+        func = _function(f"def forward(self, x):\n    if x.mean() > 0:\n        y = x\n    {body}")
+        assert liveness.analyze(func) is None
+
+
+def test_fresh_names_are_the_ones_the_function_made():
+    func = _function("""
+    def forward(self, x, cache):
+        a = x.clone()
+        b = torch.zeros(x.shape[0], 4)
+        c = x * 2
+        d = x              # another name for x
+        e = x[:, :2]       # a view
+        f = self.drop(x)   # nn.Dropout in eval returns x itself
+        g = x.clone()
+        g = x.view(-1)     # one binding is a view: not fresh
+        for h in [a, b]:
+            pass
+        k, m = x.clone(), x.clone()
+        return a, b, c, d, e, f, g, h, k, m, cache
+    """)
+    assert fresh_names(func) == {"a", "b", "c"}
+
+
+def test_setitem_and_getitem_are_the_statements_on_real_tensors():
+    x = torch.arange(12.0).reshape(3, 4)
+    alias = x
+    out = values.setitem(x, (slice(None), 0), 5.0)
+    assert out is x and alias[1, 0] == 5.0  # in place, as `x[:, 0] = 5.0` is
+    values.setitem(x, torch.tensor(1), torch.ones(4), op="iadd")
+    assert torch.equal(x[1], torch.tensor([5.0 + 1, 5.0 + 1, 6.0 + 1, 7.0 + 1]))
+    assert torch.equal(values.getitem(x, torch.tensor(-1)), x[-1])
+    assert torch.equal(values.tensor([[1, 2], [3, 4]]), torch.tensor([[1, 2], [3, 4]]))
+    assert values.data_of(x) is not None and torch.equal(values.data_of(x), x)
