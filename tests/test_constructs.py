@@ -226,6 +226,18 @@ class AliasedWriteInBranch(nn.Module):
         return y + h
 
 
+class AliasOfAFreshTensor(nn.Module):
+    """`keep = h` after `h = x.clone()`, then a write into `h` in a branch: eager's write
+    changes `keep` too, so the write must not be made on a copy."""
+
+    def forward(self, x):
+        h = x.clone()
+        keep = h
+        if h.mean() > 0.3:  # not on the example: the first-call check cannot see it
+            h[:, 0] = 5.0
+        return keep * 2.0 + h
+
+
 class WhileOverImage(nn.Module):
     """A `while` on data carrying a tensor with three dynamic dims (batch, H, W), between
     convolutions (g): IREE refused the sub-DNN split's permuted shape bindings."""
@@ -268,6 +280,7 @@ CONSTRUCTS = {
     "subscript assignment in a loop over a dynamic size": (LoopOverBatch, VECTOR, True),
     "row picked by a 0-d tensor index": (RoutedRow, VECTOR, True),
     "write through an alias in a branch": (AliasedWriteInBranch, VECTOR, False),
+    "write into a tensor another name holds": (AliasOfAFreshTensor, VECTOR, False),
     "tensor literal in a branch": (LiteralInBranch, VECTOR, True),
     "pooling in one branch": (PoolInBranch, IMAGE, True),
     "strided convolution in one branch": (StridedConvInBranch, IMAGE, True),

@@ -98,12 +98,37 @@ def test_fresh_names_are_the_ones_the_function_made():
         f = self.drop(x)   # nn.Dropout in eval returns x itself
         g = x.clone()
         g = x.view(-1)     # one binding is a view: not fresh
-        for h in [a, b]:
+        for h in [a, b]:   # h is a, then b
             pass
         k, m = x.clone(), x.clone()
         return a, b, c, d, e, f, g, h, k, m, cache
     """)
-    assert fresh_names(func) == {"a", "b", "c"}
+    assert fresh_names(func) == {"c"}
+
+
+def test_a_tensor_another_name_can_reach_is_not_fresh():
+    func = _function("""
+    def forward(self, x):
+        a = x.clone()
+        b = x.clone()
+        c = x.clone()
+        d = x.clone()
+        e = x.clone()
+        f = x.clone()
+        g = x.clone()
+        keep = b                  # b's tensor under another name
+        row = c[0]                # a view of c
+        same = self.drop(d)       # may be d itself
+        out = []
+        out.append(e)             # into a container
+        for r in f:               # rows of f
+            pass
+        g = g.float()             # may be g itself: not a new tensor (conservative)
+        total = a.sum() + torch.cat([a, g]).mean() + len(a) + a.shape[0]
+        a[0] = 1.0
+        return a, keep, row, same, out, g
+    """)
+    assert fresh_names(func) == {"a", "total"}
 
 
 def test_setitem_and_getitem_are_the_statements_on_real_tensors():
