@@ -255,6 +255,24 @@ class WhileOverImage(nn.Module):
         return torch.tanh(self.conv1(h)).mean(dim=(2, 3))
 
 
+class ListLeftByBreakOverImage(nn.Module):
+    """A list grown in a loop left by `break` over an image of dynamic H x W, read beside the
+    loop's tensor. NOT in one graph yet: the compiled module returns a wrong `h + cat(outs)`
+    of shape [batch, 3, H, W] (h alone and the cat alone are right, so are a static H x W and
+    the same sum reduced over H x W), also without dync's passes; the first-call check
+    catches it and the model runs in eager. Flip to True when fixed."""
+
+    def forward(self, x):
+        h = x
+        outs = []
+        for _ in range(3):
+            h = torch.tanh(h + 0.1)
+            outs.append(h.mean(dim=1, keepdim=True))
+            if h.sum() > 0.6:
+                break
+        return h + torch.cat(outs, dim=1).mean(dim=1, keepdim=True)
+
+
 class DataAttribute(nn.Module):
     """`.data` inside forward (h)."""
 
@@ -274,6 +292,7 @@ CONSTRUCTS = {
     "dead temporary of another shape": (DeadAfterBranch, VECTOR, True),
     "temporary of another shape in a while loop": (TemporaryInWhile, VECTOR, True),
     "while loop over an image of dynamic size": (WhileOverImage, IMAGE, True),
+    "list left by break over an image of dynamic size": (ListLeftByBreakOverImage, IMAGE, False),
     "masked assignment in a branch": (MaskedAssignmentInBranch, VECTOR, True),
     "masked assignment selecting nothing": (MaskedAssignment, VECTOR, True),
     "subscript assignment in a branch": (SubscriptAssignmentInBranch, VECTOR, True),
