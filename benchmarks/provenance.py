@@ -11,7 +11,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 # What the figures depend on: the compiler, its targets, the models and their harness.
-MEASURED = ("dync", "targets", "benchmarks")
+MEASURED = ("dync", "benchmarks")
 
 
 def _git(*args: str) -> subprocess.CompletedProcess | None:

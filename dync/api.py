@@ -124,8 +124,12 @@ def compile(  # noqa: A001 - the public name is fixed by the design
         backend=backend, target=target, mode=mode, passes=passes, extra_flags=extra_flags,
         dump_ir=dump_ir, trace_branches=trace_branches, specialize=specialize, buckets=buckets,
         cache=cache, check_first_call=check_first_call, onnx=_is_onnx(model))
-    _check_torch_model(model, args)
-    job = _Job(model, None if args is None else _as_tuple(args), dynamic_shapes, options,
+    args = None if args is None else _as_tuple(args)
+    if _check_torch_model(model, args):
+        from .frontends.pytorch.declared_shapes import DeclaredShapes
+
+        dynamic_shapes = DeclaredShapes.of(model.forward, args, dynamic_shapes)
+    job = _Job(model, args, dynamic_shapes, options,
                _progress_sink(progress), _cache(options.cache))
     front = None if options.dump_ir else _model_key(job)
     if front is not None:
@@ -146,7 +150,7 @@ class _Job:
 
     model: Any
     args: tuple | None
-    dynamic_shapes: Any
+    dynamic_shapes: Any  # a PyTorch model's are read once (`DeclaredShapes`); ONNX's as given
     options: CompileOptions
     say: Callable[[str], None]
     store: CompileCache | None
@@ -172,16 +176,19 @@ def _as_tuple(args) -> tuple:
     return tuple(args) if isinstance(args, tuple | list) else (args,)
 
 
-def _check_torch_model(model, args) -> None:
-    """A PyTorch model's refusals that need no import (`frontends.pytorch.export`)."""
+def _check_torch_model(model, args: tuple | None) -> bool:
+    """A PyTorch model's refusals that need no import (`frontends.pytorch.export`); whether
+    `model` is a PyTorch model with example args."""
     if _is_onnx(model) or args is None or "torch" not in sys.modules:
-        return
+        return False
     import torch
 
-    if isinstance(model, torch.nn.Module):
-        from .frontends.pytorch.export import check_model
+    if not isinstance(model, torch.nn.Module):
+        return False
+    from .frontends.pytorch.export import check_model
 
-        check_model(model, args if isinstance(args, tuple | list) else (args,))
+    check_model(model, args)
+    return True
 
 
 def _model_key(job: _Job) -> str | None:
@@ -191,7 +198,7 @@ def _model_key(job: _Job) -> str | None:
 
     if not isinstance(job.model, torch.nn.Module):
         return None
-    return model_key(job.model, job.args, job.dynamic_shapes, job.options.cache_key())
+    return model_key(job.model, job.args, job.dynamic_shapes.specs, job.options.cache_key())
 
 
 def _load_cached(store: CompileCache, key: str, model, report: Report,

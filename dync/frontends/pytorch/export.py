@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import inspect
 import io
 import itertools
 import logging
@@ -23,6 +22,7 @@ from torch.utils._sympy.numbers import int_oo
 from ...errors import DyncError, OptionError, UnsupportedConstructError
 from ...signature import Signature, SymbolSpec, TensorSpec, dtype_name
 from ..common import ImportedProgram, finish_import
+from .declared_shapes import DeclaredShapes
 from .decompositions import DECOMPOSITIONS
 from .importer import DyncGraphNodeImporter
 from .rewrite import Rewrite, rewritten
@@ -45,13 +45,16 @@ def import_module(
     func_name: str = "main",
     trace_branches: bool = False,
 ) -> ImportedProgram:
-    """`trace_branches`: the module also returns its branch trace (see `_WithBranchTrace`)."""
+    """`dynamic_shapes` as torch.export takes them, or already read (`DeclaredShapes`).
+    `trace_branches`: the module also returns its branch trace (see `_WithBranchTrace`)."""
     args = _unaliased(tuple(args))
+    declared = DeclaredShapes.of(_forward_of(model), args, dynamic_shapes)
+    export_shapes = declared.for_export()
     if trace_branches:
-        model, dynamic_shapes = _WithBranchTrace(model), _as_varargs(model, args, dynamic_shapes)
+        model, export_shapes = _WithBranchTrace(model), declared.for_varargs()
     with recording_compiled_branches() if trace_branches else contextlib.nullcontext() as recorder:
-        ep, rewrite = _export(model, args, dynamic_shapes)
-    names = _user_symbol_names(model, args, dynamic_shapes, ep)
+        ep, rewrite = _export(model, args, export_shapes)
+    names = _user_symbol_names(declared, args, ep)
     importer = FxImporter(context=context, graph_node_importer_cls=DyncGraphNodeImporter)
     signature = _signature(ep, names)
     notes = _tighten_ranges_from_asserts(ep, signature, names)
@@ -146,14 +149,8 @@ class _WithBranchTrace(torch.nn.Module):
         return outputs, recorder.trace()
 
 
-def _as_varargs(model: torch.nn.Module, args: tuple, dynamic_shapes: Any) -> Any:
-    """`dynamic_shapes` of `model.forward` for a wrapper whose forward takes `*args`."""
-    if dynamic_shapes is None:
-        return None
-    if isinstance(dynamic_shapes, dict):
-        params = list(inspect.signature(model.forward).parameters)
-        dynamic_shapes = [dynamic_shapes.get(p) for p in params[: len(args)]]
-    return (tuple(dynamic_shapes),)
+def _forward_of(model: Any) -> Any:
+    return model.forward if isinstance(model, torch.nn.Module) else model
 
 
 def _export(model: torch.nn.Module, args: tuple, dynamic_shapes: Any) -> tuple[torch.export.ExportedProgram, Rewrite]:
@@ -261,29 +258,22 @@ def _export_error(e: Exception) -> DyncError:
     return DyncError(f"torch.export failed{where}:\n  {text}")
 
 
-def _user_symbol_names(model, args: tuple, dynamic_shapes: Any, ep) -> dict[str, str]:
+def _user_symbol_names(declared: DeclaredShapes, args: tuple, ep) -> dict[str, str]:
     """Map torch's symbol names (s77) to the user's `Dim` names (batch)."""
-    if dynamic_shapes is None:
+    if not declared.given:
         return {}
-    if isinstance(dynamic_shapes, dict):
-        params = list(inspect.signature(model.forward).parameters)
-        per_arg = [dynamic_shapes.get(p) for p in params[: len(args)]]
-    else:
-        per_arg = list(dynamic_shapes)
-        kinds = [p.kind for p in inspect.signature(model.forward).parameters.values()]
-        if kinds and kinds[-1] is inspect.Parameter.VAR_POSITIONAL and len(per_arg) == len(kinds):
-            per_arg = per_arg[:-1] + list(per_arg[-1] or [None] * (len(args) - len(kinds) + 1))
-    user_inputs = ep.graph_signature.user_inputs
     placeholders = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
+    leaves = iter(ep.graph_signature.user_inputs)
     names: dict[str, str] = {}
-    for arg_name, spec in zip(user_inputs, per_arg, strict=False):
-        fake = placeholders[arg_name].meta.get("val")
-        if spec is None or not isinstance(fake, torch.Tensor):
+    for i, arg in enumerate(args):
+        taken = [next(leaves, None) for _ in pytree.tree_leaves(arg)]
+        placeholder = taken[0] if taken else None
+        fake = placeholders[placeholder].meta.get("val") if placeholder in placeholders else None
+        if not isinstance(arg, torch.Tensor) or not isinstance(fake, torch.Tensor):
             continue
-        axes = spec.items() if isinstance(spec, dict) else enumerate(spec)
-        for axis, dim in axes:
+        for axis, dim in declared.dims(args, i).items():
             size = fake.shape[axis]
-            if dim is None or not isinstance(size, torch.SymInt):
+            if not isinstance(size, torch.SymInt):
                 continue
             root = getattr(dim, "root", dim)
             free = size.node.expr.free_symbols

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -30,6 +29,7 @@ from torch.utils import _pytree as pytree
 
 from ...errors import DyncError
 from ...signature import Signature, SymbolSpec, TensorSpec, dtype_name
+from .declared_shapes import DeclaredShapes
 from .rewrite.transform import needs_rewrite, rewrite_function
 from .source import op_in, user_source_in
 
@@ -101,8 +101,9 @@ def capture_host(model: torch.nn.Module, args: tuple, dynamic_shapes: Any, conte
     from .export import import_module
 
     plan = HostPlan([], [fallback("forward", root_error)])
-    root_dims = _root_dims(args, dynamic_shapes)
-    resized = _resized_example(args, dynamic_shapes)
+    declared = DeclaredShapes.of(model.forward, args, dynamic_shapes)
+    root_dims = _root_dims(args, declared)
+    resized = _resized_example(args, declared)
     host: set[Key] = set()
     captured: set[Key] = set()
     while True:
@@ -309,29 +310,13 @@ def _same_call(resized_calls: list[tuple], example: tuple, k: int) -> tuple | No
     return None
 
 
-def _arg_specs(args: tuple, dynamic_shapes: Any) -> list[dict]:
-    """Each argument's {axis: Dim} as the user declared it (in the order of the args)."""
-    if dynamic_shapes is None or isinstance(dynamic_shapes, dict):
-        specs = list(dynamic_shapes.values()) if isinstance(dynamic_shapes, dict) else []
-    else:
-        specs = list(dynamic_shapes)
-    out = []
-    for x, spec in itertools.zip_longest(args, specs[:len(args)]):
-        if not isinstance(x, torch.Tensor) or not spec:
-            out.append({})
-            continue
-        pairs = spec.items() if isinstance(spec, dict) else enumerate(spec)
-        out.append({axis: dim for axis, dim in pairs if dim is not None and not isinstance(dim, int)})
-    return out
-
-
-def _resized_example(args: tuple, dynamic_shapes: Any
+def _resized_example(args: tuple, declared: DeclaredShapes
                      ) -> tuple[tuple, dict[int, dict[int, Any]]] | None:
     """The example with each dynamic dim at another size of its range (its items repeated
     cyclically along it, so that the values stay ones the model accepts), and for each example
     size, the `Dim` each new size stands for (two dims of one example size get different new
     sizes); None when there is none (`Dim.AUTO`, a derived dim, a range of one size)."""
-    specs = _arg_specs(args, dynamic_shapes)
+    specs = [declared.dims(args, i) for i in range(len(args))]
     new_sizes: dict[str, int] = {}
     moved: dict[int, dict[int, Any]] = {}
     for x, spec in zip(args, specs, strict=True):
@@ -371,11 +356,11 @@ def _record_resized(model, resized, host: set[Key]) -> dict[Key, list[tuple]] | 
         return None
 
 
-def _root_dims(args: tuple, dynamic_shapes: Any) -> dict[int, Any]:
+def _root_dims(args: tuple, declared: DeclaredShapes) -> dict[int, Any]:
     """Example size -> the root's `Dim` for it."""
     found = {}
-    for x, spec in zip(args, _arg_specs(args, dynamic_shapes), strict=True):
-        for axis, dim in spec.items():
+    for i, x in enumerate(args):
+        for axis, dim in declared.dims(args, i).items():
             found.setdefault(x.shape[axis], dim)
     return found
 
@@ -383,30 +368,23 @@ def _root_dims(args: tuple, dynamic_shapes: Any) -> dict[int, Any]:
 def root_signature(model: torch.nn.Module, args: tuple, dynamic_shapes: Any) -> Signature:
     """The model's inputs as the user declared them (dtype, rank, static sizes, `Dim` ranges),
     checked before the host code runs: host mode rejects what graph mode would."""
-    params = [n for n, p in inspect.signature(model.forward).parameters.items()
-              if p.kind is not inspect.Parameter.VAR_KEYWORD]
-    if isinstance(dynamic_shapes, dict):
-        specs = [dynamic_shapes.get(p) for p in params]
-    else:
-        specs = list(dynamic_shapes or ())
+    declared = DeclaredShapes.of(model.forward, args, dynamic_shapes)
     if not all(isinstance(a, torch.Tensor) for a in args):
         return Signature([], [], {}, None)  # Python values among the inputs: nothing to check
     inputs, symbols = [], {}
     for i, x in enumerate(args):
-        spec = specs[i] if i < len(specs) and specs[i] else {}
-        spec = spec if isinstance(spec, dict) else dict(enumerate(spec))
+        spec = declared.dims(args, i)
         dims = []
         for axis, size in enumerate(x.shape):
             dim = spec.get(axis)
             root = getattr(dim, "root", dim)
             if dim is None or not hasattr(root, "__name__"):
-                dims.append(int(size) if dim is None else f"{params[i] if i < len(params) else i}_{axis}")
+                dims.append(int(size) if dim is None else f"{declared.names[i]}_{axis}")
                 continue
             symbols[root.__name__] = SymbolSpec(root.__name__, max(_finite(root.min, 0), 0),
                                                 _finite(root.max, INT64_MAX))
             dims.append(dim.__name__)
-        name = params[i] if i < len(params) else f"arg{i}"
-        inputs.append(TensorSpec(name, dtype_name(x.dtype), tuple(dims)))
+        inputs.append(TensorSpec(declared.names[i], dtype_name(x.dtype), tuple(dims)))
     return Signature(inputs, [], symbols, None)
 
 
