@@ -10,7 +10,7 @@ import textwrap
 import torch
 
 from dync.frontends.pytorch.rewrite import liveness, values
-from dync.frontends.pytorch.rewrite.aliasing import fresh_names
+from dync.frontends.pytorch.rewrite.aliasing import fresh_names, fresh_writes
 
 
 def _function(source: str) -> ast.FunctionDef:
@@ -129,6 +129,41 @@ def test_a_tensor_another_name_can_reach_is_not_fresh():
         return a, keep, row, same, out, g
     """)
     assert fresh_names(func) == {"a", "total"}
+
+
+def test_the_model_inputs_are_private_to_its_own_forward():
+    func = _function("""
+    def forward(self, x, y, z):
+        h = x           # the only read of x
+        k = y           # y is read again below
+        if h.sum() > 0:
+            h[0] = 1.0
+        return h, k, y, z
+    """)
+    assert fresh_names(func) == set()
+    assert fresh_names(func, inputs_are_private=True) == {"h", "z"}
+
+
+def test_a_write_right_after_a_fresh_binding_is_on_a_new_tensor():
+    func = _function("""
+    def forward(self, x):
+        h = x
+        if x.sum() > 0:
+            h = h.clone()
+            h[0] = 1.0            # fresh: the clone came last
+            h = self.helper(h)
+            h[1] = 2.0            # not: the helper's result may be shared
+            h = h * 2
+            keep = h
+            h[2] = 3.0            # not: keep holds it
+            h = h + 1
+            if x.mean() > 0:
+                h = x
+            h[3] = 4.0            # not: a binding between
+        return h, keep
+    """)
+    writes = {stmt.lineno for stmt in ast.walk(func) if id(stmt) in fresh_writes(func)}
+    assert writes == {6}
 
 
 def test_setitem_and_getitem_are_the_statements_on_real_tensors():

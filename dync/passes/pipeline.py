@@ -35,6 +35,7 @@ _PASS_MODULES = {
     "dync-sink-into-branches": "dync.passes.sink_into_branches",
     "dync-specialize": "dync.passes.specialize",
     "dync-split-subdnns": "dync.passes.split_subdnns",
+    "dync-tie-region-shapes": "dync.passes.tie_region_shapes",
     "dync-verify": "dync.passes.verify",
 }
 
@@ -43,7 +44,8 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "dync-specialize", "dync-bucket", "dync-canonicalize", "dync-rdp", "dync-sink-into-branches",
     "dync-split-subdnns", "dync-loop-batch", "dync-fuse", "dync-channels-last",
     "dync-plan-execution", "dync-patch-stages", "dync-fuse-padding", "dync-isolate-subdnns",
-    "dync-canonicalize", "dync-plan-buffers", "dync-check-indices", "dync-verify")
+    "dync-canonicalize", "dync-plan-buffers", "dync-check-indices", "dync-tie-region-shapes",
+    "dync-verify")
 
 
 class Pass:

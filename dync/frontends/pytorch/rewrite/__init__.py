@@ -79,11 +79,12 @@ def rewritten(model: torch.nn.Module) -> Iterator[Rewrite]:
                     continue  # set on the instance by the model itself
                 if name == "forward" and replaced is not None:
                     function = replaced
-                key = (cls, name if function is methods.get(name) else function.__name__)
+                entry = module is model and name == "forward"
+                key = (cls, name if function is methods.get(name) else function.__name__, entry)
                 if key not in cache:
                     if not needs_rewrite(function):
                         continue
-                    cache[key] = rewrite_function(function, owner=cls)
+                    cache[key] = rewrite_function(function, owner=cls, entry=entry)
                     result.functions[f"{cls.__qualname__}.{key[1]}"] = cache[key]
                 patch(module, name, cache[key].function.__get__(module, cls))
         yield result

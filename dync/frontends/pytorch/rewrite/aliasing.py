@@ -10,6 +10,12 @@ conservative, both ways:
 - no read of the name lets its tensor reach another name, a container or an unknown callee's
   result kept under another name (`y = h`, `y = h[0]`, `y = self.drop(h)`, `xs.append(h)`,
   `for row in h`): where one does, eager's write through `h` would change that other name too.
+
+The model's own `forward` (`inputs_are_private`) may also write on a copy of what the caller
+passed: a parameter, and a name bound by `h = x` at the top of the body where that is the
+only read of the parameter `x`. Nothing in the compiled program can see the caller's tensor,
+so the results are eager's; the caller's tensor is left as it was (eager changes it). A
+submodule's parameters stay shared: its caller may read them after the call.
 """
 
 from __future__ import annotations
@@ -29,14 +35,17 @@ softmax log_softmax abs sqrt clamp cumsum
 _TORCH_MODULES = frozenset({"torch", "F"})
 
 
-def fresh_names(func: ast.FunctionDef) -> frozenset[str]:
-    """The names whose every binding in `func`'s own scope makes a new tensor, and whose
-    tensor no other name can reach."""
+def fresh_names(func: ast.FunctionDef, inputs_are_private: bool = False) -> frozenset[str]:
+    """The names whose every binding in `func`'s own scope makes a new tensor (or, with
+    `inputs_are_private`, holds an input only `func` can reach), and whose tensor no other
+    name can reach."""
     verdict: dict[str, bool] = {}
     args = func.args
+    positional = [*args.posonlyargs, *args.args][1:]  # after `self`
     for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
         if arg is not None:
-            verdict[arg.arg] = False
+            verdict[arg.arg] = inputs_are_private and arg in positional
+    private = _private_copies(func, {a.arg for a in positional}) if inputs_are_private else set()
     nodes = list(_own_scope(func.body))
     judged = {id(t) for n in nodes if isinstance(n, ast.Assign) for t in n.targets}
     judged |= {id(n.target) for n in nodes if isinstance(n, ast.AnnAssign | ast.AugAssign)}
@@ -45,7 +54,8 @@ def fresh_names(func: ast.FunctionDef) -> frozenset[str]:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
                 if isinstance(target, ast.Name):
-                    verdict[target.id] = verdict.get(target.id, True) and _makes_new(node.value)
+                    verdict[target.id] = verdict.get(target.id, True) and (
+                        _makes_new(node.value) or id(node) in private)
                 else:
                     for name in ast.walk(target):
                         if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Store):
@@ -61,6 +71,76 @@ def fresh_names(func: ast.FunctionDef) -> frozenset[str]:
                 and verdict.get(node.id) and not _kept_to_itself(node, parents)):
             verdict[node.id] = False
     return frozenset(name for name, fresh in verdict.items() if fresh)
+
+
+def fresh_writes(func: ast.FunctionDef) -> frozenset[int]:
+    """The writes `h[i] = v` / `h[i] op= v` (by `id` of the statement) into a tensor made
+    just before in the same block: the last statement before it there that binds `h` makes a
+    new tensor (`h = h.clone()`), and nothing between them binds `h` or hands its tensor to
+    another name. Flow-sensitive where `fresh_names` is not: `h = x` earlier in the function,
+    or `h = self.helper(h)`, does not matter once `h = h.clone()` came last."""
+    parents = {child: node for node in ast.walk(func) for child in ast.iter_child_nodes(node)}
+    found: set[int] = set()
+    for block in _blocks(func):
+        for i, stmt in enumerate(block):
+            name = _written_name(stmt)
+            if name is None:
+                continue
+            for j in range(i - 1, -1, -1):
+                if not any(_stores(block[j], name)):
+                    continue
+                if _fresh_binding(block[j], name) and all(
+                        _reads_kept(s, name, parents) for s in block[j + 1:i]):
+                    found.add(id(stmt))
+                break
+    return frozenset(found)
+
+
+def _blocks(func: ast.FunctionDef):
+    """The statement lists of `func`'s own scope."""
+    yield func.body
+    for node in _own_scope(func.body):
+        for field in ("body", "orelse", "finalbody"):
+            stmts = getattr(node, field, None)
+            if isinstance(stmts, list) and stmts and isinstance(stmts[0], ast.stmt):
+                yield stmts
+
+
+def _written_name(stmt: ast.stmt) -> str | None:
+    target = (stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+              else stmt.target if isinstance(stmt, ast.AugAssign) else None)
+    if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+        return target.value.id
+    return None
+
+
+def _stores(stmt: ast.stmt, name: str):
+    return (n for n in _own_scope([stmt]) if isinstance(n, ast.Name) and n.id == name
+            and isinstance(n.ctx, ast.Store | ast.Del))
+
+
+def _fresh_binding(stmt: ast.stmt, name: str) -> bool:
+    return (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id == name
+            and _makes_new(stmt.value) and sum(1 for _ in _stores(stmt, name)) == 1)
+
+
+def _reads_kept(stmt: ast.stmt, name: str, parents: dict) -> bool:
+    return all(_kept_to_itself(n, parents) for n in _own_scope([stmt])
+               if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load))
+
+
+def _private_copies(func: ast.FunctionDef, params: set[str]) -> set[int]:
+    """The statements `h = x` at the top of `func`'s body that read a parameter `x` read
+    nowhere else."""
+    reads: dict[str, int] = {}
+    for node in ast.walk(func):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in params:
+            reads[node.id] = reads.get(node.id, 0) + 1
+    return {id(stmt) for stmt in func.body
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name) and isinstance(stmt.value, ast.Name)
+            and stmt.value.id in params and reads.get(stmt.value.id) == 1}
 
 
 _METADATA = frozenset({"shape", "dtype", "device", "ndim", "requires_grad", "is_cuda"})

@@ -17,6 +17,8 @@ from torch.nn.utils.stateless import _reparametrize_module
 from torch.overrides import TorchFunctionMode
 from torch.utils import _pytree as pytree
 
+from .lists import list_mode_active
+
 # The module being exported: its parameters and buffers are lifted into every branch.
 _root_module: contextvars.ContextVar[torch.nn.Module | None] = contextvars.ContextVar(
     "dync_root", default=None
@@ -124,10 +126,11 @@ def lifted(emit: Callable, functions: Sequence[Callable], values: tuple,
             for tl, slots in zip(lists, list_slots, strict=True):
                 tl.replace_tensors(ops[k] for k in slots)
             try:
-                if root is None:
-                    return fn(*lead, *local)
-                with _reparametrize_module(root, params):
-                    return fn(*lead, *local)
+                with list_mode_active():
+                    if root is None:
+                        return fn(*lead, *local)
+                    with _reparametrize_module(root, params):
+                        return fn(*lead, *local)
             finally:
                 for cell, value in zip(cells, saved, strict=True):
                     cell.cell_contents = value

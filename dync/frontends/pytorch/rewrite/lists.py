@@ -11,11 +11,12 @@ and `length`, a 0-d int64 tensor — that crosses `cond` as two tensors. Later a
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable
 from typing import Any
 
 import torch
-from torch.overrides import TorchFunctionMode
+from torch.overrides import TorchFunctionMode, _get_current_function_mode_stack
 
 from ....errors import UnsupportedConstructError
 
@@ -170,3 +171,15 @@ class BoundedListMode(TorchFunctionMode):
             shape = (*moved.shape[:d], moved.shape[d] * moved.shape[d + 1], *moved.shape[d + 2:])
             return moved.reshape(shape)
         return func(*args, **kwargs)
+
+
+@contextlib.contextmanager
+def list_mode_active():
+    """`BoundedListMode` on the torch-function mode stack for the duration: `torch.cond` and
+    `while_loop` trace their branches with the modes outside them set aside, and a branch
+    reading a bounded list (a loop left by `break` inside an `if` on data) needs it there."""
+    if any(isinstance(m, BoundedListMode) for m in _get_current_function_mode_stack()):
+        yield
+        return
+    with BoundedListMode():
+        yield

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 from ....errors import UnsupportedConstructError
 from . import liveness, runtime
-from .aliasing import fresh_names
+from .aliasing import fresh_names, fresh_writes
 
 RET_FLAG, RET_VALUE = "__dync_returned", "__dync_return_value"
 GENERATED_PREFIX = "__dync_"
@@ -75,13 +75,18 @@ def needs_rewrite(fn: Callable) -> bool:
     return False
 
 
-def rewrite_function(fn: Callable, owner: type | None = None) -> RewrittenFunction:
+def rewrite_function(fn: Callable, owner: type | None = None,
+                     entry: bool = False) -> RewrittenFunction:
+    """`entry`: `fn` is the model's own forward, whose arguments only the user's caller
+    shares (`aliasing.fresh_names`)."""
     func_def, filename, first_line = _parse(fn)
     where = f"{filename}:{first_line}"
     _reject_unsupported(func_def, filename, first_line)
     counter = itertools.count()
     func_def.body = _ExitsToFlags(counter).function_body(func_def.body)
-    func_def = _Predicates(filename, first_line, fresh_names(func_def)).visit(func_def)
+    private = entry and owner is not None and not _calls_itself(func_def)
+    func_def = _Predicates(filename, first_line, fresh_names(func_def, private),
+                           fresh_writes(func_def)).visit(func_def)
     live = liveness.analyze(func_def)
     func_def = _Functionalize(counter, filename, first_line, live).visit(func_def)
     func_def = _SuperCall().visit(func_def)
@@ -101,6 +106,14 @@ def rewrite_function(fn: Callable, owner: type | None = None) -> RewrittenFuncti
         raise UnsupportedConstructError("rewritten forward", f"does not compile: {e}", where) from e
     exec(code, namespace)
     return RewrittenFunction(fn, namespace[func_def.name], source, filename)
+
+
+def _calls_itself(func: ast.FunctionDef) -> bool:
+    """Whether `func` calls itself (`self.forward(...)`, recursion over a tree): then its
+    arguments may be its own caller's tensors."""
+    return any(isinstance(n, ast.Call) and (
+        isinstance(n.func, ast.Attribute) and n.func.attr == func.name
+        or isinstance(n.func, ast.Name) and n.func.id == func.name) for n in ast.walk(func))
 
 
 def _parse(fn: Callable) -> tuple[ast.FunctionDef, str, int]:
@@ -317,10 +330,12 @@ _AUGMENTED = {ast.Add: "iadd", ast.Sub: "isub", ast.Mult: "imul", ast.Div: "itru
 
 
 class _Predicates(ast.NodeTransformer):
-    def __init__(self, filename: str, first_line: int, fresh: frozenset[str] = frozenset()):
+    def __init__(self, filename: str, first_line: int, fresh: frozenset[str] = frozenset(),
+                 fresh_writes: frozenset[int] = frozenset()):
         self.filename = filename
         self.first_line = first_line
         self.fresh = fresh  # variables only ever holding tensors made here (aliasing.py)
+        self.fresh_writes = fresh_writes  # writes into a tensor made just before them
         self.depth = 0  # how many ifs and loops the visited statement is inside
 
     def _nested(self, node: ast.AST) -> ast.AST:
@@ -331,11 +346,11 @@ class _Predicates(ast.NodeTransformer):
             self.depth -= 1
         return node
 
-    def _written_item(self, target: ast.expr) -> str | None:
+    def _written_item(self, node: ast.stmt, target: ast.expr) -> str | None:
         """The variable `h` of a target `h[...]` to write on a copy (inside control flow,
         where a branch or loop body may not change what it was given), else None."""
         if (self.depth and isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)
-                and target.value.id in self.fresh):
+                and (target.value.id in self.fresh or id(node) in self.fresh_writes)):
             return target.value.id
         return None
 
@@ -368,7 +383,7 @@ class _Predicates(ast.NodeTransformer):
         """`v = []` -> `v = __dync__.new_list(site)`: a list that may grow on a data-dependent
         path (see `lists.py`)."""
         self.generic_visit(node)
-        if len(node.targets) == 1 and self._written_item(node.targets[0]):
+        if len(node.targets) == 1 and self._written_item(node, node.targets[0]):
             return self._setitem(node, node.targets[0], node.value)
         if (len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
                 and isinstance(node.value, ast.List) and not node.value.elts):
@@ -379,7 +394,7 @@ class _Predicates(ast.NodeTransformer):
     def visit_AugAssign(self, node: ast.AugAssign) -> ast.stmt:
         """`v += e` -> `v = v + e`: a branch must not mutate a tensor it received."""
         self.generic_visit(node)
-        if self._written_item(node.target) and type(node.op) in _AUGMENTED:
+        if self._written_item(node, node.target) and type(node.op) in _AUGMENTED:
             return self._setitem(node, node.target, node.value, _AUGMENTED[type(node.op)])
         if not isinstance(node.target, ast.Name):
             return node

@@ -1,0 +1,65 @@
+// RUN: dync-opt %s --split-input-file --dync-tie-region-shapes | FileCheck %s
+
+// A tensor leaving an scf.if is viewed to sizes read from the argument bound to the same
+// symbol; its later uses read the view, bound like the tensor.
+// CHECK-LABEL: func.func @main
+// CHECK:         %[[B:.+]] = torch.symbolic_int "batch"
+// CHECK:         torch.bind_symbolic_shape %arg0
+// CHECK:         %[[AXIS:.+]] = torch.constant.int 0
+// CHECK:         %[[SIZE:.+]] = torch.aten.size.int %arg0, %[[AXIS]]
+// CHECK:         %[[IF:.+]] = scf.if
+// CHECK:         %[[T:.+]] = torch_c.from_builtin_tensor %[[IF]]
+// CHECK:         %[[C8:.+]] = torch.constant.int 8
+// CHECK:         torch.bind_symbolic_shape %[[T]], [%[[B]]]
+// CHECK:         %[[SHAPE:.+]] = torch.prim.ListConstruct %[[SIZE]], %[[C8]]
+// CHECK:         %[[VIEW:.+]] = torch.aten.view %[[T]], %[[SHAPE]]
+// CHECK:         torch.bind_symbolic_shape %[[VIEW]], [%[[B]]], affine_map<()[s0] -> (s0, 8)>
+// CHECK:         torch.aten.add.Tensor %[[VIEW]], %arg0
+module attributes {dync.symbols = {batch = {max = 64 : i64, min = 1 : i64}}} {
+  func.func @main(%arg0: !torch.vtensor<[?,8],f32> {dync.shape = ["batch", 8]}, %flag: !torch.bool) -> (!torch.vtensor<[?,8],f32> {dync.shape = ["batch", 8]}) attributes {dync.entry} {
+    %b = torch.symbolic_int "batch" {min_val = 1, max_val = 64} : !torch.int
+    torch.bind_symbolic_shape %arg0, [%b], affine_map<()[s0] -> (s0, 8)> : !torch.vtensor<[?,8],f32>
+    %int1 = torch.constant.int 1
+    %c = torch_c.to_i1 %flag
+    %x = torch_c.to_builtin_tensor %arg0 : !torch.vtensor<[?,8],f32> -> tensor<?x8xf32>
+    %r = scf.if %c -> (tensor<?x8xf32>) {
+      %t = torch.aten.tanh %arg0 : !torch.vtensor<[?,8],f32> -> !torch.vtensor<[?,8],f32>
+      %tb = torch_c.to_builtin_tensor %t : !torch.vtensor<[?,8],f32> -> tensor<?x8xf32>
+      scf.yield %tb : tensor<?x8xf32>
+    } else {
+      scf.yield %x : tensor<?x8xf32>
+    }
+    %h = torch_c.from_builtin_tensor %r : tensor<?x8xf32> -> !torch.vtensor<[?,8],f32>
+    torch.bind_symbolic_shape %h, [%b], affine_map<()[s0] -> (s0, 8)> : !torch.vtensor<[?,8],f32>
+    %s = torch.aten.add.Tensor %h, %arg0, %int1 : !torch.vtensor<[?,8],f32>, !torch.vtensor<[?,8],f32>, !torch.int -> !torch.vtensor<[?,8],f32>
+    return %s : !torch.vtensor<[?,8],f32>
+  }
+}
+
+// -----
+
+// Left alone: a dim no argument has (a size the branch computed from data), and a dim that
+// is an expression of the arguments' symbols rather than one of them.
+// CHECK-LABEL: func.func @main
+// CHECK-NOT:     torch.aten.view
+// CHECK-NOT:     torch.aten.size.int
+// CHECK:         return
+module attributes {dync.symbols = {batch = {max = 64 : i64, min = 1 : i64}, u0 = {max = 64 : i64, min = 0 : i64}}} {
+  func.func @main(%arg0: !torch.vtensor<[?,8],f32> {dync.shape = ["batch", 8]}, %flag: !torch.bool) -> (!torch.vtensor<[?,8],f32> {dync.shape = ["u0", 8]}) attributes {dync.entry} {
+    %b = torch.symbolic_int "batch" {min_val = 1, max_val = 64} : !torch.int
+    %u = torch.symbolic_int "u0" {min_val = 0, max_val = 64} : !torch.int
+    torch.bind_symbolic_shape %arg0, [%b], affine_map<()[s0] -> (s0, 8)> : !torch.vtensor<[?,8],f32>
+    %c = torch_c.to_i1 %flag
+    %x = torch_c.to_builtin_tensor %arg0 : !torch.vtensor<[?,8],f32> -> tensor<?x8xf32>
+    %r:2 = scf.if %c -> (tensor<?x8xf32>, tensor<?x8xf32>) {
+      scf.yield %x, %x : tensor<?x8xf32>, tensor<?x8xf32>
+    } else {
+      scf.yield %x, %x : tensor<?x8xf32>, tensor<?x8xf32>
+    }
+    %h = torch_c.from_builtin_tensor %r#0 : tensor<?x8xf32> -> !torch.vtensor<[?,8],f32>
+    torch.bind_symbolic_shape %h, [%u], affine_map<()[s0] -> (s0, 8)> : !torch.vtensor<[?,8],f32>
+    %g = torch_c.from_builtin_tensor %r#1 : tensor<?x8xf32> -> !torch.vtensor<[?,8],f32>
+    torch.bind_symbolic_shape %g, [%b], affine_map<()[s0] -> (s0 * 2, 8)> : !torch.vtensor<[?,8],f32>
+    return %h : !torch.vtensor<[?,8],f32>
+  }
+}
