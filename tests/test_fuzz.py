@@ -82,3 +82,13 @@ def test_the_campaign_has_a_stamped_section_in_benchmarks_md(tmp_path: Path):
     page = "# Benchmarks\n\n## Latency\n\nx\n\n## CUDA\n\ny\n"
     once = report.with_section(page, path)
     assert once.count("## Fuzzing") == 1 and report.with_section(once, path) == once
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "seed 805 of the 1,000-program campaign: a silent mismatch in one graph (up to 0.93 on "
+    "inputs whose path the example does not take, so the first-call check passes). The "
+    "exported program agrees with eager, and the module is wrong without dync's passes too: "
+    "the lowering or IREE. Open in issue 32; this test passes (and fails as XPASS) when fixed."))
+def test_seed_805_is_correct(tmp_path: Path):
+    (result,) = campaign([805], tmp_path, say=print)
+    assert result.outcome == "correct", result.detail
