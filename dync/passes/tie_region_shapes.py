@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from iree.compiler import ir
 
+from ..dialects.symbolic import bound_dims
 from ..dialects.torch_ops import BIND, bindings, create, int_constant, owner
 from ..dialects.walk import functions, ops_named
 from .pipeline import Pass
@@ -28,26 +29,13 @@ from .pipeline import Pass
 _REGION_OPS = ("scf.if", "scf.while")
 
 
-def _symbol(value: ir.Value) -> str | None:
-    op = owner(value)
-    if op is None or op.name != "torch.symbolic_int":
-        return None
-    return ir.StringAttr(op.attributes["symbol_name"]).value
-
-
 def _dims(bind: ir.Operation) -> list[int | str] | None:
     """The dims a binding states: ints, or symbol names where a dim is a plain symbol;
     None when a dim is any other expression."""
-    symbols = [_symbol(v) for v in list(bind.operands)[1:]]
-    dims: list[int | str] = []
-    for expr in ir.AffineMapAttr(bind.attributes["shape_expressions"]).value.results:
-        if isinstance(expr, ir.AffineConstantExpr):
-            dims.append(expr.value)
-        elif isinstance(expr, ir.AffineSymbolExpr) and symbols[expr.position] is not None:
-            dims.append(symbols[expr.position])
-        else:
-            return None
-    return dims
+    dims = list(bound_dims(bind))
+    if not all(d.is_Integer or d.is_Symbol for d in dims):
+        return None
+    return [int(d) if d.is_Integer else d.name for d in dims]
 
 
 def _argument_dims(func: ir.Operation) -> dict[str, tuple[ir.Value, int]]:
