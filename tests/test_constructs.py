@@ -214,6 +214,43 @@ class RoutedRow(nn.Module):
         return x + 0.5 * x[x.sum(dim=1).argmax()]
 
 
+class TwoRoutings(nn.Module):
+    """Two top-k routings over a dynamic batch (a mixture of experts two layers deep): IREE
+    gave both sorts one index iota, and the second one's indices were wrong
+    (dync-pack-sort-keys)."""
+
+    def __init__(self):
+        super().__init__()
+        self.gates = nn.ModuleList([nn.Linear(8, 8), nn.Linear(8, 8)])
+
+    def forward(self, x):
+        for gate in self.gates:
+            weights, chosen = torch.topk(gate(x), k=3, dim=1)
+            x = x + (torch.softmax(weights, dim=1) * x.gather(1, chosen)).sum(1, keepdim=True)
+        return x
+
+
+class SortsInBranch(nn.Module):
+    """Two top-k of the same shape inside one branch, picking columns (fuzz seed 805)."""
+
+    def forward(self, x):
+        if x.mean() > 0:
+            for _ in range(2):
+                top = torch.topk(x.sum(dim=0), k=3).indices
+                x = x + x[:, top].mean(dim=1, keepdim=True)
+            return x
+        return x * 2.0
+
+
+class StableSorts(nn.Module):
+    """`sort(stable=True)`, `argsort(stable=True)`, `msort`: ops IREE does not lower."""
+
+    def forward(self, x):
+        values, order = torch.sort(x, dim=1, descending=True, stable=True)
+        rank = torch.argsort(order, dim=1, stable=True)
+        return values + rank.float() + torch.msort(x)
+
+
 class AliasedWriteInBranch(nn.Module):
     """A write through a second name of a tensor inside a branch: eager changes both names,
     so dync must not write on a copy (it runs the branch as Python)."""
@@ -353,6 +390,9 @@ CONSTRUCTS = {
     "subscript assignment in a branch": (SubscriptAssignmentInBranch, VECTOR, True),
     "subscript assignment in a loop over a dynamic size": (LoopOverBatch, VECTOR, True),
     "row picked by a 0-d tensor index": (RoutedRow, VECTOR, True),
+    "two top-k routings over a dynamic batch": (TwoRoutings, VECTOR, True),
+    "two top-k of one shape in a branch": (SortsInBranch, VECTOR, True),
+    "stable sort, argsort and msort": (StableSorts, VECTOR, True),
     "write through an alias in a branch": (AliasedWriteInBranch, VECTOR, False),
     "write into a tensor another name holds": (AliasOfAFreshTensor, VECTOR, False),
     "tensor literal in a branch": (LiteralInBranch, VECTOR, True),

@@ -46,6 +46,11 @@ def constant_int(value: ir.Value) -> int | None:
     return None if op is None else ir.IntegerAttr(op.attributes["value"]).value
 
 
+def constant_bool(value: ir.Value) -> bool | None:
+    op = defining(value, "torch.constant.bool")
+    return None if op is None else ir.BoolAttr(op.attributes["value"]).value
+
+
 def constant_int_list(value: ir.Value) -> list[int] | None:
     """The ints of a `torch.prim.ListConstruct` of `torch.constant.int`s, else None."""
     op = defining(value, "torch.prim.ListConstruct")

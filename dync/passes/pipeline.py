@@ -27,6 +27,7 @@ _PASS_MODULES = {
     "dync-fuse-padding": "dync.passes.fuse_padding",
     "dync-isolate-subdnns": "dync.passes.isolate_subdnns",
     "dync-loop-batch": "dync.passes.loop_batch",
+    "dync-pack-sort-keys": "dync.passes.pack_sort_keys",
     "dync-patch-stages": "dync.passes.patch_stages",
     "dync-plan-buffers": "dync.passes.plan_buffers",
     "dync-plan-execution": "dync.passes.plan_execution",
@@ -44,8 +45,8 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "dync-specialize", "dync-bucket", "dync-canonicalize", "dync-rdp", "dync-sink-into-branches",
     "dync-split-subdnns", "dync-loop-batch", "dync-fuse", "dync-channels-last",
     "dync-plan-execution", "dync-patch-stages", "dync-fuse-padding", "dync-isolate-subdnns",
-    "dync-canonicalize", "dync-plan-buffers", "dync-check-indices", "dync-tie-region-shapes",
-    "dync-verify")
+    "dync-canonicalize", "dync-plan-buffers", "dync-check-indices", "dync-pack-sort-keys",
+    "dync-tie-region-shapes", "dync-verify")
 
 
 class Pass:

@@ -1,0 +1,92 @@
+// RUN: dync-opt %s --split-input-file --dync-pack-sort-keys | FileCheck %s
+
+// topk, largest first, over a dynamic batch: float bits ordered as ints (negatives flipped,
+// NaN above +inf), times 2**32, plus the index counted down from 2**32 - 1; one sort of the
+// keys, the first k, the index back from the low bits, the values gathered at it.
+// CHECK-LABEL: func.func @topk
+// CHECK-NOT:     torch.aten.topk
+// CHECK:         %[[BITS32:.*]] = torch.aten.view.dtype %arg0
+// CHECK:         %[[BITS:.*]] = torch.aten.to.dtype %[[BITS32]]
+// CHECK:         %[[NEG:.*]] = torch.aten.lt.Scalar %[[BITS]]
+// CHECK:         %[[FLIP:.*]] = torch.aten.rsub.Scalar %[[BITS]], %int-2147483648
+// CHECK:         %[[ORDER:.*]] = torch.aten.where.self %[[NEG]], %[[FLIP]], %[[BITS]]
+// CHECK:         %[[NAN:.*]] = torch.aten.isnan %arg0
+// CHECK:         %[[ORDER2:.*]] = torch.aten.masked_fill.Scalar %[[ORDER]], %[[NAN]], %int2147483648
+// CHECK:         %[[HIGH:.*]] = torch.aten.mul.Scalar %[[ORDER2]], %int4294967296
+// CHECK:         %[[IOTA:.*]] = torch.aten.arange %int8
+// CHECK:         %[[ROW:.*]] = torch.aten.view %[[IOTA]], {{.*}} -> !torch.vtensor<[1,8],si64>
+// CHECK:         %[[DOWN:.*]] = torch.aten.rsub.Scalar %[[ROW]], %int4294967295
+// CHECK:         %[[KEYS:.*]] = torch.aten.add.Tensor %[[HIGH]], %[[DOWN]]
+// CHECK:         %[[SORTED:.*]], %{{.*}} = torch.aten.sort %[[KEYS]], %int1{{.*}}, %true{{.*}} -> !torch.vtensor<[?,8],si64>, !torch.vtensor<[?,8],si64>
+// CHECK:         %[[FIRST:.*]] = torch.aten.slice.Tensor %[[SORTED]], %int1, %int0, %int3, %int1
+// CHECK:         %[[LOW:.*]] = torch.aten.remainder.Scalar %[[FIRST]], %int4294967296
+// CHECK:         %[[IDX:.*]] = torch.aten.rsub.Scalar %[[LOW]], %int4294967295
+// CHECK:         %[[VALUES:.*]] = torch.aten.gather %arg0, %int1, %[[IDX]]
+// CHECK:         return %[[VALUES]], %[[IDX]]
+func.func @topk(%x: !torch.vtensor<[?,8],f32>) -> (!torch.vtensor<[?,3],f32>, !torch.vtensor<[?,3],si64>) {
+  %int3 = torch.constant.int 3
+  %int-1 = torch.constant.int -1
+  %true = torch.constant.bool true
+  %values, %indices = torch.aten.topk %x, %int3, %int-1, %true, %true : !torch.vtensor<[?,8],f32>, !torch.int, !torch.int, !torch.bool, !torch.bool -> !torch.vtensor<[?,3],f32>, !torch.vtensor<[?,3],si64>
+  return %values, %indices : !torch.vtensor<[?,3],f32>, !torch.vtensor<[?,3],si64>
+}
+
+// -----
+
+// argsort(stable=True), smallest first, of f16 along a dynamic dim: converted to f32 first,
+// the length read at run time, the index counted up and taken as it is.
+// CHECK-LABEL: func.func @argsort_stable
+// CHECK-NOT:     torch.operator
+// CHECK:         %[[F32:.*]] = torch.aten.to.dtype %arg0, %int6
+// CHECK:         torch.aten.view.dtype %[[F32]], %int3
+// CHECK:         %[[N:.*]] = torch.aten.size.int %arg0, %int1
+// CHECK:         %[[IOTA:.*]] = torch.aten.arange %[[N]]
+// CHECK:         %[[SHAPE:.*]] = torch.prim.ListConstruct %{{.*}}, %[[N]]
+// CHECK:         %[[ROW:.*]] = torch.aten.view %[[IOTA]], %[[SHAPE]]
+// CHECK-NEXT:    torch.aten.add.Tensor %{{.*}}, %[[ROW]]
+// CHECK:         %[[SORTED:.*]], %{{.*}} = torch.aten.sort %{{.*}}, %int1{{.*}}, %false
+// CHECK-NEXT:    %[[IDX:.*]] = torch.aten.remainder.Scalar %[[SORTED]], %int4294967296
+// CHECK-NEXT:    return %[[IDX]]
+func.func @argsort_stable(%x: !torch.vtensor<[2,?],f16>) -> !torch.vtensor<[2,?],si64> {
+  %true = torch.constant.bool true
+  %false = torch.constant.bool false
+  %int1 = torch.constant.int 1
+  %0 = torch.operator "torch.aten.argsort.stable"(%x, %true, %int1, %false) : (!torch.vtensor<[2,?],f16>, !torch.bool, !torch.int, !torch.bool) -> !torch.vtensor<[2,?],si64>
+  return %0 : !torch.vtensor<[2,?],si64>
+}
+
+// -----
+
+// msort of int32: the values are their own order, along dim 0.
+// CHECK-LABEL: func.func @msort
+// CHECK-NOT:     torch.operator
+// CHECK-NOT:     torch.aten.view.dtype
+// CHECK:         %[[ORDER:.*]] = torch.aten.to.dtype %arg0, %int4
+// CHECK:         torch.aten.mul.Scalar %[[ORDER]], %int4294967296
+// CHECK:         torch.aten.view {{.*}} -> !torch.vtensor<[5,1],si64>
+// CHECK:         torch.aten.sort %{{.*}}, %int0{{.*}}, %false
+// CHECK:         %[[VALUES:.*]] = torch.aten.gather %arg0, %int0
+// CHECK:         return %[[VALUES]]
+func.func @msort(%x: !torch.vtensor<[5,3],si32>) -> !torch.vtensor<[5,3],si32> {
+  %0 = torch.operator "torch.aten.msort"(%x) : (!torch.vtensor<[5,3],si32>) -> !torch.vtensor<[5,3],si32>
+  return %0 : !torch.vtensor<[5,3],si32>
+}
+
+// -----
+
+// int64 has no room for the index: sort(stable=True), which IREE does not lower, becomes
+// IREE's own sort; a plain sort of int64 is left as it is.
+// CHECK-LABEL: func.func @wide
+// CHECK-NOT:     torch.operator
+// CHECK-NOT:     torch.aten.mul.Scalar
+// CHECK:         %[[V:.*]], %[[I:.*]] = torch.aten.sort %arg0, %int0{{.*}}, %true{{.*}} : !torch.vtensor<[7],si64>
+// CHECK:         %[[V2:.*]], %[[I2:.*]] = torch.aten.sort %arg0, %int0, %false
+// CHECK:         return %[[V]], %[[I]], %[[I2]]
+func.func @wide(%x: !torch.vtensor<[7],si64>) -> (!torch.vtensor<[7],si64>, !torch.vtensor<[7],si64>, !torch.vtensor<[7],si64>) {
+  %true = torch.constant.bool true
+  %false = torch.constant.bool false
+  %int0 = torch.constant.int 0
+  %0:2 = torch.operator "torch.aten.sort.stable"(%x, %true, %int0, %true) : (!torch.vtensor<[7],si64>, !torch.bool, !torch.int, !torch.bool) -> (!torch.vtensor<[7],si64>, !torch.vtensor<[7],si64>)
+  %values, %indices = torch.aten.sort %x, %int0, %false : !torch.vtensor<[7],si64>, !torch.int, !torch.bool -> !torch.vtensor<[7],si64>, !torch.vtensor<[7],si64>
+  return %0#0, %0#1, %indices : !torch.vtensor<[7],si64>, !torch.vtensor<[7],si64>, !torch.vtensor<[7],si64>
+}
