@@ -101,8 +101,8 @@ class Row:
 
 
 # The pipeline without dync's own passes: only the housekeeping every compile needs.
-BASELINE_PASSES = ("dync-canonicalize", "dync-pack-sort-keys", "dync-tie-region-shapes",
-                   "dync-verify")
+BASELINE_PASSES = ("dync-canonicalize", "dync-pack-sort-keys", "dync-distinct-fills",
+                   "dync-tie-region-shapes", "dync-verify")
 
 # The ablation: each of dync's optimizations off in turn (name -> `dync.compile` options), and
 # the one that is off by default (shape-specialized versions) turned on, for the hottest sizes

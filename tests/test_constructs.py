@@ -242,6 +242,26 @@ class SortsInBranch(nn.Module):
         return x * 2.0
 
 
+class FreshTensorsWrittenInPlace(nn.Module):
+    """Two tensors of zeros (or two aranges) of the input's dynamic shape, each written in
+    place: IREE merged the two fills and both writes landed in one buffer
+    (dync-distinct-fills)."""
+
+    def forward(self, x):
+        a = torch.zeros_like(x)
+        a[:, 0] = x[:, 1]
+        b = torch.zeros_like(x)
+        b[:, 0] = x[:, 2] * 3.0
+        chosen = (x > x.mean()).long()
+        c = torch.zeros_like(x).scatter_add(1, chosen, x)
+        d = torch.zeros_like(x).scatter_add(1, 1 - chosen, x * 2.0)
+        n = torch.arange(x.shape[0]).float()
+        n[0] = x[0, 1]
+        m = torch.arange(x.shape[0]).float()
+        m[-1] = x[-1, 2]
+        return a + 10 * b + c + 100 * d + n[:, None] + 1000 * m[:, None]
+
+
 class StableSorts(nn.Module):
     """`sort(stable=True)`, `argsort(stable=True)`, `msort`: ops IREE does not lower."""
 
@@ -393,6 +413,7 @@ CONSTRUCTS = {
     "two top-k routings over a dynamic batch": (TwoRoutings, VECTOR, True),
     "two top-k of one shape in a branch": (SortsInBranch, VECTOR, True),
     "stable sort, argsort and msort": (StableSorts, VECTOR, True),
+    "fresh tensors of one shape written in place": (FreshTensorsWrittenInPlace, VECTOR, True),
     "write through an alias in a branch": (AliasedWriteInBranch, VECTOR, False),
     "write into a tensor another name holds": (AliasOfAFreshTensor, VECTOR, False),
     "tensor literal in a branch": (LiteralInBranch, VECTOR, True),

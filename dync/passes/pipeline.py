@@ -22,6 +22,7 @@ _PASS_MODULES = {
     "dync-canonicalize": "dync.passes.canonicalize",
     "dync-check-indices": "dync.passes.check_indices",
     "dync-channels-last": "dync.passes.channels_last",
+    "dync-distinct-fills": "dync.passes.distinct_fills",
     "dync-exact-loops": "dync.passes.exact_loops",
     "dync-fuse": "dync.passes.fuse",
     "dync-fuse-padding": "dync.passes.fuse_padding",
@@ -46,7 +47,7 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "dync-split-subdnns", "dync-loop-batch", "dync-fuse", "dync-channels-last",
     "dync-plan-execution", "dync-patch-stages", "dync-fuse-padding", "dync-isolate-subdnns",
     "dync-canonicalize", "dync-plan-buffers", "dync-check-indices", "dync-pack-sort-keys",
-    "dync-tie-region-shapes", "dync-verify")
+    "dync-distinct-fills", "dync-tie-region-shapes", "dync-verify")
 
 
 class Pass:

@@ -1,0 +1,131 @@
+"""`dync-distinct-fills`: every tensor made from nothing but its shape is made from a value of
+its own.
+
+Reads: fills (`torch.aten.zeros`, `ones`, `full`, their `_like` and `new_` forms,
+`fill.Scalar`) and aranges (`arange`, `arange.start`, `arange.start_step`) whose result has a
+dynamic dim, in every function.
+Writes: a fill's value (0 or 1 made explicit: `zeros` becomes `full`, `zeros_like` becomes
+`full_like`, `new_zeros` becomes `new_full`) read through a `util.optimization_barrier` of its
+own (between `torch_c` casts); an arange gets a barrier's 0 added. Values, dtypes and shapes
+are unchanged.
+
+Why: IREE 3.13 merges two fills (or aranges) of the same shape into one when it cannot make
+them constants, which it does not for dynamic shapes, and then writes both tensors' in-place
+updates into that one buffer (copy-on-write gives each its own producer, and the CSE after it
+merges them again). `a = torch.zeros_like(x); a[:, 0] = u; b = torch.zeros_like(x);
+b[:, 0] = v` returned `a` with both writes and `b` all zeros; two `scatter_add` into
+`zeros_like`, two `index_put` into `arange(n)` the same (`lit/upstream/iree-shared-fill.mlir`).
+A barrier is never merged, so neither are the fills it feeds. The cost: IREE no longer sees
+the fill's value as a constant (it cannot fold a zero fill into what reads it). Static fills
+are constants, which copy-on-write copies correctly, and are left alone. No paper section: a
+workaround at the boundary to IREE, like `dync-pack-sort-keys` for the sorts' index iotas.
+"""
+
+from __future__ import annotations
+
+from iree.compiler import ir
+
+from ..dialects.symbolic import element_type, type_dims
+from ..dialects.torch_ops import create
+from ..dialects.walk import functions, nested_ops
+from .pipeline import Pass
+
+# op -> (the op it becomes, where its fill value goes, the value made explicit); a fill that
+# has a value already keeps its name and has None as the value.
+_FILLS = {
+    "torch.aten.zeros": ("torch.aten.full", 1, 0),
+    "torch.aten.ones": ("torch.aten.full", 1, 1),
+    "torch.aten.zeros_like": ("torch.aten.full_like", 1, 0),
+    "torch.aten.ones_like": ("torch.aten.full_like", 1, 1),
+    "torch.aten.new_zeros": ("torch.aten.new_full", 2, 0),
+    "torch.aten.new_ones": ("torch.aten.new_full", 2, 1),
+    "torch.aten.full": ("torch.aten.full", 1, None),
+    "torch.aten.full_like": ("torch.aten.full_like", 1, None),
+    "torch.aten.new_full": ("torch.aten.new_full", 2, None),
+    "torch.aten.fill.Scalar": ("torch.aten.fill.Scalar", 1, None),
+}
+_ARANGES = ("torch.aten.arange", "torch.aten.arange.start", "torch.aten.arange.start_step")
+
+# torch scalar type -> (its builtin type, the casts to and from it)
+_SCALARS = {
+    "!torch.float": ("f64", "torch_c.to_f64", "torch_c.from_f64"),
+    "!torch.int": ("i64", "torch_c.to_i64", "torch_c.from_i64"),
+    "!torch.bool": ("i1", "torch_c.to_i1", "torch_c.from_i1"),
+}
+
+
+class DistinctFills(Pass):
+    name = "dync-distinct-fills"
+    summary = "fills and aranges of dynamic shape read a value of their own (IREE merges them)"
+
+    def run(self, module: ir.Operation) -> None:
+        # IREE's context registers `util` lazily; an op built by name before it is loaded
+        # resolves to another op of the dialect later.
+        module.context.dialects["util"]
+        with module.context, ir.Location.unknown():
+            for func in functions(module).values():
+                self._run(func)
+
+    def _run(self, func: ir.Operation) -> None:
+        for op in nested_ops(func):
+            if op.name not in _FILLS and op.name not in _ARANGES:
+                continue
+            dims = type_dims(op.results[0].type)
+            if dims is None or None not in dims:
+                continue  # static: IREE makes it a constant
+            if op.name in _FILLS:
+                _refill(op, *_FILLS[op.name])
+            else:
+                _offset(op)
+
+
+def _scalar_kind(result: ir.Type) -> str:
+    element = element_type(result) or "f32"
+    if element == "i1":
+        return "!torch.bool"
+    return "!torch.float" if element.startswith(("f", "bf")) else "!torch.int"
+
+
+def _constant(kind: str, value: int, ip: ir.InsertionPoint, loc: ir.Location) -> ir.Value:
+    if kind == "!torch.float":
+        return create("torch.constant.float", kind, ip, loc,
+                      value=ir.FloatAttr.get(ir.F64Type.get(), float(value)))
+    if kind == "!torch.bool":
+        return create("torch.constant.bool", kind, ip, loc, value=ir.BoolAttr.get(bool(value)))
+    return create("torch.constant.int", kind, ip, loc,
+                  value=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), value))
+
+
+def _behind_barrier(value: ir.Value, ip: ir.InsertionPoint, loc: ir.Location) -> ir.Value:
+    """`value` (a torch scalar) through a `util.optimization_barrier` of its own."""
+    builtin, to, back = _SCALARS[str(value.type)]
+    raw = create(to, builtin, ip, loc, operands=[value])
+    barrier = create("util.optimization_barrier", builtin, ip, loc, operands=[raw])
+    return create(back, value.type, ip, loc, operands=[barrier])
+
+
+def _refill(op: ir.Operation, name: str, at: int, explicit: int | None) -> None:
+    ip, loc = ir.InsertionPoint(op), op.location
+    operands = list(op.operands)
+    if explicit is None:
+        if str(operands[at].type) not in _SCALARS:
+            return
+        operands[at] = _behind_barrier(operands[at], ip, loc)
+    else:
+        value = _constant(_scalar_kind(op.results[0].type), explicit, ip, loc)
+        operands.insert(at, _behind_barrier(value, ip, loc))
+    fill = create(name, op.results[0].type, ip, loc, operands=operands)
+    op.results[0].replace_all_uses_with(fill)
+    op.erase()
+
+
+def _offset(op: ir.Operation) -> None:
+    result = op.results[0]
+    kind = _scalar_kind(result.type)
+    if kind == "!torch.bool":
+        return
+    ip, loc = ir.InsertionPoint.after(op), op.location
+    zero = _behind_barrier(_constant(kind, 0, ip, loc), ip, loc)
+    one = _constant("!torch.int", 1, ip, loc)
+    shifted = create("torch.aten.add.Scalar", result.type, ip, loc, operands=[result, zero, one])
+    result.replace_all_uses_except(shifted, shifted.owner.operation)

@@ -1,0 +1,39 @@
+// RUN: dync-opt %s --dync-distinct-fills | FileCheck %s
+
+// Fills of a dynamic shape take their value (made explicit for zeros and ones) through a
+// barrier of their own; an arange of a dynamic length gets a barrier's 0 added; a static fill
+// (a constant to IREE) is left alone.
+// CHECK-LABEL: func.func @fills
+// CHECK:         %[[ZERO:.*]] = torch.constant.float 0.000000e+00
+// CHECK-NEXT:    %[[Z64:.*]] = torch_c.to_f64 %[[ZERO]]
+// CHECK-NEXT:    %[[ZB:.*]] = util.optimization_barrier %[[Z64]] : f64
+// CHECK-NEXT:    %[[ZV:.*]] = torch_c.from_f64 %[[ZB]]
+// CHECK-NEXT:    %[[A:.*]] = torch.aten.full_like %arg0, %[[ZV]], %none, %none, %none, %false, %none
+// CHECK:         %[[ONE:.*]] = torch.constant.float 1.000000e+00
+// CHECK:         %[[OB:.*]] = util.optimization_barrier %{{.*}} : f64
+// CHECK:         %[[OV:.*]] = torch_c.from_f64 %[[OB]]
+// CHECK-NEXT:    %[[B:.*]] = torch.aten.full %{{.*}}, %[[OV]], %none, %none, %none, %none
+// CHECK:         %[[C:.*]] = torch.aten.arange %arg1
+// CHECK:         %[[IB:.*]] = util.optimization_barrier %{{.*}} : i64
+// CHECK-NEXT:    %[[IV:.*]] = torch_c.from_i64 %[[IB]]
+// CHECK:         %[[C2:.*]] = torch.aten.add.Scalar %[[C]], %[[IV]]
+// CHECK:         %[[D:.*]] = torch.aten.zeros %{{.*}} -> !torch.vtensor<[4,8],f32>
+// CHECK:         %[[FB:.*]] = util.optimization_barrier %{{.*}} : i64
+// CHECK-NEXT:    %[[FV:.*]] = torch_c.from_i64 %[[FB]]
+// CHECK-NEXT:    %[[E:.*]] = torch.aten.fill.Scalar %arg2, %[[FV]]
+// CHECK:         return %[[A]], %[[B]], %[[C2]], %[[D]], %[[E]]
+func.func @fills(%x: !torch.vtensor<[?,8],f32>, %n: !torch.int, %ids: !torch.vtensor<[?],si64>) -> (!torch.vtensor<[?,8],f32>, !torch.vtensor<[?,8],f32>, !torch.vtensor<[?],si64>, !torch.vtensor<[4,8],f32>, !torch.vtensor<[?],si64>) {
+  %none = torch.constant.none
+  %false = torch.constant.bool false
+  %int8 = torch.constant.int 8
+  %int4 = torch.constant.int 4
+  %int-1 = torch.constant.int -1
+  %a = torch.aten.zeros_like %x, %none, %none, %none, %false, %none : !torch.vtensor<[?,8],f32>, !torch.none, !torch.none, !torch.none, !torch.bool, !torch.none -> !torch.vtensor<[?,8],f32>
+  %size = torch.prim.ListConstruct %n, %int8 : (!torch.int, !torch.int) -> !torch.list<int>
+  %b = torch.aten.ones %size, %none, %none, %none, %none : !torch.list<int>, !torch.none, !torch.none, !torch.none, !torch.none -> !torch.vtensor<[?,8],f32>
+  %c = torch.aten.arange %n, %int4, %none, %none, %none : !torch.int, !torch.int, !torch.none, !torch.none, !torch.none -> !torch.vtensor<[?],si64>
+  %static = torch.prim.ListConstruct %int4, %int8 : (!torch.int, !torch.int) -> !torch.list<int>
+  %d = torch.aten.zeros %static, %none, %none, %none, %none : !torch.list<int>, !torch.none, !torch.none, !torch.none, !torch.none -> !torch.vtensor<[4,8],f32>
+  %e = torch.aten.fill.Scalar %ids, %int-1 : !torch.vtensor<[?],si64>, !torch.int -> !torch.vtensor<[?],si64>
+  return %a, %b, %c, %d, %e : !torch.vtensor<[?,8],f32>, !torch.vtensor<[?,8],f32>, !torch.vtensor<[?],si64>, !torch.vtensor<[4,8],f32>, !torch.vtensor<[?],si64>
+}
