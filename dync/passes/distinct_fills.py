@@ -3,7 +3,9 @@ its own.
 
 Reads: fills (`torch.aten.zeros`, `ones`, `full`, their `_like` and `new_` forms,
 `fill.Scalar`) and aranges (`arange`, `arange.start`, `arange.start_step`) whose result has a
-dynamic dim, in every function.
+dynamic dim and is written in place (the first operand of `index_put`, `scatter*`,
+`select_scatter`, `slice_scatter`, ... directly or through ops of one tensor operand: a dtype
+conversion, a view), in every function.
 Writes: a fill's value (0 or 1 made explicit: `zeros` becomes `full`, `zeros_like` becomes
 `full_like`, `new_zeros` becomes `new_full`) read through a `util.optimization_barrier` of its
 own (between `torch_c` casts); an arange gets a barrier's 0 added. Values, dtypes and shapes
@@ -17,7 +19,9 @@ b[:, 0] = v` returned `a` with both writes and `b` all zeros; two `scatter_add` 
 `zeros_like`, two `index_put` into `arange(n)` the same (`lit/upstream/iree-shared-fill.mlir`).
 A barrier is never merged, so neither are the fills it feeds. The cost: IREE no longer sees
 the fill's value as a constant (it cannot fold a zero fill into what reads it). Static fills
-are constants, which copy-on-write copies correctly, and are left alone. No paper section: a
+are constants, which copy-on-write copies correctly, and are left alone, and so are fills nothing writes into: those cannot be merged into trouble, and
+a barrier'd fill feeding a `cat` of a list left by a loop made IREE fail at run time
+("indirect buffer reference slot 0 is out of range", fuzz seed 101). No paper section: a
 workaround at the boundary to IREE, like `dync-pack-sort-keys` for the sorts' index iotas.
 """
 
@@ -25,8 +29,8 @@ from __future__ import annotations
 
 from iree.compiler import ir
 
-from ..dialects.symbolic import element_type, type_dims
-from ..dialects.torch_ops import create
+from ..dialects.symbolic import element_type, is_tensor, type_dims
+from ..dialects.torch_ops import create, owner
 from ..dialects.walk import functions, nested_ops
 from .pipeline import Pass
 
@@ -45,6 +49,17 @@ _FILLS = {
     "torch.aten.fill.Scalar": ("torch.aten.fill.Scalar", 1, None),
 }
 _ARANGES = ("torch.aten.arange", "torch.aten.arange.start", "torch.aten.arange.start_step")
+# Ops IREE lowers to a write into their first operand's buffer (a fill read by anything else,
+# a `cat` for one, is not merged into trouble and keeps its constant value).
+_WRITES_IN_PLACE = {
+    "torch.aten.index_put", "torch.aten.index_put.hacked_twin", "torch.aten._index_put_impl",
+    "torch.aten.scatter.src", "torch.aten.scatter.value", "torch.aten.scatter.reduce",
+    "torch.aten.scatter.value_reduce", "torch.aten.scatter_add", "torch.aten.scatter_reduce.two",
+    "torch.aten.select_scatter", "torch.aten.slice_scatter", "torch.aten.diagonal_scatter",
+    "torch.aten.as_strided_scatter", "torch.aten.index_add", "torch.aten.index_copy",
+    "torch.aten.masked_scatter",
+}
+_REACH = 8  # ops between a fill and the write into it
 
 # torch scalar type -> (its builtin type, the casts to and from it)
 _SCALARS = {
@@ -67,9 +82,13 @@ class DistinctFills(Pass):
                 self._run(func)
 
     def _run(self, func: ir.Operation) -> None:
+        roots: dict[int, ir.Operation] = {}
         for op in nested_ops(func):
-            if op.name not in _FILLS and op.name not in _ARANGES:
-                continue
+            if op.name in _WRITES_IN_PLACE:
+                root = _generator(op.operands[0])
+                if root is not None:
+                    roots.setdefault(id(root), root)
+        for op in roots.values():
             dims = type_dims(op.results[0].type)
             if dims is None or None not in dims:
                 continue  # static: IREE makes it a constant
@@ -77,6 +96,22 @@ class DistinctFills(Pass):
                 _refill(op, *_FILLS[op.name])
             else:
                 _offset(op)
+
+
+def _generator(value: ir.Value) -> ir.Operation | None:
+    """The fill or arange `value` is computed from through ops of one tensor operand (a
+    dtype conversion, a view, a scalar multiple), else None."""
+    for _ in range(_REACH):
+        op = owner(value)
+        if op is None:
+            return None
+        if op.name in _FILLS or op.name in _ARANGES:
+            return op
+        tensors = [v for v in op.operands if is_tensor(v.type)]
+        if len(op.results) != 1 or len(tensors) != 1:
+            return None
+        value = tensors[0]
+    return None
 
 
 def _scalar_kind(result: ir.Type) -> str:

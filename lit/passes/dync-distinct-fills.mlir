@@ -1,39 +1,54 @@
 // RUN: dync-opt %s --dync-distinct-fills | FileCheck %s
 
-// Fills of a dynamic shape take their value (made explicit for zeros and ones) through a
-// barrier of their own; an arange of a dynamic length gets a barrier's 0 added; a static fill
-// (a constant to IREE) is left alone.
+// Fills of a dynamic shape that are written in place take their value (made explicit for
+// zeros and ones) through a barrier of their own; an arange of a dynamic length written in
+// place (here through a dtype conversion) gets a barrier's 0 added. A static fill (a constant
+// to IREE) and a fill nothing writes into are left alone.
 // CHECK-LABEL: func.func @fills
 // CHECK:         %[[ZERO:.*]] = torch.constant.float 0.000000e+00
 // CHECK-NEXT:    %[[Z64:.*]] = torch_c.to_f64 %[[ZERO]]
 // CHECK-NEXT:    %[[ZB:.*]] = util.optimization_barrier %[[Z64]] : f64
 // CHECK-NEXT:    %[[ZV:.*]] = torch_c.from_f64 %[[ZB]]
 // CHECK-NEXT:    %[[A:.*]] = torch.aten.full_like %arg0, %[[ZV]], %none, %none, %none, %false, %none
+// CHECK-NEXT:    torch.aten.select_scatter %[[A]]
 // CHECK:         %[[ONE:.*]] = torch.constant.float 1.000000e+00
 // CHECK:         %[[OB:.*]] = util.optimization_barrier %{{.*}} : f64
 // CHECK:         %[[OV:.*]] = torch_c.from_f64 %[[OB]]
 // CHECK-NEXT:    %[[B:.*]] = torch.aten.full %{{.*}}, %[[OV]], %none, %none, %none, %none
+// CHECK-NEXT:    torch.aten.select_scatter %[[B]]
 // CHECK:         %[[C:.*]] = torch.aten.arange %arg1
 // CHECK:         %[[IB:.*]] = util.optimization_barrier %{{.*}} : i64
 // CHECK-NEXT:    %[[IV:.*]] = torch_c.from_i64 %[[IB]]
 // CHECK:         %[[C2:.*]] = torch.aten.add.Scalar %[[C]], %[[IV]]
-// CHECK:         %[[D:.*]] = torch.aten.zeros %{{.*}} -> !torch.vtensor<[4,8],f32>
+// CHECK-NEXT:    torch.aten.to.dtype %[[C2]]
+// CHECK:         torch.aten.zeros %{{.*}} -> !torch.vtensor<[4,8],f32>
 // CHECK:         %[[FB:.*]] = util.optimization_barrier %{{.*}} : i64
 // CHECK-NEXT:    %[[FV:.*]] = torch_c.from_i64 %[[FB]]
 // CHECK-NEXT:    %[[E:.*]] = torch.aten.fill.Scalar %arg2, %[[FV]]
-// CHECK:         return %[[A]], %[[B]], %[[C2]], %[[D]], %[[E]]
-func.func @fills(%x: !torch.vtensor<[?,8],f32>, %n: !torch.int, %ids: !torch.vtensor<[?],si64>) -> (!torch.vtensor<[?,8],f32>, !torch.vtensor<[?,8],f32>, !torch.vtensor<[?],si64>, !torch.vtensor<[4,8],f32>, !torch.vtensor<[?],si64>) {
+// CHECK:         %[[F:.*]] = torch.aten.zeros_like %arg0
+// CHECK-NOT:     util.optimization_barrier
+// CHECK:         return
+func.func @fills(%x: !torch.vtensor<[?,8],f32>, %n: !torch.int, %ids: !torch.vtensor<[?],si64>, %row: !torch.vtensor<[8],f32>, %v: !torch.vtensor<[],f32>, %i: !torch.vtensor<[],si64>) -> (!torch.vtensor<[?,8],f32>, !torch.vtensor<[?,8],f32>, !torch.vtensor<[?],f32>, !torch.vtensor<[4,8],f32>, !torch.vtensor<[?],si64>, !torch.vtensor<[?,8],f32>) {
   %none = torch.constant.none
   %false = torch.constant.bool false
+  %int0 = torch.constant.int 0
+  %int6 = torch.constant.int 6
   %int8 = torch.constant.int 8
   %int4 = torch.constant.int 4
   %int-1 = torch.constant.int -1
   %a = torch.aten.zeros_like %x, %none, %none, %none, %false, %none : !torch.vtensor<[?,8],f32>, !torch.none, !torch.none, !torch.none, !torch.bool, !torch.none -> !torch.vtensor<[?,8],f32>
+  %a1 = torch.aten.select_scatter %a, %row, %int0, %int0 : !torch.vtensor<[?,8],f32>, !torch.vtensor<[8],f32>, !torch.int, !torch.int -> !torch.vtensor<[?,8],f32>
   %size = torch.prim.ListConstruct %n, %int8 : (!torch.int, !torch.int) -> !torch.list<int>
   %b = torch.aten.ones %size, %none, %none, %none, %none : !torch.list<int>, !torch.none, !torch.none, !torch.none, !torch.none -> !torch.vtensor<[?,8],f32>
+  %b1 = torch.aten.select_scatter %b, %row, %int0, %int0 : !torch.vtensor<[?,8],f32>, !torch.vtensor<[8],f32>, !torch.int, !torch.int -> !torch.vtensor<[?,8],f32>
   %c = torch.aten.arange %n, %int4, %none, %none, %none : !torch.int, !torch.int, !torch.none, !torch.none, !torch.none -> !torch.vtensor<[?],si64>
+  %cf = torch.aten.to.dtype %c, %int6, %false, %false, %none : !torch.vtensor<[?],si64>, !torch.int, !torch.bool, !torch.bool, !torch.none -> !torch.vtensor<[?],f32>
+  %c1 = torch.aten.select_scatter %cf, %v, %int0, %int0 : !torch.vtensor<[?],f32>, !torch.vtensor<[],f32>, !torch.int, !torch.int -> !torch.vtensor<[?],f32>
   %static = torch.prim.ListConstruct %int4, %int8 : (!torch.int, !torch.int) -> !torch.list<int>
   %d = torch.aten.zeros %static, %none, %none, %none, %none : !torch.list<int>, !torch.none, !torch.none, !torch.none, !torch.none -> !torch.vtensor<[4,8],f32>
+  %d1 = torch.aten.select_scatter %d, %row, %int0, %int0 : !torch.vtensor<[4,8],f32>, !torch.vtensor<[8],f32>, !torch.int, !torch.int -> !torch.vtensor<[4,8],f32>
   %e = torch.aten.fill.Scalar %ids, %int-1 : !torch.vtensor<[?],si64>, !torch.int -> !torch.vtensor<[?],si64>
-  return %a, %b, %c, %d, %e : !torch.vtensor<[?,8],f32>, !torch.vtensor<[?,8],f32>, !torch.vtensor<[?],si64>, !torch.vtensor<[4,8],f32>, !torch.vtensor<[?],si64>
+  %e1 = torch.aten.select_scatter %e, %i, %int0, %int0 : !torch.vtensor<[?],si64>, !torch.vtensor<[],si64>, !torch.int, !torch.int -> !torch.vtensor<[?],si64>
+  %f = torch.aten.zeros_like %x, %none, %none, %none, %false, %none : !torch.vtensor<[?,8],f32>, !torch.none, !torch.none, !torch.none, !torch.bool, !torch.none -> !torch.vtensor<[?,8],f32>
+  return %a1, %b1, %c1, %d1, %e1, %f : !torch.vtensor<[?,8],f32>, !torch.vtensor<[?,8],f32>, !torch.vtensor<[?],f32>, !torch.vtensor<[4,8],f32>, !torch.vtensor<[?],si64>, !torch.vtensor<[?,8],f32>
 }
