@@ -81,17 +81,34 @@ def int_constant(value: int, ip: ir.InsertionPoint, loc: ir.Location) -> ir.Valu
                   value=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), value))
 
 
+def bool_constant(value: bool, ip: ir.InsertionPoint, loc: ir.Location) -> ir.Value:
+    return create("torch.constant.bool", "!torch.bool", ip, loc, value=ir.BoolAttr.get(value))
+
+
+def float_constant(value: float, ip: ir.InsertionPoint, loc: ir.Location) -> ir.Value:
+    return create("torch.constant.float", "!torch.float", ip, loc,
+                  value=ir.FloatAttr.get_f64(value))
+
+
+def none_constant(ip: ir.InsertionPoint, loc: ir.Location) -> ir.Value:
+    return create("torch.constant.none", "!torch.none", ip, loc)
+
+
 def int_list(values: list[int], ip: ir.InsertionPoint, loc: ir.Location) -> ir.Value:
     """A `torch.prim.ListConstruct` of int constants."""
     return create("torch.prim.ListConstruct", "!torch.list<int>", ip, loc,
                   operands=[int_constant(v, ip, loc) for v in values])
 
 
+def vtensor_of(dims: Iterable[int | None], dtype: str) -> ir.Type:
+    """`!torch.vtensor<[dims],dtype>` (a None dim: ``?``)."""
+    text = ",".join("?" if d is None else str(d) for d in dims)
+    return ir.Type.parse(f"!torch.vtensor<[{text}],{dtype}>")
+
+
 def vtensor_type(like: ir.Type, dims: Iterable[int | None]) -> ir.Type:
     """`like` (a `!torch.vtensor`) with the dims `dims` (None: ``?``)."""
-    dtype = str(like).split("],", 1)[1]
-    text = ",".join("?" if d is None else str(d) for d in dims)
-    return ir.Type.parse(f"!torch.vtensor<[{text}],{dtype}")
+    return vtensor_of(dims, str(like).split("],", 1)[1].removesuffix(">"))
 
 
 def through_barrier(value: ir.Value, ip: ir.InsertionPoint, loc: ir.Location) -> ir.Value:
@@ -104,6 +121,27 @@ def through_barrier(value: ir.Value, ip: ir.InsertionPoint, loc: ir.Location) ->
     to = create("torch_c.to_builtin_tensor", builtin, ip, loc, operands=[value])
     barrier = create(BARRIER, builtin, ip, loc, operands=[to])
     return create("torch_c.from_builtin_tensor", value.type, ip, loc, operands=[barrier])
+
+
+# torch scalar type -> (its builtin type, the `torch_c` casts to and from it)
+_SCALAR_CASTS = {
+    "!torch.float": ("f64", "torch_c.to_f64", "torch_c.from_f64"),
+    "!torch.int": ("i64", "torch_c.to_i64", "torch_c.from_i64"),
+    "!torch.bool": ("i1", "torch_c.to_i1", "torch_c.from_i1"),
+}
+
+
+def scalar_through_barrier(value: ir.Value, ip: ir.InsertionPoint,
+                           loc: ir.Location) -> ir.Value | None:
+    """`value` (a `!torch.float`, `!torch.int` or `!torch.bool`) through a
+    `util.optimization_barrier` of its own, between `torch_c` casts; None for another type."""
+    if str(value.type) not in _SCALAR_CASTS:
+        return None
+    value.context.dialects["util"]  # registered lazily: see `through_barrier`
+    builtin, to, back = _SCALAR_CASTS[str(value.type)]
+    raw = create(to, builtin, ip, loc, operands=[value])
+    barrier = create(BARRIER, builtin, ip, loc, operands=[raw])
+    return create(back, value.type, ip, loc, operands=[barrier])
 
 
 def users(value: ir.Value) -> list[ir.Operation]:

@@ -72,6 +72,7 @@ from ..dialects.torch_ops import (
     constant_int_list,
     create,
     defining,
+    float_constant,
     int_constant,
     through_barrier,
 )
@@ -388,8 +389,7 @@ def padded_through_barrier(value: ir.Value, widths: ir.Value, result: ir.Type, i
     through a barrier. Without it IREE 3.13 folds the pad into the next convolution's own
     padding, and its NHWC conversion then fails on the folded pad's dynamic type
     ("'tensor.collapse_shape' op expected dimension 1 of collapsed type to be dynamic")."""
-    zero = create("torch.constant.float", "!torch.float", ip, loc,
-                  value=ir.FloatAttr.get_f64(0.0))
+    zero = float_constant(0.0, ip, loc)
     pad = create("torch.aten.constant_pad_nd", result, ip, loc, operands=[value, widths, zero])
     return through_barrier(pad, ip, loc)
 

@@ -50,7 +50,14 @@ from iree.compiler import ir
 from ..dialects.dync import read_preprocessing, request_preprocessing
 from ..dialects.literals import erase_if_unused, readable, transformed_literal
 from ..dialects.symbolic import type_dims
-from ..dialects.torch_ops import constant_int, create, defining, int_list
+from ..dialects.torch_ops import (
+    bool_constant,
+    constant_int,
+    create,
+    defining,
+    int_list,
+    none_constant,
+)
 from ..dialects.walk import functions_under_control_flow, nested_ops, under_control_flow
 from .pipeline import Pass
 
@@ -75,8 +82,8 @@ def _is_global_pool(op: ir.Operation) -> bool:
 def _pool_to_mean(pool: ir.Operation) -> None:
     ip, loc = ir.InsertionPoint(pool), pool.location
     dim_list = int_list([2, 3], ip, loc)
-    keep = create("torch.constant.bool", "!torch.bool", ip, loc, value=ir.BoolAttr.get(True))
-    none = create("torch.constant.none", "!torch.none", ip, loc)
+    keep = bool_constant(True, ip, loc)
+    none = none_constant(ip, loc)
     mean = create("torch.aten.mean.dim", pool.results[0].type, ip, loc,
                   operands=[pool.operands[0], dim_list, keep, none])
     pool.results[0].replace_all_uses_with(mean)
@@ -134,9 +141,8 @@ def _even_windows(pool: ir.Operation) -> list[int] | None:
 
 def _pool_to_windows(pool: ir.Operation, window: list[int]) -> None:
     ip, loc = ir.InsertionPoint(pool), pool.location
-    false = create("torch.constant.bool", "!torch.bool", ip, loc, value=ir.BoolAttr.get(False))
-    true = create("torch.constant.bool", "!torch.bool", ip, loc, value=ir.BoolAttr.get(True))
-    none = create("torch.constant.none", "!torch.none", ip, loc)
+    false, true = bool_constant(False, ip, loc), bool_constant(True, ip, loc)
+    none = none_constant(ip, loc)
     operands = [pool.operands[0], int_list(window, ip, loc), int_list(window, ip, loc),
                 int_list([0, 0], ip, loc), false, true, none]
     avg = create("torch.aten.avg_pool2d", pool.results[0].type, ip, loc, operands=operands)

@@ -45,11 +45,14 @@ from ..dialects.symbolic import bound_dims, element_type, type_dims
 from ..dialects.torch_ops import (
     BIND,
     bindings,
+    bool_constant,
     constant_int,
     constant_number,
     create,
     defining,
+    float_constant,
     int_constant,
+    none_constant,
     users,
 )
 from ..dialects.walk import functions_under_control_flow, nested_ops, under_control_flow
@@ -144,14 +147,11 @@ def _fuse_attention(softmax: ir.Operation) -> bool:
         return False
 
     ip, loc = ir.InsertionPoint(out), out.location
-    none = create("torch.constant.none", "!torch.none", ip, loc)
-    f64 = ir.F64Type.get()
-    dropout = create("torch.constant.float", "!torch.float", ip, loc,
-                      value=ir.FloatAttr.get(f64, 0.0))
-    false = create("torch.constant.bool", "!torch.bool", ip, loc, value=ir.BoolAttr.get(False))
+    none = none_constant(ip, loc)
+    dropout = float_constant(0.0, ip, loc)
+    false = bool_constant(False, ip, loc)
     default = qd[-1].is_Integer and math.isclose(scale, 1.0 / math.sqrt(int(qd[-1])), rel_tol=1e-7)
-    scale_value = none if default else create(
-        "torch.constant.float", "!torch.float", ip, loc, value=ir.FloatAttr.get(f64, scale))
+    scale_value = none if default else float_constant(scale, ip, loc)
     attention = create("torch.aten.scaled_dot_product_attention", out.results[0].type, ip, loc,
                         operands=[q, k, v, none, dropout, false, scale_value, false])
     out.results[0].replace_all_uses_with(attention)

@@ -27,7 +27,15 @@ from dataclasses import dataclass
 from iree.compiler import ir
 
 from ..dialects.symbolic import element_type, type_dims
-from ..dialects.torch_ops import constant_bool, constant_int, create, int_constant
+from ..dialects.torch_ops import (
+    bool_constant,
+    constant_bool,
+    constant_int,
+    create,
+    int_constant,
+    none_constant,
+    vtensor_of,
+)
 from ..dialects.walk import functions, nested_ops
 from .pipeline import Pass
 
@@ -84,7 +92,7 @@ class _Builder:
     def __init__(self, before: ir.Operation):
         self.ip, self.loc = ir.InsertionPoint(before), before.location
         self._ints: dict[int, ir.Value] = {}
-        self.none = create("torch.constant.none", "!torch.none", self.ip, self.loc)
+        self.none = none_constant(self.ip, self.loc)
 
     def int(self, value: int) -> ir.Value:
         if value not in self._ints:
@@ -92,28 +100,22 @@ class _Builder:
         return self._ints[value]
 
     def bool(self, value: bool) -> ir.Value:
-        return create("torch.constant.bool", "!torch.bool", self.ip, self.loc,
-                      value=ir.BoolAttr.get(value))
+        return bool_constant(value, self.ip, self.loc)
 
     def __call__(self, name: str, result: ir.Type, *operands: ir.Value) -> ir.Value:
         return create(name, result, self.ip, self.loc, operands=operands)
 
     def sort(self, x: ir.Value, dim: int, descending: bool) -> tuple[ir.Value, ir.Value]:
         """`torch.aten.sort` of `x`: its values and indices."""
-        indices = _tensor(type_dims(x.type), "si64")
+        indices = vtensor_of(type_dims(x.type), "si64")
         op = ir.Operation.create("torch.aten.sort", results=[x.type, indices], loc=self.loc,
                                  ip=self.ip, operands=[x, self.int(dim), self.bool(descending)])
         return op.results[0], op.results[1]
 
 
-def _tensor(dims, dtype: str) -> ir.Type:
-    text = ",".join("?" if d is None else str(d) for d in dims)
-    return ir.Type.parse(f"!torch.vtensor<[{text}],{dtype}>")
-
-
 def _convert(b: _Builder, x: ir.Value, dtype: int, name: str) -> ir.Value:
     false = b.bool(False)
-    return b("torch.aten.to.dtype", _tensor(type_dims(x.type), name), x, b.int(dtype), false,
+    return b("torch.aten.to.dtype", vtensor_of(type_dims(x.type), name), x, b.int(dtype), false,
              false, b.none)
 
 
@@ -122,9 +124,9 @@ def _order(b: _Builder, x: ir.Value) -> ir.Value:
     dims, element = type_dims(x.type), element_type(x.type)
     if element not in _FLOATS:
         return _convert(b, x, _INT64, "si64")
-    keys, flags = _tensor(dims, "si64"), _tensor(dims, "i1")
+    keys, flags = vtensor_of(dims, "si64"), vtensor_of(dims, "i1")
     floats = _convert(b, x, _FLOAT32, "f32") if element != "f32" else x
-    bits = _convert(b, b("torch.aten.view.dtype", _tensor(dims, "si32"), floats, b.int(_INT32)),
+    bits = _convert(b, b("torch.aten.view.dtype", vtensor_of(dims, "si32"), floats, b.int(_INT32)),
                     _INT64, "si64")
     # A negative float's bits, as an int, grow with its magnitude: its order is -magnitude,
     # which also puts -0.0 (bits -2**31) at 0, beside 0.0.
@@ -142,13 +144,13 @@ def _positions(b: _Builder, x: ir.Value, dim: int, descending: bool) -> ir.Value
     n = dims[dim]
     length = b.int(n) if n is not None else b("torch.aten.size.int", ir.Type.parse("!torch.int"),
                                               x, b.int(dim))
-    iota = b("torch.aten.arange", _tensor([n], "si64"), length, b.int(_INT64), b.none, b.none,
+    iota = b("torch.aten.arange", vtensor_of([n], "si64"), length, b.int(_INT64), b.none, b.none,
              b.none)
     along = [1] * len(dims)
     along[dim] = n
     shape = b("torch.prim.ListConstruct", ir.Type.parse("!torch.list<int>"),
               *[b.int(d) if d is not None else length for d in along])
-    iota = b("torch.aten.view", _tensor(along, "si64"), iota, shape)
+    iota = b("torch.aten.view", vtensor_of(along, "si64"), iota, shape)
     if descending:
         iota = b("torch.aten.rsub.Scalar", iota.type, iota, b.int(_LOW - 1), b.int(1))
     return iota
@@ -167,7 +169,7 @@ def _rewrite(op: ir.Operation, sort: _Sort) -> None:
         return  # IREE lowers it: keep it
     b = _Builder(op)
     if packable:
-        keys_type = _tensor(dims, "si64")
+        keys_type = vtensor_of(dims, "si64")
         keys = b("torch.aten.add.Tensor", keys_type,
                  b("torch.aten.mul.Scalar", keys_type, _order(b, x), b.int(_LOW)),
                  _positions(b, x, dim, descending), b.int(1))

@@ -66,10 +66,12 @@ from ..dialects.torch_ops import (
     bindings,
     constant_int_list,
     create,
+    float_constant,
     int_constant,
     int_list,
     owner,
     users,
+    vtensor_of,
     vtensor_type,
 )
 from ..dialects.walk import functions, nested_ops
@@ -296,8 +298,7 @@ def _rows(x: ir.Value, lo: int, hi: int, height: int, first: int, ip, loc) -> ir
                    operands=[x, int_constant(H, ip, loc), int_constant(start - first, ip, loc),
                              int_constant(end - first, ip, loc), int_constant(1, ip, loc)])
     if top or bottom:
-        zero = create("torch.constant.float", "!torch.float", ip, loc,
-                      value=ir.FloatAttr.get_f64(0.0))
+        zero = float_constant(0.0, ip, loc)
         x = create("torch.aten.constant_pad_nd", _with_rows(x, hi - lo), ip, loc,
                    operands=[x, int_list([0, 0, top, bottom], ip, loc), zero])
     return x
@@ -316,7 +317,7 @@ def _padded_rows(pad: ir.Operation, lo: int, hi: int, ip, loc) -> ir.Value:
 
     def literal(values: np.ndarray, shape: tuple[int, ...]) -> ir.Value:
         values = values.astype(np.int64).reshape(shape)
-        return create("torch.vtensor.literal", _tensor("si64", shape), ip, loc,
+        return create("torch.vtensor.literal", vtensor_of(shape, "si64"), ip, loc,
                       value=ir.DenseElementsAttr.get(values))
 
     def size(axis: int) -> ir.Value:
@@ -324,7 +325,7 @@ def _padded_rows(pad: ir.Operation, lo: int, hi: int, ip, loc) -> ir.Value:
                       operands=[arg, int_constant(axis, ip, loc)])
 
     def below(index: ir.Value, bound: ir.Value) -> ir.Value:
-        return create("torch.aten.lt.Scalar", _tensor("i1", _dims_of(index)), ip, loc,
+        return create("torch.aten.lt.Scalar", vtensor_of(_dims_of(index), "i1"), ip, loc,
                       operands=[index, bound])
 
     def clamped(index: ir.Value, bound: ir.Value) -> ir.Value:
@@ -344,15 +345,14 @@ def _padded_rows(pad: ir.Operation, lo: int, hi: int, ip, loc) -> ir.Value:
                       operands=[arg, index_list])
     inside = [below(row, h), below(col, w)]
     if lo < 0:
-        inside.append(create("torch.aten.ge.Scalar", _tensor("i1", (1, 1, hi - lo, 1)),
+        inside.append(create("torch.aten.ge.Scalar", vtensor_of((1, 1, hi - lo, 1), "i1"),
                              ip, loc, operands=[row, int_constant(0, ip, loc)]))
     mask = inside[0]
     for other in inside[1:]:
         dims = np.broadcast_shapes(_dims_of(mask), _dims_of(other))
-        mask = create("torch.aten.logical_and", _tensor("i1", dims), ip, loc,
+        mask = create("torch.aten.logical_and", vtensor_of(dims, "i1"), ip, loc,
                       operands=[mask, other])
-    zero = create("torch.constant.float", "!torch.float", ip, loc,
-                  value=ir.FloatAttr.get_f64(0.0))
+    zero = float_constant(0.0, ip, loc)
     return create("torch.aten.where.ScalarOther", strip, ip, loc,
                   operands=[mask, gathered, zero])
 
@@ -361,8 +361,6 @@ def _dims_of(value: ir.Value) -> tuple[int, ...]:
     return tuple(type_dims(value.type))
 
 
-def _tensor(dtype: str, dims) -> ir.Type:
-    return ir.Type.parse(f"!torch.vtensor<[{','.join(map(str, dims))}],{dtype}>")
 
 
 def _clone(op: ir.Operation, operands: list[ir.Value], result: ir.Type, ip, loc) -> ir.Value:
