@@ -19,10 +19,11 @@ b[:, 0] = v` returned `a` with both writes and `b` all zeros; two `scatter_add` 
 `zeros_like`, two `index_put` into `arange(n)` the same (`lit/upstream/iree-shared-fill.mlir`).
 A barrier is never merged, so neither are the fills it feeds. The cost: IREE no longer sees
 the fill's value as a constant (it cannot fold a zero fill into what reads it). Static fills
-are constants, which copy-on-write copies correctly, and are left alone, and so are fills nothing writes into: those cannot be merged into trouble, and
-a barrier'd fill feeding a `cat` of a list left by a loop made IREE fail at run time
-("indirect buffer reference slot 0 is out of range", fuzz seed 101). No paper section: a
-workaround at the boundary to IREE, like `dync-pack-sort-keys` for the sorts' index iotas.
+are constants, which copy-on-write copies correctly, and are left alone; so are fills nothing
+writes into: those cannot be merged into trouble, and a barrier'd fill feeding a `cat` of a
+list left by a loop made IREE fail at run time ("indirect buffer reference slot 0 is out of
+range", fuzz seed 101). No paper section: a workaround at the boundary to IREE, like
+`dync-pack-sort-keys` for the sorts' index iotas.
 """
 
 from __future__ import annotations
@@ -30,7 +31,14 @@ from __future__ import annotations
 from iree.compiler import ir
 
 from ..dialects.symbolic import element_type, is_tensor, type_dims
-from ..dialects.torch_ops import create, owner
+from ..dialects.torch_ops import (
+    bool_constant,
+    create,
+    float_constant,
+    int_constant,
+    owner,
+    scalar_through_barrier,
+)
 from ..dialects.walk import functions, nested_ops
 from .pipeline import Pass
 
@@ -61,34 +69,24 @@ _WRITES_IN_PLACE = {
 }
 _REACH = 8  # ops between a fill and the write into it
 
-# torch scalar type -> (its builtin type, the casts to and from it)
-_SCALARS = {
-    "!torch.float": ("f64", "torch_c.to_f64", "torch_c.from_f64"),
-    "!torch.int": ("i64", "torch_c.to_i64", "torch_c.from_i64"),
-    "!torch.bool": ("i1", "torch_c.to_i1", "torch_c.from_i1"),
-}
-
 
 class DistinctFills(Pass):
     name = "dync-distinct-fills"
     summary = "fills and aranges of dynamic shape read a value of their own (IREE merges them)"
 
     def run(self, module: ir.Operation) -> None:
-        # IREE's context registers `util` lazily; an op built by name before it is loaded
-        # resolves to another op of the dialect later.
-        module.context.dialects["util"]
         with module.context, ir.Location.unknown():
             for func in functions(module).values():
                 self._run(func)
 
     def _run(self, func: ir.Operation) -> None:
-        roots: dict[int, ir.Operation] = {}
+        roots: list[ir.Operation] = []  # one entry per fill, however many writes it has
         for op in nested_ops(func):
             if op.name in _WRITES_IN_PLACE:
                 root = _generator(op.operands[0])
-                if root is not None:
-                    roots.setdefault(id(root), root)
-        for op in roots.values():
+                if root is not None and root not in roots:
+                    roots.append(root)
+        for op in roots:
             dims = type_dims(op.results[0].type)
             if dims is None or None not in dims:
                 continue  # static: IREE makes it a constant
@@ -123,32 +121,23 @@ def _scalar_kind(result: ir.Type) -> str:
 
 def _constant(kind: str, value: int, ip: ir.InsertionPoint, loc: ir.Location) -> ir.Value:
     if kind == "!torch.float":
-        return create("torch.constant.float", kind, ip, loc,
-                      value=ir.FloatAttr.get(ir.F64Type.get(), float(value)))
+        return float_constant(float(value), ip, loc)
     if kind == "!torch.bool":
-        return create("torch.constant.bool", kind, ip, loc, value=ir.BoolAttr.get(bool(value)))
-    return create("torch.constant.int", kind, ip, loc,
-                  value=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), value))
-
-
-def _behind_barrier(value: ir.Value, ip: ir.InsertionPoint, loc: ir.Location) -> ir.Value:
-    """`value` (a torch scalar) through a `util.optimization_barrier` of its own."""
-    builtin, to, back = _SCALARS[str(value.type)]
-    raw = create(to, builtin, ip, loc, operands=[value])
-    barrier = create("util.optimization_barrier", builtin, ip, loc, operands=[raw])
-    return create(back, value.type, ip, loc, operands=[barrier])
+        return bool_constant(bool(value), ip, loc)
+    return int_constant(value, ip, loc)
 
 
 def _refill(op: ir.Operation, name: str, at: int, explicit: int | None) -> None:
     ip, loc = ir.InsertionPoint(op), op.location
     operands = list(op.operands)
     if explicit is None:
-        if str(operands[at].type) not in _SCALARS:
+        value = scalar_through_barrier(operands[at], ip, loc)
+        if value is None:
             return
-        operands[at] = _behind_barrier(operands[at], ip, loc)
+        operands[at] = value
     else:
         value = _constant(_scalar_kind(op.results[0].type), explicit, ip, loc)
-        operands.insert(at, _behind_barrier(value, ip, loc))
+        operands.insert(at, scalar_through_barrier(value, ip, loc))
     fill = create(name, op.results[0].type, ip, loc, operands=operands)
     op.results[0].replace_all_uses_with(fill)
     op.erase()
@@ -160,7 +149,7 @@ def _offset(op: ir.Operation) -> None:
     if kind == "!torch.bool":
         return
     ip, loc = ir.InsertionPoint.after(op), op.location
-    zero = _behind_barrier(_constant(kind, 0, ip, loc), ip, loc)
-    one = _constant("!torch.int", 1, ip, loc)
+    zero = scalar_through_barrier(_constant(kind, 0, ip, loc), ip, loc)
+    one = int_constant(1, ip, loc)
     shifted = create("torch.aten.add.Scalar", result.type, ip, loc, operands=[result, zero, one])
     result.replace_all_uses_except(shifted, shifted.owner.operation)

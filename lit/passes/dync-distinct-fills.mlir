@@ -52,3 +52,20 @@ func.func @fills(%x: !torch.vtensor<[?,8],f32>, %n: !torch.int, %ids: !torch.vte
   %f = torch.aten.zeros_like %x, %none, %none, %none, %false, %none : !torch.vtensor<[?,8],f32>, !torch.none, !torch.none, !torch.none, !torch.bool, !torch.none -> !torch.vtensor<[?,8],f32>
   return %a1, %b1, %c1, %d1, %e1, %f : !torch.vtensor<[?,8],f32>, !torch.vtensor<[?,8],f32>, !torch.vtensor<[?],f32>, !torch.vtensor<[4,8],f32>, !torch.vtensor<[?],si64>, !torch.vtensor<[?,8],f32>
 }
+
+// A fill written in place twice gets one barrier (rewriting it once per write erased it
+// twice: a segfault).
+// CHECK-LABEL: func.func @written_twice
+// CHECK-COUNT-1: util.optimization_barrier
+// CHECK-NOT:     util.optimization_barrier
+// CHECK:         return
+func.func @written_twice(%x: !torch.vtensor<[?,8],f32>, %row: !torch.vtensor<[8],f32>) -> (!torch.vtensor<[?,8],f32>, !torch.vtensor<[?,8],f32>) {
+  %none = torch.constant.none
+  %false = torch.constant.bool false
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %a = torch.aten.zeros_like %x, %none, %none, %none, %false, %none : !torch.vtensor<[?,8],f32>, !torch.none, !torch.none, !torch.none, !torch.bool, !torch.none -> !torch.vtensor<[?,8],f32>
+  %a1 = torch.aten.select_scatter %a, %row, %int0, %int0 : !torch.vtensor<[?,8],f32>, !torch.vtensor<[8],f32>, !torch.int, !torch.int -> !torch.vtensor<[?,8],f32>
+  %a2 = torch.aten.select_scatter %a, %row, %int0, %int1 : !torch.vtensor<[?,8],f32>, !torch.vtensor<[8],f32>, !torch.int, !torch.int -> !torch.vtensor<[?,8],f32>
+  return %a1, %a2 : !torch.vtensor<[?,8],f32>, !torch.vtensor<[?,8],f32>
+}
