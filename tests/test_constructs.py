@@ -259,7 +259,9 @@ class FreshTensorsWrittenInPlace(nn.Module):
         n[0] = x[0, 1]
         m = torch.arange(x.shape[0]).float()
         m[-1] = x[-1, 2]
-        return a + 10 * b + c + 100 * d + n[:, None] + 1000 * m[:, None]
+        e = torch.zeros_like(x)  # one fill, two out-of-place writes
+        f = e.scatter_add(1, chosen, x) - e.scatter_add(1, 1 - chosen, x * 3.0)
+        return a + 10 * b + c + 100 * d + n[:, None] + 1000 * m[:, None] + f
 
 
 class StableSorts(nn.Module):

@@ -6,10 +6,12 @@ Reads: fills (`torch.aten.zeros`, `ones`, `full`, their `_like` and `new_` forms
 dynamic dim and is written in place (the first operand of `index_put`, `scatter*`,
 `select_scatter`, `slice_scatter`, ... directly or through ops of one tensor operand: a dtype
 conversion, a view), in every function.
-Writes: a fill's value (0 or 1 made explicit: `zeros` becomes `full`, `zeros_like` becomes
-`full_like`, `new_zeros` becomes `new_full`) read through a `util.optimization_barrier` of its
-own (between `torch_c` casts); an arange gets a barrier's 0 added. Values, dtypes and shapes
-are unchanged.
+Writes: for each write, a copy of its fill (and of the ops between) of its own, placed before
+the write, whose value (0 or 1 made explicit: `zeros` becomes `full`, `zeros_like` becomes
+`full_like`, `new_zeros` becomes `new_full`) is read through a `util.optimization_barrier` of
+its own (between `torch_c` casts); an arange copy gets a barrier's 0 added. A fill written
+twice becomes two fills. Originals no one reads any more are erased. Values, dtypes and
+shapes are unchanged.
 
 Why: IREE 3.13 merges two fills (or aranges) of the same shape into one when it cannot make
 them constants, which it does not for dynamic shapes, and then writes both tensors' in-place
@@ -32,12 +34,14 @@ from iree.compiler import ir
 
 from ..dialects.symbolic import element_type, is_tensor, type_dims
 from ..dialects.torch_ops import (
+    bindings,
     bool_constant,
     create,
     float_constant,
     int_constant,
     owner,
     scalar_through_barrier,
+    users,
 )
 from ..dialects.walk import functions, nested_ops
 from .pipeline import Pass
@@ -80,36 +84,55 @@ class DistinctFills(Pass):
                 self._run(func)
 
     def _run(self, func: ir.Operation) -> None:
-        roots: list[ir.Operation] = []  # one entry per fill, however many writes it has
-        for op in nested_ops(func):
-            if op.name in _WRITES_IN_PLACE:
-                root = _generator(op.operands[0])
-                if root is not None and root not in roots:
-                    roots.append(root)
-        for op in roots:
-            dims = type_dims(op.results[0].type)
+        replaced: list[ir.Operation] = []  # the original chains' ops, the last first
+        for write in [op for op in nested_ops(func) if op.name in _WRITES_IN_PLACE]:
+            chain = _chain(write.operands[0])
+            if chain is None:
+                continue
+            dims = type_dims(chain[0].results[0].type)
             if dims is None or None not in dims:
                 continue  # static: IREE makes it a constant
-            if op.name in _FILLS:
-                _refill(op, *_FILLS[op.name])
-            else:
-                _offset(op)
+            write.operands[0] = _private_copy(chain, ir.InsertionPoint(write))
+            replaced += [op for op in reversed(chain) if op not in replaced]
+        while dead := [op for op in replaced if not users(op.results[0])]:
+            for op in dead:  # those no one reads any more, the last of a chain first
+                replaced.remove(op)
+                for bind in bindings(op.results[0]):
+                    bind.erase()
+                op.erase()
 
 
-def _generator(value: ir.Value) -> ir.Operation | None:
-    """The fill or arange `value` is computed from through ops of one tensor operand (a
-    dtype conversion, a view, a scalar multiple), else None."""
+def _chain(value: ir.Value) -> list[ir.Operation] | None:
+    """The fill or arange `value` is computed from and the ops of one tensor operand between
+    (a dtype conversion, a view, a scalar multiple), in order; else None."""
+    chain: list[ir.Operation] = []
     for _ in range(_REACH):
         op = owner(value)
         if op is None:
             return None
+        chain.insert(0, op)
         if op.name in _FILLS or op.name in _ARANGES:
-            return op
+            return chain
         tensors = [v for v in op.operands if is_tensor(v.type)]
         if len(op.results) != 1 or len(tensors) != 1:
             return None
         value = tensors[0]
     return None
+
+
+def _private_copy(chain: list[ir.Operation], ip: ir.InsertionPoint) -> ir.Value:
+    """A copy of `chain` at `ip`, from a fill (or arange) whose value passes a barrier of its
+    own: one per write, also when one fill is written twice (two writes into one fill are the
+    same merge inside IREE)."""
+    root = chain[0].clone(ip=ip)
+    value = _refill(root, *_FILLS[root.name]) if root.name in _FILLS else _offset(root)
+    for op in chain[1:]:
+        copy = op.clone(ip=ip)
+        for i, operand in enumerate(copy.operands):
+            if is_tensor(operand.type):
+                copy.operands[i] = value
+        value = copy.results[0]
+    return value
 
 
 def _scalar_kind(result: ir.Type) -> str:
@@ -127,13 +150,14 @@ def _constant(kind: str, value: int, ip: ir.InsertionPoint, loc: ir.Location) ->
     return int_constant(value, ip, loc)
 
 
-def _refill(op: ir.Operation, name: str, at: int, explicit: int | None) -> None:
+def _refill(op: ir.Operation, name: str, at: int, explicit: int | None) -> ir.Value:
+    """`op` (a fill) rebuilt from its value behind a barrier; the new fill."""
     ip, loc = ir.InsertionPoint(op), op.location
     operands = list(op.operands)
     if explicit is None:
         value = scalar_through_barrier(operands[at], ip, loc)
         if value is None:
-            return
+            return op.results[0]
         operands[at] = value
     else:
         value = _constant(_scalar_kind(op.results[0].type), explicit, ip, loc)
@@ -141,15 +165,18 @@ def _refill(op: ir.Operation, name: str, at: int, explicit: int | None) -> None:
     fill = create(name, op.results[0].type, ip, loc, operands=operands)
     op.results[0].replace_all_uses_with(fill)
     op.erase()
+    return fill
 
 
-def _offset(op: ir.Operation) -> None:
+def _offset(op: ir.Operation) -> ir.Value:
+    """`op` (an arange) plus a barrier's 0; the sum."""
     result = op.results[0]
     kind = _scalar_kind(result.type)
     if kind == "!torch.bool":
-        return
+        return result
     ip, loc = ir.InsertionPoint.after(op), op.location
     zero = scalar_through_barrier(_constant(kind, 0, ip, loc), ip, loc)
     one = int_constant(1, ip, loc)
     shifted = create("torch.aten.add.Scalar", result.type, ip, loc, operands=[result, zero, one])
     result.replace_all_uses_except(shifted, shifted.owner.operation)
+    return shifted

@@ -53,12 +53,18 @@ func.func @fills(%x: !torch.vtensor<[?,8],f32>, %n: !torch.int, %ids: !torch.vte
   return %a1, %b1, %c1, %d1, %e1, %f : !torch.vtensor<[?,8],f32>, !torch.vtensor<[?,8],f32>, !torch.vtensor<[?],f32>, !torch.vtensor<[4,8],f32>, !torch.vtensor<[?],si64>, !torch.vtensor<[?,8],f32>
 }
 
-// A fill written in place twice gets one barrier (rewriting it once per write erased it
-// twice: a segfault).
+// A fill written in place twice: each write gets a fill of its own (two writes into one
+// fill are the same merge inside IREE), and the original fill, read by no one, goes.
 // CHECK-LABEL: func.func @written_twice
-// CHECK-COUNT-1: util.optimization_barrier
-// CHECK-NOT:     util.optimization_barrier
-// CHECK:         return
+// CHECK-NOT:     torch.aten.zeros_like
+// CHECK:         util.optimization_barrier
+// CHECK:         %[[A:.*]] = torch.aten.full_like %arg0
+// CHECK-NEXT:    %[[A1:.*]] = torch.aten.select_scatter %[[A]], %arg1, %int0, %int0
+// CHECK:         util.optimization_barrier
+// CHECK:         %[[B:.*]] = torch.aten.full_like %arg0
+// CHECK-NEXT:    %[[A2:.*]] = torch.aten.select_scatter %[[B]], %arg1, %int0, %int1
+// CHECK-NOT:     torch.aten.zeros_like
+// CHECK:         return %[[A1]], %[[A2]]
 func.func @written_twice(%x: !torch.vtensor<[?,8],f32>, %row: !torch.vtensor<[8],f32>) -> (!torch.vtensor<[?,8],f32>, !torch.vtensor<[?,8],f32>) {
   %none = torch.constant.none
   %false = torch.constant.bool false
