@@ -38,8 +38,12 @@ class _Writer:
     loops: int = 0  # loop variables made, for unique names
     in_loop: int = 0  # loops around the statement being written
 
+    # Thresholds are never values that constructs produce exactly: the sum of `h - h.mean()`
+    # is 0 and `tanh(h).max()` saturates at 1 up to rounding, so a predicate against 0 or 1
+    # there is decided by summation order — eager's own float64 run may go the other way,
+    # and no compiler that reorders a sum can promise eager's side (campaign seeds 91, 146).
     def threshold(self) -> str:
-        return f"{self.rng.choice([-0.5, -0.1, 0.0, 0.1, 0.3, 0.6, 1.0]):.2f}"
+        return f"{self.rng.choice([-0.5, -0.1, 0.05, 0.1, 0.3, 0.6, 0.9]):.2f}"
 
     def layer(self, kind: str) -> str:
         name = f"{kind}{len(self.layers)}"
@@ -60,7 +64,7 @@ class _Writer:
             reduce, threshold = self.rng.choice(["mean()", "sum()"]), self.threshold()
         else:
             reduce = self.rng.choice(["abs().mean()", "max()", "std()"])
-            threshold = f"{self.rng.choice([0.2, 0.4, 0.7, 1.0]):.2f}"
+            threshold = f"{self.rng.choice([0.2, 0.4, 0.7, 0.9]):.2f}"
         return f"{var}.{reduce} {self.rng.choice(['>', '<'])} {threshold}"
 
     # -- statements: each appends lines at `indent`, keeping `h` of the same kind of shape --
