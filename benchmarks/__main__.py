@@ -3,6 +3,9 @@
 
 `python -m benchmarks fuzz --count N`: the differential fuzzing campaign (`benchmarks.fuzz`).
 
+`python -m benchmarks ops`: kernels of ResNet-50, MobileNet-v2 and BERT-base one at a time, in
+GFLOP/s against eager and IREE alone (`benchmarks.ops`).
+
 The baselines (torch.compile, ONNX Runtime) need the `bench` extra: `pip install -e '.[bench]'`.
 """
 
@@ -19,6 +22,10 @@ def main() -> None:
         from .fuzz.__main__ import main as fuzz
 
         return fuzz(sys.argv[2:])
+    if sys.argv[1:2] == ["ops"]:
+        from .ops import main as ops
+
+        return ops(sys.argv[2:])
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("models", nargs="*", metavar="MODEL",

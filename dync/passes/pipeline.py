@@ -24,7 +24,7 @@ _PASS_MODULES = {
     "dync-channels-last": "dync.passes.channels_last",
     "dync-distinct-fills": "dync.passes.distinct_fills",
     "dync-exact-loops": "dync.passes.exact_loops",
-    "dync-fuse": "dync.passes.fuse",
+    "dync-pretranspose-weights": "dync.passes.pretranspose_weights",
     "dync-fuse-padding": "dync.passes.fuse_padding",
     "dync-isolate-subdnns": "dync.passes.isolate_subdnns",
     "dync-loop-batch": "dync.passes.loop_batch",
@@ -44,7 +44,7 @@ _PASS_MODULES = {
 # What `dync.compile` runs on dync IR before handing it to IREE.
 DEFAULT_PIPELINE: tuple[str, ...] = (
     "dync-specialize", "dync-bucket", "dync-canonicalize", "dync-rdp", "dync-sink-into-branches",
-    "dync-split-subdnns", "dync-loop-batch", "dync-fuse", "dync-channels-last",
+    "dync-split-subdnns", "dync-loop-batch", "dync-pretranspose-weights", "dync-channels-last",
     "dync-plan-execution", "dync-patch-stages", "dync-fuse-padding", "dync-isolate-subdnns",
     "dync-canonicalize", "dync-plan-buffers", "dync-check-indices", "dync-pack-sort-keys",
     "dync-distinct-fills", "dync-tie-region-shapes", "dync-verify")

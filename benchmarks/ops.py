@@ -1,0 +1,275 @@
+"""`python -m benchmarks ops [--batch 1,8] [--isa native|avx2] [--only SUBSTRING] [-o BENCHMARKS.md]`:
+the kernels of deployed networks one at a time — the convolutions of ResNet-50 and MobileNet-v2,
+the matmuls and attention products of BERT-base — in GFLOP/s for eager PyTorch, dync's defaults
+and IREE alone, all on one thread, with the machine's reach (eager's 2048³ sgemm) beside them.
+
+"IREE alone" is what a user gets from IREE without dync: the op exported with `torch.export`,
+imported by IREE's own `fx_importer`, compiled by `iree.compiler` with only the device flags
+and `--iree-llvmcpu-target-cpu`, run on `local-sync`.
+
+`--isa avx2` measures an AVX2 machine on an AVX-512 one: dync and IREE generate code for
+`x86-64-v3`, and eager's oneDNN and MKL are held to AVX2 (`ONEDNN_MAX_CPU_ISA`,
+`MKL_ENABLE_INSTRUCTIONS`, set in a child process before torch loads them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+SECTION = "## Kernels"
+_AVX2_ENV = {"ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_ENABLE_INSTRUCTIONS": "AVX2"}
+# The code each `--isa` asks IREE for: dync's target preset and IREE alone's CPU name.
+_CPU = {"native": "host", "avx2": "x86-64-v3"}
+
+
+@dataclass(frozen=True)
+class Op:
+    name: str
+    family: str
+    make: Callable[[int], tuple]  # batch -> (module, example input)
+    gflop: Callable[[int], float]
+
+
+def _conv(cin: int, cout: int, k: int, size: int, stride: int = 1, groups: int = 1) -> tuple:
+    def make(batch: int):
+        import torch
+
+        module = torch.nn.Conv2d(cin, cout, k, stride=stride, padding=k // 2, groups=groups,
+                                 bias=False)
+        return module.eval(), torch.randn(batch, cin, size, size)
+
+    def gflop(batch: int) -> float:
+        out = (size + 2 * (k // 2) - k) // stride + 1
+        return 2 * batch * cout * out * out * (cin // groups) * k * k / 1e9
+
+    return make, gflop
+
+
+def _linear(tokens: int, din: int, dout: int) -> tuple:
+    def make(batch: int):
+        import torch
+
+        return torch.nn.Linear(din, dout).eval(), torch.randn(batch * tokens, din)
+
+    return make, lambda batch: 2 * batch * tokens * din * dout / 1e9
+
+
+class _Scores:
+    """Attention's two batched products at BERT-base's 12 heads of 64: Q·Kᵀ then P·V."""
+
+    def __init__(self, heads: int, tokens: int, width: int):
+        self.heads, self.tokens, self.width = heads, tokens, width
+
+    def make(self, batch: int):
+        import torch
+
+        class Attention(torch.nn.Module):
+            def forward(self, q):
+                p = torch.softmax(q @ q.transpose(-1, -2), dim=-1)
+                return p @ q
+
+        return Attention(), torch.randn(batch, self.heads, self.tokens, self.width)
+
+    def gflop(self, batch: int) -> float:
+        return 2 * 2 * batch * self.heads * self.tokens * self.tokens * self.width / 1e9
+
+
+def _ops() -> list[Op]:
+    resnet = "ResNet-50 conv"
+    mobile = "MobileNet-v2 conv"
+    bert = "BERT-base (128 tokens)"
+    convs = [
+        ("stem 7×7/2 3→64 @224", resnet, _conv(3, 64, 7, 224, 2)),
+        ("1×1 64→64 @56", resnet, _conv(64, 64, 1, 56)),
+        ("3×3 64→64 @56", resnet, _conv(64, 64, 3, 56)),
+        ("1×1 64→256 @56", resnet, _conv(64, 256, 1, 56)),
+        ("3×3 128→128 @28", resnet, _conv(128, 128, 3, 28)),
+        ("1×1 512→128 @28", resnet, _conv(512, 128, 1, 28)),
+        ("3×3 256→256 @14", resnet, _conv(256, 256, 3, 14)),
+        ("1×1 1024→256 @14", resnet, _conv(1024, 256, 1, 14)),
+        ("3×3 512→512 @7", resnet, _conv(512, 512, 3, 7)),
+        ("1×1 2048→512 @7", resnet, _conv(2048, 512, 1, 7)),
+        ("depthwise 3×3 32 @112", mobile, _conv(32, 32, 3, 112, groups=32)),
+        ("depthwise 3×3 144 @56", mobile, _conv(144, 144, 3, 56, groups=144)),
+        ("depthwise 3×3 576 @14", mobile, _conv(576, 576, 3, 14, groups=576)),
+        ("1×1 144→24 @56", mobile, _conv(144, 24, 1, 56)),
+        ("1×1 96→576 @14", mobile, _conv(96, 576, 1, 14)),
+    ]
+    attention = _Scores(12, 128, 64)
+    matmuls = [
+        ("Q/K/V/out projection 768→768", bert, _linear(128, 768, 768)),
+        ("FFN up 768→3072", bert, _linear(128, 768, 3072)),
+        ("FFN down 3072→768", bert, _linear(128, 3072, 768)),
+        ("attention QKᵀ·V, 12 heads", bert, (attention.make, attention.gflop)),
+    ]
+    return [Op(name, family, make, gflop) for name, family, (make, gflop) in convs + matmuls]
+
+
+OPS = _ops()
+
+
+@dataclass
+class Row:
+    op: Op
+    batch: int
+    eager_ms: float = float("nan")
+    dync_ms: float = float("nan")
+    iree_ms: float = float("nan")
+    dync_compile_s: float = float("nan")
+    error: str = ""
+
+    def gflops(self, ms: float) -> float:
+        return self.op.gflop(self.batch) / ms * 1e3
+
+
+def _iree_alone(module, example, cpu: str):
+    """The op compiled by IREE without dync (see the module's docstring); a callable."""
+    import iree.compiler as compiler
+    import iree.runtime as runtime
+    import torch
+    from iree.compiler.extras.fx_importer import FxImporter
+
+    importer = FxImporter()
+    importer.import_frozen_program(torch.export.export(module, (example,)))
+    vmfb = compiler.compile_str(
+        str(importer.module_op), input_type="torch", target_backends=["llvm-cpu"],
+        extra_args=[f"--iree-llvmcpu-target-cpu={cpu}"])
+    config = runtime.Config("local-sync")
+    context = runtime.SystemContext(config=config)
+    context.add_vm_module(runtime.VmModule.copy_buffer(context.instance, vmfb))
+    main = context.modules.module["main"]
+    return lambda x: main(x.numpy()).to_host()
+
+
+def measure(op: Op, batch: int, isa: str, flags: tuple[str, ...] = (), say=print) -> Row:
+    import torch
+
+    import dync
+    from dync.differential import disagreement
+
+    from .timing import median_ms
+
+    row = Row(op, batch)
+    torch.manual_seed(0)
+    module, example = op.make(batch)
+    try:
+        start = time.perf_counter()
+        compiled = dync.compile(module, (example,), target=_CPU[isa] if isa != "native" else None,
+                                mode="graph", extra_flags=flags)
+        row.dync_compile_s = time.perf_counter() - start
+        iree = _iree_alone(module, example, _CPU[isa])
+    except Exception as e:  # noqa: BLE001 - a kernel that does not compile is a row, not a stop
+        row.error = " ".join(str(e).split())[:200]
+        say(f"[ops] {op.name} batch {batch}: {row.error}")
+        return row
+    with torch.no_grad():
+        want = module(example)
+        for got in (compiled(example), torch.from_numpy(iree(example))):
+            problem = disagreement(got, want)
+            if problem:
+                row.error = f"wrong result: {problem}"
+                return row
+        once = median_ms([module], [(example,)], 1)[0]
+        repeats = max(5, min(50, int(600 / max(once, 1e-3))))
+        row.eager_ms, row.dync_ms, row.iree_ms = median_ms(
+            [module, compiled, iree], [(example,)], repeats)
+    say(f"[ops] {op.name} batch {batch}: eager {row.gflops(row.eager_ms):.1f}, "
+        f"dync {row.gflops(row.dync_ms):.1f}, IREE alone {row.gflops(row.iree_ms):.1f} GFLOP/s")
+    return row
+
+
+def reach() -> float:
+    """The machine's reach on one thread, in GFLOP/s: eager's best 2048×2048 sgemm."""
+    import torch
+
+    a, b = torch.randn(2048, 2048), torch.randn(2048, 2048)
+    torch.mm(a, b)
+    best = min(_timed(lambda: torch.mm(a, b)) for _ in range(5))
+    return 2 * 2048**3 / best / 1e9
+
+
+def _timed(fn) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def section(rows: list[Row], isa: str, peak: float) -> str:
+    import torch
+
+    from .provenance import host_cpu, stamp
+
+    code = {"native": "`--iree-llvmcpu-target-cpu=host`",
+            "avx2": "`x86-64-v3` (AVX2; eager held to AVX2 by `ONEDNN_MAX_CPU_ISA` and "
+                    "`MKL_ENABLE_INSTRUCTIONS`)"}[isa]
+    lines = [SECTION, "",
+             f"Measured on {stamp()} with `python -m benchmarks ops --isa {isa}`. Host CPU: "
+             f"{host_cpu()}; code for {code}; **one thread** for every contestant (torch "
+             f"{torch.__version__} with `torch.set_num_threads(1)`, IREE `local-sync`). "
+             f"The machine's reach on one thread (eager's 2048³ sgemm): **{peak:.0f} GFLOP/s**. "
+             "Medians of alternating calls; each result checked against eager first.", "",
+             "| kernel | batch | GFLOP | eager GFLOP/s | dync GFLOP/s | dync / eager "
+             "| IREE alone GFLOP/s |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    family = None
+    for row in rows:
+        if row.op.family != family:
+            family = row.op.family
+            lines.append(f"| **{family}** | | | | | | |")
+        gflop = row.op.gflop(row.batch)
+        if row.error:
+            lines.append(f"| {row.op.name} | {row.batch} | {gflop:.2f} | | | "
+                         f"{row.error.replace('|', '/')} | |")
+            continue
+        eager, ours, iree = (row.gflops(ms) for ms in (row.eager_ms, row.dync_ms, row.iree_ms))
+        lines.append(f"| {row.op.name} | {row.batch} | {gflop:.2f} | {eager:.1f} | {ours:.1f} | "
+                     f"{ours / eager:.2f} | {iree:.1f} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks ops", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--batch", default="1,8", help="batch sizes, comma-separated (default 1,8)")
+    parser.add_argument("--isa", choices=sorted(_CPU), default="native",
+                        help="native: the code IREE makes for this CPU; avx2: an AVX2 machine")
+    parser.add_argument("--only", default="", metavar="SUBSTRING",
+                        help="only the kernels whose name contains this")
+    parser.add_argument("--flags", default="", metavar="'FLAG ...'",
+                        help="extra IREE flags for dync (a candidate's measurement)")
+    parser.add_argument("-o", "--output", type=Path, default=None, metavar="BENCHMARKS.md",
+                        help="put the table into this file as its '## Kernels' section")
+    args = parser.parse_args(argv)
+    if args.isa == "avx2" and any(os.environ.get(k) != v for k, v in _AVX2_ENV.items()):
+        env = {**os.environ, **_AVX2_ENV}
+        argv = sys.argv[1:] if argv is None else argv
+        sys.exit(subprocess.run([sys.executable, "-m", "benchmarks", "ops", *argv],
+                                env=env).returncode)
+
+    import torch
+
+    from .provenance import replace_section
+
+    torch.set_num_threads(1)
+    batches = [int(b) for b in args.batch.split(",")]
+    rows = [measure(op, batch, args.isa, tuple(args.flags.split())) for op in OPS if args.only in op.name
+            for batch in batches]
+    text = section(rows, args.isa, reach())
+    if args.output:
+        old = args.output.read_text(encoding="utf-8") if args.output.exists() else ""
+        heading = SECTION if args.isa == "native" else f"{SECTION} (AVX2)"
+        if args.isa != "native":
+            text = text.replace(SECTION, heading, 1)
+        args.output.write_text(replace_section(old, heading, text), encoding="utf-8")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
