@@ -110,9 +110,9 @@ BASELINE_PASSES = ("dync-canonicalize", "dync-pack-sort-keys", "dync-distinct-fi
 ABLATIONS: dict[str, dict] = {
     name: {"passes": tuple(p for p in DEFAULT_PIPELINE if p != name)}
     for name in ("dync-rdp", "dync-sink-into-branches", "dync-split-subdnns", "dync-loop-batch",
-                 "dync-pretranspose-weights", "dync-channels-last", "dync-plan-execution",
-                 "dync-patch-stages", "dync-fuse-padding", "dync-isolate-subdnns",
-                 "dync-check-indices")
+                 "dync-pretranspose-weights", "dync-bias-pointwise-convs", "dync-channels-last",
+                 "dync-plan-execution", "dync-patch-stages", "dync-fuse-padding",
+                 "dync-isolate-subdnns", "dync-check-indices")
 }
 # Ablations whose effect is on memory: their measured peak goes in the memory table too.
 MEMORY_ABLATIONS = ("dync-sink-into-branches", "dync-loop-batch", "dync-plan-execution",

@@ -18,6 +18,7 @@ from ..errors import CompilationError
 
 # Pass name -> module defining it (imported on first use so `dync-opt --help` stays fast).
 _PASS_MODULES = {
+    "dync-bias-pointwise-convs": "dync.passes.bias_pointwise_convs",
     "dync-bucket": "dync.passes.bucket",
     "dync-canonicalize": "dync.passes.canonicalize",
     "dync-check-indices": "dync.passes.check_indices",
@@ -44,8 +45,9 @@ _PASS_MODULES = {
 # What `dync.compile` runs on dync IR before handing it to IREE.
 DEFAULT_PIPELINE: tuple[str, ...] = (
     "dync-specialize", "dync-bucket", "dync-canonicalize", "dync-rdp", "dync-sink-into-branches",
-    "dync-split-subdnns", "dync-loop-batch", "dync-pretranspose-weights", "dync-channels-last",
-    "dync-plan-execution", "dync-patch-stages", "dync-fuse-padding", "dync-isolate-subdnns",
+    "dync-split-subdnns", "dync-loop-batch", "dync-pretranspose-weights",
+    "dync-bias-pointwise-convs", "dync-channels-last", "dync-plan-execution", "dync-patch-stages",
+    "dync-fuse-padding", "dync-isolate-subdnns",
     "dync-canonicalize", "dync-plan-buffers", "dync-check-indices", "dync-pack-sort-keys",
     "dync-distinct-fills", "dync-tie-region-shapes", "dync-verify")
 
