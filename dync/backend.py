@@ -14,6 +14,7 @@ CompilationError names.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -38,6 +39,10 @@ from .targets import Target
 
 # Flags every dync compile uses on top of the target's: the input is torch dialect.
 COMMON_FLAGS: tuple[str, ...] = ("--iree-input-type=torch",)
+# A failed compile's reproducer prints constants over this many elements (or bytes) as elided.
+ELIDE_OVER = 4096
+# The reproducers the crash folder keeps, newest first.
+KEEP_REPRODUCERS = 20
 # What LLVM's option parser says of a flag it refuses (unknown, or a bad value).
 _FLAG_REFUSALS = ("Unknown command line argument", "Cannot find option named", " option: ")
 
@@ -151,13 +156,16 @@ class CompilerSession:
         reason = ordered[0].split(": ", 1)[-1] if ordered else "no diagnostic"
         raise CompilationError(
             f"IREE failed to compile for {self.target.backend}/{self.target.name} ({reason}); "
-            f"the IR at the point of failure is in {self._save_failure(module)}",
+            f"the IR at the point of failure is in {self._save_failure(module)} (constants over "
+            f"{ELIDE_OVER} elements elided)",
             ordered,
         )
 
     def _save_failure(self, module: ir.Module) -> str:
+        """The module, its weights elided (an ImageNet model's would be hundreds of MB, and a
+        failure in code generation does not depend on them)."""
         return _save_reproducer("dync-iree-failure-", self._flags_header()
-                                + module_text(module, debug_info=True))
+                                + module_text(module, debug_info=True, elide_over=ELIDE_OVER))
 
     def _crashed(self, text: str, signal_number: int, stderr: str) -> NoReturn:
         """The worker ended by a signal: a bug of IREE's (or the machine's) rather than an
@@ -224,11 +232,24 @@ def crash_directory() -> Path:
 
 
 def _save_reproducer(prefix: str, text: str) -> str:
-    """Write `text` to a new `PREFIX*.mlir` file in `crash_directory()`; its path."""
-    fd, path = tempfile.mkstemp(prefix=prefix, suffix=".mlir", dir=crash_directory())
+    """Write `text` to a new `PREFIX*.mlir` file in `crash_directory()`, which keeps the
+    newest `KEEP_REPRODUCERS` files; its path."""
+    directory = crash_directory()
+    fd, path = tempfile.mkstemp(prefix=prefix, suffix=".mlir", dir=directory)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(text)
+    saved = sorted(directory.glob("dync-iree-*.mlir"), key=_modified, reverse=True)
+    for old in saved[KEEP_REPRODUCERS:]:
+        with contextlib.suppress(OSError):
+            old.unlink()
     return path
+
+
+def _modified(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def _signal_name(number: int) -> str:

@@ -257,3 +257,25 @@ def test_the_ir_of_a_failed_iree_compile_is_saved_in_the_crash_folder(tmp_path, 
     assert "IR at the point of failure is in" in str(error)
     path = _reproducer(error, tmp_path / "cache" / "crashes", "dync-iree-failure-")
     assert "no-such-device" in path.read_text().splitlines()[0]
+
+
+def test_a_failed_compile_saves_its_ir_without_the_weights_and_the_folder_is_capped(
+        tmp_path, monkeypatch):
+    """A failure of an ImageNet-sized model once wrote 220 MB of inlined weights to /tmp:
+    the reproducer elides large constants, and the crash folder keeps the newest 20."""
+    from dync import backend
+
+    monkeypatch.setenv("DYNC_CACHE_DIR", str(tmp_path / "cache"))
+    folder = tmp_path / "cache" / "crashes"
+    folder.mkdir(parents=True, mode=0o700)
+    for k in range(backend.KEEP_REPRODUCERS + 5):
+        (folder / f"dync-iree-failure-old{k}.mlir").write_text("old")
+    torch.manual_seed(0)
+    with pytest.raises(dync.CompilationError) as info:  # 1 MiB of weights
+        dync.compile(torch.nn.Linear(512, 512), (torch.randn(2, 512),), mode="graph",
+                     extra_flags=("--iree-hal-target-device=no-such-device",))
+    path = _reproducer(info.value, folder, "dync-iree-failure-")
+    assert path.stat().st_size < 64 * 1024  # the weights alone are 1 MiB
+    assert "dense_resource<" in path.read_text()
+    assert len(list(folder.glob("dync-iree-*.mlir"))) == backend.KEEP_REPRODUCERS
+    assert path.exists()

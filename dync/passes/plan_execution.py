@@ -121,10 +121,14 @@ def read_execution(module: ir.Module | ir.Operation) -> dict[str, int]:
 
 # --- partitioning ----------------------------------------------------------------------------
 
-def module_text(module: ir.Module | ir.Operation, debug_info: bool = False) -> str:
+def module_text(module: ir.Module | ir.Operation, debug_info: bool = False,
+                elide_over: int | None = None) -> str:
     """`module`'s assembly, loadable by `iree-compile` (`--dump-ir`; with its locations,
-    the IREE worker process's input: bytecode keeps the attribute's printed form too)."""
-    return module.operation.get_asm(enable_debug_info=debug_info).replace(_SERIAL_PRINTED, SERIAL)
+    the IREE worker process's input: bytecode keeps the attribute's printed form too);
+    constants of more than `elide_over` elements or bytes printed as elided."""
+    text = module.operation.get_asm(enable_debug_info=debug_info, large_elements_limit=elide_over,
+                                    large_resource_limit=elide_over)
+    return text.replace(_SERIAL_PRINTED, SERIAL)
 
 
 def fixed(op: ir.Operation, sizes: TensorSizes) -> bool:
