@@ -1,8 +1,6 @@
 """dync: compile dynamic neural networks to IREE modules for CUDA, ARM and the host CPU."""
 
-__version__ = "0.1.0"
-
-from .errors import (  # noqa: E402
+from .errors import (
     CompilationError,
     DyncError,
     IndexOutOfRangeError,
@@ -11,7 +9,8 @@ from .errors import (  # noqa: E402
     OptionError,
     UnsupportedConstructError,
 )
-from .runtime import CompiledModule, HostModule, load  # noqa: E402
+from .runtime import CompiledModule, HostModule, load
+from .version import __version__
 
 __all__ = [
     "CompilationError",

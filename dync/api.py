@@ -14,7 +14,7 @@ from typing import Any
 
 from iree.compiler import ir
 
-from . import __version__, targets
+from . import targets
 from .backend import CompilerSession
 from .cache import CompileCache, default_directory, model_key, module_key
 from .dialects.dync import COPIED_PADDING_ATTR, FLAGS_ATTR, read_flags, set_backend
@@ -39,6 +39,7 @@ from .passes.split_subdnns import read_subdnns
 from .report import Report
 from .runtime.manifest import TRANSFORM_SPEC, Manifest
 from .runtime.module import CompiledModule, _to_numpy, from_parts
+from .version import __version__
 
 
 def compile(  # noqa: A001 - the public name is fixed by the design

@@ -35,6 +35,8 @@ from pathlib import Path
 
 from iree.compiler import ir
 
+from .version import __version__
+
 FORMAT = 2
 
 
@@ -116,8 +118,6 @@ def make_private_directory(path: Path) -> None:
 
 
 def _versions() -> dict:
-    from . import __version__
-
     return {"format": FORMAT, "dync": __version__,
             "iree": importlib.metadata.version("iree-base-compiler")}
 

@@ -59,3 +59,7 @@ class IndexOutOfRangeError(DyncError, IndexError):
     """A compiled module read an index outside its table (an embedding id, a gather or
     scatter index...), where eager PyTorch raises too; the message names the op and the
     line of the model that made it."""
+
+
+class PassFailure(Exception):
+    """Raised by a pass's `run` (or an analysis it calls) to fail the pipeline with a message."""

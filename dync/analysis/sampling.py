@@ -15,7 +15,7 @@ from iree.compiler import ir
 from ..dialects import dync as dync_ir
 from ..dialects.symbolic import narrow_range, symbol
 from ..dialects.walk import nested_ops
-from ..passes.pipeline import PassFailure
+from ..errors import PassFailure
 
 # Range assumed for a symbol no `torch.symbolic_int` or ``dync.symbols`` bounds.
 UNBOUNDED = (1, 4096)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from iree.compiler import ir
 from iree.compiler.passmanager import PassManager
 
-from ..errors import CompilationError
+from ..errors import CompilationError, PassFailure
 
 # Pass name -> module defining it (imported on first use so `dync-opt --help` stays fast).
 _PASS_MODULES = {
@@ -74,10 +74,6 @@ class Pass:
                 f"({where.filename}:{where.lineno})"
             )
             pass_.signal_pass_failure()
-
-
-class PassFailure(Exception):
-    """Raised by a pass's `run` to fail the pipeline with a message."""
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import sympy
 
-from ..dialects.symbolic import NAC, Dim, ceildiv, floordiv, known
+from ...dialects.symbolic import NAC, Dim, ceildiv, floordiv, known
 
 INT64_MAX = 2**63 - 1
 ISDO, ISDOS, ISVDOS, EDO = "ISDO", "ISDOS", "ISVDOS", "EDO"

@@ -2,7 +2,7 @@
 
 Reads: every function of a dync IR module — tensor types, the entry's ``dync.shape`` argument
 attributes, ``dync.symbols`` and `torch.symbolic_int` ranges, `torch.bind_symbolic_shape`
-facts — and the transfer functions of `rdp_rules`.
+facts — and the transfer functions of `rdp.rules`.
 
 Computes, per SSA value, a `Fact` over SoD²'s lattice (undef, constant, symbol, expression,
 not-a-constant): dims of tensors, values of ints and int lists. Forward transfer runs to a
@@ -52,8 +52,8 @@ from collections.abc import Callable, Iterable
 import sympy
 from iree.compiler import ir
 
-from ..dialects import dync as dync_ir
-from ..dialects.symbolic import (
+from ...dialects import dync as dync_ir
+from ...dialects.symbolic import (
     NAC,
     Dim,
     bound_dims,
@@ -68,11 +68,11 @@ from ..dialects.symbolic import (
     to_affine,
     type_dims,
 )
-from ..dialects.torch_ops import vtensor_type
-from ..dialects.walk import call_sites, callee, exported, functions, nested_ops, ops_named
-from . import rdp_rules as rules
-from .pipeline import Pass
-from .rdp_rules import UNDEF, Fact
+from ...dialects.torch_ops import vtensor_type
+from ...dialects.walk import call_sites, callee, exported, functions, nested_ops, ops_named
+from ..pipeline import Pass
+from . import rules
+from .rules import UNDEF, Fact
 
 RDP_ATTR = "dync.rdp"
 DIMS_ATTR = "dync.dims"
