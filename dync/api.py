@@ -17,7 +17,7 @@ from iree.compiler import ir
 from . import targets
 from .backend import CompilerSession
 from .cache import CompileCache, default_directory, model_key, module_key
-from .dialects.dync import COPIED_PADDING_ATTR, FLAGS_ATTR, read_flags, set_backend
+from .dialects.dync import COPIED_PADDING_ATTR, FLAGS_ATTR, read_flags, read_subdnns, set_backend
 from .errors import (
     CompilationError,
     DyncError,
@@ -35,7 +35,6 @@ from .passes.plan_buffers import read_peak
 from .passes.plan_execution import module_text, read_execution
 from .passes.rdp import read_coverage
 from .passes.specialize import read_versions, request_versions
-from .passes.split_subdnns import read_subdnns
 from .report import Report
 from .runtime.manifest import TRANSFORM_SPEC, Manifest
 from .runtime.module import CompiledModule, _to_numpy, from_parts

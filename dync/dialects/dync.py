@@ -37,6 +37,9 @@ BACKEND_ATTR = "dync.backend"
 # Unit attribute on a `torch.aten.permute` a dync pass placed where IREE's own transposes
 # cancel it (a layout crossing at a sub-DNN boundary): it moves no data.
 CANCELS_ATTR = "dync.cancels"
+# Module attribute: one record per sub-DNN (written by dync-split-subdnns, updated by
+# dync-loop-batch; read by dync-isolate-subdnns and the report).
+SUBDNNS_ATTR = "dync.subdnns"
 _SYMBOL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -70,6 +73,12 @@ def to_python(attr: ir.Attribute):
     if isinstance(attr, ir.IntegerAttr):
         return attr.value
     return ir.StringAttr(attr).value
+
+
+def read_subdnns(module: ir.Module | ir.Operation) -> list[dict]:
+    """The `dync.subdnns` records dync-split-subdnns left on `module` ([] if it did not run)."""
+    attrs = _op(module).attributes
+    return to_python(attrs[SUBDNNS_ATTR]) if SUBDNNS_ATTR in attrs else []
 
 
 def _read_strings(module: ir.Module | ir.Operation, attribute: str) -> list[str]:

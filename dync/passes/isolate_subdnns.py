@@ -42,13 +42,12 @@ from __future__ import annotations
 
 from iree.compiler import ir
 
-from ..dialects.dync import CANCELS_ATTR
+from ..dialects.dync import CANCELS_ATTR, read_subdnns
 from ..dialects.symbolic import element_type, type_dims
 from ..dialects.torch_ops import BIND, builtin_type, create, int_list, through_barrier
 from ..dialects.walk import call_sites, function_argument, functions, ops_named
 from .channels_last import converts_to_channels_last
 from .pipeline import Pass
-from .split_subdnns import read_subdnns
 
 TO_NHWC, TO_NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
 

@@ -49,12 +49,12 @@ import math
 from iree.compiler import ir
 
 from ..analysis.op_kinds import ELEMENTWISE, element_bytes
+from ..dialects.dync import SUBDNNS_ATTR, read_subdnns
 from ..dialects.symbolic import bound_dims, type_dims
 from ..dialects.torch_ops import BIND, builtin_type, constant_int, constant_int_list, create
 from ..dialects.walk import call_sites, functions
 from .pipeline import Pass
 from .specialize import specialize_binding, static_type
-from .split_subdnns import SUBDNNS_ATTR, read_subdnns
 
 PER_SAMPLE = "per_sample"
 # Fewer distinct per-sample sizes than this: IREE's per-size slots cost little.

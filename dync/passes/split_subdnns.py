@@ -60,14 +60,13 @@ from dataclasses import dataclass, field
 
 from iree.compiler import ir
 
-from ..dialects.dync import to_python
+from ..dialects.dync import SUBDNNS_ATTR
 from ..dialects.locations import source_span
 from ..dialects.symbolic import bound_dims, is_tensor, type_dims
 from ..dialects.torch_ops import BARRIER, owner
 from ..dialects.walk import callee, functions, nested_ops, ops_named
 from .pipeline import Pass, PassFailure
 
-SUBDNNS_ATTR = "dync.subdnns"
 _CONSTANT_OPS = {"torch.vtensor.literal", "arith.constant"}
 _IDENTITY_OPS = {
     "torch.aten.clone",
@@ -440,12 +439,6 @@ def _shapes(values: list[ir.Value], body: ir.Block) -> ir.ArrayAttr:
             texts.append("[" + ", ".join(str(d) if d is not None else e
                                          for d, e in zip(dims, exprs, strict=True)) + "]")
     return ir.ArrayAttr.get([ir.StringAttr.get(t) for t in texts])
-
-
-def read_subdnns(module: ir.Module | ir.Operation) -> list[dict]:
-    """The `dync.subdnns` records a run of the pass left on `module` ([] if it did not run)."""
-    attrs = module.operation.attributes
-    return to_python(attrs[SUBDNNS_ATTR]) if SUBDNNS_ATTR in attrs else []
 
 
 def _clone_constant(op: ir.Operation, ip: ir.InsertionPoint) -> ir.Value:
