@@ -20,12 +20,13 @@ from __future__ import annotations
 from iree.compiler import ir
 
 from ..dialects.dync import read_backend
+from ..dialects.literals import LITERAL
 from ..dialects.symbolic import element_type, type_dims
 from ..dialects.torch_ops import constant_bool, defining, through_barrier, vtensor_of
 from ..dialects.walk import nested_ops
 from .pipeline import Pass
 
-FLOATS = {"f16": ir.F16Type, "bf16": ir.BF16Type, "f32": ir.F32Type, "f64": ir.F64Type}
+FLOATS = ("f16", "bf16", "f32", "f64")
 CONVOLUTIONS = ("torch.aten.conv2d", "torch.aten.convolution")
 
 
@@ -45,10 +46,10 @@ def _pointwise_without_bias(op: ir.Operation) -> tuple[int, str] | None:
 
 
 def _zeros(filters: int, dtype: str, ip: ir.InsertionPoint, loc: ir.Location) -> ir.Value:
-    element = FLOATS[dtype].get()
+    element = ir.Type.parse(dtype)
     splat = ir.DenseElementsAttr.get_splat(ir.RankedTensorType.get([filters], element),
                                            ir.FloatAttr.get(element, 0.0))
-    zeros = ir.Operation.create("torch.vtensor.literal", results=[vtensor_of([filters], dtype)],
+    zeros = ir.Operation.create(LITERAL, results=[vtensor_of([filters], dtype)],
                                 attributes={"value": splat}, loc=loc, ip=ip).result
     # Behind a barrier: IREE folds a splat zero bias into the fill the slow form starts from.
     return through_barrier(zeros, ip, loc)
