@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SECTION = "## Kernels"
+# BENCHMARKS.md's section for each `--isa`.
+HEADINGS = {"native": SECTION, "avx2": f"{SECTION} (AVX2)"}
 _AVX2_ENV = {"ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_ENABLE_INSTRUCTIONS": "AVX2"}
 # The code each `--isa` asks IREE for: dync's target preset and IREE alone's CPU name.
 _CPU = {"native": "host", "avx2": "x86-64-v3"}
@@ -61,13 +63,9 @@ def _linear(tokens: int, din: int, dout: int) -> tuple:
     return make, lambda batch: 2 * batch * tokens * din * dout / 1e9
 
 
-class _Scores:
-    """Attention's two batched products at BERT-base's 12 heads of 64: Q·Kᵀ then P·V."""
-
-    def __init__(self, heads: int, tokens: int, width: int):
-        self.heads, self.tokens, self.width = heads, tokens, width
-
-    def make(self, batch: int):
+def _attention(heads: int, tokens: int, width: int) -> tuple:
+    """Attention's two batched products (Q·Kᵀ, then P·V) and the softmax between them."""
+    def make(batch: int):
         import torch
 
         class Attention(torch.nn.Module):
@@ -75,10 +73,9 @@ class _Scores:
                 p = torch.softmax(q @ q.transpose(-1, -2), dim=-1)
                 return p @ q
 
-        return Attention(), torch.randn(batch, self.heads, self.tokens, self.width)
+        return Attention(), torch.randn(batch, heads, tokens, width)
 
-    def gflop(self, batch: int) -> float:
-        return 2 * 2 * batch * self.heads * self.tokens * self.tokens * self.width / 1e9
+    return make, lambda batch: 2 * 2 * batch * heads * tokens * tokens * width / 1e9
 
 
 def _ops() -> list[Op]:
@@ -102,12 +99,11 @@ def _ops() -> list[Op]:
         ("1×1 144→24 @56", mobile, _conv(144, 24, 1, 56)),
         ("1×1 96→576 @14", mobile, _conv(96, 576, 1, 14)),
     ]
-    attention = _Scores(12, 128, 64)
     matmuls = [
         ("Q/K/V/out projection 768→768", bert, _linear(128, 768, 768)),
         ("FFN up 768→3072", bert, _linear(128, 768, 3072)),
         ("FFN down 3072→768", bert, _linear(128, 3072, 768)),
-        ("attention QKᵀ·V, 12 heads", bert, (attention.make, attention.gflop)),
+        ("attention QKᵀ·V, 12 heads", bert, _attention(12, 128, 64)),
     ]
     return [Op(name, family, make, gflop) for name, family, (make, gflop) in convs + matmuls]
 
@@ -161,8 +157,8 @@ def measure(op: Op, batch: int, isa: str, flags: tuple[str, ...] = (), say=print
     module, example = op.make(batch)
     try:
         start = time.perf_counter()
-        compiled = dync.compile(module, (example,), target=_CPU[isa] if isa != "native" else None,
-                                mode="graph", extra_flags=flags)
+        compiled = dync.compile(module, (example,), target=_CPU[isa], mode="graph",
+                                extra_flags=flags)
         row.dync_compile_s = time.perf_counter() - start
         iree = _iree_alone(module, example, _CPU[isa])
     except Exception as e:  # noqa: BLE001 - a kernel that does not compile is a row, not a stop
@@ -209,7 +205,7 @@ def section(rows: list[Row], isa: str, peak: float) -> str:
     code = {"native": "`--iree-llvmcpu-target-cpu=host`",
             "avx2": "`x86-64-v3` (AVX2; eager held to AVX2 by `ONEDNN_MAX_CPU_ISA` and "
                     "`MKL_ENABLE_INSTRUCTIONS`)"}[isa]
-    lines = [SECTION, "",
+    lines = [HEADINGS[isa], "",
              f"Measured on {stamp()} with `python -m benchmarks ops --isa {isa}`. Host CPU: "
              f"{host_cpu()}; code for {code}; **one thread** for every contestant (torch "
              f"{torch.__version__} with `torch.set_num_threads(1)`, IREE `local-sync`). "
@@ -245,7 +241,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--flags", default="", metavar="'FLAG ...'",
                         help="extra IREE flags for dync (a candidate's measurement)")
     parser.add_argument("-o", "--output", type=Path, default=None, metavar="BENCHMARKS.md",
-                        help="put the table into this file as its '## Kernels' section")
+                        help="put the table into this file as its '## Kernels' (or '## Kernels "
+                        "(AVX2)') section")
     args = parser.parse_args(argv)
     if args.isa == "avx2" and any(os.environ.get(k) != v for k, v in _AVX2_ENV.items()):
         env = {**os.environ, **_AVX2_ENV}
@@ -259,15 +256,13 @@ def main(argv: list[str] | None = None) -> None:
 
     torch.set_num_threads(1)
     batches = [int(b) for b in args.batch.split(",")]
-    rows = [measure(op, batch, args.isa, tuple(args.flags.split())) for op in OPS if args.only in op.name
+    flags = tuple(args.flags.split())
+    rows = [measure(op, batch, args.isa, flags) for op in OPS if args.only in op.name
             for batch in batches]
     text = section(rows, args.isa, reach())
     if args.output:
         old = args.output.read_text(encoding="utf-8") if args.output.exists() else ""
-        heading = SECTION if args.isa == "native" else f"{SECTION} (AVX2)"
-        if args.isa != "native":
-            text = text.replace(SECTION, heading, 1)
-        args.output.write_text(replace_section(old, heading, text), encoding="utf-8")
+        args.output.write_text(replace_section(old, HEADINGS[args.isa], text), encoding="utf-8")
     print(text)
 
 
