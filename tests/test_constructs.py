@@ -331,6 +331,29 @@ class ListLeftByBreakOverImage(nn.Module):
         return h + torch.cat(outs, dim=1).mean(dim=1, keepdim=True)
 
 
+class ListLeftByBreakAfterStridedConv(nn.Module):
+    """Lists grown in loops left by `break` over the output of a strided convolution, whose
+    H x W are floor divisions of the input's (fuzz seeds 87, 212, 362): the region dims IREE
+    mis-covers (above) were expressions of the arguments' symbols, which
+    dync-tie-region-shapes left alone, and the result was silently wrong."""
+
+    def __init__(self):
+        super().__init__()
+        self.down = nn.Conv2d(3, 3, 3, stride=2, padding=1)
+
+    def forward(self, x):
+        h = torch.relu(self.down(x))
+        for limit in (0.2, 0.7):
+            outs = []
+            for _ in range(4):
+                h = torch.tanh(h + 0.1)
+                outs.append(h.mean(dim=1, keepdim=True))
+                if h.max() > limit:
+                    break
+            h = h + torch.cat(outs, dim=1).mean(dim=1, keepdim=True)
+        return h.mean(dim=(2, 3))
+
+
 class ListLeftByBreakInBranch(nn.Module):
     """A list grown in a loop left by `break`, inside an `if` on data (c, d). `torch.cond`
     traces a branch with the torch-function modes set aside, so `torch.cat` of the list's
@@ -405,6 +428,8 @@ CONSTRUCTS = {
     "while loop over an image of dynamic size": (WhileOverImage, IMAGE, True),
     "list left by break over an image of dynamic size": (ListLeftByBreakOverImage, IMAGE, True),
     "list left by break inside a branch": (ListLeftByBreakInBranch, VECTOR, True),
+    "lists left by break after a strided convolution":
+        (ListLeftByBreakAfterStridedConv, IMAGE, True),
     "masked assignment in a branch": (MaskedAssignmentInBranch, VECTOR, True),
     "write into the model's input in a branch": (WriteIntoInputInBranch, VECTOR, True),
     "submodule writing into its caller's tensor": (SubmoduleWritesIntoItsArgument, VECTOR, False),

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
+import sympy
 from iree.compiler import ir
 
 from .symbolic import element_type, type_dims
@@ -79,6 +80,55 @@ def create(name: str, result: ir.Type | str, ip: ir.InsertionPoint, loc: ir.Loca
 def int_constant(value: int, ip: ir.InsertionPoint, loc: ir.Location) -> ir.Value:
     return create("torch.constant.int", "!torch.int", ip, loc,
                   value=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), value))
+
+
+def int_expression(expr: sympy.Expr, symbol_value: Callable[[str], ir.Value],
+                   ip: ir.InsertionPoint, loc: ir.Location) -> ir.Value | None:
+    """A `!torch.int` computing `expr`, a dim as `dialects.symbolic` reads it (sums and
+    products of symbols and integers, floor and ceiling of a quotient by an integer), from the
+    value `symbol_value` gives each of its symbols; None, with nothing built, for any other
+    expression (max, min, a division by a symbol)."""
+    return _int_ops(expr, symbol_value, ip, loc) if is_int_expression(expr) else None
+
+
+def is_int_expression(expr: sympy.Expr) -> bool:
+    """Whether `int_expression` can build `expr`."""
+    if isinstance(expr, sympy.Integer | sympy.Symbol):
+        return True
+    if isinstance(expr, sympy.Add | sympy.Mul):
+        return all(is_int_expression(a) for a in expr.args)
+    if isinstance(expr, sympy.floor | sympy.ceiling):
+        numerator, denominator = sympy.fraction(sympy.together(expr.args[0]))
+        return isinstance(denominator, sympy.Integer) and is_int_expression(sympy.expand(numerator))
+    return False
+
+
+def _int_ops(expr: sympy.Expr, symbol_value: Callable[[str], ir.Value],
+             ip: ir.InsertionPoint, loc: ir.Location) -> ir.Value:
+    if isinstance(expr, sympy.Integer):
+        return int_constant(int(expr), ip, loc)
+    if isinstance(expr, sympy.Symbol):
+        return symbol_value(expr.name)
+    if isinstance(expr, sympy.floor | sympy.ceiling):
+        numerator, denominator = sympy.fraction(sympy.together(expr.args[0]))
+        # ceil(a / d) = -floor(-a / d): torch-mlir lowers floordiv.int, not a ceiling division.
+        sign = 1 if isinstance(expr, sympy.floor) else -1
+        top = _int_ops(sympy.expand(sign * numerator), symbol_value, ip, loc)
+        quotient = _binary("torch.aten.floordiv.int", top, int_constant(int(denominator), ip, loc),
+                           ip, loc)
+        return quotient if sign == 1 else _binary("torch.aten.mul.int", quotient,
+                                                   int_constant(-1, ip, loc), ip, loc)
+    name = "torch.aten.add.int" if isinstance(expr, sympy.Add) else "torch.aten.mul.int"
+    terms = [_int_ops(a, symbol_value, ip, loc) for a in expr.args]
+    result = terms[0]
+    for term in terms[1:]:
+        result = _binary(name, result, term, ip, loc)
+    return result
+
+
+def _binary(name: str, lhs: ir.Value, rhs: ir.Value, ip: ir.InsertionPoint,
+            loc: ir.Location) -> ir.Value:
+    return create(name, "!torch.int", ip, loc, operands=[lhs, rhs])
 
 
 def bool_constant(value: bool, ip: ir.InsertionPoint, loc: ir.Location) -> ir.Value:

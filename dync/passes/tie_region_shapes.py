@@ -3,10 +3,12 @@ function's own arguments.
 
 Reads: `scf.if`/`scf.while` results (through `torch_c.from_builtin_tensor`) and their
 `torch.bind_symbolic_shape` bindings; the bindings of the function's arguments.
-Writes: after each such tensor whose bound dims are constants or symbols the arguments have
-(a dim of an argument bound to the plain symbol), a `torch.aten.view` of it to those same
-sizes, read with `torch.aten.size.int` from the arguments; the tensor's later uses read the
-view, which is bound like the tensor.
+Writes: after each such tensor whose bound dims are computed from symbols the arguments have
+(a dim of an argument bound to the plain symbol) — the symbols themselves, or sums, products,
+floor and ceiling divisions of them (a strided convolution's or a pooling's output size) — a
+`torch.aten.view` of it to those same sizes, read with `torch.aten.size.int` from the
+arguments and computed at the function's entry; the tensor's later uses read the view, which
+is bound like the tensor.
 
 Why: IREE 3.13 gives each dynamic dim that leaves an `scf.if` an SSA value of its own. A
 dispatch that meets such a tensor and sizes read from the arguments (a `view` to
@@ -14,28 +16,30 @@ dispatch that meets such a tensor and sizes read from the arguments (a `view` to
 tensor) gets one dim under two workload ordinals, and its workgroup count covers half the
 output: the rest is left unwritten (`lit/upstream/iree-region-dims-two-ordinals.mlir`). The
 view states the dims with the arguments' values, and the dispatch sees one value per dim.
+A dim computed from the symbols meets the same bug (a loop over a strided convolution's output
+left half unwritten), so it is computed from the arguments too.
 No paper section: a workaround at the boundary to IREE, run last.
 """
 
 from __future__ import annotations
 
+import sympy
 from iree.compiler import ir
 
-from ..dialects.symbolic import bound_dims
-from ..dialects.torch_ops import BIND, bindings, create, int_constant, owner
+from ..dialects.symbolic import bound_dims, symbol
+from ..dialects.torch_ops import (
+    BIND,
+    bindings,
+    create,
+    int_constant,
+    int_expression,
+    is_int_expression,
+    owner,
+)
 from ..dialects.walk import functions, ops_named
 from .pipeline import Pass
 
 _REGION_OPS = ("scf.if", "scf.while")
-
-
-def _dims(bind: ir.Operation) -> list[int | str] | None:
-    """The dims a binding states: ints, or symbol names where a dim is a plain symbol;
-    None when a dim is any other expression."""
-    dims = list(bound_dims(bind))
-    if not all(d.is_Integer or d.is_Symbol for d in dims):
-        return None
-    return [int(d) if d.is_Integer else d.name for d in dims]
 
 
 def _argument_dims(func: ir.Operation) -> dict[str, tuple[ir.Value, int]]:
@@ -43,9 +47,9 @@ def _argument_dims(func: ir.Operation) -> dict[str, tuple[ir.Value, int]]:
     found: dict[str, tuple[ir.Value, int]] = {}
     for arg in func.regions[0].blocks[0].arguments:
         for bind in bindings(arg):
-            for axis, dim in enumerate(_dims(bind) or []):
-                if isinstance(dim, str):
-                    found.setdefault(dim, (arg, axis))
+            for axis, dim in enumerate(bound_dims(bind)):
+                if dim.is_Symbol:
+                    found.setdefault(dim.name, (arg, axis))
     return found
 
 
@@ -72,33 +76,47 @@ class TieRegionShapes(Pass):
             tensors = _region_tensors(func)
             if not tensors:
                 continue
-            anchors = _argument_dims(func)
-            sizes: dict[str, ir.Value] = {}
+            sizes = _EntrySizes(func)
             for bind in tensors:
-                dims = _dims(bind)
-                if dims is None or not any(isinstance(d, str) for d in dims) \
-                        or any(isinstance(d, str) and d not in anchors for d in dims):
+                dims = bound_dims(bind)
+                if all(d.is_Integer for d in dims) or not all(sizes.can_compute(d) for d in dims):
                     continue
-                for dim in dims:
-                    if isinstance(dim, str) and dim not in sizes:
-                        sizes[dim] = _size_of(func, *anchors[dim])
                 _tie(bind, dims, sizes)
 
 
-def _size_of(func: ir.Operation, arg: ir.Value, axis: int) -> ir.Value:
-    """`torch.aten.size.int` of `arg` at `axis`, after the entry block's bindings (which come
-    first there; dync-canonicalize)."""
-    block = func.regions[0].blocks[0]
-    first = next(op for op in block.operations
-                 if op.name not in ("torch.symbolic_int", BIND))
-    ip, loc = ir.InsertionPoint(first), first.location
-    return create("torch.aten.size.int", "!torch.int", ip, loc,
-                  operands=[arg, int_constant(axis, ip, loc)])
+class _EntrySizes:
+    """The sizes a function's bindings state, computed once each at its entry from its
+    arguments' sizes."""
+
+    def __init__(self, func: ir.Operation):
+        self.anchors = _argument_dims(func)
+        self.values: dict[sympy.Expr, ir.Value] = {}
+        block = func.regions[0].blocks[0]
+        # After the entry block's bindings (which come first there; dync-canonicalize).
+        first = next(op for op in block.operations
+                     if op.name not in ("torch.symbolic_int", BIND))
+        self.ip, self.loc = ir.InsertionPoint(first), first.location
+
+    def can_compute(self, dim: sympy.Expr) -> bool:
+        return is_int_expression(dim) and all(s.name in self.anchors for s in dim.free_symbols)
+
+    def of(self, dim: sympy.Expr) -> ir.Value:
+        if dim not in self.values:
+            self.values[dim] = int_expression(dim, self._symbol, self.ip, self.loc)
+        return self.values[dim]
+
+    def _symbol(self, name: str) -> ir.Value:
+        key = symbol(name)
+        if key not in self.values:
+            arg, axis = self.anchors[name]
+            self.values[key] = create("torch.aten.size.int", "!torch.int", self.ip, self.loc,
+                                      operands=[arg, int_constant(axis, self.ip, self.loc)])
+        return self.values[key]
 
 
-def _tie(bind: ir.Operation, dims: list[int | str], sizes: dict[str, ir.Value]) -> None:
+def _tie(bind: ir.Operation, dims: tuple[sympy.Expr, ...], sizes: _EntrySizes) -> None:
     value, ip, loc = bind.operands[0], ir.InsertionPoint(bind), bind.location
-    listed = [sizes[d] if isinstance(d, str) else int_constant(d, ip, loc) for d in dims]
+    listed = [int_constant(int(d), ip, loc) if d.is_Integer else sizes.of(d) for d in dims]
     shape = create("torch.prim.ListConstruct", "!torch.list<int>", ip, loc, operands=listed)
     view = create("torch.aten.view", value.type, ip, loc, operands=[value, shape])
     ir.Operation.create(BIND, operands=[view, *list(bind.operands)[1:]],

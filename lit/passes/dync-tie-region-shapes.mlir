@@ -39,7 +39,7 @@ module attributes {dync.symbols = {batch = {max = 64 : i64, min = 1 : i64}}} {
 // -----
 
 // Left alone: a dim no argument has (a size the branch computed from data), and a dim that
-// is an expression of the arguments' symbols rather than one of them.
+// is an expression of the arguments' symbols beyond sums, products and integer divisions.
 // CHECK-LABEL: func.func @main
 // CHECK-NOT:     torch.aten.view
 // CHECK-NOT:     torch.aten.size.int
@@ -59,7 +59,50 @@ module attributes {dync.symbols = {batch = {max = 64 : i64, min = 1 : i64}, u0 =
     %h = torch_c.from_builtin_tensor %r#0 : tensor<?x8xf32> -> !torch.vtensor<[?,8],f32>
     torch.bind_symbolic_shape %h, [%u], affine_map<()[s0] -> (s0, 8)> : !torch.vtensor<[?,8],f32>
     %g = torch_c.from_builtin_tensor %r#1 : tensor<?x8xf32> -> !torch.vtensor<[?,8],f32>
-    torch.bind_symbolic_shape %g, [%b], affine_map<()[s0] -> (s0 * 2, 8)> : !torch.vtensor<[?,8],f32>
+    torch.bind_symbolic_shape %g, [%b], affine_map<()[s0] -> (s0 mod 3, 8)> : !torch.vtensor<[?,8],f32>
     return %h : !torch.vtensor<[?,8],f32>
+  }
+}
+
+// -----
+
+// A dim computed from the arguments' symbols (a stride-2 convolution's output size, a
+// ceiling division, a product) is computed once at the entry from the arguments' sizes.
+// CHECK-LABEL: func.func @main
+// CHECK:         %[[H:.+]] = torch.symbolic_int "height"
+// CHECK:         %[[W:.+]] = torch.symbolic_int "width"
+// CHECK:         %[[SH:.+]] = torch.aten.size.int %arg0, %{{.+}}
+// CHECK:         %[[HM1:.+]] = torch.aten.add.int %{{.+}}, %[[SH]]
+// CHECK:         %[[C2:.+]] = torch.constant.int 2
+// CHECK:         %[[FD:.+]] = torch.aten.floordiv.int %[[HM1]], %[[C2]]
+// CHECK:         %[[OH:.+]] = torch.aten.add.int %{{.+}}, %[[FD]]
+// CHECK:         %[[SW:.+]] = torch.aten.size.int %arg0, %{{.+}}
+// CHECK:         %[[NEG:.+]] = torch.aten.mul.int %{{.+}}, %[[SW]]
+// CHECK:         %[[C3:.+]] = torch.constant.int 3
+// CHECK:         %[[Q:.+]] = torch.aten.floordiv.int %[[NEG]], %[[C3]]
+// CHECK:         %[[CEIL:.+]] = torch.aten.mul.int %[[Q]], %{{.+}}
+// CHECK:         %[[HW:.+]] = torch.aten.mul.int %[[SH]], %[[SW]]
+// CHECK:         scf.if
+// CHECK:         %[[T:.+]] = torch_c.from_builtin_tensor
+// CHECK:         %[[SHAPE:.+]] = torch.prim.ListConstruct %[[OH]], %[[CEIL]], %[[HW]]
+// CHECK:         %[[VIEW:.+]] = torch.aten.view %[[T]], %[[SHAPE]]
+// CHECK:         return %[[VIEW]]
+module attributes {dync.symbols = {height = {max = 64 : i64, min = 8 : i64}, width = {max = 64 : i64, min = 8 : i64}}} {
+  func.func @main(%arg0: !torch.vtensor<[?,?],f32> {dync.shape = ["height", "width"]}, %flag: !torch.bool) -> (!torch.vtensor<[?,?,?],f32> {dync.shape = ["(height - 1) // 2 + 1", "-(-width // 3)", "height * width"]}) attributes {dync.entry} {
+    %h = torch.symbolic_int "height" {min_val = 8, max_val = 64} : !torch.int
+    %w = torch.symbolic_int "width" {min_val = 8, max_val = 64} : !torch.int
+    torch.bind_symbolic_shape %arg0, [%h, %w], affine_map<()[s0, s1] -> (s0, s1)> : !torch.vtensor<[?,?],f32>
+    %c0 = arith.constant 0 : index
+    %c = torch_c.to_i1 %flag
+    %r = scf.if %c -> (tensor<?x?x?xf32>) {
+      %e = tensor.empty(%c0, %c0, %c0) : tensor<?x?x?xf32>
+      scf.yield %e : tensor<?x?x?xf32>
+    } else {
+      %e = tensor.empty(%c0, %c0, %c0) : tensor<?x?x?xf32>
+      scf.yield %e : tensor<?x?x?xf32>
+    }
+    %t = torch_c.from_builtin_tensor %r : tensor<?x?x?xf32> -> !torch.vtensor<[?,?,?],f32>
+    torch.bind_symbolic_shape %t, [%h, %w], affine_map<()[s0, s1] -> ((s0 - 1) floordiv 2 + 1, s1 ceildiv 3, s0 * s1)> : !torch.vtensor<[?,?,?],f32>
+    return %t : !torch.vtensor<[?,?,?],f32>
   }
 }
