@@ -354,6 +354,37 @@ class ListLeftByBreakAfterStridedConv(nn.Module):
         return h.mean(dim=(2, 3))
 
 
+class ListsLeftByBreakAroundAnEarlyReturn(nn.Module):
+    """Lists grown in loops left by `break` before and on both sides of an early `return`, a
+    mask selection and a convolution in a branch between them (fuzz seed 267, reduced): IREE
+    sliced the early-return branch's list with the length its first iteration left, and the
+    result silently lost the later items; dync-fence-region-reads fences the lengths."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3, 3, padding=1)
+
+    def forward(self, x):
+        h = self._grown(x, 1.0, steps=4)
+        if h.mean() < -0.1:
+            picked = h[h.flatten(1).mean(dim=1) > 0.05]
+            h = torch.tanh(self.conv(h + 0.1 * picked.sum(dim=0, keepdim=True)))
+        if h.mean() > 0.05:
+            return self._grown(h, 0.7).mean(dim=(2, 3))
+        if h.mean() > -0.5:
+            h = torch.tanh(h) * 0.9
+        return self._grown(h, 0.3).mean(dim=(2, 3))
+
+    def _grown(self, h, limit, steps=2):
+        outs = []
+        for _ in range(steps):
+            h = torch.tanh(h + 0.1)
+            outs.append(h.mean(dim=1, keepdim=True))
+            if h.mean() < limit:
+                break
+        return h + torch.cat(outs, dim=1).mean(dim=1, keepdim=True)
+
+
 class ListLeftByBreakInBranch(nn.Module):
     """A list grown in a loop left by `break`, inside an `if` on data (c, d). `torch.cond`
     traces a branch with the torch-function modes set aside, so `torch.cat` of the list's
@@ -430,6 +461,8 @@ CONSTRUCTS = {
     "list left by break inside a branch": (ListLeftByBreakInBranch, VECTOR, True),
     "lists left by break after a strided convolution":
         (ListLeftByBreakAfterStridedConv, IMAGE, True),
+    "lists left by break around an early return":
+        (ListsLeftByBreakAroundAnEarlyReturn, IMAGE, True),
     "masked assignment in a branch": (MaskedAssignmentInBranch, VECTOR, True),
     "write into the model's input in a branch": (WriteIntoInputInBranch, VECTOR, True),
     "submodule writing into its caller's tensor": (SubmoduleWritesIntoItsArgument, VECTOR, False),

@@ -36,6 +36,14 @@ def owner(value: ir.Value) -> ir.Operation | None:
     return None if isinstance(op, ir.Block) else op.operation
 
 
+def leaves_region(value: ir.Value) -> bool:
+    """Whether `value` is the `torch_c.from_builtin_tensor` of a result of an `scf.if` or
+    `scf.while`: a tensor leaving a branch or a loop."""
+    cast = defining(value, "torch_c.from_builtin_tensor")
+    source = None if cast is None else owner(cast.operands[0])
+    return source is not None and source.name in ("scf.if", "scf.while")
+
+
 def defining(value: ir.Value, name: str) -> ir.Operation | None:
     """The op named `name` that defines `value`, or None (a block argument, another op)."""
     op = owner(value)

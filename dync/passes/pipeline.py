@@ -26,6 +26,7 @@ _PASS_MODULES = {
     "dync-distinct-fills": "dync.passes.distinct_fills",
     "dync-exact-loops": "dync.passes.exact_loops",
     "dync-pretranspose-weights": "dync.passes.pretranspose_weights",
+    "dync-fence-region-reads": "dync.passes.fence_region_reads",
     "dync-fuse-padding": "dync.passes.fuse_padding",
     "dync-isolate-subdnns": "dync.passes.isolate_subdnns",
     "dync-loop-batch": "dync.passes.loop_batch",
@@ -49,7 +50,7 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "dync-bias-pointwise-convs", "dync-channels-last", "dync-plan-execution", "dync-patch-stages",
     "dync-fuse-padding", "dync-isolate-subdnns",
     "dync-canonicalize", "dync-plan-buffers", "dync-check-indices", "dync-pack-sort-keys",
-    "dync-distinct-fills", "dync-tie-region-shapes", "dync-verify")
+    "dync-distinct-fills", "dync-tie-region-shapes", "dync-fence-region-reads", "dync-verify")
 
 
 class Pass:

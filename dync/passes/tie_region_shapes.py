@@ -34,12 +34,10 @@ from ..dialects.torch_ops import (
     int_constant,
     int_expression,
     is_int_expression,
-    owner,
+    leaves_region,
 )
 from ..dialects.walk import functions, ops_named
 from .pipeline import Pass
-
-_REGION_OPS = ("scf.if", "scf.while")
 
 
 def _argument_dims(func: ir.Operation) -> dict[str, tuple[ir.Value, int]]:
@@ -55,15 +53,7 @@ def _argument_dims(func: ir.Operation) -> dict[str, tuple[ir.Value, int]]:
 
 def _region_tensors(func: ir.Operation) -> list[ir.Operation]:
     """The bindings of tensors that leave an `scf.if` or `scf.while` of `func`."""
-    found = []
-    for bind in ops_named(func, BIND):
-        cast = owner(bind.operands[0])
-        if cast is None or cast.name != "torch_c.from_builtin_tensor":
-            continue
-        source = owner(cast.operands[0])
-        if source is not None and source.name in _REGION_OPS:
-            found.append(bind)
-    return found
+    return [bind for bind in ops_named(func, BIND) if leaves_region(bind.operands[0])]
 
 
 class TieRegionShapes(Pass):
