@@ -354,6 +354,22 @@ class ListLeftByBreakAfterStridedConv(nn.Module):
         return h.mean(dim=(2, 3))
 
 
+class ListLeftByBreakAfterPooling(nn.Module):
+    """A list grown in a loop left by `break` over a pooled image: its buffer's strides are
+    products of `Max(1, H // 2)`, which `cond` could not match between the branches (a
+    stride error at export, so host mode)."""
+
+    def forward(self, x):
+        h = F.avg_pool2d(x, 2)
+        outs = [h.mean(dim=1, keepdim=True)]
+        for _ in range(3):
+            if h.max() > 0.2:
+                break
+            h = torch.tanh(h + 0.1)
+            outs.append(h.amax(dim=1, keepdim=True))
+        return (h * torch.cat(outs, dim=1).mean(dim=1, keepdim=True)).mean(dim=(2, 3))
+
+
 class ListsLeftByBreakAroundAnEarlyReturn(nn.Module):
     """Lists grown in loops left by `break` before and on both sides of an early `return`, a
     mask selection and a convolution in a branch between them (fuzz seed 267, reduced): IREE
@@ -461,6 +477,7 @@ CONSTRUCTS = {
     "list left by break inside a branch": (ListLeftByBreakInBranch, VECTOR, True),
     "lists left by break after a strided convolution":
         (ListLeftByBreakAfterStridedConv, IMAGE, True),
+    "list left by break after pooling": (ListLeftByBreakAfterPooling, IMAGE, True),
     "lists left by break around an early return":
         (ListsLeftByBreakAroundAnEarlyReturn, IMAGE, True),
     "masked assignment in a branch": (MaskedAssignmentInBranch, VECTOR, True),

@@ -1,7 +1,7 @@
 """Python lists of tensors that grow on data-dependent paths, as bounded buffers.
 
-The rewriter turns `v = []` into `v = __dync__.new_list()`: a `TensorList`, which is a plain
-list in eager execution. While exporting, when a data-dependent branch appends to it (a decoder
+The rewriter turns `v = []` into `v = __dync__.new_list()` (and `v = [a, b]` into
+`v = __dync__.new_list(site, a, b)`): a `TensorList`, which is a plain list in eager execution. While exporting, when a data-dependent branch appends to it (a decoder
 appending a token until END), its length stops being a Python int: the list becomes a bounded
 buffer — `buffer`, the items stacked to a static capacity (the most appends any path can make),
 and `length`, a 0-d int64 tensor — that crosses `cond` as two tensors. Later appends write at
@@ -125,8 +125,8 @@ class TensorList(list):
         )
 
 
-def new_list(site: str) -> TensorList:
-    result = TensorList()
+def new_list(site: str, *items: Any) -> TensorList:
+    result = TensorList(items)
     result.site = site
     return result
 

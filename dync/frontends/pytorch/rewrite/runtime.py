@@ -301,7 +301,7 @@ def _cond(pred: torch.Tensor, true_fn, false_fn, names, values, site: str,
     def branch(fn, probe_other, dead):
         def run(*lifted_values):
             out = _mask(tuple(fn(*lifted_values)), dead, probe_other)
-            buffers = [t.clone() for tl, cap, like in grown for t in tl.as_buffer(cap, like)]
+            buffers = [_dense(t) for tl, cap, like in grown for t in tl.as_buffer(cap, like)]
             return tuple(
                 _as_output(out[i], probe_other[i]) for i in tensor_positions
             ) + tuple(buffers)

@@ -380,15 +380,17 @@ class _Predicates(ast.NodeTransformer):
         return node
 
     def visit_Assign(self, node: ast.Assign) -> ast.stmt:
-        """`v = []` -> `v = __dync__.new_list(site)`: a list that may grow on a data-dependent
-        path (see `lists.py`)."""
+        """`v = []` -> `v = __dync__.new_list(site)`, `v = [a, b]` -> `v = __dync__.new_list(site,
+        a, b)`: a list that may grow on a data-dependent path (see `lists.py`)."""
         self.generic_visit(node)
         if len(node.targets) == 1 and self._written_item(node, node.targets[0]):
             return self._setitem(node, node.targets[0], node.value)
         if (len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-                and isinstance(node.value, ast.List) and not node.value.elts):
+                and isinstance(node.value, ast.List)
+                and not any(isinstance(e, ast.Starred) for e in node.value.elts)):
             site = f"{self.filename}:{self.first_line + node.lineno - 1}"
-            node.value = ast.copy_location(_call("new_list", _const(site)), node.value)
+            node.value = ast.copy_location(_call("new_list", _const(site), *node.value.elts),
+                                           node.value)
         return node
 
     def visit_AugAssign(self, node: ast.AugAssign) -> ast.stmt:
