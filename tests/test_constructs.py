@@ -370,6 +370,24 @@ class ListLeftByBreakAfterPooling(nn.Module):
         return (h * torch.cat(outs, dim=1).mean(dim=1, keepdim=True)).mean(dim=(2, 3))
 
 
+class MaskedAssignmentAfterPoolingInBranch(nn.Module):
+    """`h[h < t] = 0` on a pooled image inside a branch, a strided convolution after it (fuzz
+    seed 56): torch.export checks the pooled sizes with `a & b` of symbolic bools, which the
+    FX importer did not know ("Unsupported builtin function for symbolic types: and_")."""
+
+    def __init__(self):
+        super().__init__()
+        self.down = nn.Conv2d(3, 3, 3, stride=2, padding=1)
+
+    def forward(self, x):
+        h = x
+        if h.mean() > 0.2:
+            h = F.max_pool2d(h, 2) + torch.tensor([0.25, -0.25, 0.5]).view(1, -1, 1, 1)
+            h = h.clone()
+            h[h < 0.4] = 0.0
+        return torch.relu(self.down(h)).mean(dim=(2, 3))
+
+
 class ListsLeftByBreakAroundAnEarlyReturn(nn.Module):
     """Lists grown in loops left by `break` before and on both sides of an early `return`, a
     mask selection and a convolution in a branch between them (fuzz seed 267, reduced): IREE
@@ -478,6 +496,8 @@ CONSTRUCTS = {
     "lists left by break after a strided convolution":
         (ListLeftByBreakAfterStridedConv, IMAGE, True),
     "list left by break after pooling": (ListLeftByBreakAfterPooling, IMAGE, True),
+    "masked assignment after pooling in a branch":
+        (MaskedAssignmentAfterPoolingInBranch, IMAGE, True),
     "lists left by break around an early return":
         (ListsLeftByBreakAroundAnEarlyReturn, IMAGE, True),
     "masked assignment in a branch": (MaskedAssignmentInBranch, VECTOR, True),

@@ -8,6 +8,7 @@ import failures into errors that name the user's source line.
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import torch
@@ -172,6 +173,11 @@ class DyncGraphNodeImporter(fx.GraphNodeImporter):
 
     def _import_symbolic_torch_op(self, loc, node, target):
         with _naming(node):
+            logical = _LOGICAL.get(target)
+            if logical is not None and all(_is_bool(a) for a in node.args):
+                # `a & b` of two symbolic bools (torch's runtime check that a shape is in
+                # range, in a branch over a pooled image); upstream maps arithmetic only.
+                return self._import_torch_op_overload(loc, node, logical)
             return super()._import_symbolic_torch_op(loc, node, target)
 
 
@@ -181,6 +187,17 @@ _ALIASES = {
     torch.ops.aten.__or__.Tensor: torch.ops.aten.bitwise_or.Tensor,
     torch.ops.aten.__xor__.Tensor: torch.ops.aten.bitwise_xor.Tensor,
 }
+
+
+# `and`/`or` of symbolic bools, which upstream's table of Python builtins lacks.
+_LOGICAL = {operator.and_: torch.ops.aten.__and__.bool, operator.or_: torch.ops.aten.__or__.bool}
+
+
+def _is_bool(arg: Any) -> bool:
+    if isinstance(arg, torch.fx.Node):
+        value = arg.meta.get("val")
+        return isinstance(value, torch.SymBool | bool)
+    return isinstance(arg, bool)
 
 
 class _naming:
