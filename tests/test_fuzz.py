@@ -90,3 +90,12 @@ def test_seed_805_is_correct(tmp_path: Path):
     index iota (dync-pack-sort-keys)."""
     (result,) = campaign([805], tmp_path, say=print)
     assert result.outcome == "correct", result.detail
+
+
+def test_fallback_reasons_group_apart_from_node_and_symbol_names():
+    from benchmarks.fuzz.run import _gist
+
+    one = "and_: AssertionError: Unsupported builtin function with args (ge_16, ge_17) on s53"
+    other = "and_: AssertionError: Unsupported builtin function with args (ge_21, ge_22) on s80"
+    assert _gist(one) == _gist(other)
+    assert "ge_N" in _gist(one) and "sN" in _gist(one)

@@ -166,6 +166,8 @@ def _gist(reason: str) -> str:
     """A reason's first words, without the program's paths and numbers, for grouping."""
     text = re.sub(r"\S*prog_\d+\.py:\d+", "PROGRAM:LINE", reason)
     text = re.sub(r"\{u\d+(, u\d+)*\}", "{u...}", text)  # torch's unbacked symbols
+    text = re.sub(r"\b([a-z]+)_\d+\b", r"\1_N", text)  # FX node names: ge_16
+    text = re.sub(r"\b([su])\d+\b", r"\1N", text)  # torch's symbols: s53, u7
     text = re.sub(r"\[FakeTensor.*", "", text)
     text = re.sub(r"\b\d+(\.\d+)?(e-?\d+)?\b", "N", text)
     return " ".join(text.split()[:14]).replace("|", "/")
