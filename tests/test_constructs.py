@@ -388,6 +388,20 @@ class MaskedAssignmentAfterPoolingInBranch(nn.Module):
         return torch.relu(self.down(h)).mean(dim=(2, 3))
 
 
+class EarlyReturnBeforePooling(nn.Module):
+    """An early `return` in a branch, and pooling on the path that goes on (fuzz seed 62):
+    the returning path's placeholder for `h` had strides of `Max(1, H // 2)`, which `cond`
+    could not match with the pooled tensor's (a stride error at export, so host mode)."""
+
+    def forward(self, x):
+        h = x
+        if h.sum() > 0:
+            if h.sum() > 1500:  # a batch of 5 positive images, not one of 2
+                return (h * 0.5).mean(dim=(2, 3))
+            h = F.max_pool2d(torch.tanh(h), 2)
+        return (h + 1.0).mean(dim=(2, 3))
+
+
 class ListsLeftByBreakAroundAnEarlyReturn(nn.Module):
     """Lists grown in loops left by `break` before and on both sides of an early `return`, a
     mask selection and a convolution in a branch between them (fuzz seed 267, reduced): IREE
@@ -496,6 +510,7 @@ CONSTRUCTS = {
     "lists left by break after a strided convolution":
         (ListLeftByBreakAfterStridedConv, IMAGE, True),
     "list left by break after pooling": (ListLeftByBreakAfterPooling, IMAGE, True),
+    "early return before pooling": (EarlyReturnBeforePooling, IMAGE, True),
     "masked assignment after pooling in a branch":
         (MaskedAssignmentAfterPoolingInBranch, IMAGE, True),
     "lists left by break around an early return":

@@ -487,7 +487,7 @@ def _as_output(value: Any, other: Any) -> torch.Tensor:
         return _dense(value)
     if value is UNDEFINED or value is None:  # placeholder on the path that lacks the value
         if isinstance(other, torch.Tensor):
-            return torch.zeros(other.shape, dtype=other.dtype)
+            return _dense(torch.zeros(other.shape, dtype=other.dtype))
         return torch.scalar_tensor(0, dtype=_scalar_dtype(other, other))
     dtype = other.dtype if isinstance(other, torch.Tensor) else _scalar_dtype(value, other)
     return torch.scalar_tensor(value, dtype=dtype)
