@@ -402,6 +402,39 @@ class EarlyReturnBeforePooling(nn.Module):
         return (h + 1.0).mean(dim=(2, 3))
 
 
+class WhileAfterBranchesOfTwoSizes(nn.Module):
+    """A `while` on data over a tensor whose H x W depend on the path a branch took (pooled in
+    one branch only; fuzz seeds 720 and nine others): the loop's carried tensor had strides of
+    `Max(1, u)` going in and plain ones coming out of the body, and `while_loop` refused it
+    ("Expected carried_inputs and body_output to have same metadata")."""
+
+    def forward(self, x):
+        h = x
+        if h.sum() > 0:
+            h = F.max_pool2d(h, 2)
+        steps = 0
+        while h.abs().max() > 0.3 and steps < 5:
+            h = h * 0.5
+            steps += 1
+        return h.mean(dim=(2, 3))
+
+
+class PoolingAfterBranchesOfTwoSizes(nn.Module):
+    """Pooling over a tensor whose H x W depend on the path a branch took (a strided
+    convolution in one branch; fuzz seed 158): torch.export checks the pooled size with
+    `torch.sym_not`, which the FX importer did not know."""
+
+    def __init__(self):
+        super().__init__()
+        self.down = nn.Conv2d(3, 3, 3, stride=2, padding=1)
+
+    def forward(self, x):
+        h = x
+        if h.sum() > 0:
+            h = torch.relu(self.down(h))
+        return F.max_pool2d(h, 2).mean(dim=(2, 3))
+
+
 class ListsLeftByBreakAroundAnEarlyReturn(nn.Module):
     """Lists grown in loops left by `break` before and on both sides of an early `return`, a
     mask selection and a convolution in a branch between them (fuzz seed 267, reduced): IREE
@@ -511,6 +544,8 @@ CONSTRUCTS = {
         (ListLeftByBreakAfterStridedConv, IMAGE, True),
     "list left by break after pooling": (ListLeftByBreakAfterPooling, IMAGE, True),
     "early return before pooling": (EarlyReturnBeforePooling, IMAGE, True),
+    "while loop after branches of two sizes": (WhileAfterBranchesOfTwoSizes, IMAGE, True),
+    "pooling after branches of two sizes": (PoolingAfterBranchesOfTwoSizes, IMAGE, True),
     "masked assignment after pooling in a branch":
         (MaskedAssignmentAfterPoolingInBranch, IMAGE, True),
     "lists left by break around an early return":

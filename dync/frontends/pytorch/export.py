@@ -204,12 +204,15 @@ def _decomposed(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgra
 
 def _expand_sym_sums(ep: torch.export.ExportedProgram) -> None:
     """`torch.sym_sum([a, b, c])` (what torch makes of a sum of sizes: a strided conv's output
-    size inside a branch) as `a + b + c`, which the FX importer knows."""
+    size inside a branch) as `a + b + c`, and `torch.sym_not(b)` (a runtime check on an
+    unbacked size) as `aten.__not__`: forms the FX importer knows."""
     for module in ep.graph_module.modules():
         if not isinstance(module, torch.fx.GraphModule):
             continue
         graph = module.graph
         for node in list(graph.nodes):
+            if node.op == "call_function" and node.target is torch.sym_not:
+                node.target = torch.ops.aten.__not__.default
             if node.op != "call_function" or node.target is not torch.sym_sum:
                 continue
             terms = list(node.args[0])

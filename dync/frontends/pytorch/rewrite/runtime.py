@@ -605,9 +605,10 @@ def _while_loop(cond_fn, body_fn, names, values, site: str, trips: int | None = 
                 f"a {type(before).__name__} that the loop changes cannot be carried",
                 site,
             )
-    # Fresh carried values: they may not alias the loop's other operands.
-    initial = tuple(_carry_in(values[i], probe[i]).clone() for i in carried)
-    initial += tuple(t.clone() for tl, _ in buffers for t in (tl.buffer, tl.length))
+    # Fresh carried values: they may not alias the loop's other operands, and their strides
+    # are the plain products of their sizes, as the body's outputs' are (see `_dense`).
+    initial = tuple(_dense(_carry_in(values[i], probe[i])) for i in carried)
+    initial += tuple(_dense(t) for tl, _ in buffers for t in (tl.buffer, tl.length))
     values = tuple(UNDEFINED if i in carried else v for i, v in enumerate(values))
     n = len(carried) + 2 * len(buffers)
 
@@ -628,7 +629,7 @@ def _while_loop(cond_fn, body_fn, names, values, site: str, trips: int | None = 
         out = body_fn(*full(carry, local))
         new = tuple(_carry_out(out[i], carry[k]) for k, i in enumerate(carried))
         # An append grew the buffer by one slot past the bound: never a valid one, cut it.
-        return new + tuple(t.clone() for tl, cap in buffers for t in (tl.buffer[:cap], tl.length))
+        return new + tuple(_dense(t) for tl, cap in buffers for t in (tl.buffer[:cap], tl.length))
 
     saved = [tl.snapshot() for tl, _ in buffers]
     try:
@@ -724,5 +725,5 @@ def _carry_in(value: Any, after: Any) -> torch.Tensor:
 
 def _carry_out(value: Any, like: torch.Tensor) -> torch.Tensor:
     if isinstance(value, torch.Tensor):
-        return value.to(like.dtype).clone()  # loop outputs may not alias its inputs
+        return _dense(value.to(like.dtype))  # loop outputs may not alias its inputs
     return torch.scalar_tensor(value, dtype=like.dtype)
