@@ -130,6 +130,12 @@ def ceildiv(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
     return sympy.ceiling(a / b)
 
 
+def quotient(division: sympy.floor | sympy.ceiling) -> tuple[sympy.Expr, sympy.Expr]:
+    """The expanded numerator and the denominator of the quotient a floor or ceiling takes."""
+    numerator, denominator = sympy.fraction(sympy.together(division.args[0]))
+    return sympy.expand(numerator), denominator
+
+
 def bounds(expr: sympy.Expr, ranges: dict[str, tuple[int, int]]) -> tuple[int, int] | None:
     """[min, max] of `expr` over the symbols' ranges, evaluated at the corners of the box: exact
     for the monotone expressions shape functions produce (sums, products of sizes, floor
@@ -211,10 +217,10 @@ def to_affine(expr: sympy.Expr, symbols: list[str]) -> ir.AffineExpr | None:
             result = result + p if isinstance(numerator, sympy.Add) else result * p
         return result
     if isinstance(expr, sympy.floor | sympy.ceiling):
-        numerator, denominator = sympy.fraction(sympy.together(expr.args[0]))
+        numerator, denominator = quotient(expr)
         if not isinstance(denominator, sympy.Integer):
             return None
-        lhs = to_affine(sympy.expand(numerator), symbols)
+        lhs = to_affine(numerator, symbols)
         if lhs is None:
             return None
         d = ir.AffineConstantExpr.get(int(denominator))

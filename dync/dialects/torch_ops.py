@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 import sympy
 from iree.compiler import ir
 
-from .symbolic import element_type, type_dims
+from .symbolic import element_type, quotient, type_dims
 
 BIND = "torch.bind_symbolic_shape"
 # IREE's barrier against fusion and CSE, on builtin tensors between `torch_c` casts.
@@ -90,13 +90,18 @@ def int_constant(value: int, ip: ir.InsertionPoint, loc: ir.Location) -> ir.Valu
                   value=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), value))
 
 
-def int_expression(expr: sympy.Expr, symbol_value: Callable[[str], ir.Value],
-                   ip: ir.InsertionPoint, loc: ir.Location) -> ir.Value | None:
+def int_expression(expr: sympy.Expr | int, symbol_value: Callable[[str], ir.Value],
+                   ip: ir.InsertionPoint, loc: ir.Location,
+                   cache: dict[sympy.Expr, ir.Value] | None = None) -> ir.Value | None:
     """A `!torch.int` computing `expr`, a dim as `dialects.symbolic` reads it (sums and
     products of symbols and integers, floor and ceiling of a quotient by an integer), from the
     value `symbol_value` gives each of its symbols; None, with nothing built, for any other
-    expression (max, min, a division by a symbol)."""
-    return _int_ops(expr, symbol_value, ip, loc) if is_int_expression(expr) else None
+    expression (max, min, a division by a symbol). `cache` keeps the values built for `expr`
+    and its parts, for later calls at the same place to reuse."""
+    expr = sympy.Integer(expr) if isinstance(expr, int) else expr
+    if not is_int_expression(expr):
+        return None
+    return _int_ops(expr, symbol_value, ip, loc, {} if cache is None else cache)
 
 
 def is_int_expression(expr: sympy.Expr) -> bool:
@@ -106,37 +111,38 @@ def is_int_expression(expr: sympy.Expr) -> bool:
     if isinstance(expr, sympy.Add | sympy.Mul):
         return all(is_int_expression(a) for a in expr.args)
     if isinstance(expr, sympy.floor | sympy.ceiling):
-        numerator, denominator = sympy.fraction(sympy.together(expr.args[0]))
-        return isinstance(denominator, sympy.Integer) and is_int_expression(sympy.expand(numerator))
+        numerator, denominator = quotient(expr)
+        return isinstance(denominator, sympy.Integer) and is_int_expression(numerator)
     return False
 
 
-def _int_ops(expr: sympy.Expr, symbol_value: Callable[[str], ir.Value],
-             ip: ir.InsertionPoint, loc: ir.Location) -> ir.Value:
-    if isinstance(expr, sympy.Integer):
-        return int_constant(int(expr), ip, loc)
-    if isinstance(expr, sympy.Symbol):
-        return symbol_value(expr.name)
-    if isinstance(expr, sympy.floor | sympy.ceiling):
-        numerator, denominator = sympy.fraction(sympy.together(expr.args[0]))
-        # ceil(a / d) = -floor(-a / d): torch-mlir lowers floordiv.int, not a ceiling division.
-        sign = 1 if isinstance(expr, sympy.floor) else -1
-        top = _int_ops(sympy.expand(sign * numerator), symbol_value, ip, loc)
-        quotient = _binary("torch.aten.floordiv.int", top, int_constant(int(denominator), ip, loc),
-                           ip, loc)
-        return quotient if sign == 1 else _binary("torch.aten.mul.int", quotient,
-                                                   int_constant(-1, ip, loc), ip, loc)
-    name = "torch.aten.add.int" if isinstance(expr, sympy.Add) else "torch.aten.mul.int"
-    terms = [_int_ops(a, symbol_value, ip, loc) for a in expr.args]
-    result = terms[0]
-    for term in terms[1:]:
-        result = _binary(name, result, term, ip, loc)
-    return result
+def _int_ops(expr: sympy.Expr, symbol_value: Callable[[str], ir.Value], ip: ir.InsertionPoint,
+             loc: ir.Location, cache: dict[sympy.Expr, ir.Value]) -> ir.Value:
+    if expr in cache:
+        return cache[expr]
 
+    def part(e: sympy.Expr) -> ir.Value:
+        return _int_ops(e, symbol_value, ip, loc, cache)
 
-def _binary(name: str, lhs: ir.Value, rhs: ir.Value, ip: ir.InsertionPoint,
-            loc: ir.Location) -> ir.Value:
-    return create(name, "!torch.int", ip, loc, operands=[lhs, rhs])
+    def binary(name: str, a: ir.Value, b: ir.Value) -> ir.Value:
+        return create(f"torch.aten.{name}.int", "!torch.int", ip, loc, operands=[a, b])
+
+    if expr.is_Integer:
+        value = int_constant(int(expr), ip, loc)
+    elif expr.is_Symbol:
+        value = symbol_value(expr.name)
+    elif isinstance(expr, sympy.floor | sympy.ceiling):
+        numerator, denominator = quotient(expr)
+        if isinstance(expr, sympy.ceiling):  # ceil(n / d) = floor((n + d - 1) / d), d > 0
+            numerator = sympy.expand(numerator + denominator - 1)
+        value = binary("floordiv", part(numerator), part(denominator))
+    else:
+        name = "add" if isinstance(expr, sympy.Add) else "mul"
+        value = part(expr.args[0])
+        for arg in expr.args[1:]:
+            value = binary(name, value, part(arg))
+    cache[expr] = value
+    return value
 
 
 def bool_constant(value: bool, ip: ir.InsertionPoint, loc: ir.Location) -> ir.Value:

@@ -74,6 +74,7 @@ from ..dialects.torch_ops import (
     defining,
     float_constant,
     int_constant,
+    int_expression,
     through_barrier,
 )
 from ..dialects.walk import functions
@@ -152,38 +153,16 @@ class _Version:
 
     def int_value(self, expr: sympy.Expr) -> ir.Value:
         """`expr` over the symbols as a !torch.int computed from the size arguments."""
-        expr = sympy.Integer(expr) if isinstance(expr, int) else expr
-        if expr in self.ints:
-            return self.ints[expr]
-        ip, loc = ir.InsertionPoint(self.top), self.func.location
-
-        def binary(name: str, a: ir.Value, b: ir.Value) -> ir.Value:
-            return create(f"torch.aten.{name}.int", "!torch.int", ip, loc, operands=[a, b])
-
-        if expr.is_Integer:
-            value = int_constant(int(expr), ip, loc)
-        elif expr.is_Symbol:
-            if expr.name not in self.sizes:
-                raise PassFailure(f"no true size of {expr.name} to crop to")
-            value = self.sizes[expr.name]
-        elif isinstance(expr, sympy.Add | sympy.Mul) and all(
-                a.is_Integer or not a.is_Rational for a in expr.args):
-            name = "add" if isinstance(expr, sympy.Add) else "mul"
-            value = self.int_value(expr.args[0])
-            for arg in expr.args[1:]:
-                value = binary(name, value, self.int_value(arg))
-        elif isinstance(expr, sympy.floor | sympy.ceiling):
-            numerator, denominator = sympy.fraction(sympy.together(expr.args[0]))
-            if not denominator.is_Integer:
-                raise PassFailure(f"cannot compute {expr} as a size")
-            if isinstance(expr, sympy.ceiling):
-                numerator = numerator + denominator - 1
-            value = binary("floordiv", self.int_value(sympy.expand(numerator)),
-                           self.int_value(denominator))
-        else:
+        value = int_expression(expr, self._true_size, ir.InsertionPoint(self.top),
+                               self.func.location, self.ints)
+        if value is None:
             raise PassFailure(f"cannot compute {expr} as a size")
-        self.ints[expr] = value
         return value
+
+    def _true_size(self, name: str) -> ir.Value:
+        if name not in self.sizes:
+            raise PassFailure(f"no true size of {name} to crop to")
+        return self.sizes[name]
 
     def pad_argument(self, arg: ir.Value, axes: dict[int, tuple[sympy.Expr, int]]) -> None:
         """Zero-pad `arg` at the top to its bucket's extents along `axes` ({axis: (true

@@ -26,7 +26,7 @@ from __future__ import annotations
 import sympy
 from iree.compiler import ir
 
-from ..dialects.symbolic import bound_dims, symbol
+from ..dialects.symbolic import bound_dims
 from ..dialects.torch_ops import (
     BIND,
     bindings,
@@ -91,17 +91,12 @@ class _EntrySizes:
         return is_int_expression(dim) and all(s.name in self.anchors for s in dim.free_symbols)
 
     def of(self, dim: sympy.Expr) -> ir.Value:
-        if dim not in self.values:
-            self.values[dim] = int_expression(dim, self._symbol, self.ip, self.loc)
-        return self.values[dim]
+        return int_expression(dim, self._size, self.ip, self.loc, self.values)
 
-    def _symbol(self, name: str) -> ir.Value:
-        key = symbol(name)
-        if key not in self.values:
-            arg, axis = self.anchors[name]
-            self.values[key] = create("torch.aten.size.int", "!torch.int", self.ip, self.loc,
-                                      operands=[arg, int_constant(axis, self.ip, self.loc)])
-        return self.values[key]
+    def _size(self, name: str) -> ir.Value:
+        arg, axis = self.anchors[name]
+        return create("torch.aten.size.int", "!torch.int", self.ip, self.loc,
+                      operands=[arg, int_constant(axis, self.ip, self.loc)])
 
 
 def _tie(bind: ir.Operation, dims: tuple[sympy.Expr, ...], sizes: _EntrySizes) -> None:

@@ -67,7 +67,8 @@ module attributes {dync.symbols = {batch = {max = 64 : i64, min = 1 : i64}, u0 =
 // -----
 
 // A dim computed from the arguments' symbols (a stride-2 convolution's output size, a
-// ceiling division, a product) is computed once at the entry from the arguments' sizes.
+// ceiling division, a product) is computed once at the entry from the arguments' sizes, each
+// constant and size once.
 // CHECK-LABEL: func.func @main
 // CHECK:         %[[H:.+]] = torch.symbolic_int "height"
 // CHECK:         %[[W:.+]] = torch.symbolic_int "width"
@@ -77,10 +78,9 @@ module attributes {dync.symbols = {batch = {max = 64 : i64, min = 1 : i64}, u0 =
 // CHECK:         %[[FD:.+]] = torch.aten.floordiv.int %[[HM1]], %[[C2]]
 // CHECK:         %[[OH:.+]] = torch.aten.add.int %{{.+}}, %[[FD]]
 // CHECK:         %[[SW:.+]] = torch.aten.size.int %arg0, %{{.+}}
-// CHECK:         %[[NEG:.+]] = torch.aten.mul.int %{{.+}}, %[[SW]]
+// CHECK:         %[[UP:.+]] = torch.aten.add.int %[[C2]], %[[SW]]
 // CHECK:         %[[C3:.+]] = torch.constant.int 3
-// CHECK:         %[[Q:.+]] = torch.aten.floordiv.int %[[NEG]], %[[C3]]
-// CHECK:         %[[CEIL:.+]] = torch.aten.mul.int %[[Q]], %{{.+}}
+// CHECK:         %[[CEIL:.+]] = torch.aten.floordiv.int %[[UP]], %[[C3]]
 // CHECK:         %[[HW:.+]] = torch.aten.mul.int %[[SH]], %[[SW]]
 // CHECK:         scf.if
 // CHECK:         %[[T:.+]] = torch_c.from_builtin_tensor
