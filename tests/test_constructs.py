@@ -331,15 +331,19 @@ class ListLeftByBreakOverImage(nn.Module):
         return h + torch.cat(outs, dim=1).mean(dim=1, keepdim=True)
 
 
-class ListLeftByBreakAfterStridedConv(nn.Module):
-    """Lists grown in loops left by `break` over the output of a strided convolution, whose
-    H x W are floor divisions of the input's (fuzz seeds 87, 212, 362): the region dims IREE
-    mis-covers (above) were expressions of the arguments' symbols, which
-    dync-tie-region-shapes left alone, and the result was silently wrong."""
+class _Downsampling(nn.Module):
+    """A model with a stride-2 convolution, `self.down`."""
 
     def __init__(self):
         super().__init__()
         self.down = nn.Conv2d(3, 3, 3, stride=2, padding=1)
+
+
+class ListLeftByBreakAfterStridedConv(_Downsampling):
+    """Lists grown in loops left by `break` over the output of a strided convolution, whose
+    H x W are floor divisions of the input's (fuzz seeds 87, 212, 362): the region dims IREE
+    mis-covers (above) were expressions of the arguments' symbols, which
+    dync-tie-region-shapes left alone, and the result was silently wrong."""
 
     def forward(self, x):
         h = torch.relu(self.down(x))
@@ -370,14 +374,10 @@ class ListLeftByBreakAfterPooling(nn.Module):
         return (h * torch.cat(outs, dim=1).mean(dim=1, keepdim=True)).mean(dim=(2, 3))
 
 
-class MaskedAssignmentAfterPoolingInBranch(nn.Module):
+class MaskedAssignmentAfterPoolingInBranch(_Downsampling):
     """`h[h < t] = 0` on a pooled image inside a branch, a strided convolution after it (fuzz
     seed 56): torch.export checks the pooled sizes with `a & b` of symbolic bools, which the
     FX importer did not know ("Unsupported builtin function for symbolic types: and_")."""
-
-    def __init__(self):
-        super().__init__()
-        self.down = nn.Conv2d(3, 3, 3, stride=2, padding=1)
 
     def forward(self, x):
         h = x
@@ -419,14 +419,10 @@ class WhileAfterBranchesOfTwoSizes(nn.Module):
         return h.mean(dim=(2, 3))
 
 
-class PoolingAfterBranchesOfTwoSizes(nn.Module):
+class PoolingAfterBranchesOfTwoSizes(_Downsampling):
     """Pooling over a tensor whose H x W depend on the path a branch took (a strided
     convolution in one branch; fuzz seed 158): torch.export checks the pooled size with
     `torch.sym_not`, which the FX importer did not know."""
-
-    def __init__(self):
-        super().__init__()
-        self.down = nn.Conv2d(3, 3, 3, stride=2, padding=1)
 
     def forward(self, x):
         h = x

@@ -198,11 +198,11 @@ def _decomposed(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgra
     with warnings.catch_warnings():  # torch's own deprecated pytree use, not the user's
         warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
         ep = ep.run_decompositions(DECOMPOSITIONS)
-    _expand_sym_sums(ep)
+    _importable_sym_ops(ep)
     return ep
 
 
-def _expand_sym_sums(ep: torch.export.ExportedProgram) -> None:
+def _importable_sym_ops(ep: torch.export.ExportedProgram) -> None:
     """`torch.sym_sum([a, b, c])` (what torch makes of a sum of sizes: a strided conv's output
     size inside a branch) as `a + b + c`, and `torch.sym_not(b)` (a runtime check on an
     unbacked size) as `aten.__not__`: forms the FX importer knows."""

@@ -1,8 +1,9 @@
 """Python lists of tensors that grow on data-dependent paths, as bounded buffers.
 
-The rewriter turns `v = []` into `v = __dync__.new_list()` (and `v = [a, b]` into
-`v = __dync__.new_list(site, a, b)`): a `TensorList`, which is a plain list in eager execution. While exporting, when a data-dependent branch appends to it (a decoder
-appending a token until END), its length stops being a Python int: the list becomes a bounded
+The rewriter turns `v = []` into `v = __dync__.new_list(site)` (and `v = [a, b]` into
+`v = __dync__.new_list(site, a, b)`): a `TensorList`, which is a plain list in eager
+execution. While exporting, when a data-dependent branch appends to it (a decoder appending a
+token until END), its length stops being a Python int: the list becomes a bounded
 buffer — `buffer`, the items stacked to a static capacity (the most appends any path can make),
 and `length`, a 0-d int64 tensor — that crosses `cond` as two tensors. Later appends write at
 `length`; `torch.cat`/`torch.stack` of the list take `buffer[:length]` (an unbacked size);
