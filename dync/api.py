@@ -17,7 +17,9 @@ from iree.compiler import ir
 from . import targets
 from .backend import CompilerSession
 from .cache import CompileCache, default_directory, model_key, module_key
+from .dialects.assembly import module_text
 from .dialects.dync import COPIED_PADDING_ATTR, FLAGS_ATTR, read_flags, read_subdnns, set_backend
+from .dialects.versions import read_versions, request_versions
 from .errors import (
     CompilationError,
     DyncError,
@@ -32,9 +34,8 @@ from .passes import run_pipeline
 from .passes.bucket import REQUEST_ATTR as BUCKET_REQUEST
 from .passes.bucket import read_buckets
 from .passes.plan_buffers import read_peak
-from .passes.plan_execution import module_text, read_execution
+from .passes.plan_execution import read_execution
 from .passes.rdp import read_coverage
-from .passes.specialize import read_versions, request_versions
 from .report import Report
 from .runtime.manifest import TRANSFORM_SPEC, Manifest
 from .runtime.module import CompiledModule, _to_numpy, from_parts

@@ -17,7 +17,7 @@ import torch
 import dync
 from dync import targets
 from dync.backend import CompilerSession
-from dync.passes.plan_execution import module_text
+from dync.dialects.assembly import module_text
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent

@@ -50,6 +50,8 @@ CONSTANT_OPS = {"torch.vtensor.literal", "torch.constant.int", "torch.constant.f
 PADDED = {"torch.aten.conv2d": 4, "torch.aten.conv1d": 4, "torch.aten.conv3d": 4,
           "torch.aten.convolution": 4, "torch.aten.max_pool2d": 3, "torch.aten.avg_pool2d": 3,
           "torch.aten.max_pool2d_with_indices": 3}
+# 2-D convolutions in their torch-dialect spellings (rank-4 inputs: NCHW unless relaid).
+CONVOLUTIONS = ("torch.aten.conv2d", "torch.aten.convolution", "torch.aten._convolution")
 REGION_OPS = {"scf.if", "scf.while", "scf.for", "scf.execute_region"}
 # Ops that read only a tensor's shape, which IREE keeps apart from its buffer.
 SHAPE_ONLY = {"torch.aten.size.int", "torch.aten.size", "torch.aten.dim", "torch.aten.numel",

@@ -40,6 +40,9 @@ CANCELS_ATTR = "dync.cancels"
 # Module attribute: one record per sub-DNN (written by dync-split-subdnns, updated by
 # dync-loop-batch; read by dync-isolate-subdnns and the report).
 SUBDNNS_ATTR = "dync.subdnns"
+# On a convolution dync-patch-stages computes in strips: the number of strips (read by
+# dync-plan-buffers, which counts one strip's buffers).
+PATCHES_ATTR = "dync.patches"
 _SYMBOL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 

@@ -54,7 +54,7 @@ from dataclasses import dataclass
 import sympy
 from iree.compiler import ir
 
-from ..analysis.op_kinds import ELEMENTWISE, viewed_argument
+from ..analysis.op_kinds import ELEMENTWISE
 from ..dialects import dync as dync_ir
 from ..dialects.symbolic import (
     bound_dims,
@@ -65,7 +65,6 @@ from ..dialects.symbolic import (
     type_dims,
 )
 from ..dialects.torch_ops import (
-    BARRIER,
     BIND,
     builtin_type,
     constant_int,
@@ -77,9 +76,15 @@ from ..dialects.torch_ops import (
     int_expression,
     through_barrier,
 )
+from ..dialects.versions import (
+    check_request,
+    read_requests,
+    requested_entry,
+    static_copy,
+    static_type,
+)
 from ..dialects.walk import functions
 from .pipeline import Pass, PassFailure
-from .specialize import check_request, read_requests, requested_entry, static_copy, static_type
 
 REQUEST_ATTR = "dync.bucket"
 BUCKET_ATTR = "dync.bucket"
@@ -373,17 +378,6 @@ def padded_through_barrier(value: ir.Value, widths: ir.Value, result: ir.Type, i
     return through_barrier(pad, ip, loc)
 
 
-def padded_argument(value: ir.Value) -> ir.Operation | None:
-    """The `constant_pad_nd` of a function argument `value` comes from through
-    `padded_through_barrier`, else None."""
-    chain = ("torch_c.from_builtin_tensor", BARRIER, "torch_c.to_builtin_tensor",
-             "torch.aten.constant_pad_nd")
-    for name in chain:
-        op = defining(value, name)
-        if op is None:
-            return None
-        value = op.operands[0]
-    return op if viewed_argument(value) is not None else None
 
 
 def padded_type(old: ir.Type, padding: Padded) -> ir.Type:

@@ -47,36 +47,27 @@ from __future__ import annotations
 
 from iree.compiler import ir
 
-from ..dialects.dync import read_preprocessing, request_preprocessing
+from ..analysis.layout import CHANNELS_LAST, rank, relaid_by_iree
+from ..analysis.op_kinds import CONVOLUTIONS
+from ..dialects.dync import request_preprocessing
 from ..dialects.literals import erase_if_unused, readable, transformed_literal
 from ..dialects.symbolic import type_dims
 from ..dialects.torch_ops import (
     bool_constant,
-    constant_int,
     create,
-    defining,
     int_list,
     none_constant,
 )
 from ..dialects.walk import functions_under_control_flow, nested_ops, under_control_flow
 from .pipeline import Pass
 
-CHANNELS_LAST = "iree-preprocessing-convert-conv-to-channels-last"
-CONVOLUTIONS = ("torch.aten.conv2d", "torch.aten.convolution", "torch.aten._convolution")
-# Where the group count is among a convolution's operands.
-_GROUPS = {"torch.aten.conv2d": 6, "torch.aten.convolution": 8}
 FCHW_FROM_HWCF = [3, 2, 0, 1]
-
-
-def _rank(value: ir.Value) -> int | None:
-    dims = type_dims(value.type)
-    return None if dims is None else len(dims)
 
 
 def _is_global_pool(op: ir.Operation) -> bool:
     """A pool over a rank-4 input whose result is N x C x 1 x 1."""
     out = type_dims(op.results[0].type)
-    return _rank(op.operands[0]) == 4 and out is not None and tuple(out[2:]) == (1, 1)
+    return rank(op.operands[0]) == 4 and out is not None and tuple(out[2:]) == (1, 1)
 
 
 def _pool_to_mean(pool: ir.Operation) -> None:
@@ -88,28 +79,6 @@ def _pool_to_mean(pool: ir.Operation) -> None:
                   operands=[pool.operands[0], dim_list, keep, none])
     pool.results[0].replace_all_uses_with(mean)
     pool.erase()
-
-
-def converts_to_channels_last(module: ir.Operation) -> bool:
-    """Whether IREE will compute `module`'s convolutions in NHWC (this pass requested it)."""
-    return CHANNELS_LAST in read_preprocessing(module)
-
-
-def relaid_by_iree(conv: ir.Operation) -> bool:
-    """Whether IREE's NHWC conversion transposes this convolution's input and filter (one
-    group, not a transposed convolution, a rank-4 filter)."""
-    if conv.name not in _GROUPS or constant_int(conv.operands[_GROUPS[conv.name]]) != 1:
-        return False
-    return not maybe_transposed(conv) and _rank(conv.operands[1]) == 4
-
-
-def maybe_transposed(conv: ir.Operation) -> bool:
-    """Whether `conv` is, or may be, a transposed convolution (`torch.aten.convolution` whose
-    ``transposed`` operand is true or not a constant)."""
-    if conv.name != "torch.aten.convolution":
-        return False
-    transposed = defining(conv.operands[6], "torch.constant.bool")
-    return transposed is None or ir.BoolAttr(transposed.attributes["value"]).value
 
 
 def _filter_in_hwcf(conv: ir.Operation, stored: dict) -> None:
@@ -161,7 +130,7 @@ class ChannelsLast(Pass):
                 _pool_to_mean(op)
             elif op.name == "torch.aten.adaptive_avg_pool2d" and (window := _even_windows(op)):
                 _pool_to_windows(op, window)
-            elif op.name in CONVOLUTIONS and _rank(op.operands[0]) == 4:
+            elif op.name in CONVOLUTIONS and rank(op.operands[0]) == 4:
                 convolutions.append(op)
         if not convolutions:
             return

@@ -42,7 +42,8 @@ Reads: ``dync.backend``, the module's public functions and every op of `op_kinds
 nonzero padding they reach. Writes: the flag into the module's ``dync.iree_flags`` and the
 entry points that keep their copies into ``dync.iree_copied_padding`` (llvm-cpu only: the
 CUDA and ARM code paths were not measured); the backend passes both to IREE and
-`dync-plan-buffers` reads them (`copies_padding`) to count copies only where IREE makes them.
+`dync-plan-buffers` reads them (`analysis.padding.copies_padding`) to count copies only where
+IREE makes them.
 """
 
 from __future__ import annotations
@@ -50,10 +51,9 @@ from __future__ import annotations
 from iree.compiler import ir
 
 from ..analysis.op_kinds import PADDED
+from ..analysis.padding import FUSE_PADDING
 from ..dialects.dync import (
     read_backend,
-    read_copied_padding,
-    read_flags,
     request_copied_padding,
     request_flags,
 )
@@ -61,17 +61,6 @@ from ..dialects.symbolic import type_dims
 from ..dialects.torch_ops import constant_int_list
 from ..dialects.walk import exported, functions, nested_ops, reachable
 from .pipeline import Pass
-
-FUSE_PADDING = "--iree-dispatch-creation-enable-fuse-padding-into-linalg-consumer-ops"
-
-
-def copies_padding(module: ir.Operation) -> set[str]:
-    """The functions whose convolution padding IREE writes out as copies: all of them unless
-    the module asks IREE to fuse padding, else those reachable from the entry points
-    `dync-fuse-padding` kept out of the fusion."""
-    if FUSE_PADDING not in read_flags(module):
-        return set(functions(module))
-    return set(reachable(module, read_copied_padding(module)))
 
 
 def _padded_ops(func: ir.Operation) -> list[ir.Operation]:

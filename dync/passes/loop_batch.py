@@ -52,9 +52,9 @@ from ..analysis.op_kinds import ELEMENTWISE, element_bytes
 from ..dialects.dync import SUBDNNS_ATTR, read_subdnns
 from ..dialects.symbolic import bound_dims, type_dims
 from ..dialects.torch_ops import BIND, builtin_type, constant_int, constant_int_list, create
+from ..dialects.versions import specialize_binding, static_type
 from ..dialects.walk import call_sites, functions
 from .pipeline import Pass
-from .specialize import specialize_binding, static_type
 
 PER_SAMPLE = "per_sample"
 # Fewer distinct per-sample sizes than this: IREE's per-size slots cost little.

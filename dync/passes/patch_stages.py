@@ -59,8 +59,10 @@ from dataclasses import dataclass
 import numpy as np
 from iree.compiler import ir
 
+from ..analysis.layout import converts_to_channels_last, maybe_transposed
 from ..analysis.op_kinds import ELEMENTWISE, element_bytes, from_constants, viewed_argument
-from ..dialects.dync import CANCELS_ATTR
+from ..analysis.padding import padded_argument
+from ..dialects.dync import CANCELS_ATTR, PATCHES_ATTR
 from ..dialects.symbolic import is_tensor, type_dims
 from ..dialects.torch_ops import (
     bindings,
@@ -75,11 +77,8 @@ from ..dialects.torch_ops import (
     vtensor_type,
 )
 from ..dialects.walk import functions, nested_ops
-from .bucket import padded_argument
-from .channels_last import converts_to_channels_last, maybe_transposed
 from .pipeline import Pass
 
-PATCHES_ATTR = "dync.patches"
 MAX_STRIPS = 4
 NHWC, NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
 # Where a convolution keeps its stride, padding and dilation lists.
@@ -359,8 +358,6 @@ def _padded_rows(pad: ir.Operation, lo: int, hi: int, ip, loc) -> ir.Value:
 
 def _dims_of(value: ir.Value) -> tuple[int, ...]:
     return tuple(type_dims(value.type))
-
-
 
 
 def _clone(op: ir.Operation, operands: list[ir.Value], result: ir.Type, ip, loc) -> ir.Value:

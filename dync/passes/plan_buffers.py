@@ -89,7 +89,9 @@ import numpy as np
 import sympy
 from iree.compiler import ir
 
+from ..analysis.layout import converts_to_channels_last, relaid_by_iree
 from ..analysis.op_kinds import (
+    CONVOLUTIONS,
     ELEMENTWISE,
     HOST_READS,
     PADDED,
@@ -102,15 +104,13 @@ from ..analysis.op_kinds import (
     from_constants,
     viewed_argument,
 )
+from ..analysis.padding import copies_padding
 from ..analysis.sampling import Sampler, Samplers, dominant, max_of, symbol_ranges
 from ..analysis.tensor_sizes import TensorSizes, terminator
 from ..dialects import dync as dync_ir
 from ..dialects.symbolic import is_symbol_name, is_tensor, parse_dim
 from ..dialects.torch_ops import constant_int_list, owner, users
 from ..dialects.walk import call_sites, callee, exported, functions, ops_named
-from .channels_last import CONVOLUTIONS, converts_to_channels_last, relaid_by_iree
-from .fuse_padding import copies_padding
-from .patch_stages import PATCHES_ATTR
 from .pipeline import Pass, PassFailure
 
 PEAK_ATTR = "dync.peak"
@@ -489,7 +489,7 @@ class FunctionLiveness:
                 and self._transposed_by_iree(op)):
             buf = Buffer(self.size(self._conv_input(op)), pos, pos, op, 0, kind="transpose")
             self.buffers.append(buf)
-        if PATCHES_ATTR in op.attributes:
+        if dync_ir.PATCHES_ATTR in op.attributes:
             self.concats.append((pos, self.holds[tensors[0]][0],
                                  list(owner(operands[0]).operands)))
         if len(tensors) == 1 and (name in ELEMENTWISE or name in SCATTERS):

@@ -46,37 +46,24 @@ import numpy as np
 import sympy
 from iree.compiler import ir
 
+from ..analysis.movable import fixed
 from ..analysis.op_kinds import (
     CONSTANT_OPS,
     ELEMENTWISE,
-    HOST_READS,
-    RANDOM,
-    REGION_OPS,
     SHAPE_ONLY,
-    TERMINATORS,
     VIEWS,
 )
 from ..analysis.sampling import Sampler, Samplers, symbol_ranges
 from ..analysis.tensor_sizes import TensorSizes
+from ..dialects.assembly import PARTITIONING_ATTR, SERIAL
 from ..dialects.symbolic import is_tensor
 from ..dialects.torch_ops import BIND, owner
 from ..dialects.walk import functions, nested_ops
 from .pipeline import Pass
 
 EXECUTION_ATTR = "dync.execution"
-# IREE's stream scheduler groups independent dispatches into concurrent waves, which keeps the
-# results of both branches alive at once and undoes the plan. Its "debug" partitioning (IREE's
-# name) runs the dispatches one after the other, in program order.
-PARTITIONING_ATTR = "stream.partitioning"
-SERIAL = '#stream.partitioning_config<"debug">'
-# How IREE 3.13 prints SERIAL, which its own parser rejects ("expected string").
-_SERIAL_PRINTED = "#stream.partitioning_config<favor-debug>"
 # States (sets of ops already run) kept per step of the search; past it, the lowest peaks.
 BEAM = 256
-_MOVABLE_DIALECTS = ("torch.aten.", "torch.prim.", "torch.constant.", "torch.vtensor.literal",
-                     "torch_c.", "torch.tensor_static_info_cast", "arith.", "tensor.", BIND)
-_FIXED = REGION_OPS | HOST_READS | RANDOM | TERMINATORS | {
-    "func.call", "torch.symbolic_int", "torch.prim.Print", "torch.prim.RaiseException"}
 
 
 class PlanExecution(Pass):
@@ -120,28 +107,6 @@ def read_execution(module: ir.Module | ir.Operation) -> dict[str, int]:
 
 
 # --- partitioning ----------------------------------------------------------------------------
-
-def module_text(module: ir.Module | ir.Operation, debug_info: bool = False,
-                elide_over: int | None = None) -> str:
-    """`module`'s assembly, loadable by `iree-compile` (`--dump-ir`; with its locations,
-    the IREE worker process's input: bytecode keeps the attribute's printed form too);
-    constants of more than `elide_over` elements or bytes printed as elided."""
-    text = module.operation.get_asm(enable_debug_info=debug_info, large_elements_limit=elide_over,
-                                    large_resource_limit=elide_over)
-    return text.replace(_SERIAL_PRINTED, SERIAL)
-
-
-def fixed(op: ir.Operation, sizes: TensorSizes) -> bool:
-    """Whether `op` keeps its place: it bounds the segments around it."""
-    name = op.name
-    if name in _FIXED or op.regions or not name.startswith(_MOVABLE_DIALECTS):
-        return True
-    if name.startswith("torch.aten.") and name.endswith("_"):   # in place on a mutable tensor
-        return True
-    values = list(op.operands) + list(op.results)
-    if any(str(v.type).startswith("!torch.tensor") for v in values):
-        return True
-    return any(is_tensor(r.type) and sizes.dims(r) is None for r in op.results)
 
 
 def _segments(block: ir.Block, sizes: TensorSizes) -> list[tuple[list[ir.Operation], ir.Operation]]:

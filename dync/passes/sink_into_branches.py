@@ -11,7 +11,7 @@ longest-lived of them. Measured on BlockDrop: the policy network (read by every 
 and the ResNet stem (read by the first block only) shared one allocation, so the stem's
 64 KiB output stayed allocated through all nine blocks.
 
-Writes: for each `scf.if`, the movable ops before it (`dync-plan-execution`'s `fixed` ops,
+Writes: for each `scf.if`, the movable ops before it (`analysis.movable.fixed` ops,
 host reads excepted, bound the search) whose results are read only inside the `scf.if`'s
 regions or by other such ops are cloned, in their order, to the top of each branch that
 reads them (with the bindings of their results), and erased before the `scf.if`. A branch
@@ -23,12 +23,12 @@ from __future__ import annotations
 
 from iree.compiler import ir
 
+from ..analysis.movable import fixed
 from ..analysis.op_kinds import CONSTANT_OPS, HOST_READS
 from ..analysis.tensor_sizes import TensorSizes
 from ..dialects.torch_ops import BIND, owner, users
 from ..dialects.walk import functions, nested_ops, ops_named
 from .pipeline import Pass
-from .plan_execution import fixed
 
 
 class SinkIntoBranches(Pass):

@@ -1,0 +1,44 @@
+"""Which layout IREE computes a module's convolutions in: NHWC when `dync-channels-last` asked
+for IREE's conversion (read by the passes that count or patch convolution inputs), and which
+convolutions that conversion transposes.
+"""
+
+from __future__ import annotations
+
+from iree.compiler import ir
+
+from ..dialects.dync import read_preprocessing
+from ..dialects.symbolic import type_dims
+from ..dialects.torch_ops import constant_int, defining
+
+CHANNELS_LAST = "iree-preprocessing-convert-conv-to-channels-last"
+# Where the group count is among a convolution's operands.
+GROUPS = {"torch.aten.conv2d": 6, "torch.aten.convolution": 8}
+
+
+def rank(value: ir.Value) -> int | None:
+    """The rank of a tensor `value`, None when its type has none."""
+    dims = type_dims(value.type)
+    return None if dims is None else len(dims)
+
+
+def converts_to_channels_last(module: ir.Operation) -> bool:
+    """Whether IREE will compute `module`'s convolutions in NHWC (`dync-channels-last` asked for it)."""
+    return CHANNELS_LAST in read_preprocessing(module)
+
+
+def relaid_by_iree(conv: ir.Operation) -> bool:
+    """Whether IREE's NHWC conversion transposes this convolution's input and filter (one
+    group, not a transposed convolution, a rank-4 filter)."""
+    if conv.name not in GROUPS or constant_int(conv.operands[GROUPS[conv.name]]) != 1:
+        return False
+    return not maybe_transposed(conv) and rank(conv.operands[1]) == 4
+
+
+def maybe_transposed(conv: ir.Operation) -> bool:
+    """Whether `conv` is, or may be, a transposed convolution (`torch.aten.convolution` whose
+    ``transposed`` operand is true or not a constant)."""
+    if conv.name != "torch.aten.convolution":
+        return False
+    transposed = defining(conv.operands[6], "torch.constant.bool")
+    return transposed is None or ir.BoolAttr(transposed.attributes["value"]).value
