@@ -18,6 +18,7 @@ from . import targets
 from .backend import CompilerSession
 from .cache import CompileCache, default_directory, model_key, module_key
 from .dialects.assembly import module_text
+from .dialects.attributes import BUCKET_ATTR
 from .dialects.dync import COPIED_PADDING_ATTR, FLAGS_ATTR, read_flags, read_subdnns, set_backend
 from .dialects.versions import read_versions, request_versions
 from .errors import (
@@ -31,7 +32,6 @@ from .errors import (
 from .frontends.common import ImportedProgram
 from .options import CompileOptions
 from .passes import run_pipeline
-from .passes.bucket import REQUEST_ATTR as BUCKET_REQUEST
 from .passes.bucket import read_buckets
 from .passes.plan_buffers import read_peak
 from .passes.plan_execution import read_execution
@@ -288,7 +288,7 @@ def _compile_graph(job: _Job) -> CompiledModule:
         request_versions(program.module, _versions(options.specialize, program.signature,
                                                    job.args))
         request_versions(program.module, _buckets(options.buckets, program.signature),
-                         BUCKET_REQUEST)
+                         BUCKET_ATTR)
         set_backend(program.module, job.target.backend)
         with _stage(report, "passes", say):
             run_pipeline(program.module, options.passes)
@@ -415,7 +415,7 @@ def _compile_host(job: _Job, graph_error: DyncError | None) -> CompiledModule:
             for sub in list(plan.subdnns):
                 request_versions(sub.program.module,
                                  _buckets(options.buckets, sub.program.signature, check=False),
-                                 BUCKET_REQUEST)
+                                 BUCKET_ATTR)
                 set_backend(sub.program.module, job.target.backend)
                 try:
                     with _failures_of("passes"):

@@ -2,6 +2,7 @@
 
     dync-opt in.mlir --dync-canonicalize --dync-verify
     dync-opt in.mlir --pass-pipeline='builtin.module(dync-canonicalize,canonicalize,dync-verify)'
+    dync-opt --list-attributes      # the dync.* attributes: where, what, who writes and reads
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 from iree.compiler import ir
 
 from .cli import writable
+from .dialects import attributes
 from .errors import CompilationError, DyncError
 from .passes import parse_pipeline, registry, run_pipeline
 
@@ -47,6 +49,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--print-generic", action="store_true", help="print ops in generic form"
+    )
+    parser.add_argument(
+        "--list-attributes", action="store_true",
+        help="print the dync IR's attributes (where each sits, what it holds, which passes "
+        "write and read it) as a Markdown table, and exit",
     )
     for name in passes:
         parser.add_argument(f"--{name}", dest="steps", action="append_const", const=name,
@@ -96,6 +103,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.list_attributes:
+        _write_output(args.output, attributes.table() + "\n")
+        return 0
     steps = list(args.steps or [])
     if args.pass_pipeline:
         steps += parse_pipeline(args.pass_pipeline)

@@ -9,12 +9,12 @@ import sympy
 from iree.compiler import ir
 
 from ..dialects import dync as dync_ir
+from ..dialects.attributes import DIMS_ATTR
 from ..dialects.symbolic import bound_dims, is_tensor, parse_dim, type_dims
 from ..dialects.torch_ops import BIND, owner
 from ..dialects.walk import nested_ops
 from .op_kinds import element_bytes
 
-DIMS_ATTR = "dync.dims"
 _SAME_SHAPE = ("torch_c.to_builtin_tensor", "torch_c.from_builtin_tensor",
                "torch.tensor_static_info_cast", "tensor.cast")
 

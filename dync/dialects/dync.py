@@ -12,7 +12,8 @@ and shape facts:
 * inside functions, upstream ``torch.symbolic_int`` / ``torch.bind_symbolic_shape`` carry
   each value's dims as affine expressions over the same symbols (IREE consumes these).
 
-Everything is an ordinary MLIR attribute, so dync IR round-trips through MLIR text.
+Everything is an ordinary MLIR attribute, so dync IR round-trips through MLIR text. Every
+``dync.*`` attribute, with its writers and readers, is declared in `dialects.attributes`.
 """
 
 from __future__ import annotations
@@ -22,27 +23,17 @@ import re
 from iree.compiler import ir
 
 from ..signature import Dim, Signature, SymbolSpec
+from .attributes import (  # noqa: F401 - re-exported: dync_ir.<NAME>_ATTR
+    BACKEND_ATTR,
+    COPIED_PADDING_ATTR,
+    ENTRY_ATTR,
+    FLAGS_ATTR,
+    PREPROCESSING_ATTR,
+    SHAPE_ATTR,
+    SUBDNNS_ATTR,
+    SYMBOLS_ATTR,
+)
 
-SYMBOLS_ATTR = "dync.symbols"
-ENTRY_ATTR = "dync.entry"
-SHAPE_ATTR = "dync.shape"
-# Module attribute: IREE preprocessing passes dync's passes ask for (e.g. dync-channels-last).
-PREPROCESSING_ATTR = "dync.iree_preprocessing"
-# Module attribute: IREE compiler flags dync's passes ask for (e.g. dync-fuse-padding).
-FLAGS_ATTR = "dync.iree_flags"
-# Entry points whose convolution padding IREE must write out as copies while the module asks
-# for pad fusion (`dync-fuse-padding`): the backend keeps their pads with a transform spec.
-COPIED_PADDING_ATTR = "dync.iree_copied_padding"
-BACKEND_ATTR = "dync.backend"
-# Unit attribute on a `torch.aten.permute` a dync pass placed where IREE's own transposes
-# cancel it (a layout crossing at a sub-DNN boundary): it moves no data.
-CANCELS_ATTR = "dync.cancels"
-# Module attribute: one record per sub-DNN (written by dync-split-subdnns, updated by
-# dync-loop-batch; read by dync-isolate-subdnns and the report).
-SUBDNNS_ATTR = "dync.subdnns"
-# On a convolution dync-patch-stages computes in strips: the number of strips (read by
-# dync-plan-buffers, which counts one strip's buffers).
-PATCHES_ATTR = "dync.patches"
 _SYMBOL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 

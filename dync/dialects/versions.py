@@ -12,20 +12,17 @@ from iree.compiler import ir
 
 from ..errors import PassFailure
 from . import dync as dync_ir
+from .attributes import SPECIALIZE_REQUEST_ATTR, VERSION_ATTR
 from .symbolic import bound_dims, declarations_first, parse_dim, symbol, to_affine, type_dims
 from .walk import functions
-
-REQUEST_ATTR = "dync.specialize"
-
-
-VERSION_ATTR = "dync.version"
 
 
 def version_name(entry: str, values: dict[str, int]) -> str:
     return entry + "".join(f"__{name}_{value}" for name, value in sorted(values.items()))
 
 
-def read_requests(module: ir.Operation, attribute: str = REQUEST_ATTR) -> list[dict[str, int]]:
+def read_requests(module: ir.Operation,
+                  attribute: str = SPECIALIZE_REQUEST_ATTR) -> list[dict[str, int]]:
     """The versions ({symbol: value} each) asked for in `attribute`, which is removed."""
     if attribute not in module.attributes:
         return []
@@ -36,7 +33,7 @@ def read_requests(module: ir.Operation, attribute: str = REQUEST_ATTR) -> list[d
 
 
 def request_versions(module: ir.Module, versions: list[dict[str, int]],
-                     attribute: str = REQUEST_ATTR) -> None:
+                     attribute: str = SPECIALIZE_REQUEST_ATTR) -> None:
     """Ask `dync-specialize` (or, with `attribute` ``dync.bucket``, `dync-bucket`) for these
     versions ({symbol: value} each) of `module`'s entry."""
     if not versions:

@@ -22,7 +22,7 @@ valid region as it was, and crops back to the true size (a slice) before any oth
 
 Reads: the module attribute ``dync.bucket``, a list of buckets, each a dictionary {symbol:
 largest value} over ``dync.symbols`` (put there by `dync.compile(..., buckets=...)`); the
-entry function with its ``dync.shape`` argument attributes and its bindings.
+entry function (``dync.entry``) with its ``dync.shape`` argument attributes and its bindings.
 
 Writes, per bucket: a public copy of the entry named ``<entry>__bucket__<symbol>_<value>...``
 carrying ``dync.bucket`` = {symbol: value} and ``dync.sizes`` = the names of the symbols its
@@ -56,6 +56,7 @@ from iree.compiler import ir
 
 from ..analysis.op_kinds import ELEMENTWISE
 from ..dialects import dync as dync_ir
+from ..dialects.attributes import BUCKET_ATTR, HOST_PADDING_ATTR, SIZES_ATTR
 from ..dialects.symbolic import (
     bound_dims,
     declarations_first,
@@ -86,10 +87,6 @@ from ..dialects.versions import (
 from ..dialects.walk import functions
 from .pipeline import Pass, PassFailure
 
-REQUEST_ATTR = "dync.bucket"
-BUCKET_ATTR = "dync.bucket"
-SIZES_ATTR = "dync.sizes"
-HOST_PADDING_ATTR = "dync.host_padding"
 # Windowed ops: where their kernel (or weight), stride, padding and dilation operands are.
 _CONVOLUTIONS = {"torch.aten.conv1d", "torch.aten.conv2d", "torch.aten.conv3d",
                  "torch.aten.convolution"}
@@ -378,8 +375,6 @@ def padded_through_barrier(value: ir.Value, widths: ir.Value, result: ir.Type, i
     return through_barrier(pad, ip, loc)
 
 
-
-
 def padded_type(old: ir.Type, padding: Padded) -> ir.Type:
     """`old` with the padded axes static at their padded extents."""
     rank = len(type_dims(old) or ())
@@ -398,7 +393,7 @@ class Bucket(Pass):
     summary = "zero-padded static copies of the entry function for buckets of its dynamic dims"
 
     def run(self, module: ir.Operation) -> None:
-        requests = read_requests(module, REQUEST_ATTR)
+        requests = read_requests(module, BUCKET_ATTR)
         if not requests:
             return
         entry = requested_entry(module)

@@ -1,6 +1,7 @@
 """`dync-canonicalize`: tidy the shape facts of dync IR.
 
-Reads: `torch.symbolic_int` and `torch.bind_symbolic_shape` ops in every function.
+Reads: `torch.symbolic_int` and `torch.bind_symbolic_shape` ops in every function, and which
+function is the entry (``dync.entry``).
 Writes: one `torch.symbolic_int` per symbol per function, at the top of its entry block
 (duplicates, which appear when branch functions are inlined, are replaced by it); one
 `torch.bind_symbolic_shape` per value: removes those whose dims are all constants (they say
@@ -17,6 +18,7 @@ from __future__ import annotations
 import sympy
 from iree.compiler import ir
 
+from ..dialects.attributes import ENTRY_ATTR
 from ..dialects.symbolic import from_affine
 from ..dialects.walk import functions, ops_named
 from .pipeline import Pass, PassFailure
@@ -94,7 +96,7 @@ class Canonicalize(Pass):
                 bind.erase()
             for bind in ops_named(func, "torch.bind_symbolic_shape"):
                 _move_to_definition(bind)
-            is_entry = "dync.entry" in func.attributes
+            is_entry = ENTRY_ATTR in func.attributes
             for op in first.values():
                 if not is_entry and not list(op.result.uses):
                     op.erase()

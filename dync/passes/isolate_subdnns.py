@@ -43,7 +43,8 @@ from __future__ import annotations
 from iree.compiler import ir
 
 from ..analysis.layout import converts_to_channels_last
-from ..dialects.dync import CANCELS_ATTR, read_subdnns
+from ..dialects.attributes import CANCELS_ATTR
+from ..dialects.dync import read_subdnns
 from ..dialects.symbolic import element_type, type_dims
 from ..dialects.torch_ops import BIND, builtin_type, create, int_list, through_barrier
 from ..dialects.walk import call_sites, function_argument, functions, ops_named

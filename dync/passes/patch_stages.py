@@ -62,7 +62,7 @@ from iree.compiler import ir
 from ..analysis.layout import converts_to_channels_last, maybe_transposed
 from ..analysis.op_kinds import ELEMENTWISE, element_bytes, from_constants, viewed_argument
 from ..analysis.padding import padded_argument
-from ..dialects.dync import CANCELS_ATTR, PATCHES_ATTR
+from ..dialects.attributes import CANCELS_ATTR, PATCHES_ATTR
 from ..dialects.symbolic import is_tensor, type_dims
 from ..dialects.torch_ops import (
     bindings,

@@ -3,9 +3,9 @@ explicit allocation, SoD² §4.4.1 memory allocation planning; digest-sod2.md se
 
 Reads (last before `dync-verify`, the IR IREE gets): every function's tensor values and
 their dims — static types, `torch.bind_symbolic_shape` affine facts over
-`torch.symbolic_int`s, ``dync.dims`` for the non-affine ones, the entry's ``dync.shape``
-results — the symbols' ranges (``dync.symbols`` and the `torch.symbolic_int`s), and the call
-graph.
+`torch.symbolic_int`s, ``dync.dims`` for the non-affine ones, the ``dync.shape`` results of
+the entry (``dync.entry``) — the symbols' ranges (``dync.symbols`` and the
+`torch.symbolic_int`s), and the call graph.
 
 Computes, per function (callees first):
 
@@ -108,18 +108,21 @@ from ..analysis.padding import copies_padding
 from ..analysis.sampling import Sampler, Samplers, dominant, max_of, symbol_ranges
 from ..analysis.tensor_sizes import TensorSizes, terminator
 from ..dialects import dync as dync_ir
+from ..dialects.attributes import (
+    BUFFER_ATTR,
+    CANCELS_ATTR,
+    CARRIED_ATTR,
+    FRAME_ATTR,
+    FUNC_BUFFERS_ATTR,
+    NHWC_INPUT_ATTR,
+    PAD_ATTR,
+    PATCHES_ATTR,
+    PEAK_ATTR,
+)
 from ..dialects.symbolic import is_symbol_name, is_tensor, parse_dim
 from ..dialects.torch_ops import constant_int_list, owner, users
 from ..dialects.walk import call_sites, callee, exported, functions, ops_named
 from .pipeline import Pass, PassFailure
-
-PEAK_ATTR = "dync.peak"
-FUNC_ATTR = "dync.buffers"
-BUFFER_ATTR = "dync.buffer"
-FRAME_ATTR = "dync.frame"
-PAD_ATTR = "dync.pad"
-TRANSPOSE_ATTR = "dync.nhwc_input"
-CARRIED_ATTR = "dync.carried"
 
 # Buffers that hold no value of the program: a call's frame, IREE's padded and transposed
 # copies of an op's input. Nothing writes over them in place, and they never escape.
@@ -214,7 +217,7 @@ class Planner:
             op, i = use.owner, use.operand_number
             if op.name in SHAPE_ONLY or op.name == "torch.bind_symbolic_shape":
                 continue
-            if op.name in VIEWS or dync_ir.CANCELS_ATTR in op.attributes:
+            if op.name in VIEWS or CANCELS_ATTR in op.attributes:
                 if any(self.data_read(r) for r in op.results):
                     return True
                 continue
@@ -263,7 +266,7 @@ class Planner:
                 func = self.functions[name]
                 _write_buffers(plan)
                 in_place = sum(len(b.in_place) for b in plan.buffers)
-                func.attributes[FUNC_ATTR] = ir.DictAttr.get({
+                func.attributes[FUNC_BUFFERS_ATTR] = ir.DictAttr.get({
                     "peak": ir.StringAttr.get(_text(plan.peak)),
                     "arena": ir.StringAttr.get(_text(plan.arena)),
                     "frame": ir.StringAttr.get(_text(plan.inner)),
@@ -456,7 +459,7 @@ class FunctionLiveness:
             return
         if name == "torch.prim.ListConstruct":
             return
-        if (name in VIEWS or dync_ir.CANCELS_ATTR in op.attributes or self._fused_pad(op)) \
+        if (name in VIEWS or CANCELS_ATTR in op.attributes or self._fused_pad(op)) \
                 and operands:
             held = self._held(operands[0])
             for r in op.results:
@@ -489,7 +492,7 @@ class FunctionLiveness:
                 and self._transposed_by_iree(op)):
             buf = Buffer(self.size(self._conv_input(op)), pos, pos, op, 0, kind="transpose")
             self.buffers.append(buf)
-        if dync_ir.PATCHES_ATTR in op.attributes:
+        if PATCHES_ATTR in op.attributes:
             self.concats.append((pos, self.holds[tensors[0]][0],
                                  list(owner(operands[0]).operands)))
         if len(tensors) == 1 and (name in ELEMENTWISE or name in SCATTERS):
@@ -896,7 +899,7 @@ def _write_buffers(plan: FunctionPlan) -> None:
                      for i in range(n)])
     for op, b in frames.items():
         op.attributes[FRAME_ATTR] = _buffer_attr(b)
-    for attr, kind in ((PAD_ATTR, "pad"), (TRANSPOSE_ATTR, "transpose")):
+    for attr, kind in ((PAD_ATTR, "pad"), (NHWC_INPUT_ATTR, "transpose")):
         for op, b in copies[kind].items():
             op.attributes[attr] = _buffer_attr(b)
 

@@ -56,12 +56,12 @@ from ..analysis.op_kinds import (
 from ..analysis.sampling import Sampler, Samplers, symbol_ranges
 from ..analysis.tensor_sizes import TensorSizes
 from ..dialects.assembly import PARTITIONING_ATTR, SERIAL
+from ..dialects.attributes import EXECUTION_ATTR
 from ..dialects.symbolic import is_tensor
 from ..dialects.torch_ops import BIND, owner
 from ..dialects.walk import functions, nested_ops
 from .pipeline import Pass
 
-EXECUTION_ATTR = "dync.execution"
 # States (sets of ops already run) kept per step of the search; past it, the lowest peaks.
 BEAM = 256
 

@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 
 from iree.compiler import ir
 
-from ..dialects.dync import SUBDNNS_ATTR
+from ..dialects.attributes import SOURCE_ATTR, SUBDNNS_ATTR
 from ..dialects.locations import source_span
 from ..dialects.symbolic import bound_dims, is_tensor, type_dims
 from ..dialects.torch_ops import BARRIER, owner
@@ -387,7 +387,7 @@ class _Splitter:
             name = f"subdnn_{k}"
             k += 1
             sub.func.attributes["sym_name"] = ir.StringAttr.get(name)
-            sub.func.attributes["dync.source"] = ir.StringAttr.get(sub.source)
+            sub.func.attributes[SOURCE_ATTR] = ir.StringAttr.get(sub.source)
             for call in sub.calls:
                 call.attributes["callee"] = ir.FlatSymbolRefAttr.get(name)
             body = sub.func.regions[0].blocks[0]

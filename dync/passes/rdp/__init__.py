@@ -1,8 +1,9 @@
 """`dync-rdp`: Rank and Dimension Propagation (SoD² §4.1, digest-sod2.md sections 2-3).
 
-Reads: every function of a dync IR module — tensor types, the entry's ``dync.shape`` argument
-attributes, ``dync.symbols`` and `torch.symbolic_int` ranges, `torch.bind_symbolic_shape`
-facts — and the transfer functions of `rdp.rules`.
+Reads: every function of a dync IR module — tensor types, the ``dync.shape`` argument
+attributes of the entry (``dync.entry``) and its versions (``dync.version``), ``dync.symbols``
+and `torch.symbolic_int` ranges, `torch.bind_symbolic_shape` facts — and the transfer
+functions of `rdp.rules`.
 
 Computes, per SSA value, a `Fact` over SoD²'s lattice (undef, constant, symbol, expression,
 not-a-constant): dims of tensors, values of ints and int lists. Forward transfer runs to a
@@ -53,6 +54,7 @@ import sympy
 from iree.compiler import ir
 
 from ...dialects import dync as dync_ir
+from ...dialects.attributes import DIMS_ATTR, RDP_ATTR, VERSION_ATTR
 from ...dialects.symbolic import (
     NAC,
     Dim,
@@ -74,8 +76,6 @@ from ..pipeline import Pass
 from . import rules
 from .rules import UNDEF, Fact
 
-RDP_ATTR = "dync.rdp"
-DIMS_ATTR = "dync.dims"
 # Rounds of the fixpoint: facts cross one call boundary per round (a callee's parameters are
 # the call sites' facts of the round before, a call's results the callee's), so a chain of
 # calls needs rounds in proportion (BlockDrop's batch-1 version, 18 branch calls: 20).
@@ -227,8 +227,8 @@ class Analysis(rules.Context):
     def _seed(self, name: str, func, entry: ir.Block) -> bool:
         changed = False
         # The entry and its shape-specialized versions (dync-specialize) are called from outside.
-        shapes = _entry_shapes(func) if ("dync.entry" in func.attributes
-                                         or "dync.version" in func.attributes) else None
+        shapes = _entry_shapes(func) if (dync_ir.ENTRY_ATTR in func.attributes
+                                         or VERSION_ATTR in func.attributes) else None
         sites = self.calls.get(name, [])
         for i, arg in enumerate(entry.arguments):
             if shapes is not None:
