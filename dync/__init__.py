@@ -30,6 +30,10 @@ __all__ = [
 ]
 
 
+# The `compile` extra's packages (pyproject.toml): a runtime-only install has none of them.
+_COMPILE_SIDE = ("torch", "onnx")
+
+
 def __getattr__(name: str):
     # `compile` needs iree-base-compiler (and torch for PyTorch models), `verify` torch;
     # loading and running a saved module needs only iree-base-runtime and numpy, so a
@@ -43,11 +47,13 @@ def __getattr__(name: str):
         try:
             from .api import compile
         except ModuleNotFoundError as e:
-            if not (e.name or "").startswith("iree.compiler"):
+            if (e.name or "").split(".")[0] not in _COMPILE_SIDE and \
+                    not (e.name or "").startswith("iree.compiler"):
                 raise
             raise ImportError(
-                "dync.compile needs the IREE compiler: pip install 'iree-base-compiler==3.13.*' "
-                "(dync.load and running a saved module need only iree-base-runtime)") from e
+                f"dync.compile needs the compiler side, which this installation lacks (no module "
+                f"{e.name!r}): pip install 'dync[compile]' (torch, iree-base-compiler, onnx); "
+                "dync.load and running a saved module need only the runtime") from e
 
         globals()["compile"] = compile
         return compile
