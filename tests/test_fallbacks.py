@@ -108,14 +108,15 @@ def _fail_export(monkeypatch, fails) -> None:
 
 
 def _fail_passes(monkeypatch, fails) -> None:
-    original = api.run_pipeline
+    original = api.graph.run_pipeline
 
     def run_pipeline(module, steps):
         if fails(module):
             raise KeyError("injected failure in a dync pass")  # an internal bug, not a dync error
         return original(module, steps)
 
-    monkeypatch.setattr(api, "run_pipeline", run_pipeline)
+    for stage in (api.graph, api.host):   # where dync.compile runs the pass pipeline
+        monkeypatch.setattr(stage, "run_pipeline", run_pipeline)
 
 
 def _fail_iree(monkeypatch, fails) -> None:

@@ -56,7 +56,7 @@ class SubDnn:
     key: Key
     program: ImportedProgram
     calls: int
-    # Its compiled versions as the manifest lists them (`dync.api._compiled_versions`).
+    # Its compiled versions as the manifest lists them (`dync.api.graph._compiled_versions`).
     versions: list[dict] = field(default_factory=list)
     # (arguments, result) of calls the example made, to check the compiled sub-DNN against.
     examples: list[tuple[tuple, Any]] = field(default_factory=list)

@@ -1,0 +1,218 @@
+"""`dync.compile`: frontend -> dync IR -> passes -> IREE -> `CompiledModule`."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from iree.compiler import ir
+
+from ..cache import CompileCache, model_key
+from ..errors import CompilationError, DyncError
+from ..options import CompileOptions
+from ..report import Report
+from ..runtime.manifest import Manifest
+from ..runtime.module import CompiledModule, from_parts
+from .graph import _compile_graph
+from .host import _compile_host
+from .iree import _cache
+from .stages import _falls_back, _is_onnx, _Job, _one_line, _progress_sink
+
+
+def compile(  # noqa: A001 - the public name is fixed by the design
+    model: Any,
+    args: Sequence[Any] | None = None,
+    *,
+    dynamic_shapes: Any = None,
+    backend: str = "llvm-cpu",
+    target: str | None = None,
+    mode: str = "auto",
+    passes: Sequence[str] | None = None,
+    extra_flags: Sequence[str] = (),
+    progress: bool | Callable[[str], None] = False,
+    dump_ir: str | os.PathLike | None = None,
+    trace_branches: bool = False,
+    specialize: bool | Mapping[str, Sequence[int]] = False,
+    buckets: Mapping[str, Sequence[int]] | None = None,
+    cache: bool | str | os.PathLike = True,
+    check_first_call: bool = True,
+) -> CompiledModule:
+    """Compile a PyTorch `nn.Module` or an ONNX model (path or `ModelProto`).
+
+    Args:
+      model: an `nn.Module` (then `args` are example inputs) or an ONNX model.
+      args: example inputs for a PyTorch model (tuple of tensors); unused for ONNX.
+      dynamic_shapes: `torch.export` convention (`torch.export.Dim`) for PyTorch; for ONNX,
+        `{input: {axis: (name, min, max)}}` to name and bound `dim_param`s.
+      backend: "llvm-cpu" (host, default), "cuda" or "arm".
+      target: a preset of the backend (`dync.targets.presets(backend)`), e.g. "jetson-orin".
+      mode: how control flow is captured. "graph" compiles the whole program into one
+        module and refuses anything it cannot capture (with the source line). "host" runs
+        the model's own Python on the host and compiles the submodule/method calls it makes
+        that can be captured as sub-DNNs, entry points of one vmfb, falling back per call
+        (PyTorch models; the result is a `dync.HostModule`). "auto" (default) compiles in
+        graph mode and falls back to host mode when the program cannot be one graph; the
+        report lists each fallback with its file, line and reason.
+      passes: dync IR passes to run (names or upstream pipeline elements); default
+        `dync.passes.DEFAULT_PIPELINE`.
+      extra_flags: additional IREE compiler flags (process-wide LLVM options among them are
+        parsed in a worker process that compiles the module; `dync.backend`).
+      progress: True to print each stage to stderr, or a callable receiving stage messages.
+      dump_ir: write the dync IR handed to IREE (after the passes) to this file.
+      trace_branches: the compiled module also records the branch decisions it takes
+        (`compiled.last_trace`, compared with eager's by `dync.verify`); PyTorch models in
+        graph mode, without data-dependent `while` loops.
+      specialize: shape-specialized versions (dync-specialize; Nimble, SoD²): besides the
+        fully dynamic entry point, compile copies in which dynamic dims are constants, picked
+        by the arguments' shapes at run time. A mapping {Dim name: [sizes]}: a version per
+        combination of the listed sizes (at most 16; unlisted dims stay dynamic), e.g. the
+        observed hot sizes of an earlier compile, `compiled.hot_sizes()`; True: one
+        version at the example inputs' sizes; False (default): none. On IREE 3.13's CPU
+        backend they did not pay off on the benchmark suite (see BENCHMARKS.md), hence off by
+        default. Graph mode only.
+      buckets: zero-padded static versions (dync-bucket, shape buckets): {Dim name:
+        [largest sizes]}, a version per combination (at most 16). A call runs the smallest
+        bucket holding all its dims, which zero-pads its arguments at the end of those dims
+        itself (no host copy; a version over only some of an argument's dynamic dims takes
+        it padded by the runtime), and the padding is cropped away wherever it could reach
+        a true value (reductions, reshapes, windows that would read it): the results are
+        exact. Calls beyond every bucket run the dynamic entry; dims not named stay dynamic
+        in every version. E.g. `{"h32": [4, 6, 8, 10], "w32": [4, 6, 8, 10]}` for an image
+        of 32*h32 x 32*w32 pixels. Graph mode, and host mode (there, for each sub-DNN with
+        those dims).
+      cache: reuse earlier results from the compile cache (`dync.cache`; default directory
+        `~/.cache/dync`, or `$DYNC_CACHE_DIR`; `DYNC_CACHE=0` disables it): the whole
+        compiled module for an unchanged PyTorch model (same classes, attributes, weights,
+        example inputs, Dim specs, options and source files), else IREE's output for identical
+        dync IR, flags and IREE version. False to always compile, or a directory.
+      check_first_call: run the compiled module (or each sub-DNN) on the example inputs and
+        compare with eager PyTorch before returning it (the last stage a failure of which
+        `mode="auto"` falls back from; `mode="graph"` refuses). Off for a model whose
+        results are random (sampling, dropout in training mode). Modules that cannot run on
+        this machine (cross-compiled) are not checked; the report notes it.
+
+    Compilation is a chain of stages, each of which may fail: import (rewrite and export),
+    dync's passes, IREE, the first call. With `mode="auto"` a failure of the whole graph at
+    any of them falls back to host mode, where a sub-DNN that fails runs as Python, and a
+    model left with nothing compiled runs in eager PyTorch; `report.graph_breaks` and
+    `report.explain()` list each fallback with its stage, the model's file:line, the
+    construct and the internal reason.
+    """
+    options = CompileOptions.normalized(
+        backend=backend, target=target, mode=mode, passes=passes, extra_flags=extra_flags,
+        dump_ir=dump_ir, trace_branches=trace_branches, specialize=specialize, buckets=buckets,
+        cache=cache, check_first_call=check_first_call, onnx=_is_onnx(model))
+    args = None if args is None else _as_tuple(args)
+    if _check_torch_model(model, args):
+        from ..frontends.pytorch.declared_shapes import DeclaredShapes
+
+        dynamic_shapes = DeclaredShapes.of(model.forward, args, dynamic_shapes)
+    job = _Job(model, args, dynamic_shapes, options,
+               _progress_sink(progress), _cache(options.cache))
+    front = None if options.dump_ir else _model_key(job)
+    if front is not None:
+        hit = _load_cached(job.store, front, model, job.report, job.say)
+        if hit is not None:
+            job.say("compile cache: hit for this model (import, passes and IREE skipped)")
+            return hit
+    compiled = _compile(job)
+    if front is not None and compiled.report.mode != "eager":  # nothing compiled to keep
+        job.store.put(front, compiled.vmfb, {"manifest": compiled.manifest.to_json()})
+    return compiled
+
+
+def _as_tuple(args) -> tuple:
+    return tuple(args) if isinstance(args, tuple | list) else (args,)
+
+
+def _check_torch_model(model, args: tuple | None) -> bool:
+    """A PyTorch model's refusals that need no import (`frontends.pytorch.export`); whether
+    `model` is a PyTorch model with example args."""
+    if _is_onnx(model) or args is None or "torch" not in sys.modules:
+        return False
+    import torch
+
+    if not isinstance(model, torch.nn.Module):
+        return False
+    from ..frontends.pytorch.export import check_model
+
+    check_model(model, args)
+    return True
+
+
+def _model_key(job: _Job) -> str | None:
+    if job.store is None or job.args is None or _is_onnx(job.model):
+        return None
+    import torch
+
+    if not isinstance(job.model, torch.nn.Module):
+        return None
+    return model_key(job.model, job.args, job.dynamic_shapes.specs, job.options.cache_key())
+
+
+def _load_cached(store: CompileCache, key: str, model, report: Report,
+                 say: Callable[[str], None]) -> CompiledModule | None:
+    """The module cached for this model, or None (absent, or an entry that fails its checks
+    or whose manifest does not parse: then it is removed, noted, and compiled again)."""
+    entry = store.get(key)
+    if isinstance(entry, tuple):
+        vmfb, meta = entry
+        try:
+            manifest = Manifest.from_json(meta.get("manifest"), Path(store.directory) / key)
+        except DyncError as e:
+            store.discard(key)
+            entry = f"damaged: {e}"
+        else:
+            manifest.report["cache"] = "hit (model)"
+            return from_parts(vmfb, manifest, model)
+    if isinstance(entry, str):
+        say(f"compile cache: the entry for this model was {entry}; compiling again")
+        report.notes.append(f"compile cache: the entry for this model was {entry}; rebuilt")
+    return None
+
+
+def _compile(job: _Job) -> CompiledModule:
+    """Graph mode, then (`mode="auto"`, a PyTorch model) host mode when any stage of the
+    graph fails: import, passes, IREE or the first call."""
+    mode, graph_error = job.options.mode, None
+    if mode != "host":
+        try:
+            return _compile_graph(job)
+        except DyncError as e:
+            onnx = _is_onnx(job.model)
+            if not onnx and not getattr(e, "source", None):
+                from ..frontends.pytorch.source import user_source_in
+
+                e.source = user_source_in(str(e))  # the model's line IREE's diagnostics name
+            if (mode == "graph" or onnx or job.options.trace_branches or not _falls_back(e)
+                    or _flags_fail(e, job)):
+                raise
+            graph_error = e
+            job.say(f"not one graph ({getattr(e, 'stage', '-')}: {_one_line(e)[:200]}): "
+                    "falling back to host mode")
+        seconds = job.report.stage_seconds
+        job.report = job.fresh_report()
+        job.report.stage_seconds = {f"graph {k}": v for k, v in seconds.items()}
+    return _compile_host(job, graph_error)
+
+
+# A module with nothing in it: IREE fails on it only for reasons that are not the program's.
+_EMPTY_MODULE = "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n  return %a : tensor<4xf32>\n}\n"
+
+
+def _flags_fail(error: DyncError, job: _Job) -> bool:
+    """Whether IREE's failure `error` is the call's flags' (`extra_flags`): IREE fails with
+    them on a module with nothing in it too. Then no fallback would compile anything."""
+    if getattr(error, "stage", "") != "iree" or not job.options.extra_flags:
+        return False
+    session = job.session()
+    try:
+        session.compile(ir.Module.parse(_EMPTY_MODULE, session.context))
+    except CompilationError:
+        return True
+    finally:
+        session.close()
+    return False

@@ -1,0 +1,186 @@
+"""What every stage of `dync.compile` shares: the job (model, options, report, progress), the
+stage context that names a failure's stage, importing, the first-call check against eager.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from .. import targets
+from ..backend import CompilerSession
+from ..cache import CompileCache
+from ..errors import CompilationError, DyncError, InputError, ModuleFormatError, OptionError
+from ..frontends.common import ImportedProgram
+from ..options import CompileOptions
+from ..report import Report
+from ..runtime.manifest import Manifest
+from ..runtime.module import CompiledModule
+from ..version import __version__
+
+
+@dataclass
+class _Job:
+    """One `dync.compile` call: the model, its example and options, and what the stages
+    share (the progress sink, the compile cache, the report being written)."""
+
+    model: Any
+    args: tuple | None
+    dynamic_shapes: Any  # a PyTorch model's are read once (`DeclaredShapes`); ONNX's as given
+    options: CompileOptions
+    say: Callable[[str], None]
+    store: CompileCache | None
+    report: Report = None  # type: ignore[assignment]
+
+    def __post_init__(self):
+        if self.report is None:
+            self.report = self.fresh_report()
+
+    @property
+    def target(self) -> targets.Target:
+        return self.options.resolved
+
+    def fresh_report(self) -> Report:
+        return Report(backend=self.target.backend, target=self.target.name,
+                      passes=list(self.options.passes))
+
+    def session(self) -> CompilerSession:
+        return CompilerSession(self.target, self.options.extra_flags)
+
+
+def _falls_back(error: DyncError) -> bool:
+    """Whether `mode="auto"` goes on in host mode after `error`: a failure to compile the
+    program, not a mistake in the call (options, inputs)."""
+    return not isinstance(error, OptionError | InputError)
+
+
+def _add_counts(a: dict, b: dict) -> dict:
+    return {k: _add_counts(a.get(k, {}), b.get(k, {})) if isinstance(a.get(k, b.get(k)), dict)
+            else a.get(k, 0) + b.get(k, 0) for k in a.keys() | b.keys()}
+
+
+def _manifest(vmfb: bytes, session: CompilerSession, tgt, report: Report, signature,
+              **extra) -> Manifest:
+    report.flags = list(session.flags)
+    report.vmfb_bytes = len(vmfb)
+    report.iree = dict(session.statistics)
+    return Manifest(signature=signature, backend=tgt.backend, target=tgt.name, driver=tgt.driver,
+                    flags=list(session.flags), dync_version=__version__,
+                    report=report.to_json(), **extra)
+
+
+def _check_first_call(compiled: CompiledModule, job: _Job) -> None:
+    """Run `compiled` on the example inputs and compare with eager PyTorch; raise a
+    CompilationError (stage "first call") when they disagree or the call fails."""
+    import torch
+
+    from ..differential import disagreement
+    from ..frontends.pytorch.host import buffers_restored
+
+    model, args, report, say = job.model, job.args, job.report, job.say
+    with buffers_restored(model), torch.no_grad():
+        want = model(*args)
+    with _stage(report, "first call", say):
+        if not _runs_here(compiled, None, report):
+            return
+        got = compiled(*args)
+        problem = disagreement(got, want)
+        if problem:
+            raise CompilationError("the compiled module disagrees with eager PyTorch on the "
+                                   f"example inputs: {problem}")
+    compiled.manifest.report = report.to_json()
+
+
+def _runs_here(compiled: CompiledModule, function: str | None, report: Report) -> bool:
+    """Whether `compiled` can run on this machine (a cross-compiled module cannot: then its
+    first call is not checked, and the report says so)."""
+    try:
+        compiled._function(function)
+    except ModuleFormatError:
+        raise
+    except DyncError as e:
+        note = f"the first call was not checked: {_one_line(e)[:200]}"
+        if note not in report.notes:
+            report.notes.append(note)
+        return False
+    return True
+
+
+def _staged(error: DyncError, stage: str) -> DyncError:
+    if not getattr(error, "stage", None):
+        error.stage = stage
+    return error
+
+
+def _one_line(error: Exception) -> str:
+    return " ".join(str(error).split())
+
+
+def _import(model: Any, args, dynamic_shapes, session: CompilerSession,
+            trace_branches: bool = False) -> ImportedProgram:
+    if _is_onnx(model):
+        if trace_branches:
+            raise OptionError("trace_branches records the branches of a PyTorch forward")
+        from ..frontends.onnx import import_onnx
+
+        return import_onnx(model, session.context, dynamic_shapes=dynamic_shapes)
+    import torch
+
+    if isinstance(model, torch.nn.Module):
+        if args is None:
+            raise OptionError("a PyTorch model needs example args: dync.compile(model, (x,), ...)")
+        from ..frontends.pytorch.export import import_module
+
+        return import_module(model, args if isinstance(args, tuple | list) else (args,),
+                             dynamic_shapes, session.context, trace_branches=trace_branches)
+    raise OptionError(
+        f"dync.compile takes an nn.Module, an ONNX ModelProto or a path to a .onnx file, "
+        f"got {type(model).__name__}"
+    )
+
+
+def _is_onnx(model: Any) -> bool:
+    if isinstance(model, str | os.PathLike):
+        return True
+    return type(model).__name__ == "ModelProto" and type(model).__module__.startswith("onnx")
+
+
+def _progress_sink(progress: bool | Callable[[str], None]) -> Callable[[str], None]:
+    if callable(progress):
+        return progress
+    if progress:
+        return lambda msg: print(f"[dync] {msg}", file=sys.stderr, flush=True)
+    return lambda msg: None
+
+
+@contextmanager
+def _stage(report: Report, name: str, say: Callable[[str], None]):
+    """Time stage `name`; its errors carry the stage (`_failures_of`)."""
+    say(f"{name} ...")
+    start = time.perf_counter()
+    with _failures_of(name):
+        yield
+    report.stage_seconds[name] = round(time.perf_counter() - start, 3)
+    say(f"{name} done in {report.stage_seconds[name]:.2f}s")
+
+
+@contextmanager
+def _failures_of(stage: str):
+    """A dync error raised in the block carries `stage` (`error.stage`); any other exception
+    is an internal error of dync's, raised as a CompilationError that carries it too, so that
+    `mode="auto"` can fall back past it."""
+    try:
+        yield
+    except DyncError as e:
+        _staged(e, stage)
+        raise
+    except Exception as e:
+        error = CompilationError(
+            f"dync's {stage} stage failed with an internal error ({type(e).__name__}: "
+            f"{_one_line(e)[:300]}); please report it with the model")
+        raise _staged(error, stage) from e
