@@ -26,7 +26,7 @@ from .declared_shapes import DeclaredShapes
 from .decompositions import DECOMPOSITIONS
 from .importer import DyncGraphNodeImporter
 from .rewrite import Rewrite, rewritten
-from .rewrite.runtime import active_recorder, recording_compiled_branches
+from .rewrite.decisions import active_recorder, recording_compiled_branches
 from .source import (
     is_user_file,
     source_line,

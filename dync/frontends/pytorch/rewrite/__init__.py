@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 import torch
 
 from . import lifting
+from .decisions import record_branches, replay_branches
 from .lists import BoundedListMode
 from .recurrent import looped_forward
-from .runtime import record_branches, replay_branches
 from .transform import RewrittenFunction, needs_rewrite, rewrite_function
 
 

@@ -42,6 +42,8 @@ from dataclasses import dataclass
 from ....errors import UnsupportedConstructError
 from . import liveness, runtime
 from .aliasing import fresh_names, fresh_writes
+from .predicates import _Predicates
+from .syntax import _assign, _call, _const, _name, _thunk
 
 RET_FLAG, RET_VALUE = "__dync_returned", "__dync_return_value"
 GENERATED_PREFIX = "__dync_"
@@ -141,27 +143,6 @@ def _reject_unsupported(func_def: ast.FunctionDef, filename: str, first_line: in
                 "return inside try", "move the return after the try statement",
                 f"{filename}:{first_line + node.lineno - 1}",
             )
-
-
-# -- helpers -----------------------------------------------------------------------------------
-def _name(id_: str, store: bool = False) -> ast.Name:
-    return ast.Name(id=id_, ctx=ast.Store() if store else ast.Load())
-
-
-def _assign(target: str, value: ast.expr) -> ast.Assign:
-    return ast.Assign(targets=[_name(target, True)], value=value)
-
-
-def _call(fn: str, *args: ast.expr) -> ast.Call:
-    return ast.Call(func=ast.Attribute(value=_name("__dync__"), attr=fn, ctx=ast.Load()), args=list(args), keywords=[])
-
-
-def _thunk(expr: ast.expr) -> ast.Lambda:
-    return ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]), body=expr)
-
-
-def _const(value) -> ast.Constant:
-    return ast.Constant(value=value)
 
 
 def _walk_same_scope(nodes, stop_at_loops: bool = False):
@@ -319,137 +300,6 @@ class _ExitsToFlags:
         return [*before, loop]
 
 
-# -- pass 2: predicates and scalar conversions --------------------------------------------------
-_CONVERSIONS = {"bool": "to_bool", "float": "to_float", "int": "to_int"}
-
-
-_AUGMENTED = {ast.Add: "iadd", ast.Sub: "isub", ast.Mult: "imul", ast.Div: "itruediv",
-              ast.FloorDiv: "ifloordiv", ast.Mod: "imod", ast.Pow: "ipow", ast.MatMult: "imatmul",
-              ast.BitAnd: "iand", ast.BitOr: "ior", ast.BitXor: "ixor", ast.LShift: "ilshift",
-              ast.RShift: "irshift"}
-
-
-class _Predicates(ast.NodeTransformer):
-    def __init__(self, filename: str, first_line: int, fresh: frozenset[str] = frozenset(),
-                 fresh_writes: frozenset[int] = frozenset()):
-        self.filename = filename
-        self.first_line = first_line
-        self.fresh = fresh  # variables only ever holding tensors made here (aliasing.py)
-        self.fresh_writes = fresh_writes  # writes into a tensor made just before them
-        self.depth = 0  # how many ifs and loops the visited statement is inside
-
-    def _nested(self, node: ast.AST) -> ast.AST:
-        self.depth += 1
-        try:
-            self.generic_visit(node)
-        finally:
-            self.depth -= 1
-        return node
-
-    def _written_item(self, node: ast.stmt, target: ast.expr) -> str | None:
-        """The variable `h` of a target `h[...]` to write on a copy (inside control flow,
-        where a branch or loop body may not change what it was given), else None."""
-        if (self.depth and isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)
-                and (target.value.id in self.fresh or id(node) in self.fresh_writes)):
-            return target.value.id
-        return None
-
-    def _setitem(self, node: ast.stmt, target: ast.Subscript, value: ast.expr,
-                 op: str | None = None) -> ast.stmt:
-        """`h[i] = v` -> `h = __dync__.setitem(h, i, v[, op])` (values.py)."""
-        name = target.value.id
-        call = _call("setitem", _name(name), _index_expr(target.slice), value,
-                     *([_const(op)] if op else []))
-        return ast.copy_location(ast.Assign(targets=[_name(name, True)], value=call), node)
-
-    def visit_For(self, node: ast.For) -> ast.For:
-        return self._nested(node)
-
-    def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
-        """`x[i]` -> `__dync__.getitem(x, i)` (values.py): `i` may be a 0-d tensor."""
-        self.generic_visit(node)
-        if not isinstance(node.ctx, ast.Load):
-            return node
-        return ast.copy_location(_call("getitem", node.value, _index_expr(node.slice)), node)
-
-    def visit_Attribute(self, node: ast.Attribute) -> ast.expr:
-        """`x.data` -> `__dync__.data_of(x)` (values.py)."""
-        self.generic_visit(node)
-        if node.attr == "data" and isinstance(node.ctx, ast.Load):
-            return ast.copy_location(_call("data_of", node.value), node)
-        return node
-
-    def visit_Assign(self, node: ast.Assign) -> ast.stmt:
-        """`v = []` -> `v = __dync__.new_list(site)`, `v = [a, b]` -> `v = __dync__.new_list(site,
-        a, b)`: a list that may grow on a data-dependent path (see `lists.py`)."""
-        self.generic_visit(node)
-        if len(node.targets) == 1 and self._written_item(node, node.targets[0]):
-            return self._setitem(node, node.targets[0], node.value)
-        if (len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-                and isinstance(node.value, ast.List)
-                and not any(isinstance(e, ast.Starred) for e in node.value.elts)):
-            site = f"{self.filename}:{self.first_line + node.lineno - 1}"
-            node.value = ast.copy_location(_call("new_list", _const(site), *node.value.elts),
-                                           node.value)
-        return node
-
-    def visit_AugAssign(self, node: ast.AugAssign) -> ast.stmt:
-        """`v += e` -> `v = v + e`: a branch must not mutate a tensor it received."""
-        self.generic_visit(node)
-        if self._written_item(node, node.target) and type(node.op) in _AUGMENTED:
-            return self._setitem(node, node.target, node.value, _AUGMENTED[type(node.op)])
-        if not isinstance(node.target, ast.Name):
-            return node
-        value = ast.BinOp(left=_name(node.target.id), op=node.op, right=node.value)
-        return ast.copy_location(ast.Assign(targets=[_name(node.target.id, True)], value=value), node)
-
-    def visit_Expr(self, node: ast.Expr) -> ast.stmt:
-        """`v.add_(e)` -> `v = v.add(e)`: in-place tensor methods on a variable become
-        out-of-place updates of it, so a branch returns the new value instead of mutating."""
-        self.generic_visit(node)
-        call = node.value
-        if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-                and isinstance(call.func.value, ast.Name) and call.func.attr.endswith("_")
-                and not call.func.attr.startswith("_")):
-            name = call.func.value.id
-            out_of_place = ast.Call(
-                func=ast.Attribute(value=_name(name), attr=call.func.attr[:-1], ctx=ast.Load()),
-                args=call.args, keywords=call.keywords,
-            )
-            return ast.copy_location(ast.Assign(targets=[_name(name, True)], value=out_of_place), node)
-        return node
-
-    def visit_Call(self, node: ast.Call) -> ast.expr:
-        self.generic_visit(node)
-        if isinstance(node.func, ast.Attribute) and node.func.attr == "item" and not node.args:
-            return ast.copy_location(_call("item", node.func.value), node)
-        if isinstance(node.func, ast.Name) and node.func.id in _CONVERSIONS and len(node.args) == 1 and not node.keywords:
-            return ast.copy_location(_call(_CONVERSIONS[node.func.id], node.args[0]), node)
-        if isinstance(node.func, ast.Name) and node.func.id == "len" and len(node.args) == 1:
-            return ast.copy_location(_call("length", node.args[0]), node)
-        if (isinstance(node.func, ast.Attribute) and node.func.attr == "tensor"
-                and isinstance(node.func.value, ast.Name) and node.func.value.id == "torch"):
-            call = _call("tensor", *node.args)
-            call.keywords = node.keywords
-            return ast.copy_location(call, node)
-        return node
-
-    def visit_If(self, node: ast.If) -> ast.If:
-        self._nested(node)
-        node.test = _condition(node.test)
-        return node
-
-    def visit_While(self, node: ast.While) -> ast.While:
-        self._nested(node)
-        node.test = _condition(node.test)
-        return node
-
-    def visit_IfExp(self, node: ast.IfExp) -> ast.IfExp:
-        self.generic_visit(node)
-        node.test = _condition(node.test)
-        return node
-
-
 def _symbolic_range(node: ast.AST) -> bool:
     """`for v in range(...)` whose bounds are not all constants (they may be sizes)."""
     if not isinstance(node, ast.For):
@@ -458,33 +308,6 @@ def _symbolic_range(node: ast.AST) -> bool:
     return (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
             and not it.keywords and 1 <= len(it.args) <= 3 and isinstance(node.target, ast.Name)
             and not node.orelse and not all(isinstance(a, ast.Constant) for a in it.args))
-
-
-def _index_expr(index: ast.expr) -> ast.expr:
-    """A subscript's index as an expression: `a:b` -> `slice(a, b, None)`."""
-    if isinstance(index, ast.Slice):
-        bounds = [part if part is not None else _const(None)
-                  for part in (index.lower, index.upper, index.step)]
-        return ast.copy_location(ast.Call(func=_name("slice"), args=bounds, keywords=[]), index)
-    if isinstance(index, ast.Tuple):
-        return ast.copy_location(ast.Tuple(elts=[_index_expr(e) for e in index.elts], ctx=ast.Load()),
-                                 index)
-    return index
-
-
-def _condition(test: ast.expr) -> ast.expr:
-    if isinstance(test, ast.BoolOp):
-        fn = "and_" if isinstance(test.op, ast.And) else "or_"
-        return ast.copy_location(_call(fn, *[_thunk(_condition(v)) for v in test.values]), test)
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return ast.copy_location(_call("not_", _condition(test.operand)), test)
-    if isinstance(test, ast.Compare) and len(test.ops) > 1:  # a < b < c: pairwise, short-circuit
-        parts, left = [], test.left
-        for op, right in zip(test.ops, test.comparators, strict=True):
-            parts.append(ast.Compare(left=left, ops=[op], comparators=[right]))
-            left = right
-        return ast.copy_location(_call("and_", *[_thunk(p) for p in parts]), test)
-    return test
 
 
 # -- pass 3: functional control flow ---------------------------------------------------------------
