@@ -32,7 +32,7 @@ from iree.compiler.api import Invocation, Output, Session
 
 from .cache import default_directory, make_private_directory
 from .dialects.assembly import module_text
-from .dialects.dync import module_flags, read_copied_padding
+from .dialects.dync_ir import module_flags, read_copied_padding
 from .errors import CompilationError, FlagError
 from .runtime.manifest import TRANSFORM_SPEC
 from .targets import Target

@@ -1,7 +1,7 @@
 """`dync-opt`: read MLIR, run dync passes and upstream pipelines, print MLIR (for lit tests).
 
-    dync-opt in.mlir --dync-canonicalize --dync-verify
-    dync-opt in.mlir --pass-pipeline='builtin.module(dync-canonicalize,canonicalize,dync-verify)'
+    dync-opt in.mlir --dync-canonicalize --dync-check-ir
+    dync-opt in.mlir --pass-pipeline='builtin.module(dync-canonicalize,canonicalize,dync-check-ir)'
     dync-opt --list-attributes      # the dync.* attributes: where, what, who writes and reads
 """
 

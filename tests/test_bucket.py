@@ -61,7 +61,7 @@ def test_each_bucket_and_the_dynamic_entry_match_eager(model, bucketed, h, w, fu
 def test_the_ir_crops_only_where_the_padding_could_reach_a_true_value(model, tmp_path):
     dump = tmp_path / "ir.mlir"
     compile_padded(model, buckets={"h": [24], "w": [24]}, dump_ir=dump, cache=False,
-                   passes=("dync-bucket", "dync-canonicalize", "dync-verify"))
+                   passes=("dync-bucket", "dync-canonicalize", "dync-check-ir"))
     version = dump.read_text().split("func.func @main__bucket__h_24__w_24")[1]
     body = version.split("func.func")[0]
     # The argument comes at its true size and is padded to the bucket's in the version; the

@@ -38,7 +38,7 @@ def test_dync_opt_splits_input_on_separator_lines_only(tmp_path):
 
 def test_dync_opt_help_lists_passes():
     out = run("dync-opt", "--help").stdout
-    assert "--dync-verify" in out and "--dync-canonicalize" in out and "--dync-rdp" in out
+    assert "--dync-check-ir" in out and "--dync-canonicalize" in out and "--dync-rdp" in out
     assert "--dync-split-subdnns" in out
 
 
@@ -114,7 +114,7 @@ def test_dump_ir_writes_dync_ir(tmp_path):
     text = ir_path.read_text()
     assert "dync.entry" in text and "scf.if" in text and 'torch.symbolic_int "batch"' in text
     # what was dumped is valid dync IR for dync-opt
-    check = run("dync-opt", str(ir_path), "--dync-verify")
+    check = run("dync-opt", str(ir_path), "--dync-check-ir")
     assert check.returncode == 0, check.stderr
 
 

@@ -164,12 +164,12 @@ def test_dync_opt_with_an_unreadable_input(tmp_path, module_path, kind, reason):
         path.write_bytes(np.random.default_rng(0).bytes(4096))
     elif kind == "latin-1":
         path.write_bytes("// a comment, café\nmodule {}\n".encode("latin-1"))
-    line = error_line(run("dync-opt", path, "--dync-verify"), "dync-opt")
+    line = error_line(run("dync-opt", path, "--dync-check-ir"), "dync-opt")
     assert line.startswith(f"dync-opt: error: cannot read {path}: ") and reason in line
 
 
 def test_dync_opt_with_unreadable_standard_input():
-    result = run("dync-opt", "--dync-verify", stdin=b"module {}\n// caf\xe9\n")
+    result = run("dync-opt", "--dync-check-ir", stdin=b"module {}\n// caf\xe9\n")
     assert "cannot read standard input: not UTF-8 text" in error_line(result, "dync-opt")
 
 

@@ -3,7 +3,7 @@
 import pytest
 from iree.compiler import ir
 
-from dync.dialects import dync as dync_ir
+from dync.dialects import dync_ir
 from dync.errors import CompilationError
 from dync.passes import parse_pipeline, registry, run_pipeline
 from dync.signature import Signature, SymbolSpec, TensorSpec
@@ -28,7 +28,7 @@ def test_builders_round_trip_through_text():
     with ir.Context():
         module = ir.Module.parse(MODULE)
         dync_ir.set_entry_signature(module, SIGNATURE)
-        assert dync_ir.verify(module) == []
+        assert dync_ir.check_ir(module) == []
         text = str(module)
         assert 'dync.shape = ["batch", 8]' in text
         reparsed = ir.Module.parse(text)
@@ -45,7 +45,7 @@ def test_verifier_reports_each_problem():
     with ir.Context():
         module = ir.Module.parse(MODULE)
         dync_ir.set_entry_signature(module, bad)
-        problems = "\n".join(dync_ir.verify(module))
+        problems = "\n".join(dync_ir.check_ir(module))
     assert "empty or negative range [5, 2]" in problems
     assert "dim 1: dync.shape says 9, type says 8" in problems
     assert "undeclared symbol(s) ['seq']" in problems
@@ -53,13 +53,13 @@ def test_verifier_reports_each_problem():
 
 
 def test_pipeline_mixes_dync_and_upstream_passes():
-    assert {"dync-verify", "dync-canonicalize"} <= set(registry())
-    assert parse_pipeline("builtin.module(dync-canonicalize,func.func(cse),dync-verify)") == [
-        "dync-canonicalize", "func.func(cse)", "dync-verify"]
+    assert {"dync-check-ir", "dync-canonicalize"} <= set(registry())
+    assert parse_pipeline("builtin.module(dync-canonicalize,func.func(cse),dync-check-ir)") == [
+        "dync-canonicalize", "func.func(cse)", "dync-check-ir"]
     with ir.Context():
         module = ir.Module.parse(MODULE)
         dync_ir.set_entry_signature(module, SIGNATURE)
-        run_pipeline(module, ["dync-canonicalize", "canonicalize", "dync-verify"])
+        run_pipeline(module, ["dync-canonicalize", "canonicalize", "dync-check-ir"])
         with pytest.raises(CompilationError, match="cannot parse"):
             run_pipeline(module, ["no-such-pass"])
 
@@ -68,7 +68,7 @@ def test_failing_dync_pass_raises_with_its_message():
     with ir.Context():
         module = ir.Module.parse(MODULE)  # no dync.entry: verify must fail
         with pytest.raises(CompilationError, match="no function carries dync.entry"):
-            run_pipeline(module, ["dync-verify"])
+            run_pipeline(module, ["dync-check-ir"])
 
 
 def test_a_crashing_pass_fails_the_pipeline_not_the_process(monkeypatch):

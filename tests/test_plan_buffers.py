@@ -22,7 +22,7 @@ from benchmarks.memory import eager_peak_intermediates, measure_dync  # noqa: E4
 # The pass needs RDP's shape facts; the rest of the default pipeline is kept out of these
 # tests so that they pin this pass alone.
 _PIPELINE = ("dync-canonicalize", "dync-rdp", "dync-split-subdnns", "dync-plan-buffers",
-             "dync-verify")
+             "dync-check-ir")
 
 
 def _with_plan() -> list[str]:

@@ -87,7 +87,7 @@ class Pool(torch.nn.Module):
         return torch.nn.functional.avg_pool2d(x, 32) * 2
 h, w = Dim("h32", min=2, max=10), Dim("w32", min=2, max=10)
 dync.compile(Pool(), (torch.randn(1, 3, 128, 160),), dynamic_shapes=({2: 32 * h, 3: 32 * w},),
-             passes=("dync-verify",), dump_ir=sys.argv[1], cache=False)
+             passes=("dync-check-ir",), dump_ir=sys.argv[1], cache=False)
 """
 
 

@@ -13,7 +13,7 @@ from torch import nn
 import dync
 from dync.passes import run_pipeline
 
-PASSES = ("dync-canonicalize", "dync-split-subdnns", "dync-verify")
+PASSES = ("dync-canonicalize", "dync-split-subdnns", "dync-check-ir")
 
 
 class EarlyExit(nn.Module):
@@ -114,7 +114,7 @@ def test_runs_whose_boundary_carries_a_list_stay_in_the_skeleton():
     }"""
     with ir.Context():
         module = ir.Module.parse(text)
-        run_pipeline(module, ["dync-split-subdnns", "dync-verify"])
+        run_pipeline(module, ["dync-split-subdnns", "dync-check-ir"])
         main, subdnn = str(module).split("func.func private @subdnn_0")
     assert "torch.aten.size %arg0" in main and "torch.aten.view" in main
     assert "call @subdnn_0" in main and "torch.aten.relu" not in main

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from iree.compiler import ir
 
-from ..dialects.dync import read_preprocessing
+from ..dialects.dync_ir import read_preprocessing
 from ..dialects.symbolic import type_dims
 from ..dialects.torch_ops import constant_int, defining
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from iree.compiler import ir
 
-from ..dialects.dync import read_copied_padding, read_flags
+from ..dialects.dync_ir import read_copied_padding, read_flags
 from ..dialects.torch_ops import BARRIER, defining
 from ..dialects.walk import functions, reachable
 from .op_kinds import viewed_argument

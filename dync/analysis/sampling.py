@@ -12,7 +12,7 @@ import numpy as np
 import sympy
 from iree.compiler import ir
 
-from ..dialects import dync as dync_ir
+from ..dialects import dync_ir
 from ..dialects.symbolic import narrow_range, symbol
 from ..dialects.walk import nested_ops
 from ..errors import PassFailure

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sympy
 from iree.compiler import ir
 
-from ..dialects import dync as dync_ir
+from ..dialects import dync_ir
 from ..dialects.attributes import DIMS_ATTR
 from ..dialects.symbolic import bound_dims, is_tensor, parse_dim, type_dims
 from ..dialects.torch_ops import BIND, owner

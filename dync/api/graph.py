@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..dialects.assembly import module_text
 from ..dialects.attributes import BUCKET_ATTR
-from ..dialects.dync import read_subdnns, set_backend
+from ..dialects.dync_ir import read_subdnns, set_backend
 from ..dialects.versions import read_versions, request_versions
 from ..errors import OptionError
 from ..passes import run_pipeline

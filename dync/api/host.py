@@ -11,7 +11,7 @@ from iree.compiler import ir
 from ..backend import CompilerSession
 from ..dialects.assembly import module_text
 from ..dialects.attributes import BUCKET_ATTR
-from ..dialects.dync import set_backend
+from ..dialects.dync_ir import set_backend
 from ..dialects.versions import request_versions
 from ..errors import CompilationError, DyncError, InputError, OptionError, UnsupportedConstructError
 from ..passes import run_pipeline

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..backend import CompilerSession
 from ..cache import CompileCache, default_directory, module_key
-from ..dialects.dync import COPIED_PADDING_ATTR, FLAGS_ATTR, read_flags
+from ..dialects.dync_ir import COPIED_PADDING_ATTR, FLAGS_ATTR, read_flags
 from ..errors import CompilationError
 from ..passes import run_pipeline
 from ..report import Report
@@ -23,7 +23,7 @@ from ..runtime.manifest import TRANSFORM_SPEC
 _UNCONVERTED_CALL = "does not reference a valid function"
 
 
-INLINE_BRANCHES = ("inline", "symbol-dce", "dync-canonicalize", "dync-verify")
+INLINE_BRANCHES = ("inline", "symbol-dce", "dync-canonicalize", "dync-check-ir")
 
 
 def _cache(cache: bool | str | os.PathLike) -> CompileCache | None:

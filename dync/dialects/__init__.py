@@ -1,32 +1,32 @@
 """dync IR: the program as `func` + `scf.if`/`scf.while` + torch value-semantic tensor ops,
-with shape symbols (ranges) and per-value dim expressions. See `dync.dialects.dync`."""
+with shape symbols (ranges) and per-value dim expressions. See `dync.dialects.dync_ir`."""
 
 import importlib
 import sys
 import types
 
-from .dync import (
+from .dync_ir import (
     ENTRY_ATTR,
     SHAPE_ATTR,
     SYMBOLS_ATTR,
+    check_ir,
     read_shape,
     read_symbols,
     set_entry_signature,
     shape_attr,
     symbols_attr,
-    verify,
 )
 
 __all__ = [
     "ENTRY_ATTR",
     "SHAPE_ATTR",
     "SYMBOLS_ATTR",
+    "check_ir",
     "read_shape",
     "read_symbols",
     "set_entry_signature",
     "shape_attr",
     "symbols_attr",
-    "verify",
 ]
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from iree.compiler import ir
 
 from ..errors import PassFailure
-from . import dync as dync_ir
+from . import dync_ir
 from .attributes import SPECIALIZE_REQUEST_ATTR, VERSION_ATTR
 from .symbolic import bound_dims, declarations_first, parse_dim, symbol, to_affine, type_dims
 from .walk import functions

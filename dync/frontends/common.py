@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from iree.compiler import ir
 
-from ..dialects import dync as dync_ir
+from ..dialects import dync_ir
 from ..errors import CompilationError
 from ..passes import run_pipeline
 from ..signature import Signature
@@ -49,7 +49,7 @@ def finish_import(module: ir.Module, signature: Signature, frontend: str,
     with module.context:
         _sink_argument_casts(module)
     dync_ir.set_entry_signature(module, signature, entry)
-    problems = dync_ir.verify(module)
+    problems = dync_ir.check_ir(module)
     if problems:
         raise CompilationError(f"{frontend} import produced invalid dync IR", problems)
     return ImportedProgram(module, signature, frontend)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import onnx
 from iree.compiler import ir
 
-from ..dialects.dync import static_dims
+from ..dialects.dync_ir import static_dims
 from ..errors import DyncError, UnsupportedConstructError
 from ..signature import Dim, Signature, SymbolSpec, TensorSpec
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from iree.compiler import ir
 
-from ..dialects.dync import read_backend
+from ..dialects.dync_ir import read_backend
 from ..dialects.literals import LITERAL
 from ..dialects.symbolic import element_type, type_dims
 from ..dialects.torch_ops import constant_bool, defining, through_barrier, vtensor_of

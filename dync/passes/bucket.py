@@ -55,7 +55,7 @@ import sympy
 from iree.compiler import ir
 
 from ..analysis.op_kinds import ELEMENTWISE
-from ..dialects import dync as dync_ir
+from ..dialects import dync_ir
 from ..dialects.attributes import BUCKET_ATTR, HOST_PADDING_ATTR, SIZES_ATTR
 from ..dialects.symbolic import (
     bound_dims,

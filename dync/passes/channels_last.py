@@ -49,7 +49,7 @@ from iree.compiler import ir
 
 from ..analysis.layout import CHANNELS_LAST, rank, relaid_by_iree
 from ..analysis.op_kinds import CONVOLUTIONS
-from ..dialects.dync import request_preprocessing
+from ..dialects.dync_ir import request_preprocessing
 from ..dialects.literals import erase_if_unused, readable, transformed_literal
 from ..dialects.symbolic import type_dims
 from ..dialects.torch_ops import (

@@ -52,7 +52,7 @@ from iree.compiler import ir
 
 from ..analysis.op_kinds import PADDED
 from ..analysis.padding import FUSE_PADDING
-from ..dialects.dync import (
+from ..dialects.dync_ir import (
     read_backend,
     request_copied_padding,
     request_flags,

@@ -44,7 +44,7 @@ from iree.compiler import ir
 
 from ..analysis.layout import converts_to_channels_last
 from ..dialects.attributes import CANCELS_ATTR
-from ..dialects.dync import read_subdnns
+from ..dialects.dync_ir import read_subdnns
 from ..dialects.symbolic import element_type, type_dims
 from ..dialects.torch_ops import BIND, builtin_type, create, int_list, through_barrier
 from ..dialects.walk import call_sites, function_argument, functions, ops_named

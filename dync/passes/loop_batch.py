@@ -49,7 +49,7 @@ import math
 from iree.compiler import ir
 
 from ..analysis.op_kinds import ELEMENTWISE, element_bytes
-from ..dialects.dync import SUBDNNS_ATTR, read_subdnns
+from ..dialects.dync_ir import SUBDNNS_ATTR, read_subdnns
 from ..dialects.symbolic import bound_dims, type_dims
 from ..dialects.torch_ops import BIND, builtin_type, constant_int, constant_int_list, create
 from ..dialects.versions import specialize_binding, static_type

@@ -22,6 +22,7 @@ _PASS_MODULES = {
     "dync-bucket": "dync.passes.bucket",
     "dync-canonicalize": "dync.passes.canonicalize",
     "dync-check-indices": "dync.passes.check_indices",
+    "dync-check-ir": "dync.passes.check_ir",
     "dync-channels-last": "dync.passes.channels_last",
     "dync-distinct-fills": "dync.passes.distinct_fills",
     "dync-exact-loops": "dync.passes.exact_loops",
@@ -40,7 +41,6 @@ _PASS_MODULES = {
     "dync-specialize": "dync.passes.specialize",
     "dync-split-subdnns": "dync.passes.split_subdnns",
     "dync-tie-region-shapes": "dync.passes.tie_region_shapes",
-    "dync-verify": "dync.passes.verify",
 }
 
 # What `dync.compile` runs on dync IR before handing it to IREE.
@@ -50,7 +50,7 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "dync-bias-pointwise-convs", "dync-channels-last", "dync-plan-execution", "dync-patch-stages",
     "dync-fuse-padding", "dync-isolate-subdnns",
     "dync-canonicalize", "dync-plan-buffers", "dync-check-indices", "dync-pack-sort-keys",
-    "dync-distinct-fills", "dync-tie-region-shapes", "dync-fence-region-reads", "dync-verify")
+    "dync-distinct-fills", "dync-tie-region-shapes", "dync-fence-region-reads", "dync-check-ir")
 
 
 class Pass:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from iree.compiler import ir
 
-from ..dialects import dync as dync_ir
+from ..dialects import dync_ir
 from ..dialects.versions import (
     VERSION_ATTR,
     check_request,

@@ -1,7 +1,7 @@
 """`dync-plan-buffers`: symbolic liveness and an arena plan of intermediate tensors (Nimble's
 explicit allocation, SoD² §4.4.1 memory allocation planning; digest-sod2.md sections 4.2-4.3).
 
-Reads (last before `dync-verify`, the IR IREE gets): every function's tensor values and
+Reads (last before `dync-check-ir`, the IR IREE gets): every function's tensor values and
 their dims — static types, `torch.bind_symbolic_shape` affine facts over
 `torch.symbolic_int`s, ``dync.dims`` for the non-affine ones, the ``dync.shape`` results of
 the entry (``dync.entry``) — the symbols' ranges (``dync.symbols`` and the
@@ -91,7 +91,7 @@ from ...analysis.layout import converts_to_channels_last
 from ...analysis.op_kinds import SHAPE_ONLY, VIEWS, viewed_argument
 from ...analysis.padding import copies_padding
 from ...analysis.sampling import Samplers, symbol_ranges
-from ...dialects import dync as dync_ir
+from ...dialects import dync_ir
 from ...dialects.attributes import (
     BUFFER_ATTR,
     CANCELS_ATTR,

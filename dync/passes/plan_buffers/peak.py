@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import sympy
 from iree.compiler import ir
 
-from ...dialects import dync as dync_ir
+from ...dialects import dync_ir
 from ...dialects.attributes import PEAK_ATTR
 from ...dialects.symbolic import is_symbol_name, parse_dim
 

@@ -54,7 +54,7 @@ import sympy
 from iree.compiler import ir
 
 from ...analysis.tensor_sizes import terminator
-from ...dialects import dync as dync_ir
+from ...dialects import dync_ir
 from ...dialects.attributes import RDP_ATTR, VERSION_ATTR
 from ...dialects.symbolic import (
     NAC,

@@ -1,5 +1,5 @@
-// RUN: dync-opt %s --split-input-file --dync-verify | FileCheck %s
-// RUN: not dync-opt %s.bad --split-input-file --dync-verify 2>&1 | FileCheck %s.bad --check-prefix=ERR
+// RUN: dync-opt %s --split-input-file --dync-check-ir | FileCheck %s
+// RUN: not dync-opt %s.bad --split-input-file --dync-check-ir 2>&1 | FileCheck %s.bad --check-prefix=ERR
 
 // Well-formed dync IR passes through unchanged, scf control flow included.
 // CHECK-LABEL: func.func @main

@@ -195,7 +195,7 @@ def set_entry_signature(module: ir.Module, signature: Signature, entry: str = "m
     raise ValueError(f"no function @{entry} in module")
 
 
-def verify(module: ir.Module | ir.Operation) -> list[str]:
+def check_ir(module: ir.Module | ir.Operation) -> list[str]:
     """Check the dync conventions; returns a list of problems (empty when the IR is valid)."""
     problems: list[str] = []
     if not _op(module).verify():
