@@ -17,6 +17,7 @@ from dync.backend import CompilerSession
 from dync.errors import DyncError, UnsupportedConstructError
 from dync.frontends import onnx as onnx_frontend
 from dync.frontends.onnx import import_onnx
+from dync.passes import lower_control_flow
 from dync.signature import Signature, SymbolSpec
 
 try:
@@ -44,7 +45,8 @@ class Compiled:
 def compile_onnx(model, dynamic_shapes=None) -> Compiled:
     session = CompilerSession(targets.resolve("llvm-cpu"))
     try:
-        program = import_onnx(model, session.context, dynamic_shapes=dynamic_shapes)
+        program = import_onnx(model, session.context, lower=lower_control_flow,
+                              dynamic_shapes=dynamic_shapes)
         text = str(program.module)
         vmfb = session.compile(program.module)
         return Compiled(program.signature, list(program.notes), text, vmfb)
@@ -56,7 +58,8 @@ def import_only(model, dynamic_shapes=None):
     """(signature, notes, IR text) of an import, without compiling."""
     session = CompilerSession(targets.resolve("llvm-cpu"))
     try:
-        program = import_onnx(model, session.context, dynamic_shapes=dynamic_shapes)
+        program = import_onnx(model, session.context, lower=lower_control_flow,
+                              dynamic_shapes=dynamic_shapes)
         return program.signature, list(program.notes), str(program.module)
     finally:
         session.close()

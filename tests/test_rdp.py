@@ -96,6 +96,7 @@ def test_rdp_alone_agrees_with_torch_export(name):
     from iree.compiler import ir
 
     from dync.frontends.pytorch.export import import_module
+    from dync.passes import lower_control_flow
     from dync.passes.rdp import Analysis
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -103,7 +104,7 @@ def test_rdp_alone_agrees_with_torch_export(name):
 
     model, example, dynamic_shapes = load(name).build()
     with ir.Context() as ctx:
-        program = import_module(model, example, dynamic_shapes, ctx)
+        program = import_module(model, example, dynamic_shapes, ctx, lower=lower_control_flow)
         analysis = Analysis(program.module.operation)
         torch_facts = dict(analysis.bound)
         analysis.bound.clear()

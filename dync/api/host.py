@@ -14,7 +14,7 @@ from ..dialects.attributes import BUCKET_ATTR
 from ..dialects.dync_ir import set_backend
 from ..dialects.versions import request_versions
 from ..errors import CompilationError, DyncError, InputError, OptionError, UnsupportedConstructError
-from ..passes import run_pipeline
+from ..passes import lower_control_flow, run_pipeline
 from ..passes.plan_execution import read_execution
 from ..passes.rdp import read_coverage
 from ..report import Report
@@ -57,7 +57,7 @@ def _compile_host(job: _Job, graph_error: DyncError | None) -> CompiledModule:
         try:
             with _stage(report, "host capture", say):
                 plan = capture_host(job.model, job.args, job.dynamic_shapes, session.context,
-                                    root_error, say)
+                                    root_error, lower_control_flow, say)
         except DyncError as e:
             if not auto or not _falls_back(e):
                 raise

@@ -18,6 +18,7 @@ from ..cache import CompileCache
 from ..errors import CompilationError, DyncError, InputError, ModuleFormatError, OptionError
 from ..frontends.common import ImportedProgram
 from ..options import CompileOptions
+from ..passes import lower_control_flow
 from ..report import Report
 from ..runtime.manifest import Manifest
 from ..runtime.module import CompiledModule
@@ -128,7 +129,8 @@ def _import(model: Any, args, dynamic_shapes, session: CompilerSession,
             raise OptionError("trace_branches records the branches of a PyTorch forward")
         from ..frontends.onnx import import_onnx
 
-        return import_onnx(model, session.context, dynamic_shapes=dynamic_shapes)
+        return import_onnx(model, session.context, lower=lower_control_flow,
+                           dynamic_shapes=dynamic_shapes)
     import torch
 
     if isinstance(model, torch.nn.Module):
@@ -137,7 +139,8 @@ def _import(model: Any, args, dynamic_shapes, session: CompilerSession,
         from ..frontends.pytorch.export import import_module
 
         return import_module(model, args if isinstance(args, tuple | list) else (args,),
-                             dynamic_shapes, session.context, trace_branches=trace_branches)
+                             dynamic_shapes, session.context, lower=lower_control_flow,
+                             trace_branches=trace_branches)
     raise OptionError(
         f"dync.compile takes an nn.Module, an ONNX ModelProto or a path to a .onnx file, "
         f"got {type(model).__name__}"

@@ -2,26 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from iree.compiler import ir
 
 from ..dialects import dync_ir
 from ..errors import CompilationError
-from ..passes import run_pipeline
 from ..signature import Signature
 
-# torch.prim.If/Loop -> scf.if/scf.while: the control-flow form of dync IR, with the two
-# repairs of the upstream lowering that make loops exact and compilable by IREE. Then
-# upstream canonicalization, which IREE runs first thing anyway: it drops the results of an
-# `scf.if` nobody reads (a Python variable assigned in a branch and not read after it), which
-# would otherwise become sub-DNN results, live to the end of the branch in dync's plan.
-CONTROL_FLOW_TO_SCF: tuple[str, ...] = (
-    "dync-exact-loops",
-    "func.func(convert-torch-to-scf)",
-    "dync-rotate-while",
-    "func.func(canonicalize)",
-)
+# How an importer's torch.prim.If/Loop become dync IR's scf.if/scf.while: a pass pipeline
+# (`dync.passes.lower_control_flow`), handed in by the caller, since frontends know no passes.
+Lowering = Callable[[ir.Module], None]
 
 
 @dataclass
@@ -37,11 +29,12 @@ class ImportedProgram:
     branch_sites: list[str] = field(default_factory=list)
 
 
-def finish_import(module: ir.Module, signature: Signature, frontend: str,
+def finish_import(module: ir.Module, signature: Signature, frontend: str, lower: Lowering,
                   entry: str = "main") -> ImportedProgram:
-    """Bring an imported torch-dialect module into dync IR form and verify it."""
+    """Bring an imported torch-dialect module into dync IR form (`lower` its control flow to
+    scf) and check it."""
     try:
-        run_pipeline(module, CONTROL_FLOW_TO_SCF)
+        lower(module)
     except CompilationError as e:
         raise CompilationError(
             f"{frontend} import: lowering control flow to scf failed", e.diagnostics

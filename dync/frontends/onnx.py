@@ -33,7 +33,7 @@ from iree.compiler.passmanager import PassManager
 
 from ..dialects.walk import ops_named
 from ..errors import CompilationError, DyncError, UnsupportedConstructError
-from .common import ImportedProgram, finish_import
+from .common import ImportedProgram, Lowering, finish_import
 from .onnx_inputs import DynamicShapes, _bind_input_symbols, _input_symbols, _sanitize, _signature
 
 # Opset every model is brought up to before import (IREE's ONNX guide recommends >= 17:
@@ -72,6 +72,7 @@ def import_onnx(
     model: str | os.PathLike | onnx.ModelProto,
     context: ir.Context,
     *,
+    lower: Lowering,
     dynamic_shapes: DynamicShapes | None = None,
 ) -> ImportedProgram:
     """Import an ONNX model into `context` as dync IR (entry function `main`).
@@ -99,7 +100,7 @@ def import_onnx(
         )
 
     signature = _signature(proto.graph, inputs, input_dims, symbols, result_types)
-    program = finish_import(module, signature, "onnx")
+    program = finish_import(module, signature, "onnx", lower)
     program.notes.extend(notes)
     return program
 

@@ -5,6 +5,14 @@ Each pass lives in its own module and exposes a `Pass` subclass with a `name`
 lazily. `run_pipeline` mixes them freely with textual upstream/IREE pass pipelines.
 """
 
-from .pipeline import DEFAULT_PIPELINE, Pass, parse_pipeline, registry, run_pipeline
+from .pipeline import (
+    DEFAULT_PIPELINE,
+    Pass,
+    lower_control_flow,
+    parse_pipeline,
+    registry,
+    run_pipeline,
+)
 
-__all__ = ["DEFAULT_PIPELINE", "Pass", "parse_pipeline", "registry", "run_pipeline"]
+__all__ = ["DEFAULT_PIPELINE", "Pass", "lower_control_flow", "parse_pipeline", "registry",
+           "run_pipeline"]

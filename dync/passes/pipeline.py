@@ -43,6 +43,25 @@ _PASS_MODULES = {
     "dync-tie-region-shapes": "dync.passes.tie_region_shapes",
 }
 
+# torch.prim.If/Loop -> scf.if/scf.while, the last step of every import (the frontends are
+# handed `lower_control_flow`): the control-flow form of dync IR, with the two repairs of the
+# upstream lowering that make loops exact and compilable by IREE. Then
+# upstream canonicalization, which IREE runs first thing anyway: it drops the results of an
+# `scf.if` nobody reads (a Python variable assigned in a branch and not read after it), which
+# would otherwise become sub-DNN results, live to the end of the branch in dync's plan.
+CONTROL_FLOW_TO_SCF: tuple[str, ...] = (
+    "dync-exact-loops",
+    "func.func(convert-torch-to-scf)",
+    "dync-rotate-while",
+    "func.func(canonicalize)",
+)
+
+
+def lower_control_flow(module: ir.Module) -> None:
+    """An importer's torch.prim.If/Loop as scf.if/scf.while (`CONTROL_FLOW_TO_SCF`)."""
+    run_pipeline(module, CONTROL_FLOW_TO_SCF)
+
+
 # What `dync.compile` runs on dync IR before handing it to IREE.
 DEFAULT_PIPELINE: tuple[str, ...] = (
     "dync-specialize", "dync-bucket", "dync-canonicalize", "dync-rdp", "dync-sink-into-branches",

@@ -21,7 +21,7 @@ from torch.utils._sympy.numbers import int_oo
 
 from ...errors import DyncError, OptionError, UnsupportedConstructError
 from ...signature import Signature, SymbolSpec, TensorSpec, dtype_name
-from ..common import ImportedProgram, finish_import
+from ..common import ImportedProgram, Lowering, finish_import
 from .declared_shapes import DeclaredShapes
 from .decompositions import DECOMPOSITIONS
 from .importer import DyncGraphNodeImporter
@@ -42,10 +42,13 @@ def import_module(
     args: Sequence[Any],
     dynamic_shapes: Any,
     context: ir.Context,
+    *,
+    lower: Lowering,
     func_name: str = "main",
     trace_branches: bool = False,
 ) -> ImportedProgram:
-    """`dynamic_shapes` as torch.export takes them, or already read (`DeclaredShapes`).
+    """`dynamic_shapes` as torch.export takes them, or already read (`DeclaredShapes`);
+    `lower`: the control-flow lowering that ends the import (`dync.passes.lower_control_flow`).
     `trace_branches`: the module also returns its branch trace (see `_WithBranchTrace`)."""
     args = _unaliased(tuple(args))
     declared = DeclaredShapes.of(_forward_of(model), args, dynamic_shapes)
@@ -61,7 +64,7 @@ def import_module(
     importer.import_frozen_program(ep, func_name=func_name, import_symbolic_shape_expressions=True)
     module = importer.module
     _apply_symbols(module, names, signature.symbols)
-    program = finish_import(module, signature, "pytorch", func_name)
+    program = finish_import(module, signature, "pytorch", lower, func_name)
     program.notes.extend(notes)
     program.rewritten = rewrite.sources
     program.branch_sites = list(recorder.sites) if trace_branches else []

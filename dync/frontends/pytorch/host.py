@@ -36,7 +36,7 @@ from .source import op_in, user_source_in
 if TYPE_CHECKING:  # the compiler is needed to capture, not to run a loaded module
     from iree.compiler import ir
 
-    from ..common import ImportedProgram
+    from ..common import ImportedProgram, Lowering
 
 INT64_MAX = 2**63 - 1
 Key = tuple[str, str]  # (submodule qualified name, attribute): ("", "node_forward"), ("head", "forward")
@@ -97,7 +97,8 @@ class HostPlan:
 
 
 def capture_host(model: torch.nn.Module, args: tuple, dynamic_shapes: Any, context: ir.Context,
-                 root_error: DyncError, say: Callable[[str], None] = lambda _: None) -> HostPlan:
+                 root_error: DyncError, lower: Lowering,
+                 say: Callable[[str], None] = lambda _: None) -> HostPlan:
     from .export import import_module
 
     plan = HostPlan([], [fallback("forward", root_error)])
@@ -119,7 +120,8 @@ def capture_host(model: torch.nn.Module, args: tuple, dynamic_shapes: Any, conte
                 example, dims = _example_and_dims(key, calls[key], root_dims, name, probe, say)
                 say(f"host mode: capturing {label(key)} as {name}")
                 # `_Call.forward(*args)`: the specs of a varargs parameter are one tuple.
-                program = import_module(_Call(model, key), example, (dims,), context, func_name=name)
+                program = import_module(_Call(model, key), example, (dims,), context, lower=lower,
+                                        func_name=name)
             except DyncError as e:
                 host.add(key)
                 plan.fallbacks.append(fallback(label(key), e, _where(model, key)))
