@@ -10,10 +10,11 @@ from iree.compiler import ir
 from ..dialects.dync_ir import read_preprocessing
 from ..dialects.symbolic import type_dims
 from ..dialects.torch_ops import constant_int, defining
+from .op_facts import GROUPS_OPERAND
 
 CHANNELS_LAST = "iree-preprocessing-convert-conv-to-channels-last"
 # Where the group count is among a convolution's operands.
-GROUPS = {"torch.aten.conv2d": 6, "torch.aten.convolution": 8}
+GROUPS = GROUPS_OPERAND
 
 
 def rank(value: ir.Value) -> int | None:

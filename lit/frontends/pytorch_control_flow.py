@@ -6,6 +6,7 @@ from iree.compiler import ir
 from torch.export import Dim
 
 from dync.frontends.pytorch.export import import_module
+from dync.passes import lower_control_flow
 
 
 class Cond(torch.nn.Module):
@@ -31,7 +32,8 @@ class Loop(torch.nn.Module):
 def show(model, name):
     print(f"// {name}")
     with ir.Context() as ctx:
-        program = import_module(model, (torch.randn(2, 4),), ({0: Dim("n", min=1, max=16)},), ctx)
+        program = import_module(model, (torch.randn(2, 4),), ({0: Dim("n", min=1, max=16)},), ctx,
+                                lower=lower_control_flow)
         print(program.module.operation.get_asm(large_elements_limit=0))
 
 

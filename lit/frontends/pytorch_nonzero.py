@@ -8,6 +8,7 @@ from iree.compiler import ir
 from torch.export import Dim
 
 from dync.frontends.pytorch.export import import_module
+from dync.passes import lower_control_flow
 
 
 class TwoMasks(torch.nn.Module):
@@ -18,7 +19,8 @@ class TwoMasks(torch.nn.Module):
 with ir.Context() as ctx:
     n = Dim("n", min=2, max=16)
     example = (torch.randn(5, 8), torch.tensor([0, 1, 0, 0, 1]))
-    program = import_module(TwoMasks().eval(), example, ({0: n}, {0: n}), ctx)
+    program = import_module(TwoMasks().eval(), example, ({0: n}, {0: n}), ctx,
+                            lower=lower_control_flow)
     print(program.module.operation.get_asm(large_elements_limit=0))
 
 # CHECK-LABEL: func.func @main

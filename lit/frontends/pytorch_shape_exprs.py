@@ -7,6 +7,7 @@ from iree.compiler import ir
 from torch.export import Dim
 
 from dync.frontends.pytorch.export import import_module
+from dync.passes import lower_control_flow
 
 
 class ConvPool(torch.nn.Module):
@@ -20,8 +21,8 @@ class ConvPool(torch.nn.Module):
 
 with ir.Context() as ctx:
     program = import_module(
-        ConvPool().eval(), (torch.randn(1, 3, 32, 32),), ({2: Dim("h", min=8, max=64)},), ctx
-    )
+        ConvPool().eval(), (torch.randn(1, 3, 32, 32),), ({2: Dim("h", min=8, max=64)},), ctx,
+        lower=lower_control_flow)
     print(program.module.operation.get_asm(large_elements_limit=0))
 
 # CHECK: func.func @main(%arg0: !torch.vtensor<[1,3,?,32],f32> {dync.shape = [1, 3, "h", 32]})

@@ -53,6 +53,7 @@ from collections.abc import Iterable
 import sympy
 from iree.compiler import ir
 
+from ...analysis.op_facts import BROADCASTING, SAME_SHAPE
 from ...analysis.tensor_sizes import terminator
 from ...dialects import dync_ir
 from ...dialects.attributes import RDP_ATTR, VERSION_ATTR
@@ -436,7 +437,8 @@ def _entry_shapes(func) -> list[tuple[Dim, ...] | None]:
     return shapes
 
 
-_ELEMENTWISE = {f"torch.aten.{n}" for n in rules._UNARY + rules._BINARY}
+# Ops whose result has their operands' (broadcast) shape: a result dim is each operand's dim.
+_ELEMENTWISE = SAME_SHAPE | BROADCASTING
 
 
 def _backward_rule(op: ir.Operation, analysis: Analysis) -> list[tuple[ir.Value, tuple]]:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import sympy
 
+from ....analysis.op_facts import BROADCASTING, SAME_SHAPE
 from ....dialects.symbolic import NAC, Dim, floordiv, known
 
 INT64_MAX = 2**63 - 1
@@ -211,23 +212,12 @@ rule("torch.aten.Int.Tensor", "torch.aten.item", "torch.aten.clone", "torch.aten
 
 # --- ISDOS: elementwise and broadcasting -----------------------------------------------------
 
-_UNARY = """relu sigmoid tanh gelu exp log log2 rsqrt sqrt neg abs logical_not silu hardtanh
-leaky_relu clamp clamp_min clamp_max erf cos sin floor ceil round sign reciprocal bitwise_not
-softmax.int log_softmax.int _softmax _log_softmax layer_norm batch_norm group_norm dropout
-zeros_like ones_like full_like empty_like rand_like randn_like fill.Scalar cumsum elu hardswish
-hardsigmoid mish softplus isnan isinf pow.Tensor_Scalar add.Scalar sub.Scalar mul.Scalar
-div.Scalar rsub.Scalar remainder.Scalar floor_divide.Scalar eq.Scalar ne.Scalar gt.Scalar
-lt.Scalar ge.Scalar le.Scalar masked_fill.Scalar index_put scatter.src scatter.value
-scatter_add index_add copy bernoulli""".split()
-_BINARY = """add.Tensor sub.Tensor mul.Tensor div.Tensor div.Tensor_mode eq.Tensor ne.Tensor
-gt.Tensor lt.Tensor ge.Tensor le.Tensor maximum minimum logical_and logical_or logical_xor
-where.self where.ScalarSelf where.ScalarOther pow.Tensor_Tensor floor_divide remainder.Tensor
-bitwise_and.Tensor bitwise_or.Tensor bitwise_xor.Tensor atan2 masked_fill.Tensor""".split()
+# Which ops keep their operand's shape or broadcast their operands': the table of op facts.
 
-rule(*(f"torch.aten.{n}" for n in _UNARY))(_same)
+rule(*sorted(SAME_SHAPE))(_same)
 
 
-@rule(*(f"torch.aten.{n}" for n in _BINARY))
+@rule(*sorted(BROADCASTING))
 def _broadcast(op, ins, ctx) -> Fact:
     return Fact(shape=broadcast(*(f.shape for f in ins if f.shape is not None)))
 

@@ -1,0 +1,153 @@
+"""The one table of what dync knows about each op: its traits (what kind of op it is, as MLIR's
+op traits and tinygrad's `GroupOp` say it), the shape rule `dync-rdp` gives it when the rule is
+a generic one, and where its padding and group count are among its operands.
+
+Every pass asks this table, through the sets derived at the bottom (`op_kinds.VIEWS`,
+`op_kinds.ELEMENTWISE`, ... and `SAME_SHAPE`/`BROADCASTING` for RDP). Teaching dync an op is
+one `_add` line here (plus a rule in `passes/rdp/rules/` when its shape is its own).
+
+Traits answer different questions, so an op may carry several and two related sets differ on
+purpose: `softmax.int` keeps its operand's shape (RDP: `SAME`) but is a normalization, not
+elementwise (it reads a whole row before it writes, so its result cannot take its operand's
+buffer); `index_put` keeps its operand's shape and is a scatter; `_to_copy` is elementwise for
+memory while RDP gives it a rule of its own (`rdp.rules._identity`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# -- traits ------------------------------------------------------------------------------------
+# The result aliases operand 0 (no new memory): views, no-op copies and casts. (Transposes are not
+# views: IREE moves the data, in a dispatch of their own.)
+VIEW = "view"
+# Element i of the result reads element i of each operand (broadcast): the result may take the
+# buffer of an operand of its size that dies there.
+ELEMENTWISE = "elementwise"
+# Writes into a copy of operand 0: the result may take operand 0's buffer when it dies there.
+SCATTER = "scatter"
+# Reads a whole row or channel before it writes (softmax, the norms) or accumulates along an axis.
+NORMALIZATION = "normalization"
+SCAN = "scan"
+# Makes a tensor of its operand's shape without reading its data.
+FACTORY = "factory"
+# A constant or a literal.
+CONSTANT = "constant"
+# Has regions (control flow).
+REGION = "region"
+# Reads only a tensor's shape, which IREE keeps apart from its buffer.
+SHAPE_QUERY = "shape query"
+# Ends a block.
+TERMINATOR = "terminator"
+# Reads tensor data on the host: IREE waits for the work before it.
+HOST_READ = "host read"
+# Depends on state outside its operands: its order is part of the program's meaning.
+RANDOM = "random"
+# A convolution that may be 2-D (rank-4 input, NCHW unless relaid; the generic spellings too).
+CONVOLUTION_2D = "2-D convolution"
+
+# RDP's generic shape rules: the result has operand 0's shape, or the broadcast shape of the
+# tensor operands.
+SAME, BROADCAST = "same", "broadcast"
+
+
+@dataclass(frozen=True)
+class OpFacts:
+    traits: frozenset[str]
+    shape: str | None = None        # SAME, BROADCAST, or None (a rule of its own, or none)
+    padding: int | None = None      # the operand holding a windowed op's padding
+    groups: int | None = None       # the operand holding a convolution's group count
+
+
+OPS: dict[str, OpFacts] = {}
+
+
+def _add(names: str, *traits: str, shape: str | None = None, padding: int | None = None,
+         groups: int | None = None, dialect: str = "torch.aten.") -> None:
+    """Add `traits` (and the other facts given) to each op of `names` (`dialect` prefixed)."""
+    for short in names.split():
+        name = dialect + short
+        old = OPS.get(name, OpFacts(frozenset()))
+        OPS[name] = OpFacts(old.traits | frozenset(traits), shape or old.shape,
+                            old.padding if padding is None else padding,
+                            old.groups if groups is None else groups)
+
+
+# -- elementwise ---------------------------------------------------------------------------------
+_add("""relu sigmoid tanh gelu exp log log2 rsqrt sqrt neg abs logical_not silu hardtanh leaky_relu
+clamp clamp_min clamp_max erf cos sin floor ceil round sign reciprocal bitwise_not dropout
+zeros_like ones_like full_like fill.Scalar elu hardswish hardsigmoid mish softplus isnan isinf
+pow.Tensor_Scalar add.Scalar sub.Scalar mul.Scalar div.Scalar rsub.Scalar remainder.Scalar
+floor_divide.Scalar eq.Scalar ne.Scalar gt.Scalar lt.Scalar ge.Scalar le.Scalar
+masked_fill.Scalar""", ELEMENTWISE, shape=SAME)
+_add("""add.Tensor sub.Tensor mul.Tensor div.Tensor div.Tensor_mode eq.Tensor ne.Tensor gt.Tensor
+lt.Tensor ge.Tensor le.Tensor maximum minimum logical_and logical_or logical_xor where.self
+where.ScalarSelf where.ScalarOther pow.Tensor_Tensor floor_divide remainder.Tensor
+bitwise_and.Tensor bitwise_or.Tensor bitwise_xor.Tensor atan2 masked_fill.Tensor""",
+     ELEMENTWISE, shape=BROADCAST)
+_add("_to_copy fill.Tensor to.dtype type_as", ELEMENTWISE)
+
+# -- same shape, not elementwise -----------------------------------------------------------------
+_add("""softmax.int log_softmax.int _softmax _log_softmax layer_norm batch_norm group_norm""",
+     NORMALIZATION, shape=SAME)
+_add("cumsum", SCAN, shape=SAME)
+_add("empty_like", FACTORY, shape=SAME)
+_add("rand_like randn_like bernoulli", RANDOM, shape=SAME)
+
+# -- scatters ------------------------------------------------------------------------------------
+_add("index_put scatter.src scatter.value scatter_add index_add copy", SCATTER, shape=SAME)
+_add("index_put_ _index_put_impl index_copy slice_scatter select_scatter copy_ masked_scatter",
+     SCATTER)
+
+# -- views ---------------------------------------------------------------------------------------
+_add("""view reshape _unsafe_view unsqueeze squeeze squeeze.dim flatten.using_ints unflatten.int
+select.int slice.Tensor narrow expand expand_as broadcast_to detach alias contiguous clone
+lift_fresh_copy view_as split.Tensor split_with_sizes chunk unbind.int as_strided""", VIEW)
+_add("to_builtin_tensor from_builtin_tensor", VIEW, dialect="torch_c.")
+_add("tensor_static_info_cast copy.to_vtensor copy.to_tensor prim.ListUnpack", VIEW,
+     dialect="torch.")
+_add("cast reshape expand_shape collapse_shape", VIEW, dialect="tensor.")
+_add("optimization_barrier", VIEW, dialect="util.")
+
+# -- windowed ops and convolutions ---------------------------------------------------------------
+_add("conv1d conv2d conv3d convolution", padding=4)
+_add("max_pool2d avg_pool2d max_pool2d_with_indices", padding=3)
+_add("conv2d convolution _convolution", CONVOLUTION_2D)
+_add("conv2d", groups=6)
+_add("convolution", groups=8)
+
+# -- random --------------------------------------------------------------------------------------
+_add("""rand randn randint randint_like randperm bernoulli.p uniform normal.Tensor_Tensor
+normal.float_float multinomial exponential""", RANDOM)
+
+# -- host reads, shape queries -------------------------------------------------------------------
+_add("item Bool.Tensor Int.Tensor Float.Tensor", HOST_READ)
+_add("to_i1 to_i64", HOST_READ, dialect="torch_c.")
+_add("extract", HOST_READ, dialect="tensor.")
+_add("size.int size dim numel", SHAPE_QUERY)
+_add("dim", SHAPE_QUERY, dialect="tensor.")
+_add("bind_symbolic_shape", SHAPE_QUERY, dialect="torch.")
+
+# -- structure -----------------------------------------------------------------------------------
+_add("literal", CONSTANT, dialect="torch.vtensor.")
+_add("int float bool str none device number dtype", CONSTANT, dialect="torch.constant.")
+_add("constant", CONSTANT, dialect="arith.")
+_add("if while for execute_region", REGION, dialect="scf.")
+_add("yield condition", TERMINATOR, dialect="scf.")
+_add("return", TERMINATOR, dialect="func.")
+
+
+def with_trait(trait: str) -> frozenset[str]:
+    """The ops that carry `trait`."""
+    return frozenset(name for name, facts in OPS.items() if trait in facts.traits)
+
+
+def with_shape(rule: str) -> frozenset[str]:
+    """The ops whose result shape follows RDP's generic `rule` (SAME or BROADCAST)."""
+    return frozenset(name for name, facts in OPS.items() if facts.shape == rule)
+
+
+SAME_SHAPE = with_shape(SAME)
+BROADCASTING = with_shape(BROADCAST)
+PADDING_OPERAND = {name: f.padding for name, f in OPS.items() if f.padding is not None}
+GROUPS_OPERAND = {name: f.groups for name, f in OPS.items() if f.groups is not None}
