@@ -295,13 +295,7 @@ def _while_loop(cond_fn, body_fn, names, values, site: str, trips: int | None = 
     finally:
         for (tl, _), snap in zip(buffers, saved, strict=True):
             tl.restore(snap)
-    merged = list(values)
-    for i, v in zip(carried, results, strict=False):
-        merged[i] = v
-    state = results[len(carried):]
-    for k, (tl, _) in enumerate(buffers):
-        tl.set_bounded(state[2 * k], state[2 * k + 1])
-    return tuple(merged)
+    return tuple(full(results, values))   # the loop's results over the values it began with
 
 
 def for_range(bounds: tuple, body_fn: Callable, names: Sequence[str], values: tuple,
