@@ -31,7 +31,7 @@ __all__ = [
 
 
 # The `compile` extra's packages (pyproject.toml): a runtime-only install has none of them.
-_COMPILE_SIDE = ("torch", "onnx")
+_COMPILE_SIDE = ("torch", "onnx", "iree.compiler")
 
 
 def __getattr__(name: str):
@@ -47,8 +47,8 @@ def __getattr__(name: str):
         try:
             from .api import compile
         except ModuleNotFoundError as e:
-            if (e.name or "").split(".")[0] not in _COMPILE_SIDE and \
-                    not (e.name or "").startswith("iree.compiler"):
+            missing = e.name or ""
+            if not any(missing == m or missing.startswith(m + ".") for m in _COMPILE_SIDE):
                 raise
             raise ImportError(
                 f"dync.compile needs the compiler side, which this installation lacks (no module "

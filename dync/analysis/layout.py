@@ -13,8 +13,6 @@ from ..dialects.torch_ops import constant_int, defining
 from .op_facts import GROUPS_OPERAND
 
 CHANNELS_LAST = "iree-preprocessing-convert-conv-to-channels-last"
-# Where the group count is among a convolution's operands.
-GROUPS = GROUPS_OPERAND
 
 
 def rank(value: ir.Value) -> int | None:
@@ -31,7 +29,8 @@ def converts_to_channels_last(module: ir.Operation) -> bool:
 def relaid_by_iree(conv: ir.Operation) -> bool:
     """Whether IREE's NHWC conversion transposes this convolution's input and filter (one
     group, not a transposed convolution, a rank-4 filter)."""
-    if conv.name not in GROUPS or constant_int(conv.operands[GROUPS[conv.name]]) != 1:
+    if conv.name not in GROUPS_OPERAND or \
+            constant_int(conv.operands[GROUPS_OPERAND[conv.name]]) != 1:
         return False
     return not maybe_transposed(conv) and rank(conv.operands[1]) == 4
 

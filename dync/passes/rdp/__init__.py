@@ -438,7 +438,7 @@ def _entry_shapes(func) -> list[tuple[Dim, ...] | None]:
 
 
 # Ops whose result has their operands' (broadcast) shape: a result dim is each operand's dim.
-_ELEMENTWISE = SAME_SHAPE | BROADCASTING
+_SAME_OR_BROADCAST = SAME_SHAPE | BROADCASTING
 
 
 def _backward_rule(op: ir.Operation, analysis: Analysis) -> list[tuple[ir.Value, tuple]]:
@@ -449,7 +449,7 @@ def _backward_rule(op: ir.Operation, analysis: Analysis) -> list[tuple[ir.Value,
     if out is None:
         return []
     name = op.name
-    if name in _ELEMENTWISE:  # torch's `?` dims never broadcast: equal to the result's dim
+    if name in _SAME_OR_BROADCAST:  # torch's `?` dims never broadcast: equal to the result's dim
         return [(v, out) for v in op.operands if analysis.fact(v).rank == len(out)]
     if name in ("torch.aten.matmul", "torch.aten.mm", "torch.aten.bmm"):
         a, b = op.operands[0], op.operands[1]
