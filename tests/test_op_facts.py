@@ -13,7 +13,7 @@ MEMORY = (op_facts.VIEW, op_facts.ELEMENTWISE, op_facts.SCATTER)
 def test_every_op_has_known_traits_and_one_memory_behaviour():
     for name, facts in OPS.items():
         assert facts.traits <= TRAITS, (name, facts.traits - TRAITS)
-        assert facts.traits or facts.padding is not None, f"{name} says nothing"
+        assert facts.traits, f"{name} says nothing"
         assert len(facts.traits & set(MEMORY)) <= 1, (name, facts.traits)
         assert facts.shape in (None, op_facts.SAME, op_facts.BROADCAST), name
 
@@ -33,7 +33,23 @@ def test_rdp_gives_the_table_s_generic_shape_rules():
         assert rules.RULES[name].rule.__name__ == "_broadcast", name
 
 
-def test_convolution_operands():
-    for name, groups in op_facts.GROUPS_OPERAND.items():
-        assert op_facts.CONVOLUTION_2D in OPS[name].traits and OPS[name].padding == 4
-        assert groups > OPS[name].padding
+def test_convolutions_and_pools_say_where_their_window_is():
+    windowed = op_facts.with_trait(op_facts.CONVOLUTION) | op_facts.with_trait(op_facts.POOL)
+    assert windowed == {name for name, facts in OPS.items() if facts.window}
+    for name in windowed:
+        w = OPS[name].window
+        operands = [i for i in (w.stride, w.padding, w.dilation, w.ceil_mode, w.transposed,
+                                w.groups) if i is not None]
+        assert len(set(operands)) == len(operands) and min(operands) >= 2, name
+        assert (w.spatial is None) == name.endswith("convolution"), name
+    assert op_kinds.CONVOLUTIONS_2D == {"torch.aten.conv2d", "torch.aten.convolution",
+                                        "torch.aten._convolution"}
+    assert op_kinds.PADDED["torch.aten.max_pool3d"] == 3
+    assert op_kinds.PADDED["torch.aten.conv1d"] == 4
+
+
+def test_rdp_gives_every_convolution_and_pool_the_window_rules():
+    for name in op_facts.with_trait(op_facts.CONVOLUTION):
+        assert rules.RULES[name].rule.__name__ == "_conv", name
+    for name in op_facts.with_trait(op_facts.POOL):
+        assert rules.RULES[name].rule.__name__ == "_pool", name

@@ -10,7 +10,7 @@ from iree.compiler import ir
 from ..dialects.dync_ir import read_preprocessing
 from ..dialects.symbolic import type_dims
 from ..dialects.torch_ops import constant_int, defining
-from .op_facts import GROUPS_OPERAND
+from .op_facts import window
 
 CHANNELS_LAST = "iree-preprocessing-convert-conv-to-channels-last"
 
@@ -29,16 +29,17 @@ def converts_to_channels_last(module: ir.Operation) -> bool:
 def relaid_by_iree(conv: ir.Operation) -> bool:
     """Whether IREE's NHWC conversion transposes this convolution's input and filter (one
     group, not a transposed convolution, a rank-4 filter)."""
-    if conv.name not in GROUPS_OPERAND or \
-            constant_int(conv.operands[GROUPS_OPERAND[conv.name]]) != 1:
+    facts = window(conv.name)
+    if facts is None or facts.groups is None or constant_int(conv.operands[facts.groups]) != 1:
         return False
     return not maybe_transposed(conv) and rank(conv.operands[1]) == 4
 
 
 def maybe_transposed(conv: ir.Operation) -> bool:
-    """Whether `conv` is, or may be, a transposed convolution (`torch.aten.convolution` whose
+    """Whether `conv` is, or may be, a transposed convolution (a generic `convolution` whose
     ``transposed`` operand is true or not a constant)."""
-    if conv.name != "torch.aten.convolution":
+    facts = window(conv.name)
+    if facts is None or facts.transposed is None:
         return False
-    transposed = defining(conv.operands[6], "torch.constant.bool")
+    transposed = defining(conv.operands[facts.transposed], "torch.constant.bool")
     return transposed is None or ir.BoolAttr(transposed.attributes["value"]).value

@@ -1,6 +1,7 @@
 """The one table of what dync knows about each op: its traits (what kind of op it is, as MLIR's
 op traits and tinygrad's `GroupOp` say it), the shape rule `dync-rdp` gives it when the rule is
-a generic one, and where its padding and group count are among its operands.
+a generic one, and where a convolution's or pool's window parameters are among its operands
+(`Window`: RDP's window rules, padding fusion, bucketing, NHWC and stage patching read it).
 
 Every pass asks this table, through the sets derived at the bottom (`op_kinds.VIEWS`,
 `op_kinds.ELEMENTWISE`, ... and `SAME_SHAPE`/`BROADCASTING` for RDP). Teaching dync an op is
@@ -43,8 +44,16 @@ TERMINATOR = "terminator"
 HOST_READ = "host read"
 # Depends on state outside its operands: its order is part of the program's meaning.
 RANDOM = "random"
-# A convolution that may be 2-D (rank-4 input, NCHW unless relaid; the generic spellings too).
-CONVOLUTION_2D = "2-D convolution"
+# A convolution (its window's operands: `Window`).
+CONVOLUTION = "convolution"
+# A max or average pool over a window (`Window`); adaptive pools are not.
+POOL = "pool"
+# Normalizes each channel by statistics it is given (at inference, a per-channel affine map).
+BATCH_NORM = "batch norm"
+# Reduces its operand 0 along the axes its operand 1 lists (softmax reads along one).
+REDUCTION = "reduction"
+# A view whose result's shape is the list its operand 1 holds.
+RESHAPE = "reshape"
 
 # RDP's generic shape rules: the result has operand 0's shape, or the broadcast shape of the
 # tensor operands.
@@ -52,25 +61,38 @@ SAME, BROADCAST = "same", "broadcast"
 
 
 @dataclass(frozen=True)
+class Window:
+    """Where a convolution or pool holds its window's parameters among its operands (None: it
+    has no such operand) and how many spatial dims it slides over (None: its input's rank
+    says, as for the generic `convolution`). The kernel is operand 1 (a pool's sizes, a
+    convolution's weight)."""
+    stride: int
+    padding: int
+    dilation: int | None = None
+    ceil_mode: int | None = None
+    transposed: int | None = None
+    groups: int | None = None
+    spatial: int | None = None
+
+
+@dataclass(frozen=True)
 class OpFacts:
     traits: frozenset[str]
     shape: str | None = None        # SAME, BROADCAST, or None (a rule of its own, or none)
-    padding: int | None = None      # the operand holding a windowed op's padding
-    groups: int | None = None       # the operand holding a convolution's group count
+    window: Window | None = None    # a convolution's or pool's operands
 
 
 OPS: dict[str, OpFacts] = {}
 
 
-def _add(names: str, *traits: str, shape: str | None = None, padding: int | None = None,
-         groups: int | None = None, dialect: str = "torch.aten.") -> None:
+def _add(names: str, *traits: str, shape: str | None = None, window: Window | None = None,
+         dialect: str = "torch.aten.") -> None:
     """Add `traits` (and the other facts given) to each op of `names` (`dialect` prefixed)."""
     for short in names.split():
         name = dialect + short
         old = OPS.get(name, OpFacts(frozenset()))
         OPS[name] = OpFacts(old.traits | frozenset(traits), shape or old.shape,
-                            old.padding if padding is None else padding,
-                            old.groups if groups is None else groups)
+                            window or old.window)
 
 
 # -- elementwise ---------------------------------------------------------------------------------
@@ -90,19 +112,24 @@ _add("_to_copy fill.Tensor to.dtype type_as", ELEMENTWISE)
 # -- same shape, not elementwise -----------------------------------------------------------------
 _add("""softmax.int log_softmax.int _softmax _log_softmax layer_norm batch_norm group_norm""",
      NORMALIZATION, shape=SAME)
+_add("batch_norm _native_batch_norm_legit_no_training", BATCH_NORM)
+_add("softmax.int log_softmax.int _softmax _log_softmax mean.dim sum.dim_IntList amax amin",
+     REDUCTION)
 _add("cumsum", SCAN, shape=SAME)
 _add("empty_like", FACTORY, shape=SAME)
 _add("rand_like randn_like bernoulli", RANDOM, shape=SAME)
 
 # -- scatters ------------------------------------------------------------------------------------
 _add("index_put scatter.src scatter.value scatter_add index_add copy", SCATTER, shape=SAME)
-_add("index_put_ _index_put_impl index_copy slice_scatter select_scatter copy_ masked_scatter",
-     SCATTER)
+_add("""index_put_ index_put.hacked_twin _index_put_impl index_copy slice_scatter select_scatter
+diagonal_scatter as_strided_scatter scatter.reduce scatter.value_reduce scatter_reduce.two copy_
+masked_scatter""", SCATTER)
 
 # -- views ---------------------------------------------------------------------------------------
 _add("""view reshape _unsafe_view unsqueeze squeeze squeeze.dim flatten.using_ints unflatten.int
 select.int slice.Tensor narrow expand expand_as broadcast_to detach alias contiguous clone
 lift_fresh_copy view_as split.Tensor split_with_sizes chunk unbind.int as_strided""", VIEW)
+_add("view reshape _unsafe_view", RESHAPE)
 _add("to_builtin_tensor from_builtin_tensor", VIEW, dialect="torch_c.")
 _add("tensor_static_info_cast copy.to_vtensor copy.to_tensor prim.ListUnpack", VIEW,
      dialect="torch.")
@@ -110,11 +137,13 @@ _add("cast reshape expand_shape collapse_shape", VIEW, dialect="tensor.")
 _add("optimization_barrier", VIEW, dialect="util.")
 
 # -- windowed ops and convolutions ---------------------------------------------------------------
-_add("conv1d conv2d conv3d convolution", padding=4)
-_add("max_pool2d avg_pool2d max_pool2d_with_indices", padding=3)
-_add("conv2d convolution _convolution", CONVOLUTION_2D)
-_add("conv2d", groups=6)
-_add("convolution", groups=8)
+for _n in (1, 2, 3):
+    _add(f"conv{_n}d", CONVOLUTION, window=Window(3, 4, dilation=5, groups=6, spatial=_n))
+    _add(f"max_pool{_n}d", POOL, window=Window(2, 3, dilation=4, ceil_mode=5, spatial=_n))
+    _add(f"avg_pool{_n}d", POOL, window=Window(2, 3, ceil_mode=4, spatial=_n))
+_add("convolution _convolution", CONVOLUTION, window=Window(3, 4, dilation=5, transposed=6,
+                                                            groups=8))
+_add("max_pool2d_with_indices", POOL, window=Window(2, 3, dilation=4, ceil_mode=5, spatial=2))
 
 # -- random --------------------------------------------------------------------------------------
 _add("""rand randn randint randint_like randperm bernoulli.p uniform normal.Tensor_Tensor
@@ -147,7 +176,15 @@ def with_shape(rule: str) -> frozenset[str]:
     return frozenset(name for name, facts in OPS.items() if facts.shape == rule)
 
 
+def window(name: str) -> Window | None:
+    """The window operands of convolution or pool `name`; None for any other op."""
+    facts = OPS.get(name)
+    return facts.window if facts else None
+
+
 SAME_SHAPE = with_shape(SAME)
 BROADCASTING = with_shape(BROADCAST)
-PADDING_OPERAND = {name: f.padding for name, f in OPS.items() if f.padding is not None}
-GROUPS_OPERAND = {name: f.groups for name, f in OPS.items() if f.groups is not None}
+PADDING_OPERAND = {name: f.window.padding for name, f in OPS.items() if f.window}
+# The convolutions that may be 2-D (a rank-4 input, NCHW unless relaid; the generic spellings).
+CONVOLUTIONS_2D = frozenset(name for name in with_trait(CONVOLUTION)
+                            if OPS[name].window.spatial in (2, None))

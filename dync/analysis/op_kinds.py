@@ -26,7 +26,12 @@ CONSTANT_OPS = with_trait(op_facts.CONSTANT)
 # Windowed ops and the operand holding their padding: IREE materializes a padded copy of the
 # input (the producer writes into its interior when the input has no other use).
 PADDED = op_facts.PADDING_OPERAND
-CONVOLUTIONS = with_trait(op_facts.CONVOLUTION_2D)
+CONVOLUTIONS = with_trait(op_facts.CONVOLUTION)
+CONVOLUTIONS_2D = op_facts.CONVOLUTIONS_2D
+POOLS = with_trait(op_facts.POOL)
+BATCH_NORMS = with_trait(op_facts.BATCH_NORM)
+REDUCTIONS = with_trait(op_facts.REDUCTION)
+RESHAPES = with_trait(op_facts.RESHAPE)
 REGION_OPS = with_trait(op_facts.REGION)
 SHAPE_ONLY = with_trait(op_facts.SHAPE_QUERY)
 TERMINATORS = with_trait(op_facts.TERMINATOR)

@@ -19,23 +19,22 @@ from __future__ import annotations
 
 from iree.compiler import ir
 
+from ..analysis.layout import maybe_transposed
+from ..analysis.op_kinds import CONVOLUTIONS_2D
 from ..dialects.dync_ir import read_backend
 from ..dialects.literals import LITERAL
 from ..dialects.symbolic import element_type, type_dims
-from ..dialects.torch_ops import constant_bool, defining, through_barrier, vtensor_of
+from ..dialects.torch_ops import defining, through_barrier, vtensor_of
 from ..dialects.walk import nested_ops
 from .pipeline import Pass
 
 FLOATS = ("f16", "bf16", "f32", "f64")
-CONVOLUTIONS = ("torch.aten.conv2d", "torch.aten.convolution")
 
 
 def _pointwise_without_bias(op: ir.Operation) -> tuple[int, str] | None:
     """(filters, element type) of a bias-less 1×1 convolution; None for any other op."""
-    if op.name not in CONVOLUTIONS:
+    if op.name not in CONVOLUTIONS_2D or maybe_transposed(op):
         return None
-    if op.name == "torch.aten.convolution" and constant_bool(op.operands[6]) is not False:
-        return None  # transposed, or not known not to be
     weight = op.operands[1]
     dims, dtype = type_dims(weight.type), element_type(weight.type)
     if dims is None or len(dims) != 4 or dims[2:] != (1, 1) or dims[0] is None:

@@ -54,7 +54,9 @@ from dataclasses import dataclass
 import sympy
 from iree.compiler import ir
 
-from ..analysis.op_kinds import ELEMENTWISE
+from ..analysis.layout import maybe_transposed
+from ..analysis.op_facts import window
+from ..analysis.op_kinds import BATCH_NORMS, CONVOLUTIONS, ELEMENTWISE, POOLS
 from ..dialects import dync_ir
 from ..dialects.attributes import BUCKET_ATTR, HOST_PADDING_ATTR, SIZES_ATTR
 from ..dialects.symbolic import (
@@ -87,12 +89,6 @@ from ..dialects.versions import (
 from ..dialects.walk import functions
 from .pipeline import Pass, PassFailure
 
-# Windowed ops: where their kernel (or weight), stride, padding and dilation operands are.
-_CONVOLUTIONS = {"torch.aten.conv1d", "torch.aten.conv2d", "torch.aten.conv3d",
-                 "torch.aten.convolution"}
-_POOLS = {"torch.aten.max_pool1d": 1, "torch.aten.max_pool2d": 2, "torch.aten.max_pool3d": 3,
-          "torch.aten.avg_pool1d": 1, "torch.aten.avg_pool2d": 2, "torch.aten.avg_pool3d": 3}
-_BATCH_NORMS = {"torch.aten.batch_norm", "torch.aten._native_batch_norm_legit_no_training"}
 _ENUMERATE = 4096  # symbol assignments a window check tries one by one; beyond, it crops
 
 
@@ -216,15 +212,15 @@ class _Version:
     def result_padding(self, op: ir.Operation) -> Padded | None:
         """The padding of `op`'s one result if `op` keeps its operands' padding valid."""
         name = op.name
-        if len(op.results) != 1 and name not in _BATCH_NORMS:
+        if len(op.results) != 1 and name not in BATCH_NORMS:
             return None
         if name in ELEMENTWISE:
             return self._elementwise(op)
-        if name in _BATCH_NORMS:
+        if name in BATCH_NORMS:
             return self._batch_norm(op)
-        if name in _CONVOLUTIONS:
+        if name in CONVOLUTIONS:
             return self._window(op, conv=True)
-        if name in _POOLS:
+        if name in POOLS:
             return self._window(op, conv=False)
         return None
 
@@ -261,20 +257,18 @@ class _Version:
         source = self.padded.get(operands[0])
         if source is None or any(v in self.padded for v in operands[1:]) or 1 in source.axes:
             return None
+        facts = window(op.name)
+        stride, padding = (constant_int_list(operands[i]) for i in (facts.stride, facts.padding))
+        dilation = [1] if facts.dilation is None else constant_int_list(operands[facts.dilation])
         if conv:
+            if maybe_transposed(op):
+                return None
             spatial = len(type_dims(operands[0].type)) - 2
             kernel = (type_dims(operands[1].type) or ())[2:]
-            stride, padding, dilation = (constant_int_list(v) for v in operands[3:6])
-            if op.name == "torch.aten.convolution":
-                transposed = defining(operands[6], "torch.constant.bool")
-                if transposed is None or ir.BoolAttr(transposed.attributes["value"]).value:
-                    return None
         else:
-            spatial = _POOLS[op.name]
-            kernel, stride, padding = (constant_int_list(v) for v in operands[1:4])
-            dilation = constant_int_list(operands[4]) if op.name.startswith(
-                "torch.aten.max_pool") else [1]
-            ceil_mode = defining(operands[5 if "max" in op.name else 4], "torch.constant.bool")
+            spatial = facts.spatial
+            kernel = constant_int_list(operands[1])
+            ceil_mode = defining(operands[facts.ceil_mode], "torch.constant.bool")
             if ceil_mode is None or ir.BoolAttr(ceil_mode.attributes["value"]).value:
                 return None
             if not stride:

@@ -48,7 +48,7 @@ from __future__ import annotations
 from iree.compiler import ir
 
 from ..analysis.layout import CHANNELS_LAST, rank, relaid_by_iree
-from ..analysis.op_kinds import CONVOLUTIONS
+from ..analysis.op_kinds import CONVOLUTIONS_2D
 from ..dialects.dync_ir import request_preprocessing
 from ..dialects.literals import erase_if_unused, readable, transformed_literal
 from ..dialects.symbolic import type_dims
@@ -130,7 +130,7 @@ class ChannelsLast(Pass):
                 _pool_to_mean(op)
             elif op.name == "torch.aten.adaptive_avg_pool2d" and (window := _even_windows(op)):
                 _pool_to_windows(op, window)
-            elif op.name in CONVOLUTIONS and rank(op.operands[0]) == 4:
+            elif op.name in CONVOLUTIONS_2D and rank(op.operands[0]) == 4:
                 convolutions.append(op)
         if not convolutions:
             return

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from iree.compiler import ir
 
+from ..analysis.op_kinds import SCATTERS
 from ..dialects.symbolic import element_type, is_tensor, type_dims
 from ..dialects.torch_ops import (
     bindings,
@@ -61,16 +62,6 @@ _FILLS = {
     "torch.aten.fill.Scalar": ("torch.aten.fill.Scalar", 1, None),
 }
 _ARANGES = ("torch.aten.arange", "torch.aten.arange.start", "torch.aten.arange.start_step")
-# Ops IREE lowers to a write into their first operand's buffer (a fill read by anything else,
-# a `cat` for one, is not merged into trouble and keeps its constant value).
-_WRITES_IN_PLACE = {
-    "torch.aten.index_put", "torch.aten.index_put.hacked_twin", "torch.aten._index_put_impl",
-    "torch.aten.scatter.src", "torch.aten.scatter.value", "torch.aten.scatter.reduce",
-    "torch.aten.scatter.value_reduce", "torch.aten.scatter_add", "torch.aten.scatter_reduce.two",
-    "torch.aten.select_scatter", "torch.aten.slice_scatter", "torch.aten.diagonal_scatter",
-    "torch.aten.as_strided_scatter", "torch.aten.index_add", "torch.aten.index_copy",
-    "torch.aten.masked_scatter",
-}
 _REACH = 8  # ops between a fill and the write into it
 
 
@@ -85,7 +76,9 @@ class DistinctFills(Pass):
 
     def _run(self, func: ir.Operation) -> None:
         replaced: list[ir.Operation] = []  # the original chains' ops, the last first
-        for write in [op for op in nested_ops(func) if op.name in _WRITES_IN_PLACE]:
+        # IREE lowers a scatter to a write into its operand 0's buffer (a fill read by
+        # anything else, a `cat` for one, is not merged into trouble and keeps its value).
+        for write in [op for op in nested_ops(func) if op.name in SCATTERS]:
             chain = _chain(write.operands[0])
             if chain is None:
                 continue

@@ -48,7 +48,14 @@ import math
 
 from iree.compiler import ir
 
-from ..analysis.op_kinds import ELEMENTWISE, element_bytes
+from ..analysis.op_kinds import (
+    CONVOLUTIONS,
+    ELEMENTWISE,
+    POOLS,
+    REDUCTIONS,
+    RESHAPES,
+    element_bytes,
+)
 from ..dialects.dync_ir import SUBDNNS_ATTR, read_subdnns
 from ..dialects.symbolic import bound_dims, type_dims
 from ..dialects.torch_ops import BIND, builtin_type, constant_int, constant_int_list, create
@@ -62,13 +69,8 @@ MIN_SIZES = 3
 
 _CASTS = {"torch.tensor_static_info_cast", "torch.aten.contiguous", "torch.aten.clone",
           "torch.aten.detach"}
-_WINDOWED = {"torch.aten.conv2d", "torch.aten.conv1d", "torch.aten.convolution",
-             "torch.aten.max_pool2d", "torch.aten.avg_pool2d", "torch.aten.adaptive_avg_pool2d",
-             "torch.aten.linear"}
-_REDUCTIONS = {"torch.aten.mean.dim", "torch.aten.sum.dim_IntList", "torch.aten.amax",
-               "torch.aten.amin", "torch.aten.softmax.int", "torch.aten._softmax",
-               "torch.aten.log_softmax.int", "torch.aten._log_softmax"}
-_RESHAPES = {"torch.aten.view", "torch.aten.reshape", "torch.aten._unsafe_view"}
+# Ops whose result's sample i reads sample i of operand 0 alone.
+_PER_SAMPLE = CONVOLUTIONS | POOLS | {"torch.aten.adaptive_avg_pool2d", "torch.aten.linear"}
 
 
 def _batched_type(t: ir.Type) -> bool:
@@ -139,7 +141,7 @@ class _Batch:
         if name == "torch.prim.ListConstruct":
             # The shape of views/reshapes only, led by the batch size (the per-sample 1).
             if op.operands[0] not in self.batch_sizes or reads != [op.operands[0]] \
-                    or not all(u.owner.name in _RESHAPES and u.operand_number == 1
+                    or not all(u.owner.name in RESHAPES and u.operand_number == 1
                                for u in op.result.uses):
                 return False
             self.batch_shapes.add(op.result)
@@ -149,11 +151,11 @@ class _Batch:
         rank = len(type_dims(op.result.type))
         if name in ELEMENTWISE:
             return all(len(type_dims(v.type) or ()) == rank for v in reads)
-        if name in _WINDOWED or name in _CASTS:
+        if name in _PER_SAMPLE or name in _CASTS:
             return reads == [op.operands[0]]
-        if name in _RESHAPES:
+        if name in RESHAPES:
             return reads == [op.operands[0], op.operands[1]] and op.operands[1] in self.batch_shapes
-        if name in _REDUCTIONS:
+        if name in REDUCTIONS:
             dims = _dims_of(op, 1, len(type_dims(op.operands[0].type)))
             return reads == [op.operands[0]] and dims is not None and 0 not in dims
         if name == "torch.aten.permute":

@@ -60,7 +60,14 @@ import numpy as np
 from iree.compiler import ir
 
 from ..analysis.layout import converts_to_channels_last, maybe_transposed
-from ..analysis.op_kinds import ELEMENTWISE, element_bytes, from_constants, viewed_argument
+from ..analysis.op_facts import window
+from ..analysis.op_kinds import (
+    CONVOLUTIONS_2D,
+    ELEMENTWISE,
+    element_bytes,
+    from_constants,
+    viewed_argument,
+)
 from ..analysis.padding import padded_argument
 from ..dialects.attributes import CANCELS_ATTR, PATCHES_ATTR
 from ..dialects.symbolic import is_tensor, type_dims
@@ -81,8 +88,6 @@ from .pipeline import Pass
 
 MAX_STRIPS = 4
 NHWC, NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
-# Where a convolution keeps its stride, padding and dilation lists.
-_CONV_OPERANDS = {"torch.aten.conv2d": (3, 4, 5), "torch.aten.convolution": (3, 4, 5)}
 H = 2
 
 
@@ -130,13 +135,14 @@ def _bytes(value: ir.Value, rows: int | None = None) -> int:
 def _link(conv: ir.Operation) -> Link | None:
     """`conv` as a link of a stage: a 2-D convolution over static tensors, not transposed,
     its stride, padding and dilation constants."""
-    if conv.name not in _CONV_OPERANDS or _dims(conv.operands[0]) is None \
+    if conv.name not in CONVOLUTIONS_2D or _dims(conv.operands[0]) is None \
             or _dims(conv.results[0]) is None:
         return None
     if maybe_transposed(conv):
         return None
+    facts = window(conv.name)
     stride, padding, dilation = (constant_int_list(conv.operands[i])
-                                 for i in _CONV_OPERANDS[conv.name])
+                                 for i in (facts.stride, facts.padding, facts.dilation))
     weight = type_dims(conv.operands[1].type)
     if any(v is None or len(v) != 2 for v in (stride, padding, dilation)) or weight is None \
             or len(weight) != 4 or weight[2] is None:
@@ -381,7 +387,7 @@ def _strip(links: list[Link], x: ir.Value, pad: ir.Operation | None, a: int, b: 
         first = max(windows[i + 1][0], 0) if i + 1 < len(links) else a
         rows = _rows_out(links, windows, i, a, b)
         operands = list(link.conv.operands)
-        padding = _CONV_OPERANDS[link.conv.name][1]
+        padding = window(link.conv.name).padding
         operands[0] = x
         operands[padding] = int_list([0, constant_int_list(operands[padding])[1]], ip, loc)
         old = link.conv.results[0]

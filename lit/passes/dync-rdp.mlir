@@ -116,6 +116,28 @@ module attributes {dync.symbols = {h = {max = 64 : i64, min = 8 : i64}}} {
 
 // -----
 
+// 3-D pools get the window rule from the op table like the 2-D ones: a 2x2x2 stride-2 max
+// pool halves d.
+// CHECK-LABEL: module attributes {dync.rdp
+// CHECK:         %[[D:[0-9a-z_#]+]] = torch.symbolic_int "d" {min_val = 4, max_val = 32}
+// CHECK:         %[[M:[0-9a-z_#]+]] = torch.aten.max_pool3d
+// CHECK-NEXT:    torch.bind_symbolic_shape %[[M]], [%[[D]]], affine_map<()[s0] -> (1, 2, s0 floordiv 2, 4, 4)>
+module attributes {dync.symbols = {d = {max = 32 : i64, min = 4 : i64}}} {
+  func.func @main(%arg0: !torch.vtensor<[1,2,?,8,8],f32> {dync.shape = [1, 2, "d", 8, 8]}) -> !torch.vtensor<[1,2,?,4,4],f32> attributes {dync.entry} {
+    %false = torch.constant.bool false
+    %int0 = torch.constant.int 0
+    %int1 = torch.constant.int 1
+    %int2 = torch.constant.int 2
+    %k = torch.prim.ListConstruct %int2, %int2, %int2 : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
+    %z = torch.prim.ListConstruct %int0, %int0, %int0 : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
+    %d = torch.prim.ListConstruct %int1, %int1, %int1 : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
+    %0 = torch.aten.max_pool3d %arg0, %k, %k, %z, %d, %false : !torch.vtensor<[1,2,?,8,8],f32>, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.bool -> !torch.vtensor<[1,2,?,4,4],f32>
+    return %0 : !torch.vtensor<[1,2,?,4,4],f32>
+  }
+}
+
+// -----
+
 // scf.if joins: branches that agree keep their dim (n); branches that disagree (n rows
 // against a fixed 4) get a fresh symbol of that join, ranged over both ([1, 16]).
 // CHECK-LABEL: module attributes {dync.rdp

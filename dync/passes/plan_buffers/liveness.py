@@ -13,7 +13,7 @@ from iree.compiler import ir
 
 from ...analysis.layout import relaid_by_iree
 from ...analysis.op_kinds import (
-    CONVOLUTIONS,
+    CONVOLUTIONS_2D,
     ELEMENTWISE,
     HOST_READS,
     PADDED,
@@ -216,7 +216,7 @@ class FunctionLiveness:
         if name in PADDED and operands and is_tensor(operands[0].type) \
                 and self.name in self.planner.padded_copies:
             self._pad(op, pos, operands[0], operands[PADDED[name]])
-        if (name in CONVOLUTIONS and self.planner.channels_last and operands
+        if (name in CONVOLUTIONS_2D and self.planner.channels_last and operands
                 and self._transposed_by_iree(op)):
             buf = Buffer(self.size(self._conv_input(op)), pos, pos, op, 0, kind="transpose")
             self.buffers.append(buf)

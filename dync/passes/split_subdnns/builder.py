@@ -9,13 +9,11 @@ from typing import TYPE_CHECKING
 
 from iree.compiler import ir
 
+from ...analysis.op_kinds import CONSTANT_OPS
 from ...dialects.walk import callee, nested_ops
 
 if TYPE_CHECKING:
     from . import _Splitter
-
-
-_CONSTANT_OPS = {"torch.vtensor.literal", "arith.constant"}
 
 
 _IDENTITY_OPS = {
@@ -46,7 +44,7 @@ def _ops(block: ir.Block) -> list[ir.Operation]:
 
 def _is_constant(op: ir.Operation) -> bool:
     name = op.name
-    if name.startswith("torch.constant.") or name in _CONSTANT_OPS:
+    if name in CONSTANT_OPS:
         return True
     if name == "torch.prim.ListConstruct":
         return all(_defined_by_constant(v) for v in op.operands)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import sympy
 
+from ....analysis.op_facts import CONVOLUTION, POOL, window, with_trait
 from ....dialects.symbolic import NAC, Dim, ceildiv, floordiv, known
 from . import EDO, ISDO, UNDEF, Fact, _axis, _product, broadcast, iconst, ilist, ival, rule
 from .layout import is_int
@@ -61,33 +62,29 @@ def _spatial(ins: Sequence[Fact], n: int, kernel, stride, pad, dilation, ceil=Fa
                  for i in range(n))
 
 
-@rule("torch.aten.conv1d", "torch.aten.conv2d", "torch.aten.conv3d", "torch.aten.convolution")
+@rule(*sorted(with_trait(CONVOLUTION)))
 def _conv(op, ins, ctx) -> Fact:
     x, w = ins[0].shape, ins[1].shape
     if x is None or w is None:
         return UNDEF
-    if op.name.endswith("convolution") and iconst(ins[6]) != 0:  # transposed: not modelled
-        return Fact(shape=(x[0], NAC) + (NAC,) * (len(x) - 2))
+    facts = window(op.name)
+    if facts.transposed is not None and iconst(ins[facts.transposed]) != 0:
+        return Fact(shape=(x[0], NAC) + (NAC,) * (len(x) - 2))  # transposed: not modelled
     n = len(w) - 2
-    dims = _spatial(ins, n, list(w[2:]), ilist(ins[3]), ilist(ins[4]), ilist(ins[5]))
+    dims = _spatial(ins, n, list(w[2:]), ilist(ins[facts.stride]), ilist(ins[facts.padding]),
+                    ilist(ins[facts.dilation]))
     return Fact(shape=x[:-n - 1] + (w[0],) + dims)
 
 
-@rule("torch.aten.max_pool2d", "torch.aten.max_pool2d_with_indices", "torch.aten.max_pool1d")
-def _max_pool(op, ins, ctx) -> list[Fact]:
-    n = 1 if op.name.endswith("1d") else 2
-    dims = _spatial(ins, n, ilist(ins[1]), ilist(ins[2]), ilist(ins[3]), ilist(ins[4]),
-                    ceil=iconst(ins[5]) == 1)
+@rule(*sorted(with_trait(POOL)))
+def _pool(op, ins, ctx) -> list[Fact]:
+    facts = window(op.name)
+    n = facts.spatial
+    dilation = None if facts.dilation is None else ilist(ins[facts.dilation])
+    dims = _spatial(ins, n, ilist(ins[1]), ilist(ins[facts.stride]), ilist(ins[facts.padding]),
+                    dilation, ceil=iconst(ins[facts.ceil_mode]) == 1)
     shape = None if dims is None else ins[0].shape[:-n] + dims
     return [Fact(shape=shape)] * len(op.results)
-
-
-@rule("torch.aten.avg_pool2d", "torch.aten.avg_pool1d")
-def _avg_pool(op, ins, ctx) -> Fact:
-    n = 1 if op.name.endswith("1d") else 2
-    dims = _spatial(ins, n, ilist(ins[1]), ilist(ins[2]), ilist(ins[3]), None,
-                    ceil=iconst(ins[4]) == 1)
-    return Fact(shape=None if dims is None else ins[0].shape[:-n] + dims)
 
 
 @rule("torch.aten.adaptive_avg_pool2d", "torch.aten.adaptive_max_pool2d",
