@@ -99,3 +99,25 @@ def test_fallback_reasons_group_apart_from_node_and_symbol_names():
     other = "and_: AssertionError: Unsupported builtin function with args (ge_21, ge_22) on s80"
     assert _gist(one) == _gist(other)
     assert "ge_N" in _gist(one) and "sN" in _gist(one)
+
+
+def test_a_resumed_campaign_keeps_what_it_has_and_names_each_commit(tmp_path: Path):
+    import json
+
+    from benchmarks.fuzz import __main__ as cli
+    from benchmarks.fuzz import report
+    from benchmarks.fuzz.run import Result
+
+    earlier = [Result(s, f"p{s}.py", "correct", [], "in-graph", commit="e9da6a9")
+               for s in (0, 1)] + [Result(2, "p2.py", "correct", [], "host", commit="25c4b7b")]
+    path = tmp_path / "fuzz.json"
+    path.write_text(json.dumps(report.results_json(earlier, first=0)))
+    cli.main(["--first", "0", "--count", "3", "-o", str(path), "--resume",
+              "--dir", str(tmp_path / "progs")])  # every seed is there: nothing runs
+    data = json.loads(path.read_text())
+    assert [r["seed"] for r in data["results"]] == [0, 1, 2]
+    assert not (tmp_path / "progs").exists()
+    text = report.section(data)
+    assert ("commits e9da6a9 (seeds 0–1, 2 programs), 25c4b7b (seeds 2–2, 1 program)"
+            in text), text
+    assert [r.seed for r in report.kept(path, [1, 2, 5])] == [1, 2]

@@ -14,21 +14,44 @@ SECTION = "## Fuzzing"
 
 
 def results_json(results: list[Result], first: int) -> dict:
-    return {"commit": provenance.commit(), "date": time.strftime("%Y-%m-%d"),
+    commits = list(dict.fromkeys(r.commit for r in results if r.commit))
+    return {"commit": ", ".join(commits) or provenance.commit(), "date": time.strftime("%Y-%m-%d"),
             "machine": provenance.host_cpu(), "first": first, "count": len(results),
             "results": [r.to_json() for r in results]}
+
+
+def kept(path: Path, seeds: list[int]) -> list[Result]:
+    """The results of `seeds` an earlier (interrupted or partial) campaign wrote to `path`."""
+    if not path.exists():
+        return []
+    wanted = set(seeds)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return [Result(**r) for r in data["results"] if r["seed"] in wanted]
+
+
+def _measured_on(results: list[Result], default: str | None) -> str:
+    """'commit abc' or, for a campaign resumed on later commits, each commit with its seeds."""
+    by_commit: dict[str, list[int]] = {}
+    for r in results:
+        by_commit.setdefault(r.commit or default or "unrecorded", []).append(r.seed)
+    if len(by_commit) <= 1:
+        return f"commit {next(iter(by_commit), default or 'unrecorded')}"
+    return "commits " + ", ".join(f"{c} (seeds {min(s)}–{max(s)}, {len(s)} program{'s' * (len(s) != 1)})"
+                                  for c, s in by_commit.items())
 
 
 def section(data: dict) -> str:
     results = [Result(**r) for r in data["results"]]
     measured = data.get("commit")
-    warning = ([f"**Stale**: measured on commit {measured or 'unrecorded'}; dync or the fuzzer "
-                "changed since. Re-run `python -m benchmarks fuzz` to refresh.", ""]
-               if provenance.stale(measured) else [])
+    commits = {r.commit or measured for r in results}
+    where = _measured_on(results, measured)
+    warning = ([f"**Stale**: measured on {where}; dync or the fuzzer changed since. Re-run "
+                "`python -m benchmarks fuzz` to refresh.", ""]
+               if any(provenance.stale(c) for c in commits) else [])
     last = data["first"] + data["count"] - 1
     return "\n".join([
         SECTION, "", *warning,
-        f"{data['machine']}, measured {data['date']} on commit {measured or 'unrecorded'} with "
+        f"{data['machine']}, measured {data['date']} on {where} with "
         f"`python -m benchmarks fuzz --first {data['first']} --count {data['count']}` "
         f"(seeds {data['first']}–{last}): generated dynamic programs "
         "(`benchmarks/fuzz/generate.py`), each run in eager, then compiled with dync's defaults "

@@ -47,6 +47,7 @@ class Result:
     names_line: bool = False  # error: names a line of the program's file
     seconds: float = 0.0
     breaks: list[dict] = field(default_factory=list)  # the report's graph breaks
+    commit: str = ""          # the dync commit that compiled it
 
     def to_json(self) -> dict:
         return dict(vars(self))
@@ -107,11 +108,14 @@ def run_one(path: Path, constructs: list[str], seed: int, timeout_s: float = TIM
                   data.get("breaks", []))
 
 
-def campaign(seeds: list[int], directory: Path, say=print, jobs: int = 1) -> list[Result]:
+def campaign(seeds: list[int], directory: Path, say=print, jobs: int = 1,
+             finished=None) -> list[Result]:
     """Every seed's program generated, compiled and compared, `jobs` at a time (each in a
-    process of its own); the results in seed order."""
+    process of its own); the results in seed order. `finished(result)` is called as each
+    program's result comes (one at a time)."""
 
     writing = threading.Lock()  # candidates run in eager here, on torch's global seed
+    reporting = threading.Lock()
 
     def one(seed: int) -> Result:
         with writing:
@@ -121,6 +125,9 @@ def campaign(seeds: list[int], directory: Path, say=print, jobs: int = 1) -> lis
             + (f" ({result.mode}, {result.graph_breaks} graph breaks)" if result.mode else "")
             + (f": {result.detail[:160]}" if result.detail else "")
             + f" [{result.seconds:.1f} s]")
+        if finished is not None:
+            with reporting:
+                finished(result)
         return result
 
     if jobs <= 1:
