@@ -65,3 +65,29 @@ def test_model_proto_needs_no_example_args():
     (expected,) = ReferenceEvaluator(model).run(None, {"x": x})
     np.testing.assert_allclose(compiled(x)[0], expected, rtol=1e-4, atol=1e-5)
     assert compiled.signature.symbols["batch"].max == 2**31 - 1  # the default range
+
+
+def test_pools_in_ceil_mode_over_a_dynamic_size_match_the_reference():
+    """ceil_mode over a dynamic H: PyTorch (and ONNX) drop a last window that would start in
+    the right padding, which `dync-rdp`'s window rule must not get wrong (it leaves such a
+    size unknown); a keepdim reduction after it keeps its rank."""
+    from onnx import TensorProto, helper
+
+    nodes = [helper.make_node("MaxPool", ["x"], ["p"], kernel_shape=[2, 2], strides=[2, 2],
+                              ceil_mode=1),
+             helper.make_node("AveragePool", ["p"], ["a"], kernel_shape=[2, 1], strides=[2, 1],
+                              pads=[1, 0, 1, 0], ceil_mode=1),
+             helper.make_node("ReduceMean", ["a"], ["y"], axes=[3], keepdims=1)]
+    graph = helper.make_graph(
+        nodes, "ceil", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, "h", 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, "out", 1])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    compiled = dync.compile(model, dynamic_shapes={"x": {2: ("h", 4, 16)}})
+    reference = ReferenceEvaluator(model)
+    rng = np.random.default_rng(0)
+    for h in (4, 5, 6, 7, 9, 11, 16):
+        x = rng.standard_normal((1, 2, h, 6)).astype(np.float32)
+        want, = reference.run(None, {"x": x})
+        got, = compiled(x)
+        assert got.shape == want.shape, (h, got.shape, want.shape)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

@@ -116,23 +116,56 @@ module attributes {dync.symbols = {h = {max = 64 : i64, min = 8 : i64}}} {
 
 // -----
 
-// 3-D pools get the window rule from the op table like the 2-D ones: a 2x2x2 stride-2 max
-// pool halves d.
+// 3-D pools get the window rule from the op table like the 2-D ones, and constant bools are
+// facts (keepdim, ceil_mode): a 2x2x2 stride-2 max pool halves d, an avg pool (no dilation
+// operand) with padding 1 maps that to (d floordiv 2) floordiv 2 + 1, a mean with keepdim keeps
+// the rank.
 // CHECK-LABEL: module attributes {dync.rdp
 // CHECK:         %[[D:[0-9a-z_#]+]] = torch.symbolic_int "d" {min_val = 4, max_val = 32}
 // CHECK:         %[[M:[0-9a-z_#]+]] = torch.aten.max_pool3d
 // CHECK-NEXT:    torch.bind_symbolic_shape %[[M]], [%[[D]]], affine_map<()[s0] -> (1, 2, s0 floordiv 2, 4, 4)>
+// CHECK:         %[[A:[0-9a-z_#]+]] = torch.aten.avg_pool3d
+// CHECK-NEXT:    torch.bind_symbolic_shape %[[A]], [%[[D]]], affine_map<()[s0] -> (1, 2, (s0 floordiv 2) floordiv 2 + 1, 3, 3)>
+// CHECK:         %[[R:[0-9a-z_#]+]] = torch.aten.mean.dim
+// CHECK-NEXT:    torch.bind_symbolic_shape %[[R]], [%[[D]]], affine_map<()[s0] -> (1, 1, (s0 floordiv 2) floordiv 2 + 1, 3, 3)>
 module attributes {dync.symbols = {d = {max = 32 : i64, min = 4 : i64}}} {
-  func.func @main(%arg0: !torch.vtensor<[1,2,?,8,8],f32> {dync.shape = [1, 2, "d", 8, 8]}) -> !torch.vtensor<[1,2,?,4,4],f32> attributes {dync.entry} {
+  func.func @main(%arg0: !torch.vtensor<[1,2,?,8,8],f32> {dync.shape = [1, 2, "d", 8, 8]}) -> !torch.vtensor<[1,1,?,3,3],f32> attributes {dync.entry} {
     %false = torch.constant.bool false
+    %true = torch.constant.bool true
+    %none = torch.constant.none
     %int0 = torch.constant.int 0
     %int1 = torch.constant.int 1
     %int2 = torch.constant.int 2
     %k = torch.prim.ListConstruct %int2, %int2, %int2 : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
     %z = torch.prim.ListConstruct %int0, %int0, %int0 : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
+    %p = torch.prim.ListConstruct %int1, %int1, %int1 : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
     %d = torch.prim.ListConstruct %int1, %int1, %int1 : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
     %0 = torch.aten.max_pool3d %arg0, %k, %k, %z, %d, %false : !torch.vtensor<[1,2,?,8,8],f32>, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.bool -> !torch.vtensor<[1,2,?,4,4],f32>
-    return %0 : !torch.vtensor<[1,2,?,4,4],f32>
+    %1 = torch.aten.avg_pool3d %0, %k, %k, %p, %false, %true, %none : !torch.vtensor<[1,2,?,4,4],f32>, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.bool, !torch.bool, !torch.none -> !torch.vtensor<[1,2,?,3,3],f32>
+    %c = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+    %2 = torch.aten.mean.dim %1, %c, %true, %none : !torch.vtensor<[1,2,?,3,3],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[1,1,?,3,3],f32>
+    return %2 : !torch.vtensor<[1,1,?,3,3],f32>
+  }
+}
+
+// -----
+
+// ceil_mode with a stride above 1: PyTorch drops a last window that would start in the right
+// padding, min(ceil(..), floor(..)), which no affine map can say: the size stays unknown
+// rather than wrong (h = 5: ceil gives 4, PyTorch 3).
+// CHECK-LABEL: module attributes {dync.rdp
+// CHECK:         %[[P:[0-9a-z_#]+]] = torch.aten.max_pool2d
+// CHECK-NEXT:    return %[[P]]
+module attributes {dync.symbols = {h = {max = 32 : i64, min = 4 : i64}}} {
+  func.func @main(%arg0: !torch.vtensor<[1,1,?,4],f32> {dync.shape = [1, 1, "h", 4]}) -> !torch.vtensor<[1,1,?,3],f32> attributes {dync.entry} {
+    %true = torch.constant.bool true
+    %int1 = torch.constant.int 1
+    %int2 = torch.constant.int 2
+    %k = torch.prim.ListConstruct %int2, %int2 : (!torch.int, !torch.int) -> !torch.list<int>
+    %p = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+    %d = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+    %0 = torch.aten.max_pool2d %arg0, %k, %k, %p, %d, %true : !torch.vtensor<[1,1,?,4],f32>, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.bool -> !torch.vtensor<[1,1,?,3],f32>
+    return %0 : !torch.vtensor<[1,1,?,3],f32>
   }
 }
 

@@ -291,6 +291,8 @@ class Analysis(rules.Context):
                 name == "arith.constant"
                 and isinstance(op.attributes["value"].maybe_downcast(), ir.IntegerAttr)):
             outs = [rules.int_fact(ir.IntegerAttr(op.attributes["value"]).value)]
+        elif name == "torch.constant.bool":  # 0 or 1: the rules read keepdim, ceil_mode ...
+            outs = [rules.int_fact(int(ir.BoolAttr(op.attributes["value"]).value))]
         elif name == "torch.symbolic_int":
             outs = [Fact(value=symbol(ir.StringAttr(op.attributes["symbol_name"]).value))]
         elif any(self._pending(v) for v in op.operands):

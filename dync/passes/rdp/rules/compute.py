@@ -48,7 +48,17 @@ def _window(size: Dim, kernel: Dim, stride: Dim, pad: Dim, dilation: Dim, ceil: 
     if not all(known(v) for v in (size, kernel, stride, pad, dilation)):
         return NAC
     span = size + 2 * pad - dilation * (kernel - 1) - 1
-    return (ceildiv(span, stride) if ceil else floordiv(span, stride)) + 1
+    if not ceil:
+        return floordiv(span, stride) + 1
+    # ceil_mode: PyTorch drops a last window that would start in the right padding, so the
+    # size is min(ceil(span / stride), floor((size + pad - 1) / stride)) + 1. Affine maps
+    # have no min: only where it is a number (or stride 1, where no window is dropped).
+    last = ceildiv(span, stride)
+    if stride == 1:
+        return last + 1
+    if not (last.is_Integer and size.is_Integer):
+        return NAC
+    return min(last, floordiv(size + pad - 1, stride)) + 1
 
 
 def _spatial(ins: Sequence[Fact], n: int, kernel, stride, pad, dilation, ceil=False):
@@ -56,8 +66,11 @@ def _spatial(ins: Sequence[Fact], n: int, kernel, stride, pad, dilation, ceil=Fa
     if x is None or kernel is None:
         return None
     stride = stride or kernel
-    pad = pad if pad and len(pad) == n else list(pad or [0]) * n
-    dilation = dilation if dilation and len(dilation) == n else list(dilation or [1]) * n
+    # The defaults are sympy integers: `_window` gives up on anything else (an avg pool, which
+    # has no dilation operand, came out NAC).
+    pad = pad if pad and len(pad) == n else list(pad or [sympy.Integer(0)]) * n
+    dilation = dilation if dilation and len(dilation) == n else list(
+        dilation or [sympy.Integer(1)]) * n
     return tuple(_window(x[-n + i], kernel[i], stride[i], pad[i], dilation[i], ceil)
                  for i in range(n))
 
@@ -128,17 +141,20 @@ def _reduce_all(op, ins, ctx) -> Fact:
     return Fact(shape=None if ins[0].shape is None else ())
 
 
+# Where a reduction's dims and keepdim are when not at (1, 2): (self, dim, keepdim, ...).
+_REDUCED_OPERANDS = {"torch.aten.linalg_vector_norm": (2, 3),   # (self, ord, dim, keepdim)
+                     "torch.aten.var.correction": (1, 3),       # (self, dim, correction, keepdim)
+                     "torch.aten.std.correction": (1, 3)}
+
+
 @rule("torch.aten.sum.dim_IntList", "torch.aten.mean.dim", "torch.aten.amax", "torch.aten.amin",
       "torch.aten.any.dim", "torch.aten.all.dim", "torch.aten.max.dim", "torch.aten.min.dim",
       "torch.aten.argmax", "torch.aten.argmin", "torch.aten.var.correction",
       "torch.aten.std.correction",
       "torch.aten.linalg_vector_norm", "torch.aten.logsumexp")
 def _reduce_dims(op, ins, ctx) -> list[Fact]:
-    x, dims_arg = ins[0].shape, ins[1]
-    if op.name.endswith("linalg_vector_norm"):
-        dims_arg, keep = ins[2], ins[3]
-    else:
-        keep = ins[2]
+    at_dims, at_keep = _REDUCED_OPERANDS.get(op.name, (1, 2))
+    x, dims_arg, keep = ins[0].shape, ins[at_dims], ins[at_keep]
     dims = ilist(dims_arg) if dims_arg.items is not None else (
         None if dims_arg.value is None else [ival(dims_arg)])
     return [_reduce(x, dims, iconst(keep) == 1)] * len(op.results)
