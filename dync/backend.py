@@ -33,18 +33,34 @@ from iree.compiler.api import Invocation, Output, Session
 from .cache import default_directory, make_private_directory
 from .dialects.assembly import module_text
 from .dialects.dync_ir import module_flags, read_copied_padding
+from .dialects.symbolic import element_type
+from .dialects.walk import exported, functions
 from .errors import CompilationError, FlagError
 from .runtime.manifest import TRANSFORM_SPEC
 from .targets import Target
 
 # Flags every dync compile uses on top of the target's: the input is torch dialect.
 COMMON_FLAGS: tuple[str, ...] = ("--iree-input-type=torch",)
+# IREE demotes f64 to f32 by default: a float64 input would be read as half as many floats
+# and a float64 output returned half-filled (ONNX node tests cast_FLOAT_to_DOUBLE ...).
+# Kept where a public function takes or returns f64, as IREE's own CPU test configuration does.
+KEEP_F64 = "--iree-input-demote-f64-to-f32=false"
 # A failed compile's reproducer prints constants over this many elements (or bytes) as elided.
 ELIDE_OVER = 4096
 # The reproducers the crash folder keeps, newest first.
 KEEP_REPRODUCERS = 20
 # What LLVM's option parser says of a flag it refuses (unknown, or a bad value).
 _FLAG_REFUSALS = ("Unknown command line argument", "Cannot find option named", " option: ")
+
+
+def _f64_interface(module: ir.Module) -> bool:
+    """Whether a public function of `module` takes or returns an f64 tensor."""
+    funcs = functions(module)
+    for name in exported(module):
+        signature = ir.FunctionType(ir.TypeAttr(funcs[name].attributes["function_type"]).value)
+        if any(element_type(t) == "f64" for t in [*signature.inputs, *signature.results]):
+            return True
+    return False
 
 
 class CompilerSession:
@@ -88,6 +104,8 @@ class CompilerSession:
         """Add the flags `module` asks for (requested by dync's passes: IREE preprocessing for
         dync-channels-last, pad fusion for dync-fuse-padding) to this session's flags."""
         requested = list(module_flags(module))
+        if _f64_interface(module):
+            requested.append(KEEP_F64)
         copied = read_copied_padding(module)
         if copied:
             requested.append(f"{TRANSFORM_SPEC}={_write_spec(_keep_padding_spec(copied))}")

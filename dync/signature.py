@@ -38,6 +38,17 @@ _TORCH_DTYPES = {
 }
 
 
+_UNSIGNED = frozenset({"uint8"})
+
+
+def _as_unsigned(array: Any) -> Any:
+    """A signed-integer numpy array viewed as its unsigned twin (anything else unchanged)."""
+    dtype = getattr(array, "dtype", None)
+    if dtype is None or dtype.kind != "i":
+        return array
+    return array.view(dtype.str.replace("i", "u"))
+
+
 def dtype_name(dtype: Any) -> str:
     """Canonical dtype name ("float32", "int64", "bool", ...) of a torch or numpy dtype."""
     if type(dtype).__module__ == "torch":  # a torch.dtype; torch itself need not be imported
@@ -83,6 +94,15 @@ class Signature:
     @functools.cached_property
     def _tree(self) -> OutputTree | None:
         return None if self.output_tree is None else OutputTree(self.output_tree)
+
+    def declared_dtypes(self, arrays: list) -> list:
+        """A call's numpy results in the dtypes the signature declares: IREE computes unsigned
+        integers signless and returns them as their signed twins (the same bytes), which are
+        viewed as unsigned here."""
+        if len(arrays) != len(self.outputs):
+            return arrays
+        return [_as_unsigned(a) if spec.dtype in _UNSIGNED else a
+                for a, spec in zip(arrays, self.outputs, strict=True)]
 
     def nest_outputs(self, flat: list) -> Any:
         """The flat outputs of a call nested as `output_tree` says (a list when it is None)."""

@@ -125,14 +125,16 @@ def test_host_mode_with_nothing_to_capture_is_a_clear_error():
 def test_host_mode_peak_counts_each_sub_dnn_call_and_stays_under_eager(tree):
     """`host_peak_intermediates`: the model's tensors plus each sub-DNN call's own IREE peak.
     A second measurement in the same process gives the same figure (each call's rise is
-    measured above the process's high-water mark), and the tree's stays under eager's."""
+    measured above the process's high-water mark). (It stayed under eager's while arguments
+    were imported without a copy, which let IREE write into the caller's tensors; now each
+    call's argument copies count, and the tree's peak is up to 1.2x eager's: BENCHMARKS.md.)"""
     from benchmarks.memory import eager_peak_intermediates, host_peak_intermediates
 
     model, compiled = tree
     for args in TREE.inputs(3):
         first = host_peak_intermediates(compiled, args)
         assert first == host_peak_intermediates(compiled, args)
-        assert 0 < first <= eager_peak_intermediates(model, args)
+        assert 0 < first <= 1.2 * eager_peak_intermediates(model, args)
 
 
 class SquareLayer(nn.Module):

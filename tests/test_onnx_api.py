@@ -91,3 +91,43 @@ def test_pools_in_ceil_mode_over_a_dynamic_size_match_the_reference():
         got, = compiled(x)
         assert got.shape == want.shape, (h, got.shape, want.shape)
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def _div_max(element):
+    from onnx import TensorProto, helper
+
+    element = {np.uint8: TensorProto.UINT8, np.float64: TensorProto.DOUBLE}[element]
+    nodes = [helper.make_node("Div", ["a", "b"], ["q"]), helper.make_node("Max", ["q", "b"], ["y"])]
+    graph = helper.make_graph(
+        nodes, "div_max", [helper.make_tensor_value_info(n, element, [4]) for n in "ab"],
+        [helper.make_tensor_value_info("y", element, [4])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_double_values_stay_double():
+    """IREE demotes float64 to float32 unless told not to: inputs were read as half as many
+    floats and outputs came back half-filled."""
+    model = _div_max(np.float64)
+    a, b = np.array([200.5, 255, 9, 1e-300]), np.array([3, 1, 200, 7.0])
+    want, = ReferenceEvaluator(model).run(None, {"a": a, "b": b})
+    got, = dync.compile(model)(a, b)
+    assert got.dtype == np.float64 and got.tolist() == want.tolist(), (got, want)
+
+
+def test_unsigned_values_come_back_unsigned_or_the_op_is_refused():
+    """uint8 came back as int8; an op IREE computes as signed (Div: 200 / 3) is refused at
+    compile time naming the node, one it computes right (Max, Add) returns uint8."""
+    with pytest.raises(dync.UnsupportedConstructError, match="div.Tensor on ui8.*node 'Div_0'"):
+        dync.compile(_div_max(np.uint8))
+    from onnx import TensorProto, helper
+
+    nodes = [helper.make_node("Max", ["a", "b"], ["m"]), helper.make_node("Add", ["m", "b"], ["y"])]
+    graph = helper.make_graph(
+        nodes, "max_add", [helper.make_tensor_value_info(n, TensorProto.UINT8, [4]) for n in "ab"],
+        [helper.make_tensor_value_info("y", TensorProto.UINT8, [4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    a = np.array([200, 255, 9, 130], dtype=np.uint8)
+    b = np.array([3, 1, 200, 7], dtype=np.uint8)
+    want, = ReferenceEvaluator(model).run(None, {"a": a, "b": b})
+    got, = dync.compile(model)(a, b)
+    assert got.dtype == np.uint8 and got.tolist() == want.tolist(), (got, want)

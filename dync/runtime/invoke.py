@@ -11,11 +11,11 @@ result buffer brought to the host.
 Each result is copied into memory the caller owns (on the CPU from its buffer's mapping): a
 mapped array would keep IREE's buffer, a nanobind object, alive for as long as the caller
 keeps the result, and nanobind reports every such object still alive at interpreter exit as
-a leak (torch keeps a storage it has handed to Python until then). Arguments are not copied
-on the CPU drivers (`host_memory`) where that is safe: an array whose memory is writable and
-64-byte aligned (IREE's kernels assume their bindings are) is imported as the buffer itself
-(`import_host_allocation`, which keeps the array alive as long as the buffer). Elsewhere
-(CUDA) arguments are copied to the device.
+a leak (torch keeps a storage it has handed to Python until then). Each argument is copied into
+a buffer of IREE's too: an array imported as the buffer itself (`import_host_allocation`,
+zero-copy on the CPU drivers) is memory IREE may write, and it did: an integer `sort` of an
+argument sorted the caller's tensor in place (IREE 3.13 ties the in-place sort's destination to
+the imported argument).
 """
 
 from __future__ import annotations
@@ -24,15 +24,12 @@ from typing import Any
 
 import numpy as np
 
-# IREE's CPU kernels assume each binding is aligned to this (`hal.interface.binding.subspan`).
-BINDING_ALIGNMENT = 64
-
 
 class Function:
     """`function(arrays)` runs `vm_function` on C-contiguous numpy `arrays` and returns its
     results as numpy arrays the caller owns."""
 
-    def __init__(self, context: Any, device: Any, vm_function: Any, host_memory: bool = False):
+    def __init__(self, context: Any, device: Any, vm_function: Any):
         import iree.runtime as rt
 
         self._rt = rt
@@ -43,7 +40,6 @@ class Function:
         self._dtypes: dict[Any, np.dtype] = {}
         self._host_visible = int(rt.MemoryType.HOST_VISIBLE)
         self._mapping = int(rt.BufferUsage.MAPPING_SCOPED)
-        self._host_memory = host_memory
 
     def __repr__(self) -> str:
         return f"<dync Function {self._vm_function!r}>"
@@ -61,11 +57,6 @@ class Function:
     def _buffer(self, array: np.ndarray) -> Any:
         rt = self._rt
         element_type = self._element_type(array.dtype)
-        if (self._host_memory and array.nbytes and array.flags.writeable
-                and array.ctypes.data % BINDING_ALIGNMENT == 0):
-            buffer = self.device.allocator.import_host_allocation(
-                array, rt.MemoryType.DEVICE_LOCAL, rt.BufferUsage.DEFAULT)
-            return rt.HalBufferView(buffer, array.shape, element_type)
         return self.device.allocator.allocate_buffer_copy(
             memory_type=rt.MemoryType.DEVICE_LOCAL, allowed_usage=rt.BufferUsage.DEFAULT,
             device=self.device, buffer=array, element_type=element_type)

@@ -89,8 +89,7 @@ class CompiledModule:
         if vm_function is None:
             raise ModuleFormatError(f"module has no function {name!r}")
         function = self._functions[name] = Function(
-            context.vm_context, context.config.device, vm_function,
-            host_memory=self.manifest.driver.startswith("local-"))
+            context.vm_context, context.config.device, vm_function)
         return function
 
     def _load_vm(self):
@@ -159,6 +158,7 @@ class CompiledModule:
                 outputs = function(arrays)
         except (RuntimeError, IndexError, ValueError) as e:  # iree.runtime status errors
             raise _run_time_error(e) from e
+        outputs = signature.declared_dtypes(outputs)
         if as_torch:
             import torch
 

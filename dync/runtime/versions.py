@@ -17,7 +17,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..signature import Signature, evaluate
-from .invoke import BINDING_ALIGNMENT
 
 
 @dataclass(frozen=True)
@@ -37,16 +36,8 @@ class Choice:
 
 
 def _padded(array: np.ndarray, pad: tuple[tuple[int, int], ...]) -> np.ndarray:
-    """`np.pad(array, pad)` (zeros) in memory aligned as IREE takes it without a copy
-    (`invoke.Function`; numpy's own allocations are only 16-byte aligned)."""
-    dims = list(zip(array.shape, pad, strict=True))
-    shape = tuple(n + before + after for n, (before, after) in dims)
-    nbytes = math.prod(shape) * array.dtype.itemsize
-    raw = np.zeros(nbytes + BINDING_ALIGNMENT, np.uint8)
-    start = -raw.ctypes.data % BINDING_ALIGNMENT
-    out = raw[start:start + nbytes].view(array.dtype).reshape(shape)
-    out[tuple(slice(before, before + n) for n, (before, _) in dims)] = array
-    return out
+    """`array` padded with zeros by `pad` (before, after) per dim."""
+    return np.pad(array, pad)
 
 
 class Versions:
