@@ -30,6 +30,7 @@ import importlib.metadata
 import json
 import os
 import tempfile
+import types
 import weakref
 from pathlib import Path
 
@@ -163,9 +164,12 @@ def model_key(model, args, dynamic_shapes, options: dict) -> str | None:
     model skips torch.export, rewriting and the passes too. It covers: each submodule's class
     and non-tensor attributes, parameters and buffers (bytes), the example inputs (bytes), the
     `Dim` specs, the compile options, the source of every Python file outside the interpreter's
-    own directories (the model's code and whatever helpers it imports) and of dync itself, and
-    the torch and IREE versions. None when the model has forward hooks, attributes that are not
-    plain data, or classes without a source file: then only the IR-level key applies."""
+    own directories (the model's code and whatever helpers it imports) and of dync itself,
+    the code of each submodule class's methods and the module-level values they read (a class
+    typed at a prompt or in a notebook cell has no file to hash, and a global the forward reads
+    can change between two compiles in one process), and the torch and IREE versions. None
+    when the model has forward hooks, attributes or globals that are not plain data, or
+    classes without a source file: then only the IR-level key applies."""
     try:
         digest = hashlib.sha256()
         for part in _model_parts(model, args, dynamic_shapes, options):
@@ -199,6 +203,7 @@ def _model_parts(model, args, dynamic_shapes, options: dict):
         except TypeError as e:
             raise Opaque(f"{cls.__qualname__} has no source file") from e
         yield f"{name}:{cls.__module__}.{cls.__qualname__}"
+        yield from _class_code(cls)
         for key, value in sorted(vars(module).items()):
             if key in internal and key != "training":
                 continue
@@ -233,26 +238,99 @@ _USER_SOURCE: dict[str, str | None] = {}
 def _source_files(modules) -> list[str]:
     """The .py files of loaded modules that are not part of Python or an installed package,
     plus dync's own."""
-    import site
-    import sys
-    import sysconfig
-
-    system = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, sysconfig.get_paths()["stdlib"],
-                                          *site.getsitepackages(), site.getusersitepackages())}
-    dync_dir = Path(__file__).resolve().parent
     files = set()
     for module in list(modules):
         file = getattr(module, "__file__", None)
-        if not file or not file.endswith(".py"):
-            continue
-        if file not in _USER_SOURCE:
-            path = Path(file).resolve()
-            user = path.is_relative_to(dync_dir) or not any(path.is_relative_to(s) for s in system)
-            _USER_SOURCE[file] = str(path) if user else None
-        if _USER_SOURCE[file] is not None and os.path.isfile(_USER_SOURCE[file]):
-            files.add(_USER_SOURCE[file])
-    files.update(str(p) for p in dync_dir.rglob("*.py"))
+        if file and file.endswith(".py") and (path := _user_path(file)) and os.path.isfile(path):
+            files.add(path)
+    files.update(str(p) for p in _DYNC_DIR.rglob("*.py"))
     return sorted(files)
+
+
+_DYNC_DIR = Path(__file__).resolve().parent
+
+
+def _user_path(file: str) -> str | None:
+    """`file` resolved if it is user (or dync) source, None if it is Python's or an installed
+    package's."""
+    if file not in _USER_SOURCE:
+        import site
+        import sys
+        import sysconfig
+
+        system = {Path(p).resolve() for p in (
+            sys.prefix, sys.base_prefix, sysconfig.get_paths()["stdlib"],
+            *site.getsitepackages(), site.getusersitepackages())}
+        path = Path(file).resolve()
+        user = path.is_relative_to(_DYNC_DIR) or not any(path.is_relative_to(s) for s in system)
+        _USER_SOURCE[file] = str(path) if user else None
+    return _USER_SOURCE[file]
+
+
+def _class_code(cls) -> list[str]:
+    """The code of `cls`'s own methods and of the classes it derives from outside torch, with
+    the module-level values they read (`_code`)."""
+    import torch
+
+    parts = []
+    for klass in cls.__mro__:
+        if klass is torch.nn.Module or klass.__module__.startswith(("torch.", "builtins")):
+            continue
+        for name, member in sorted(vars(klass).items()):
+            function = getattr(member, "__func__", member)  # staticmethod, classmethod
+            if callable(function) and hasattr(function, "__code__"):
+                parts.append(f"{klass.__qualname__}.{name}:{_code(function, set())}")
+    return parts
+
+
+def _code(function, seen: set) -> str:
+    """A digest of `function`'s bytecode, constants, closure and the globals it reads:
+    functions it calls are followed, modules and classes named, anything else must be plain
+    data (`_plain`, else `Opaque`)."""
+    import marshal
+
+    code = function.__code__
+    if code in seen:
+        return "recursive"
+    seen.add(code)
+    digest = hashlib.sha256(marshal.dumps(code))
+    cells = [c.cell_contents for c in function.__closure__ or () if _filled(c)]
+    scope = function.__globals__
+    reads = [scope[n] for n in _names(code) if n in scope]
+    for value in cells + reads:
+        if hasattr(value, "__code__") and _is_user_code(value.__code__.co_filename):
+            digest.update(_code(value, seen).encode())
+        elif isinstance(value, type | types.ModuleType | types.BuiltinFunctionType) or \
+                hasattr(value, "__code__"):  # a library's: its version is in the key
+            digest.update(f"{getattr(value, '__module__', '')}.{value.__qualname__}".encode()
+                          if not isinstance(value, types.ModuleType) else value.__name__.encode())
+        else:
+            digest.update(_plain(value).encode())
+    return digest.hexdigest()
+
+
+def _is_user_code(filename: str) -> bool:
+    """Whether code from `filename` is the user's (a prompt, a notebook cell, a file outside
+    Python's and the installed packages' directories), not a library's."""
+    return not os.path.isfile(filename) or _user_path(filename) is not None
+
+
+def _names(code) -> set[str]:
+    """The global names `code` and the code objects nested in it (comprehensions, lambdas)
+    load."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            names |= _names(const)
+    return names
+
+
+def _filled(cell) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 - an empty cell raises
+    except ValueError:
+        return False
+    return True
 
 
 def _plain(value) -> str:

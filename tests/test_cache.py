@@ -133,3 +133,45 @@ def test_a_recurrent_layer_gets_a_model_key_and_its_weights_are_in_it():
     with torch.no_grad():
         gru.weight_hh_l0.add_(1.0)
     assert model_key(gru, args, None, options) != key
+
+
+SCALE = 2.0
+
+
+class _ReadsAGlobal(torch.nn.Module):
+    def forward(self, x):
+        return torch.relu(x) * SCALE
+
+
+def test_a_global_the_forward_reads_is_in_the_key(tmp_path, monkeypatch):
+    """A module-level value the forward reads can change between two compiles in one process:
+    the second compile must see it (it got the first's module back)."""
+    model = _ReadsAGlobal()
+    assert _compile(model, tmp_path).report.cache == "miss"
+    monkeypatch.setitem(globals(), "SCALE", 3.0)
+    changed = _compile(model, tmp_path)
+    assert changed.report.cache != "hit (model)"
+    _check(model, changed)
+
+
+def test_code_without_a_file_is_in_the_key(monkeypatch):
+    """A class typed at a prompt (`python - <<EOF`, whose module's file is "<stdin>") has no
+    file whose contents the key could hash: its methods' code is hashed instead (a second
+    class of the same name got the first's module back)."""
+    import sys
+    import types
+
+    from dync.cache import model_key
+
+    prompt = types.ModuleType("prompt")
+    prompt.__file__ = "<stdin>"
+    monkeypatch.setitem(sys.modules, "prompt", prompt)
+
+    def cell(body: str):
+        source = f"class Net(torch.nn.Module):\n    def forward(self, x):\n        return {body}\n"
+        prompt.torch = torch
+        exec(compile(source, "<stdin>", "exec"), vars(prompt))  # what the prompt does
+        return prompt.Net()
+
+    keys = {model_key(cell(body), (EXAMPLE,), None, {}) for body in ("x + 1", "x * 5", "x + 1")}
+    assert None not in keys and len(keys) == 2
