@@ -3,6 +3,9 @@
 
 `python -m benchmarks fuzz --count N`: the differential fuzzing campaign (`benchmarks.fuzz`).
 
+`python -m benchmarks conformance`: the ONNX backend node tests, against dync's side table of
+expected failures and IREE's own CPU results (`benchmarks.conformance`).
+
 `python -m benchmarks ops`: kernels of ResNet-50, MobileNet-v2 and BERT-base one at a time, in
 GFLOP/s against eager and IREE alone (`benchmarks.ops`).
 
@@ -22,6 +25,10 @@ def main() -> None:
         from .fuzz.__main__ import main as fuzz
 
         return fuzz(sys.argv[2:])
+    if sys.argv[1:2] == ["conformance"]:
+        from .conformance.__main__ import main as conformance
+
+        return sys.exit(conformance(sys.argv[2:]))
     if sys.argv[1:2] == ["ops"]:
         from .ops import main as ops
 
