@@ -22,6 +22,20 @@ from .run import run
 SECTION = "## ONNX conformance"
 
 
+def section(summary: str, slice_: str, count: int) -> str:
+    """BENCHMARKS.md's section for a run whose `expect.summary` is `summary`."""
+    import onnx
+
+    return (f"{SECTION}\n\n{provenance.host_cpu()}, {provenance.stamp()}, "
+            f"`python -m benchmarks conformance --slice {slice_}`: {count} ONNX node tests of the "
+            f"installed `onnx` {onnx.__version__} wheel, each compiled with `dync.compile`'s "
+            "defaults (host CPU) and compared with its expected outputs (rtol 1e-3, atol 1e-5, "
+            "dtype and shape exact; random ops by dtype and shape). `error` is a dync error "
+            "(refused with a message), `crash` a worker killed or hung. Every test that does "
+            "not pass is listed with its outcome and reason in "
+            "`benchmarks/conformance/expected.json`.\n\n" + summary)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks conformance", description=__doc__)
     parser.add_argument("--slice", choices=("ci", "all"), default="all",
@@ -58,12 +72,8 @@ def main(argv: list[str] | None = None) -> int:
             "results": [r.to_json() for r in results]}, indent=1) + "\n", encoding="utf-8")
     if args.report:
         page = args.report.read_text(encoding="utf-8") if args.report.exists() else ""
-        body = (f"{SECTION}\n\n{provenance.host_cpu()}, {provenance.stamp()}, "
-                f"`python -m benchmarks conformance --slice {args.slice}`: the ONNX node tests "
-                "of the installed `onnx` wheel, each compiled with `dync.compile` defaults and "
-                "compared with its expected outputs. Every test that does not pass is listed "
-                "with its reason in `benchmarks/conformance/expected.json`.\n\n" + text)
-        args.report.write_text(provenance.replace_section(page, SECTION, body), encoding="utf-8")
+        args.report.write_text(provenance.replace_section(page, SECTION, section(
+            text, args.slice, len(results))), encoding="utf-8")
     if args.update:
         table = expect.updated(results, expected)
         expect.EXPECTED.write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8")
