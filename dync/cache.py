@@ -296,7 +296,7 @@ def _code(function, seen: set) -> str:
     digest = hashlib.sha256(marshal.dumps(code))
     cells = [c.cell_contents for c in function.__closure__ or () if _filled(c)]
     scope = function.__globals__
-    reads = [scope[n] for n in _names(code) if n in scope]
+    reads = [scope[n] for n in sorted(_names(code)) if n in scope]  # a set: its order varies
     for value in cells + reads:
         if hasattr(value, "__code__") and _is_user_code(value.__code__.co_filename):
             digest.update(_code(value, seen).encode())

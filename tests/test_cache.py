@@ -175,3 +175,22 @@ def test_code_without_a_file_is_in_the_key(monkeypatch):
 
     keys = {model_key(cell(body), (EXAMPLE,), None, {}) for body in ("x + 1", "x * 5", "x + 1")}
     assert None not in keys and len(keys) == 2
+
+
+def test_the_key_is_the_same_in_every_process(tmp_path):
+    """The globals a forward reads are hashed in a fixed order: in set order the key changed
+    with Python's hash seed, so every new process missed the model-level cache."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "reads_four.py").write_text(
+        "import torch\nfrom dync.cache import model_key\nA, B, C, D = 1.0, 2.0, 3.0, 4.0\n"
+        "class M(torch.nn.Module):\n    def forward(self, x):\n"
+        "        return torch.relu(x) * A + B - C * D\n"
+        "print(model_key(M(), (torch.zeros(2, 8),), None, {}))\n")
+    keys = {subprocess.run([sys.executable, "reads_four.py"], cwd=tmp_path, check=True,
+                           capture_output=True, text=True,
+                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout.split()[-1]
+            for seed in ("1", "2", "3")}
+    assert len(keys) == 1 and next(iter(keys)).startswith("model-"), keys
