@@ -322,3 +322,51 @@ def test_loop_scan_outputs_are_unsupported():
 def test_not_a_model():
     with pytest.raises(DyncError, match="ONNX file path or an onnx.ModelProto"):
         import_only(42)
+
+
+# --------------------------------------------------------------------------- ranks
+
+
+def _split_by_computed_sizes() -> onnx.ModelProto:
+    """x[2, 3, 8] split on its last axis at half its (computed) width, the halves swapped and
+    scaled: ONNX shape inference gives the Split's outputs, and everything after, no shape."""
+    h = onnx.helper
+    nodes = [
+        h.make_node("Shape", ["x"], ["width"], start=2, end=3),
+        h.make_node("Constant", [], ["two"], value=h.make_tensor("two", onnx.TensorProto.INT64,
+                                                                  [1], [2])),
+        h.make_node("Div", ["width", "two"], ["half"]),
+        h.make_node("Concat", ["half", "half"], ["sizes"], axis=0),
+        h.make_node("Split", ["x", "sizes"], ["a", "b"], axis=-1),
+        h.make_node("Mul", ["a", "a"], ["a2"]),
+        h.make_node("Concat", ["b", "a2"], ["joined"], axis=-1),
+        h.make_node("Relu", ["joined"], ["y"]),
+    ]
+    graph = h.make_graph(
+        nodes, "split", [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 3, 8])],
+        [h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2, 3, 8])])
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 18)])
+
+
+def test_ranks_shape_inference_leaves_out_are_completed():
+    # Before: the importer typed the Split's outputs as scalars and torch-mlir's Split lowering
+    # dereferenced their missing dims (SIGSEGV, ONNX test_rotary_embedding_expanded).
+    model = _split_by_computed_sizes()
+    compiled = compile_onnx(model)
+    x = np.random.default_rng(0).standard_normal((2, 3, 8)).astype(np.float32)
+    check(run(compiled.load(), x), reference(model, {"x": x}))
+
+
+def test_a_tensor_of_unknowable_rank_is_refused_naming_its_node():
+    h = onnx.helper
+    graph = h.make_graph(
+        [h.make_node("Reshape", ["x", "shape"], ["r"], name="reshape_by_input"),
+         h.make_node("Relu", ["r"], ["y"])],
+        "reshape",
+        [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [24]),
+         h.make_tensor_value_info("shape", onnx.TensorProto.INT64, ["n"])],
+        [h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, ["m"])])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 18)])
+    with pytest.raises(UnsupportedConstructError, match="no rank for 'r'") as info:
+        import_only(model)
+    assert info.value.source == "node 'reshape_by_input'"

@@ -35,6 +35,7 @@ from ..dialects.walk import ops_named
 from ..errors import CompilationError, DyncError, UnsupportedConstructError
 from .common import ImportedProgram, Lowering, finish_import
 from .onnx_inputs import DynamicShapes, _bind_input_symbols, _input_symbols, _sanitize, _signature
+from .onnx_ranks import complete_ranks, rankless
 
 # Opset every model is brought up to before import (IREE's ONNX guide recommends >= 17:
 # torch-mlir's ONNX lowerings are written and tested against recent opsets).
@@ -85,6 +86,7 @@ def import_onnx(
     notes: list[str] = []
     proto = _prepare(_load(model), model if not isinstance(model, onnx.ModelProto) else None, notes)
     nodes = _name_nodes(proto.graph)
+    _require_ranks(proto)
     inputs = _graph_inputs(proto.graph)
     symbols, input_dims = _input_symbols(inputs, dynamic_shapes or {})
 
@@ -154,7 +156,7 @@ def _prepare(
         notes.append(f"upgraded the ONNX opset from {opset} to {TARGET_OPSET}")
     proto = _name_unnamed_input_dims(proto, copy=proto is original)
     try:
-        return onnx.shape_inference.infer_shapes(proto, data_prop=True)
+        inferred = onnx.shape_inference.infer_shapes(proto, data_prop=True)
     except ValueError as e:
         # Over 2 GB once upgraded: infer from the file (the original opset is kept).
         if path is None:
@@ -162,6 +164,20 @@ def _prepare(
         return _infer_shapes_from_file(Path(path))
     except Exception as e:  # onnx.shape_inference.InferenceError
         raise DyncError(f"ONNX shape inference failed{where}: {e}") from e
+    return inferred
+
+
+def _require_ranks(proto: onnx.ModelProto) -> None:
+    """Complete the ranks shape inference left out; refuse a tensor whose rank stays unknown
+    (IREE's importer would read it as a scalar, and some lowerings then crash the compiler)."""
+    complete_ranks(proto.graph)
+    for node, value in rankless(proto.graph):
+        raise UnsupportedConstructError(
+            f"ONNX {_op_label(node)}",
+            f"ONNX shape inference found no rank for {value!r}, output of {_op_label(node)} "
+            f"node {node.name!r} (its shape depends on values known only at run time); "
+            "IREE's ONNX importer needs the rank of every tensor",
+            f"node {node.name!r}")
 
 
 def _name_unnamed_input_dims(proto: onnx.ModelProto, *, copy: bool) -> onnx.ModelProto:
