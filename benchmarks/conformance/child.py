@@ -14,6 +14,7 @@ import time
 import traceback
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import onnx
 from onnx import numpy_helper
@@ -44,6 +45,17 @@ def _stored(directory: Path, prefix: str, declared) -> list:
             if (data / f"{prefix}_{i}.pb").exists()]
 
 
+def _epsilon(dtype: np.dtype) -> float | None:
+    """The machine epsilon of a floating-point dtype, numpy's or ml_dtypes' (bfloat16 and the
+    float8 types are numpy kind 'V'); None for other dtypes."""
+    if dtype.kind in "fc":
+        return float(np.finfo(dtype).eps)
+    try:
+        return float(ml_dtypes.finfo(dtype).eps)
+    except (TypeError, ValueError):
+        return None
+
+
 def _differs(got, want, rtol: float, atol: float, values: bool = True) -> str | None:
     """Why `got` is not `want` (None when it is): dtype, shape, then (with `values`) values."""
     if isinstance(want, list) or want is None:
@@ -60,10 +72,12 @@ def _differs(got, want, rtol: float, atol: float, values: bool = True) -> str | 
         return f"shape {got.shape}, expected {want.shape}"
     if not values:
         return None
-    if want.dtype.kind in "fc":
-        close = np.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
+    if (eps := _epsilon(want.dtype)) is not None:
+        # A 16-bit float result is compared at its own precision: two units in the last place.
+        got, want = got.astype(np.float64), want.astype(np.float64)
+        close = np.isclose(got, want, rtol=max(rtol, 2 * eps), atol=atol, equal_nan=True)
         if not close.all():
-            error = np.abs(got.astype(np.float64) - want.astype(np.float64))
+            error = np.abs(got - want)
             return (f"{int((~close).sum())} of {want.size} values differ "
                     f"(max abs error {np.nanmax(np.where(close, 0, error)):.3g})")
         return None
