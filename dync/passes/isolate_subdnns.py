@@ -43,6 +43,7 @@ from __future__ import annotations
 from iree.compiler import ir
 
 from ..analysis.layout import converts_to_channels_last
+from ..analysis.op_kinds import SCATTERS
 from ..dialects.attributes import CANCELS_ATTR
 from ..dialects.dync_ir import read_subdnns
 from ..dialects.symbolic import element_type, type_dims
@@ -111,6 +112,29 @@ def _unshared(func: ir.Operation, sites: list[ir.Operation]) -> frozenset[int]:
     return frozenset(i for i in range(count) if all(_alone(site.operands[i]) for site in sites))
 
 
+def _written(func: ir.Operation) -> frozenset[int]:
+    """The arguments of `func` an op in it updates in place (the destination of a scatter).
+
+    IREE 3.13 updates such a destination in the buffer of the value passed; through a barrier
+    that update is not ordered after a barrier'd read of the same buffer in another sub-DNN,
+    which then reads the updated value (measured: ONNX NonMaxSuppression, whose suppression
+    flags one sub-DNN reads and another sets in the same loop trip, kept a suppressed box).
+    A destination shares no work worth a barrier anyway."""
+    block = func.regions[0].blocks[0]
+    return frozenset(
+        arg.arg_number for arg in block.arguments
+        if any(use.owner.name in SCATTERS and use.operand_number == 0
+               for use in _through_casts(arg)))
+
+
+def _through_casts(value: ir.Value):
+    for use in value.uses:
+        if use.owner.name in ("torch_c.to_builtin_tensor", "torch_c.from_builtin_tensor"):
+            yield from _through_casts(use.owner.results[0])
+        else:
+            yield use
+
+
 def _alone(value: ir.Value) -> bool:
     if function_argument(value) is not None:
         return True
@@ -177,7 +201,7 @@ class IsolateSubdnns(Pass):
             if func is None or not func.regions[0].blocks:
                 continue
             isolate_arguments(func, channels_last,
-                              _unshared(func, sites.get(record["name"], [])))
+                              _unshared(func, sites.get(record["name"], [])) | _written(func))
         if channels_last:
             for if_op in ops_named(module, "scf.if"):
                 yield_channels_last(if_op)

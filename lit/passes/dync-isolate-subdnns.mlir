@@ -116,3 +116,32 @@ module {
     return %0 : !torch.vtensor<[4],f32>
   }
 }
+
+// -----
+
+// The destination of an in-place update (slice_scatter) gets no barrier: IREE updates it in
+// the passed buffer, unordered with a barrier'd read of that buffer elsewhere (ONNX
+// NonMaxSuppression read a flag after the next sub-DNN had set it). The other argument does.
+// CHECK-LABEL: func.func private @subdnn_1(%arg0: !torch.vtensor<[6],si64>, %arg1: !torch.vtensor<[6],si64>)
+// CHECK-NEXT:    %[[T:.+]] = torch_c.to_builtin_tensor %arg1
+// CHECK-NEXT:    util.optimization_barrier %[[T]]
+// CHECK-NOT:     util.optimization_barrier
+// CHECK:         torch.aten.slice_scatter %arg0,
+module attributes {dync.subdnns = [{arguments = ["[6]"], calls = 1 : i64, name = "subdnn_0", ops = 1 : i64, results = ["[6]"], source = "model.py:2-2"}, {arguments = ["[6]", "[6]"], calls = 1 : i64, name = "subdnn_1", ops = 2 : i64, results = ["[6]"], source = "model.py:3-4"}]} {
+  func.func @main(%arg0: !torch.vtensor<[6],si64>) -> (!torch.vtensor<[6],si64>, !torch.vtensor<[6],si64>) {
+    %0 = call @subdnn_0(%arg0) : (!torch.vtensor<[6],si64>) -> !torch.vtensor<[6],si64>
+    %1 = call @subdnn_1(%0, %0) : (!torch.vtensor<[6],si64>, !torch.vtensor<[6],si64>) -> !torch.vtensor<[6],si64>
+    return %0, %1 : !torch.vtensor<[6],si64>, !torch.vtensor<[6],si64>
+  }
+  func.func private @subdnn_0(%arg0: !torch.vtensor<[6],si64>) -> !torch.vtensor<[6],si64> {
+    %0 = torch.aten.neg %arg0 : !torch.vtensor<[6],si64> -> !torch.vtensor<[6],si64>
+    return %0 : !torch.vtensor<[6],si64>
+  }
+  func.func private @subdnn_1(%arg0: !torch.vtensor<[6],si64>, %arg1: !torch.vtensor<[6],si64>) -> !torch.vtensor<[6],si64> {
+    %int0 = torch.constant.int 0
+    %int1 = torch.constant.int 1
+    %0 = torch.aten.slice.Tensor %arg1, %int0, %int0, %int1, %int1 : !torch.vtensor<[6],si64>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[1],si64>
+    %1 = torch.aten.slice_scatter %arg0, %0, %int0, %int0, %int1, %int1 : !torch.vtensor<[6],si64>, !torch.vtensor<[1],si64>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[6],si64>
+    return %1 : !torch.vtensor<[6],si64>
+  }
+}
