@@ -1,0 +1,320 @@
+"""ONNX nodes whose lowering in IREE's importer gives other values than the ONNX spec.
+
+Found by the ONNX node tests (`python -m benchmarks conformance`); a wrong value returned
+silently is the worst a compiler can do, so before import each such node is either rewritten
+into ONNX ops whose lowerings are right, or refused with the op, the attribute and the node:
+
+- `GridSample`, padding "zeros" (the default): torch-mlir's `aten.grid_sampler` lowering reads
+  outside the input for a sample point outside it and returns whatever memory holds there; in
+  "nearest" mode it also rounds halves away from zero (ONNX: to even). Rewritten: the input is
+  padded with zeros and the sample points clamped into the padding (rounded first, with ONNX's
+  `Round`, in "nearest" mode), so every read is in bounds and every outside read is a zero.
+- `BitShift` by a negative amount or by the width of the type or more: ONNX defines 0 (left) and
+  the sign fill (right); the lowering shifts by the amount modulo the width for 8-bit types.
+- `LpNormalization` of an all-zero slice: ONNX gives 0, the lowering 0/0 = NaN.
+- `SoftmaxCrossEntropyLoss` with weights and mean reduction (the lowering returns inf) and
+  `SpaceToDepth` in CRD mode (the lowering ignores the mode): replaced by the op's own function
+  body from the ONNX schema, as ONNX's `_expanded` tests do.
+- Refused: `Det` (the lowering eliminates without pivoting: NaN for any matrix with a zero
+  leading minor), `LSTM` with peepholes (ignored), `QLinearMatMul` of rank above 2, `Resize` with
+  `align_corners` in linear or cubic mode (wrong when downsampling, and the scales are often known
+  only at run time), `AveragePool` with `ceil_mode`, `count_include_pad` and a dilation above 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from ..errors import UnsupportedConstructError
+
+
+class _Graph:
+    """One graph being rewritten: fresh names, the element type and rank of every value."""
+
+    def __init__(self, graph: onnx.GraphProto, opset: int, outer: dict[str, onnx.TypeProto]):
+        self.opset = opset
+        self.types = dict(outer)
+        for value in [*graph.input, *graph.value_info, *graph.output]:
+            self.types[value.name] = value.type
+        for tensor in graph.initializer:
+            self.types[tensor.name] = helper.make_tensor_type_proto(tensor.data_type, tensor.dims)
+        self.constants = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+        for node in graph.node:
+            if node.op_type == "Constant" and node.attribute and node.attribute[0].name == "value":
+                self.constants[node.output[0]] = numpy_helper.to_array(node.attribute[0].t)
+        self.taken = set(self.types) | {o for n in graph.node for o in n.output}
+        self.emitted: list[onnx.NodeProto] = []
+
+    def fresh(self, hint: str) -> str:
+        name, n = hint, 0
+        while name in self.taken:
+            n += 1
+            name = f"{hint}_{n}"
+        self.taken.add(name)
+        return name
+
+    def op(self, op_type: str, *inputs: str, out: str | None = None, **attributes) -> str:
+        output = out or self.fresh(f"dync_{op_type.lower()}")
+        self.emitted.append(helper.make_node(op_type, list(inputs), [output], **attributes))
+        return output
+
+    def const(self, value, dtype) -> str:
+        name = self.fresh("dync_const")
+        return self.op("Constant", out=name, value=numpy_helper.from_array(
+            np.asarray(value, dtype=dtype), name))
+
+    def elem_type(self, name: str) -> int:
+        t = self.types.get(name)
+        return t.tensor_type.elem_type if t is not None else 0
+
+    def rank(self, name: str) -> int | None:
+        t = self.types.get(name)
+        if t is None or not t.tensor_type.HasField("shape"):
+            return None
+        return len(t.tensor_type.shape.dim)
+
+
+def _attribute(node: onnx.NodeProto, name: str, default=None):
+    for a in node.attribute:
+        if a.name == name:
+            value = helper.get_attribute_value(a)
+            return value.decode() if isinstance(value, bytes) else value
+    return default
+
+
+def _refuse(node: onnx.NodeProto, what: str, why: str) -> None:
+    raise UnsupportedConstructError(
+        f"ONNX {node.op_type} {what}".rstrip(),
+        f"IREE's lowering of ONNX {node.op_type} {what} gives other values than the ONNX spec: "
+        f"{why}".replace("  ", " "),
+        f"node {node.name!r}" if node.name else None)
+
+
+# --------------------------------------------------------------------------- rewrites
+
+
+def _grid_sample(node: onnx.NodeProto, g: _Graph) -> bool:
+    mode = _attribute(node, "mode", "linear")
+    if _attribute(node, "padding_mode", "zeros") != "zeros" or mode not in (
+            "linear", "bilinear", "nearest") or g.rank(node.input[0]) != 4:
+        return False  # other modes and ranks have no lowering: the importer names them
+    pad = 2  # a bilinear read at floor(p) and floor(p) + 1 stays in [-2, size + 1]
+    x, grid = node.input[0], node.input[1]
+    dtype = helper.tensor_dtype_to_np_dtype(g.elem_type(grid))
+    padded = g.op("Pad", x, g.const([0, 0, pad, pad, 0, 0, pad, pad], np.int64))
+    shape = g.op("Shape", x)
+    # Grid points are (x, y): x indexes W (axis 3), y indexes H (axis 2).
+    sizes = g.op("Cast", g.op("Gather", shape, g.const([3, 2], np.int64)),
+                 to=g.elem_type(grid))
+    one, two = g.const(1, dtype), g.const(2, dtype)
+    if _attribute(node, "align_corners", 0):
+        span = g.op("Sub", sizes, one)  # p = (grid + 1) / 2 * (size - 1)
+        pixel = g.op("Mul", g.op("Div", g.op("Add", grid, one), two), span)
+    else:  # p = ((grid + 1) * size - 1) / 2
+        pixel = g.op("Div", g.op("Sub", g.op("Mul", g.op("Add", grid, one), sizes), one), two)
+    margin = g.const(1.5, dtype)
+    low = g.op("Neg", margin)
+    high = g.op("Add", g.op("Sub", sizes, one), margin)
+    pixel = g.op("Min", g.op("Max", pixel, low), high)
+    if mode == "nearest":
+        pixel = g.op("Round", pixel)
+    shifted = g.op("Add", pixel, g.const(pad, dtype))
+    padded_sizes = g.op("Add", sizes, g.const(2 * pad, dtype))
+    if _attribute(node, "align_corners", 0):
+        new_grid = g.op("Sub", g.op("Div", g.op("Mul", shifted, two),
+                                    g.op("Sub", padded_sizes, one)), one)
+    else:
+        new_grid = g.op("Sub", g.op("Div", g.op("Add", g.op("Mul", shifted, two), one),
+                                    padded_sizes), one)
+    rewritten = onnx.NodeProto()
+    rewritten.CopyFrom(node)
+    rewritten.input[0], rewritten.input[1] = padded, new_grid
+    g.emitted.append(rewritten)
+    return True
+
+
+def _bit_shift(node: onnx.NodeProto, g: _Graph) -> bool:
+    x, amount = node.input
+    dtype = np.dtype(helper.tensor_dtype_to_np_dtype(g.elem_type(x)))
+    width = dtype.itemsize * 8
+    out_of_range = g.op("GreaterOrEqual", amount, g.const(width, dtype))
+    if dtype.kind == "i":
+        out_of_range = g.op("Or", out_of_range, g.op("Less", amount, g.const(0, dtype)))
+    safe_amount = g.op("Where", out_of_range, g.const(0, dtype), amount)
+    shifted = g.op("BitShift", x, safe_amount, direction=_attribute(node, "direction"))
+    zero = g.const(0, dtype)
+    fill = zero
+    if _attribute(node, "direction") == "RIGHT" and dtype.kind == "i":
+        fill = g.op("Where", g.op("Less", x, zero), g.const(-1, dtype), zero)
+    g.op("Where", out_of_range, fill, shifted, out=node.output[0])
+    return True
+
+
+def _lp_normalization(node: onnx.NodeProto, g: _Graph) -> bool:
+    x = node.input[0]
+    axis, p = _attribute(node, "axis", -1), _attribute(node, "p", 2)
+    if p not in (1, 2):
+        return False
+    reduce = "ReduceL2" if p == 2 else "ReduceL1"
+    if g.opset >= 18:
+        norm = g.op(reduce, x, g.const([axis], np.int64), keepdims=1)
+    else:
+        norm = g.op(reduce, x, axes=[axis], keepdims=1)
+    dtype = helper.tensor_dtype_to_np_dtype(g.elem_type(x))
+    zero = g.op("Equal", norm, g.const(0, dtype))
+    g.op("Div", x, g.op("Where", zero, g.const(1, dtype), norm), out=node.output[0])
+    return True
+
+
+def _expand(node: onnx.NodeProto, g: _Graph) -> bool:
+    """Replace `node` by its function body from the ONNX schema."""
+    schema = onnx.defs.get_schema(node.op_type, g.opset, node.domain)
+    types = [g.types.get(name, onnx.TypeProto()).SerializeToString() for name in node.input]
+    version = max(v for v in schema.context_dependent_function_opset_versions if v <= g.opset)
+    # The body builder reads absent attributes as empty, not as their defaults: fill them in.
+    node_with_defaults = onnx.NodeProto()
+    node_with_defaults.CopyFrom(node)
+    present = {a.name for a in node.attribute}
+    node_with_defaults.attribute.extend(
+        a.default_value for name, a in schema.attributes.items()
+        if name not in present and a.default_value.type != onnx.AttributeProto.UNDEFINED)
+    body = onnx.FunctionProto.FromString(
+        schema.get_context_dependent_function_with_opset_version(
+            version, node_with_defaults.SerializeToString(), types))
+    attributes = {a.name: a for a in node_with_defaults.attribute}
+    for inner in body.node:  # before any upgrade: the version converter drops references
+        resolved = [_resolved(a, attributes) for a in inner.attribute]
+        del inner.attribute[:]
+        inner.attribute.extend(a for a in resolved if a is not None)
+    if version != g.opset:
+        body = _upgraded(body, version, g.opset)
+    names = dict(zip(body.input, node.input, strict=False))
+    names.update((f, a) for f, a in zip(body.output, node.output, strict=False) if a)
+
+    def rename(name: str) -> str:
+        if name and name not in names:
+            names[name] = g.fresh(f"{node.name or node.op_type}_{name}")
+        return names.get(name, name)
+
+    for inner in body.node:
+        inner.input[:] = [rename(n) for n in inner.input]
+        inner.output[:] = [rename(n) for n in inner.output]
+        g.emitted.append(inner)
+    return True
+
+
+def _resolved(attribute: onnx.AttributeProto,
+              given: dict[str, onnx.AttributeProto]) -> onnx.AttributeProto | None:
+    """A function body's attribute with a reference to the node's attribute resolved (None when
+    the node does not give it: the inner op's default then applies)."""
+    if attribute.ref_attr_name and attribute.ref_attr_name not in given:
+        return None
+    resolved = onnx.AttributeProto()  # a copy: the caller clears the list `attribute` is in
+    resolved.CopyFrom(given[attribute.ref_attr_name] if attribute.ref_attr_name else attribute)
+    resolved.name = attribute.name
+    return resolved
+
+
+def _upgraded(body: onnx.FunctionProto, version: int, opset: int) -> onnx.FunctionProto:
+    """`body`, written at `version`, with its ops converted to the model's `opset`."""
+    graph = helper.make_graph(
+        list(body.node), "body", [helper.make_empty_tensor_value_info(n) for n in body.input],
+        [helper.make_empty_tensor_value_info(n) for n in body.output
+         if any(n in inner.output for inner in body.node)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", version)])
+    converted = onnx.version_converter.convert_version(model, opset).graph
+    upgraded = onnx.FunctionProto()
+    upgraded.CopyFrom(body)
+    del upgraded.node[:]
+    upgraded.node.extend(converted.node)
+    return upgraded
+
+
+def _softmax_cross_entropy(node: onnx.NodeProto, g: _Graph) -> bool:
+    weighted = len(node.input) > 2 and node.input[2]
+    return bool(weighted and _attribute(node, "reduction", "mean") == "mean") and _expand(node, g)
+
+
+def _space_to_depth(node: onnx.NodeProto, g: _Graph) -> bool:
+    return _attribute(node, "mode", "DCR") == "CRD" and _expand(node, g)
+
+
+# --------------------------------------------------------------------------- refusals
+
+
+def _det(node: onnx.NodeProto, g: _Graph) -> bool:
+    _refuse(node, "", "it eliminates without pivoting, so any matrix with a zero leading minor "
+            "gives NaN (det [[0, 1], [2, 3]] = -2)")
+    return False
+
+
+def _lstm(node: onnx.NodeProto, g: _Graph) -> bool:
+    if len(node.input) > 7 and node.input[7]:
+        _refuse(node, "with peepholes (input P)", "the peephole weights are ignored")
+    return False
+
+
+def _qlinear_matmul(node: onnx.NodeProto, g: _Graph) -> bool:
+    ranks = [g.rank(node.input[0]), g.rank(node.input[3])]
+    if any(r is None or r > 2 for r in ranks):
+        _refuse(node, f"of rank {max((r or 3) for r in ranks)}",
+                "batched (rank above 2) quantized matmuls come out wrong")
+    return False
+
+
+def _resize(node: onnx.NodeProto, g: _Graph) -> bool:
+    mode = _attribute(node, "mode", "nearest")
+    if _attribute(node, "coordinate_transformation_mode") == "align_corners" and mode != "nearest":
+        _refuse(node, f"in {mode} mode with coordinate_transformation_mode align_corners",
+                "downsampled values are wrong")
+    return False
+
+
+def _average_pool(node: onnx.NodeProto, g: _Graph) -> bool:
+    if (_attribute(node, "ceil_mode", 0) and _attribute(node, "count_include_pad", 0)
+            and any(d > 1 for d in _attribute(node, "dilations", []))):
+        _refuse(node, "with ceil_mode, count_include_pad and dilations",
+                "the windows that end in the padding are averaged over the wrong count")
+    return False
+
+
+_RULES: dict[str, Callable[[onnx.NodeProto, _Graph], bool]] = {
+    "GridSample": _grid_sample,
+    "BitShift": _bit_shift,
+    "LpNormalization": _lp_normalization,
+    "SoftmaxCrossEntropyLoss": _softmax_cross_entropy,
+    "SpaceToDepth": _space_to_depth,
+    "Det": _det,
+    "LSTM": _lstm,
+    "QLinearMatMul": _qlinear_matmul,
+    "Resize": _resize,
+    "AveragePool": _average_pool,
+}
+
+
+def rewrite_for_iree(graph: onnx.GraphProto, opset: int,
+                     outer: dict[str, onnx.TypeProto] | None = None) -> list[str]:
+    """Rewrite (in place) or refuse the nodes of `graph` and its subgraphs that IREE's importer
+    would lower to other values than ONNX's; returns one note per rewritten op type."""
+    g = _Graph(graph, opset, outer or {})
+    rewritten: set[str] = set()
+    for node in graph.node:
+        if node.domain not in ("", "ai.onnx"):
+            g.emitted.append(node)
+            continue
+        for attribute in node.attribute:
+            for sub in ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs):
+                rewritten.update(rewrite_for_iree(sub, opset, g.types))
+        rule = _RULES.get(node.op_type)
+        if rule is not None and rule(node, g):
+            rewritten.add(node.op_type)
+        else:
+            g.emitted.append(node)
+    if rewritten:
+        del graph.node[:]
+        graph.node.extend(g.emitted)
+    return sorted(rewritten)
