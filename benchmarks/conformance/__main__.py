@@ -30,7 +30,8 @@ def section(summary: str, slice_: str, count: int) -> str:
             f"`python -m benchmarks conformance --slice {slice_}`: {count} ONNX node tests of the "
             f"installed `onnx` {onnx.__version__} wheel, each compiled with `dync.compile`'s "
             "defaults (host CPU) and compared with its expected outputs (rtol 1e-3, atol 1e-5, "
-            "dtype and shape exact; random ops by dtype and shape). `error` is a dync error "
+            "16-bit floats within two units in their last place, dtype and shape exact; random "
+            "ops by dtype and shape). `error` is a dync error "
             "(refused with a message), `crash` a worker killed or hung. Every test that does "
             "not pass is listed with its outcome and reason in "
             "`benchmarks/conformance/expected.json`.\n\n" + summary)
