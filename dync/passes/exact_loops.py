@@ -10,8 +10,14 @@ to carry its own counter `k` (starting at 0) in front of its values: the iterati
 is `k`, and the loop continues while `cond and k + 1 < trip_count` (initially
 `cond and 0 < trip_count`).
 
-Left alone: loops with a constant-true condition (exact `scf.for`s) and loops with an
-unbounded trip count whose iteration number is unused (what `torch.while_loop` produces).
+A loop with a constant-true condition becomes an exact `scf.for` and is left alone, unless it
+grows a carried tensor (yields it concatenated to itself): IREE 3.13 gives an `scf.for` whose
+carried tensor changes shape the shape it started with (an ONNX Loop that concatenates a row
+per trip to an empty tensor returned it empty; `lit/upstream/iree-scf-for-growing-tensor.mlir`),
+so such a loop gets the counter too and becomes an `scf.while`, which IREE gets right. (A
+carried tensor that shrinks, by a slice, is not detected.) Also left alone:
+loops with an unbounded trip count whose iteration number is unused (what `torch.while_loop`
+produces).
 No paper section: this repairs an upstream lowering so that dync IR's scf loops are exact.
 """
 
@@ -19,6 +25,7 @@ from __future__ import annotations
 
 from iree.compiler import ir
 
+from ..dialects.symbolic import element_type, type_dims
 from ..dialects.walk import ops_named
 from .pipeline import Pass
 
@@ -40,11 +47,29 @@ def _constant_int(value: ir.Value) -> int | None:
     return ir.IntegerAttr(owner.operation.attributes["value"]).value
 
 
+def _grows(loop: ir.Operation) -> bool:
+    """Whether a carried tensor with a dynamic dim is yielded concatenated to itself (the
+    growing values `torch.cat` in a loop and ONNX Loop scan outputs make)."""
+    body = loop.regions[0].blocks[0]
+    condition = list(body.operations)[-1]
+    carried = list(body.arguments)[1:]
+    for arg, yielded in zip(carried, list(condition.operands)[1:], strict=True):
+        if element_type(arg.type) is None or None not in (type_dims(arg.type) or [None]):
+            continue
+        owner = yielded.owner
+        if isinstance(owner, ir.Block) or owner.operation.name != "torch.aten.cat":
+            continue
+        pieces = owner.operation.operands[0].owner
+        if not isinstance(pieces, ir.Block) and arg in list(pieces.operation.operands):
+            return True
+    return False
+
+
 def _needs_counter(loop: ir.Operation) -> bool:
     body = loop.regions[0].blocks[0]
     condition = list(body.operations)[-1]
     if _is_true(loop.operands[1]) and _is_true(condition.operands[0]):
-        return False
+        return _grows(loop)
     unbounded = _constant_int(loop.operands[0]) == INT64_MAX
     return not (unbounded and not list(body.arguments[0].uses))
 

@@ -76,3 +76,39 @@ func.func @while_loop(%c: !torch.bool, %x: !torch.vtensor<[4],f32>) -> !torch.vt
   } : (!torch.int, !torch.bool, !torch.vtensor<[4],f32>) -> !torch.vtensor<[4],f32>
   return %0 : !torch.vtensor<[4],f32>
 }
+
+// -----
+
+// A for-like loop that carries a tensor with a dynamic dim gets the counter too, so that it
+// becomes an scf.while: IREE returns an scf.for's growing carried tensor at its first shape.
+// CHECK-LABEL: func.func @growing_for_loop
+// CHECK:         %[[ANY:.+]] = torch.aten.lt.int
+// CHECK:         %[[START:.+]] = torch.aten.__and__.bool %{{.+}}, %[[ANY]]
+// CHECK:         torch.prim.Loop %{{.+}}, %[[START]], init(
+func.func @growing_for_loop(%n: !torch.int, %x: !torch.vtensor<[?,4],f32>) -> !torch.vtensor<[?,4],f32> {
+  %true = torch.constant.bool true
+  %int0 = torch.constant.int 0
+  %0 = torch.prim.Loop %n, %true, init(%x) {
+  ^bb0(%i: !torch.int, %h: !torch.vtensor<[?,4],f32>):
+    %1 = torch.prim.ListConstruct %h, %h : (!torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>) -> !torch.list<vtensor>
+    %2 = torch.aten.cat %1, %int0 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[?,4],f32>
+    torch.prim.Loop.condition %true, iter(%2 : !torch.vtensor<[?,4],f32>)
+  } : (!torch.int, !torch.bool, !torch.vtensor<[?,4],f32>) -> !torch.vtensor<[?,4],f32>
+  return %0 : !torch.vtensor<[?,4],f32>
+}
+
+// -----
+
+// A dynamic carried tensor that keeps its shape leaves the for-like loop alone.
+// CHECK-LABEL: func.func @dynamic_for_loop
+// CHECK-NOT:     torch.aten.__and__.bool
+// CHECK:         torch.prim.Loop %{{.+}}, %true, init(
+func.func @dynamic_for_loop(%n: !torch.int, %x: !torch.vtensor<[?,4],f32>) -> !torch.vtensor<[?,4],f32> {
+  %true = torch.constant.bool true
+  %0 = torch.prim.Loop %n, %true, init(%x) {
+  ^bb0(%i: !torch.int, %h: !torch.vtensor<[?,4],f32>):
+    %1 = torch.aten.tanh %h : !torch.vtensor<[?,4],f32> -> !torch.vtensor<[?,4],f32>
+    torch.prim.Loop.condition %true, iter(%1 : !torch.vtensor<[?,4],f32>)
+  } : (!torch.int, !torch.bool, !torch.vtensor<[?,4],f32>) -> !torch.vtensor<[?,4],f32>
+  return %0 : !torch.vtensor<[?,4],f32>
+}
