@@ -36,7 +36,7 @@ from ..errors import CompilationError, DyncError, UnsupportedConstructError
 from .common import ImportedProgram, Lowering, finish_import
 from .onnx_inputs import DynamicShapes, _bind_input_symbols, _input_symbols, _sanitize, _signature
 from .onnx_ranks import complete_ranks, rankless
-from .onnx_rewrites import rewrite_for_iree
+from .onnx_rewrites import relax_growing, rewrite_for_iree
 
 # Opset every model is brought up to before import (IREE's ONNX guide recommends >= 17:
 # torch-mlir's ONNX lowerings are written and tested against recent opsets).
@@ -185,15 +185,18 @@ def _require_ranks(proto: onnx.ModelProto) -> None:
 def _rewrite_for_iree(proto: onnx.ModelProto, notes: list[str]) -> onnx.ModelProto:
     """Rewrite or refuse the nodes IREE would lower to other values (`onnx_rewrites`), and
     infer the shapes of what the rewrites added."""
+    complete_ranks(proto.graph)  # the rewrites read shapes, Loop bodies' often left out
     rewritten = rewrite_for_iree(proto.graph, _default_opset(proto) or TARGET_OPSET)
     if not rewritten:
         return proto
     notes.append("rewrote ONNX " + ", ".join(rewritten) + " into ops IREE lowers to the "
                  "spec's values (dync/frontends/onnx_rewrites.py)")
     try:
-        return onnx.shape_inference.infer_shapes(proto, data_prop=True)
+        inferred = onnx.shape_inference.infer_shapes(proto, data_prop=True)
     except Exception as e:  # over 2 GB, or an InferenceError in the rewritten nodes
         raise DyncError(f"ONNX shape inference failed after rewriting {rewritten}: {e}") from e
+    relax_growing(inferred.graph)
+    return inferred
 
 
 def _name_unnamed_input_dims(proto: onnx.ModelProto, *, copy: bool) -> onnx.ModelProto:

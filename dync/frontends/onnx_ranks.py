@@ -56,6 +56,17 @@ def _reshape(node: onnx.NodeProto, ranks: list[int | None], lengths: list[int | 
     return lengths[1] if len(lengths) > 1 else None
 
 
+def _constant_of_shape(node: onnx.NodeProto, ranks: list[int | None],
+                       lengths: list[int | None]) -> int | None:
+    return lengths[0] if lengths else None
+
+
+def _expand(node: onnx.NodeProto, ranks: list[int | None],
+            lengths: list[int | None]) -> int | None:
+    size = lengths[1] if len(lengths) > 1 else None
+    return None if ranks[0] is None or size is None else max(ranks[0], size)
+
+
 def _gather(node: onnx.NodeProto, ranks: list[int | None], lengths: list[int | None]) -> int | None:
     data, indices = ranks[0], ranks[1] if len(ranks) > 1 else None
     return None if data is None or indices is None else data + indices - 1
@@ -78,6 +89,9 @@ def _concat(node: onnx.NodeProto, ranks: list[int | None], lengths: list[int | N
 Rule = Callable[[onnx.NodeProto, list[int | None], list[int | None]], int | None]
 _RULES: dict[str, Rule] = {
     "Unsqueeze": _unsqueeze,
+    "ConstantOfShape": _constant_of_shape,
+    "Expand": _expand,
+    "Range": lambda node, ranks, lengths: 1,
     "Squeeze": _squeeze,
     "Reshape": _reshape,
     "Gather": _gather,
@@ -120,10 +134,74 @@ def _known_ranks(values) -> dict[str, int]:
     }
 
 
+def _subgraphs(node: onnx.NodeProto) -> dict[str, onnx.GraphProto]:
+    return {a.name: a.g for a in node.attribute if a.HasField("g")}
+
+
+def _shapeless(values) -> dict[str, onnx.ValueInfoProto]:
+    return {v.name: v for v in values if v.type.WhichOneof("value") == "tensor_type"
+            and not v.type.tensor_type.HasField("shape")}
+
+
+def _give_rank(value: onnx.ValueInfoProto, rank: int) -> None:
+    value.type.tensor_type.shape.dim.extend(onnx.TensorShapeProto.Dimension() for _ in range(rank))
+
+
+def _seed_body(node: onnx.NodeProto, body: onnx.GraphProto, ranks: dict[str, int]) -> None:
+    """Give a Loop or Scan body's shapeless inputs the ranks the node's inputs imply: a Loop's
+    carried values (after the trip count and condition) have their initial values' ranks, a
+    Scan's states theirs and its scan inputs one less."""
+    if node.op_type == "Loop":
+        pairs = [(v, ranks.get(a)) for v, a in zip(body.input[2:], node.input[2:], strict=False)]
+    else:  # Scan (opset 9 and later: no batch axis)
+        scans = next((a.i for a in node.attribute if a.name == "num_scan_inputs"), 0)
+        states = len(node.input) - scans
+        pairs = [(v, ranks.get(a) if i < states or ranks.get(a) is None else ranks[a] - 1)
+                 for i, (v, a) in enumerate(zip(body.input, node.input, strict=False))]
+    for value, rank in pairs:
+        if rank is not None and value.name in _shapeless([value]):
+            _give_rank(value, rank)
+
+
+def _output_rank(graph: onnx.GraphProto, index: int) -> int | None:
+    if index >= len(graph.output):
+        return None
+    return _known_ranks([graph.output[index]]).get(graph.output[index].name)
+
+
+def _region_ranks(node: onnx.NodeProto, ranks: list[int | None]) -> list[int | None]:
+    """Output ranks of If, Loop and Scan, from their (completed) subgraphs."""
+    graphs = _subgraphs(node)
+    count = len(node.output)
+    if node.op_type == "If":
+        then, other = (_ranks_of_outputs(graphs.get(b), count)
+                       for b in ("then_branch", "else_branch"))
+        return [t if t == e else None for t, e in zip(then, other, strict=True)]
+    body = graphs.get("body")
+    if body is None:
+        return [None] * count
+    if node.op_type == "Loop":
+        carried = len(node.input) - 2
+        skip = 1  # the body's first output is the condition
+    else:
+        scans = next((a.i for a in node.attribute if a.name == "num_scan_inputs"), 0)
+        carried, skip = len(node.input) - scans, 0
+    out: list[int | None] = []
+    for i in range(count):
+        rank = _output_rank(body, skip + i)
+        out.append(rank if i < carried or rank is None else rank + 1)  # scan outputs stack
+    return out
+
+
+def _ranks_of_outputs(graph: onnx.GraphProto | None, count: int) -> list[int | None]:
+    return [_output_rank(graph, i) if graph is not None else None for i in range(count)]
+
+
 def complete_ranks(graph: onnx.GraphProto, outer: dict[str, int] | None = None,
                    outer_lengths: dict[str, int] | None = None) -> None:
-    """Give every tensor in `graph.value_info` that has an element type but no shape the rank
-    its producer implies (dims unknown), in place; subgraphs too, seeing the outer ranks."""
+    """Give every tensor of `graph` (value_info and, in a subgraph, outputs) that has an
+    element type but no shape the rank its producer implies (dims unknown), in place;
+    subgraphs first, seeing the outer ranks."""
     ranks = dict(outer or {})
     ranks.update(_known_ranks(graph.input))
     ranks.update({t.name: len(t.dims) for t in graph.initializer})
@@ -133,35 +211,43 @@ def complete_ranks(graph: onnx.GraphProto, outer: dict[str, int] | None = None,
     for values in (graph.input, graph.value_info, graph.output):
         lengths.update(_known_lengths(values))
     lengths.update({t.name: t.dims[0] for t in graph.initializer if len(t.dims) == 1})
-    shapeless = {
-        v.name: v for v in graph.value_info
-        if v.type.WhichOneof("value") == "tensor_type" and not v.type.tensor_type.HasField("shape")
-    }
+    shapeless = _shapeless(graph.value_info)
+    outputs = _shapeless(graph.output)
     for node in graph.node:  # topological order: one sweep
         if node.op_type == "Constant":
+            value = next((a.t for a in node.attribute if a.name == "value"), None)
+            if value is not None:
+                ranks.setdefault(node.output[0], len(value.dims))
+                if len(value.dims) == 1:
+                    lengths.setdefault(node.output[0], value.dims[0])
             continue
         inputs = [ranks.get(name) if name else None for name in node.input]
         if node.op_type == "Shape" and inputs and inputs[0] is not None:
             lengths[node.output[0]] = _shape_length(node, inputs[0])
-        sizes = [lengths.get(name) if name else None for name in node.input]
-        rank = _rank_of(node, inputs, sizes) if shapeless.keys() & set(node.output) else None
-        for name in node.output:
-            if rank is not None and name in shapeless:
-                shapeless.pop(name).type.tensor_type.shape.dim.extend(
-                    onnx.TensorShapeProto.Dimension() for _ in range(rank))
-                ranks[name] = rank
-        for attribute in node.attribute:
-            for sub in ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs):
-                complete_ranks(sub, ranks, lengths)
+        for name, sub in _subgraphs(node).items():
+            if node.op_type in ("Loop", "Scan") and name == "body":
+                _seed_body(node, sub, ranks)
+            complete_ranks(sub, ranks, lengths)
+        if node.op_type in ("If", "Loop", "Scan"):
+            out_ranks = _region_ranks(node, inputs)
+        else:
+            sizes = [lengths.get(name) if name else None for name in node.input]
+            missing = (shapeless.keys() | outputs.keys()) & set(node.output)
+            rank = _rank_of(node, inputs, sizes) if missing else None
+            out_ranks = [rank] * len(node.output)
+        for name, rank in zip(node.output, out_ranks, strict=True):
+            if rank is None or name in ranks:
+                continue
+            for pending in (shapeless, outputs):
+                if name in pending:
+                    _give_rank(pending.pop(name), rank)
+            ranks[name] = rank
 
 
 def rankless(graph: onnx.GraphProto) -> list[tuple[onnx.NodeProto, str]]:
     """(producer, value) of every node output with an element type and no rank, subgraphs
     included: what IREE's importer would misread as a scalar."""
-    shapeless = {
-        v.name for v in graph.value_info
-        if v.type.WhichOneof("value") == "tensor_type" and not v.type.tensor_type.HasField("shape")
-    }
+    shapeless = set(_shapeless(graph.value_info))
     found = [(node, name) for node in graph.node for name in node.output if name in shapeless]
     for node in graph.node:
         for attribute in node.attribute:

@@ -48,6 +48,8 @@ class _Graph:
                 self.constants[node.output[0]] = numpy_helper.to_array(node.attribute[0].t)
         self.taken = set(self.types) | {o for n in graph.node for o in n.output}
         self.emitted: list[onnx.NodeProto] = []
+        self.pending: list[onnx.NodeProto] = []  # nodes that go after the one being rewritten
+        self.declared: list[onnx.ValueInfoProto] = []  # types of new values, for inference
 
     def fresh(self, hint: str) -> str:
         name, n = hint, 0
@@ -234,6 +236,120 @@ def _upgraded(body: onnx.FunctionProto, version: int, opset: int) -> onnx.Functi
     return upgraded
 
 
+def _named_shape(t: onnx.TypeProto | None) -> list[int | str] | None:
+    """The dims of a tensor type, each a number or a `dim_param` name; None if a dim is
+    neither, or the type has no shape."""
+    if t is None or t.WhichOneof("value") != "tensor_type" or not t.tensor_type.HasField("shape"):
+        return None
+    dims = [d.dim_value if d.HasField("dim_value") else d.dim_param or None
+            for d in t.tensor_type.shape.dim]
+    return None if None in dims else dims
+
+
+def _dim_sources(g: _Graph) -> dict[str, tuple[str, int]]:
+    """For each `dim_param` of a value of `g` (its scope included): a value and axis that has
+    it, to read its size from at run time."""
+    sources: dict[str, tuple[str, int]] = {}
+    for name, t in g.types.items():
+        for axis, dim in enumerate(_named_shape(t) or []):
+            if isinstance(dim, str):
+                sources.setdefault(dim, (name, axis))
+    return sources
+
+
+def _empty_rows(g: _Graph, shape: list[int | str], dtype) -> str | None:
+    """A tensor of shape [0, *shape]: from a constant when `shape` is static; else from the
+    sizes of the values whose named dims it uses (None when one has no such value)."""
+    zero = g.const([0], np.int64)
+    if all(isinstance(d, int) for d in shape):
+        # An empty slice of a zero row, not a constant: its lowering keeps the dynamic type.
+        row = g.const(np.zeros([1, *shape], dtype), dtype)
+        return g.op("Slice", row, zero, zero, out=g.fresh(f"{GROWING}_start"))
+    sources = _dim_sources(g)
+    if any(isinstance(d, str) and d not in sources for d in shape):
+        return None
+    sizes = [zero]
+    for dim in shape:
+        if isinstance(dim, int):
+            sizes.append(g.const([dim], np.int64))
+        else:
+            value, axis = sources[dim]
+            sizes.append(g.op("Shape", value, start=axis, end=axis + 1))
+    fill = numpy_helper.from_array(np.zeros([1], dtype), "fill")
+    return g.op("ConstantOfShape", g.op("Concat", *sizes, axis=0), value=fill,
+                out=g.fresh(f"{GROWING}_start"))
+
+
+# Values whose first dim grows trip by trip: named with this prefix so that `relax_growing`
+# can undo what shape inference, run again after the rewrites, concludes from a static trip
+# count or an empty start.
+GROWING = "dync_growing"
+
+
+def _loop_scan_outputs(node: onnx.NodeProto, g: _Graph) -> bool:
+    """A Loop's scan outputs become loop-carried accumulators (IREE's importer lowers no scan
+    output): each starts empty, [0, *shape], and every trip concatenates its value, unsqueezed.
+    Needs each scanned value's dims static or named (`dim_param`) like a dim of a value outside
+    the Loop, which gives its size; else the Loop is left to the importer's error."""
+    body = next(a.g for a in node.attribute if a.name == "body")
+    carried = len(node.input) - 2
+    scanned = body.output[1 + carried:]
+    if not scanned:
+        return False
+    inner = _Graph(body, g.opset, g.types)
+    shapes = [_named_shape(inner.types.get(v.name)) for v in scanned]
+    if any(shape is None for shape in shapes):
+        return False
+    emitted = len(g.emitted)
+    starts, results, outputs = [], [], []
+    for value, shape in zip(scanned, shapes, strict=True):
+        dtype = helper.tensor_dtype_to_np_dtype(inner.elem_type(value.name))
+        starts.append(_empty_rows(g, shape, dtype))
+    if None in starts:
+        del g.emitted[emitted:]
+        return False
+    for i, (value, shape) in enumerate(zip(scanned, shapes, strict=True)):
+        elem_type = inner.elem_type(value.name)
+        accumulated = inner.fresh(f"{GROWING}_{value.name}")
+        body.input.append(helper.make_tensor_value_info(accumulated, elem_type, [None, *shape]))
+        axis = inner.const([0], np.int64)
+        item = (inner.op("Unsqueeze", value.name, axis) if g.opset >= 13
+                else inner.op("Unsqueeze", value.name, axes=[0]))
+        grown = inner.op("Concat", accumulated, item, axis=0,
+                         out=inner.fresh(f"{GROWING}_{value.name}_grown"))
+        outputs.append(helper.make_tensor_value_info(grown, elem_type, [None, *shape]))
+        # The Loop's result is dynamic; the model's name gets it through an Identity.
+        results.append(g.fresh(f"{GROWING}_{node.output[carried + i]}"))
+        g.declared.extend(helper.make_tensor_value_info(name, elem_type, [None, *shape])
+                          for name in (starts[-1], results[-1]))
+        g.pending.append(helper.make_node("Identity", [results[-1]], [node.output[carried + i]]))
+    body.node.extend(inner.emitted)
+    del body.output[1 + carried:]
+    body.output.extend(outputs)
+    rewritten = onnx.NodeProto()
+    rewritten.CopyFrom(node)  # after the body's changes: CopyFrom copies the subgraph
+    rewritten.input.extend(starts)
+    rewritten.output[carried:] = results
+    g.emitted.append(rewritten)
+    g.emitted.extend(g.pending)
+    g.pending.clear()
+    return True
+
+
+def relax_growing(graph: onnx.GraphProto) -> None:
+    """Make the first dim of every `GROWING` value unknown again (after shape inference), in
+    `graph` and its subgraphs."""
+    for values in (graph.input, graph.output, graph.value_info):
+        for value in values:
+            if value.name.startswith(GROWING) and value.type.tensor_type.shape.dim:
+                first = value.type.tensor_type.shape.dim[0]
+                first.Clear()
+    for node in graph.node:
+        for attribute in node.attribute:
+            for sub in ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs):
+                relax_growing(sub)
+
+
 def _softmax_cross_entropy(node: onnx.NodeProto, g: _Graph) -> bool:
     weighted = len(node.input) > 2 and node.input[2]
     return bool(weighted and _attribute(node, "reduction", "mean") == "mean") and _expand(node, g)
@@ -284,6 +400,7 @@ def _average_pool(node: onnx.NodeProto, g: _Graph) -> bool:
 
 _RULES: dict[str, Callable[[onnx.NodeProto, _Graph], bool]] = {
     "GridSample": _grid_sample,
+    "Loop": _loop_scan_outputs,
     "BitShift": _bit_shift,
     "LpNormalization": _lp_normalization,
     "SoftmaxCrossEntropyLoss": _softmax_cross_entropy,
@@ -317,4 +434,5 @@ def rewrite_for_iree(graph: onnx.GraphProto, opset: int,
     if rewritten:
         del graph.node[:]
         graph.node.extend(g.emitted)
+        graph.value_info.extend(g.declared)
     return sorted(rewritten)
