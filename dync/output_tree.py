@@ -117,13 +117,16 @@ def _build(node: Node, leaves) -> Any:
 
 def leaves(value: Any) -> list:
     """The leaves of nested tuples, lists and dicts (dict values in insertion order), as
-    torch's `tree_leaves` gives them; torch's own when torch is loaded (it knows more node
-    types, and the nesting a model's inputs use)."""
+    torch's `tree_leaves` gives them (torch's own when torch is loaded: it knows more node
+    types, and the nesting a model's inputs use), less None: no input, as torch.export takes
+    a None argument (and an absent ONNX optional)."""
     torch = sys.modules.get("torch")
     if torch is not None:
         from torch.utils import _pytree as pytree
 
-        return pytree.tree_leaves(value)
+        return [leaf for leaf in pytree.tree_leaves(value) if leaf is not None]
+    if value is None:
+        return []
     if isinstance(value, tuple | list):
         return [leaf for v in value for leaf in leaves(v)]
     if isinstance(value, dict):

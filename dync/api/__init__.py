@@ -44,7 +44,10 @@ def compile(  # noqa: A001 - the public name is fixed by the design
 
     Args:
       model: an `nn.Module` (then `args` are example inputs) or an ONNX model.
-      args: example inputs for a PyTorch model (tuple of tensors); unused for ONNX.
+      args: example inputs for a PyTorch model (tuple of tensors). For ONNX, optional unless
+        the model has sequence or optional inputs: the example's list lengths and present
+        optionals fix them (calls must match; a list for a sequence, None for an absent
+        optional), and sequence ops then run at compile time.
       dynamic_shapes: `torch.export` convention (`torch.export.Dim`) for PyTorch; for ONNX,
         `{input: {axis: (name, min, max)}}` to name and bound `dim_param`s.
       backend: "llvm-cpu" (host, default), "cuda" or "arm".

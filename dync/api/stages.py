@@ -130,7 +130,7 @@ def _import(model: Any, args, dynamic_shapes, session: CompilerSession,
         from ..frontends.onnx import import_onnx
 
         return import_onnx(model, session.context, lower=lower_control_flow,
-                           dynamic_shapes=dynamic_shapes)
+                           dynamic_shapes=dynamic_shapes, args=args)
     import torch
 
     if isinstance(model, torch.nn.Module):

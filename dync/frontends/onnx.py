@@ -37,6 +37,8 @@ from .common import ImportedProgram, Lowering, finish_import
 from .onnx_inputs import DynamicShapes, _bind_input_symbols, _input_symbols, _sanitize, _signature
 from .onnx_ranks import complete_ranks, rankless
 from .onnx_rewrites import relax_growing, rewrite_for_iree
+from .onnx_sequences import eliminate_sequences, output_tree
+from .onnx_structure import flatten_structured_inputs, structure_of
 
 # Opset every model is brought up to before import (IREE's ONNX guide recommends >= 17:
 # torch-mlir's ONNX lowerings are written and tested against recent opsets).
@@ -76,16 +78,20 @@ def import_onnx(
     *,
     lower: Lowering,
     dynamic_shapes: DynamicShapes | None = None,
+    args: tuple | None = None,
 ) -> ImportedProgram:
     """Import an ONNX model into `context` as dync IR (entry function `main`).
 
     `dynamic_shapes` names and bounds dynamic input dims: input name -> axis ->
     ``(symbol, min, max)`` or just ``symbol``. Dims it does not mention keep their
     `dim_param` as the symbol name (or ``<input>_d<axis>`` when unnamed) and the range
-    ``[1, 2**31 - 1]``.
+    ``[1, 2**31 - 1]``. `args`, the example inputs, fix the length of sequence inputs and the
+    presence of optional ones (`onnx_structure`).
     """
     notes: list[str] = []
-    proto = _prepare(_load(model), model if not isinstance(model, onnx.ModelProto) else None, notes)
+    proto = _structured(_load(model), args, notes)
+    proto = _prepare(proto, model if not isinstance(model, onnx.ModelProto) else None, notes)
+    proto, sequence_outputs = _without_sequences(proto, notes)
     proto = _rewrite_for_iree(proto, notes)
     nodes = _name_nodes(proto.graph)
     _require_ranks(proto)
@@ -104,6 +110,8 @@ def import_onnx(
         )
 
     signature = _signature(proto.graph, inputs, input_dims, symbols, result_types)
+    if sequence_outputs and any(n is not None for n in sequence_outputs):
+        signature.output_tree = output_tree(sequence_outputs)
     program = finish_import(module, signature, "onnx", lower)
     program.notes.extend(notes)
     return program
@@ -180,6 +188,30 @@ def _require_ranks(proto: onnx.ModelProto) -> None:
             f"node {node.name!r} (its shape depends on values known only at run time); "
             "IREE's ONNX importer needs the rank of every tensor",
             f"node {node.name!r}")
+
+
+def _structured(proto: onnx.ModelProto, args: tuple | None, notes: list[str]) -> onnx.ModelProto:
+    """`proto` with its sequence and optional inputs as tensor inputs (a copy, when any)."""
+    structure = structure_of(_graph_inputs(proto.graph), args)
+    if not structure:
+        return proto
+    proto = _copy(proto)
+    notes.extend(flatten_structured_inputs(proto.graph, structure))
+    return proto
+
+
+def _without_sequences(proto: onnx.ModelProto, notes: list[str]
+                       ) -> tuple[onnx.ModelProto, list[int | None] | None]:
+    """`proto` with the sequences known at compile time replaced by their tensors
+    (`onnx_sequences`), shapes inferred again; and the length of each sequence output."""
+    changed, groups = eliminate_sequences(proto.graph)
+    if not changed:
+        return proto, None
+    notes.extend(changed)
+    try:
+        return onnx.shape_inference.infer_shapes(proto, data_prop=True), groups
+    except Exception as e:  # an InferenceError in the nodes that replaced the sequence ops
+        raise DyncError(f"ONNX shape inference failed after evaluating sequences: {e}") from e
 
 
 def _rewrite_for_iree(proto: onnx.ModelProto, notes: list[str]) -> onnx.ModelProto:

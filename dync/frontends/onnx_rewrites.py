@@ -30,6 +30,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from ..errors import UnsupportedConstructError
+from .onnx_names import fresh_name
 
 
 class _Graph:
@@ -52,12 +53,7 @@ class _Graph:
         self.declared: list[onnx.ValueInfoProto] = []  # types of new values, for inference
 
     def fresh(self, hint: str) -> str:
-        name, n = hint, 0
-        while name in self.taken:
-            n += 1
-            name = f"{hint}_{n}"
-        self.taken.add(name)
-        return name
+        return fresh_name(self.taken, hint)
 
     def op(self, op_type: str, *inputs: str, out: str | None = None, **attributes) -> str:
         output = out or self.fresh(f"dync_{op_type.lower()}")
