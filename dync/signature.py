@@ -34,11 +34,14 @@ _TORCH_DTYPES = {
     "int16": "int16",
     "int8": "int8",
     "uint8": "uint8",
+    "uint16": "uint16",
+    "uint32": "uint32",
+    "uint64": "uint64",
     "bool": "bool",
 }
 
 
-_UNSIGNED = frozenset({"uint8"})
+_UNSIGNED = frozenset({"uint8", "uint16", "uint32", "uint64"})
 
 
 def _as_unsigned(array: Any) -> Any:

@@ -59,7 +59,7 @@ SIGNED_ONLY_OPS = op_facts.with_trait(op_facts.SIGNED_ONLY)
 def _refuse_signed_only_on_unsigned(module: ir.Module) -> None:
     """An op IREE computes as signed (`op_facts.SIGNED_ONLY`) on an unsigned integer tensor is
     an `UnsupportedConstructError` naming the op and where it is: its results would differ
-    from the model's for values of 128 and above."""
+    from the model's for values with the top bit set."""
     for op in nested_ops(module.operation):
         if op.name not in SIGNED_ONLY_OPS:
             continue
@@ -69,7 +69,8 @@ def _refuse_signed_only_on_unsigned(module: ir.Module) -> None:
             raise UnsupportedConstructError(
                 f"{op.name.removeprefix('torch.aten.')} on {unsigned[0]}",
                 "IREE computes it as signed, so its results would differ from the model's for "
-                "values of 128 and above; convert the tensor to a signed or wider type first",
+                "values with the top bit set (128 and above in 8 bits); convert the tensor to a "
+                "signed or wider type first",
                 source_line(op) or (f"node {node!r}" if node else None))
 
 

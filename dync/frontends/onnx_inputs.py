@@ -36,6 +36,9 @@ _ELEM_TYPES = {
     onnx.TensorProto.INT16: "int16",
     onnx.TensorProto.INT8: "int8",
     onnx.TensorProto.UINT8: "uint8",
+    onnx.TensorProto.UINT16: "uint16",
+    onnx.TensorProto.UINT32: "uint32",
+    onnx.TensorProto.UINT64: "uint64",
     onnx.TensorProto.BOOL: "bool",
 }
 

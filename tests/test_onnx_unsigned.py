@@ -1,0 +1,47 @@
+"""Unsigned integer tensors of every width through ONNX: the values with the top bit set, where
+signed arithmetic would differ, come back right, or the op is refused by name."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+import dync
+from dync.errors import UnsupportedConstructError
+
+WIDTHS = [(np.uint16, TensorProto.UINT16), (np.uint32, TensorProto.UINT32),
+          (np.uint64, TensorProto.UINT64)]
+
+
+def _binary(op: str, elem: int, out: int | None = None, **attributes) -> onnx.ModelProto:
+    graph = helper.make_graph(
+        [helper.make_node(op, ["a", "b"], ["y"], name="op", **attributes)], "g",
+        [helper.make_tensor_value_info("a", elem, [4]), helper.make_tensor_value_info("b", elem, [4])],
+        [helper.make_tensor_value_info("y", out or elem, [4])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+@pytest.mark.parametrize("dtype, elem", WIDTHS, ids=lambda v: getattr(v, "__name__", ""))
+def test_top_bit_values(dtype, elem):
+    top = np.iinfo(dtype).max
+    a = np.array([top, top // 2 + 1, 5, 1], dtype)
+    b = np.array([1, top, 3, top // 2], dtype)
+    with np.errstate(over="ignore"):
+        cases = {"Add": (_binary("Add", elem), a + b),
+                 "Max": (_binary("Max", elem), np.maximum(a, b)),
+                 "Greater": (_binary("Greater", elem, TensorProto.BOOL), a > b),
+                 "BitShift": (_binary("BitShift", elem, direction="RIGHT"),
+                              a >> np.array([1, 3, 0, 2], dtype))}
+    for op, (model, want) in cases.items():
+        second = b if op != "BitShift" else np.array([1, 3, 0, 2], dtype)
+        (got,) = dync.compile(model, cache=False)(a, second)
+        assert got.dtype == want.dtype, op
+        np.testing.assert_array_equal(got, want, err_msg=op)
+
+
+def test_signed_only_op_on_unsigned_is_refused_naming_the_node():
+    with pytest.raises(UnsupportedConstructError, match="div.Tensor on ui32") as info:
+        dync.compile(_binary("Div", TensorProto.UINT32), cache=False)
+    assert info.value.source == "node 'op'"
