@@ -45,3 +45,25 @@ def test_signed_only_op_on_unsigned_is_refused_naming_the_node():
     with pytest.raises(UnsupportedConstructError, match="div.Tensor on ui32") as info:
         dync.compile(_binary("Div", TensorProto.UINT32), cache=False)
     assert info.value.source == "node 'op'"
+
+
+@pytest.mark.parametrize("op", ["Div", "Mod"])
+def test_uint8_division_is_computed_wider(op):
+    a = np.array([200, 255, 9, 130], np.uint8)
+    b = np.array([3, 254, 2, 129], np.uint8)
+    (got,) = dync.compile(_binary(op, TensorProto.UINT8), cache=False)(a, b)
+    assert got.dtype == np.uint8
+    np.testing.assert_array_equal(got, a // b if op == "Div" else a % b)
+
+
+def test_uint8_top_k_orders_values_from_128_up_last():
+    graph = helper.make_graph(
+        [helper.make_node("TopK", ["a", "k"], ["values", "indices"])], "g",
+        [helper.make_tensor_value_info("a", TensorProto.UINT8, [5])],
+        [helper.make_tensor_value_info("values", TensorProto.UINT8, [2]),
+         helper.make_tensor_value_info("indices", TensorProto.INT64, [2])],
+        initializer=[onnx.numpy_helper.from_array(np.array([2], np.int64), "k")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    values, indices = dync.compile(model, cache=False)(np.array([7, 200, 3, 255, 127], np.uint8))
+    np.testing.assert_array_equal(values, [255, 200])
+    np.testing.assert_array_equal(indices, [3, 1])
