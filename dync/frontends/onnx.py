@@ -2,19 +2,24 @@
 
 Steps:
 
-1. load, `onnx.checker.check_model`, upgrade the default-domain opset to 17 when it is
-   older (IREE's recommendation), ONNX shape inference with data propagation (as
+1. load; sequence and optional inputs become tensor inputs as the example inputs fix them
+   (`onnx_structure`); `onnx.checker.check_model`, upgrade the default-domain opset to 17
+   when it is older (IREE's recommendation), ONNX shape inference with data propagation (as
    `iree-import-onnx` does);
-2. `iree.compiler.extras.onnx_importer` turns the graph into `torch.operator "onnx.*"` ops
+2. sequences known at compile time are replaced by their tensors (`onnx_sequences`); nodes
+   IREE would lower to other values than the spec are rewritten or refused, Loop scan
+   outputs become accumulators (`onnx_rewrites`); the ranks shape inference left out are
+   completed, and a tensor of unknown rank is refused (`onnx_ranks`);
+3. `iree.compiler.extras.onnx_importer` turns the graph into `torch.operator "onnx.*"` ops
    in a function `@main`, in the caller's (IREE session's) context;
-3. the ONNX ops are lowered to torch aten/prim ops by the same pipeline IREE runs for ONNX
+4. the ONNX ops are lowered to torch aten/prim ops by the same pipeline IREE runs for ONNX
    input (`torch-onnx-to-torch-backend-pipeline` with IREE's backend-legal ops); `If`/`Loop`
    become `torch.prim.If`/`torch.prim.Loop`. An op with no lowering is reported by its
    ONNX op type and node name;
-4. every dynamic dim of a graph input (a `dim_param` or an unnamed dim) becomes a shape
+5. every dynamic dim of a graph input (a `dim_param` or an unnamed dim) becomes a shape
    symbol, declared with `torch.symbolic_int` and bound to the argument with
    `torch.bind_symbolic_shape`, as IREE's FX importer does for `torch.export`;
-5. `finish_import` lowers the control flow to scf (`dync-exact-loops`,
+6. `finish_import` lowers the control flow to scf (`dync-exact-loops`,
    `convert-torch-to-scf`, `dync-rotate-while`: see those passes for the upstream bugs
    they work around), writes the signature into the module and verifies the dync IR.
 """
