@@ -11,3 +11,8 @@ def fresh_name(taken: set[str], hint: str) -> str:
         name = f"{hint}_{n}"
     taken.add(name)
     return name
+
+
+def subgraphs(node) -> list:
+    """The graphs a node's attributes hold (an If's branches, a Loop's or Scan's body)."""
+    return [g for a in node.attribute for g in ([a.g] if a.HasField("g") else []) + list(a.graphs)]

@@ -16,6 +16,8 @@ from collections.abc import Callable
 
 import onnx
 
+from .onnx_names import subgraphs
+
 # Ops whose output has the rank of their first input.
 _SAME_RANK = frozenset({
     "Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Cast",
@@ -250,7 +252,6 @@ def rankless(graph: onnx.GraphProto) -> list[tuple[onnx.NodeProto, str]]:
     shapeless = set(_shapeless(graph.value_info))
     found = [(node, name) for node in graph.node for name in node.output if name in shapeless]
     for node in graph.node:
-        for attribute in node.attribute:
-            for sub in ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs):
-                found += rankless(sub)
+        for sub in subgraphs(node):
+            found += rankless(sub)
     return found

@@ -32,7 +32,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from ..errors import UnsupportedConstructError
-from .onnx_names import fresh_name
+from .onnx_names import fresh_name, subgraphs
 
 
 class _Graph:
@@ -367,9 +367,8 @@ def relax_growing(graph: onnx.GraphProto) -> None:
                 first = value.type.tensor_type.shape.dim[0]
                 first.Clear()
     for node in graph.node:
-        for attribute in node.attribute:
-            for sub in ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs):
-                relax_growing(sub)
+        for sub in subgraphs(node):
+            relax_growing(sub)
 
 
 def _softmax_cross_entropy(node: onnx.NodeProto, g: _Graph) -> bool:
@@ -448,9 +447,8 @@ def rewrite_for_iree(graph: onnx.GraphProto, opset: int,
         if node.domain not in ("", "ai.onnx"):
             g.emitted.append(node)
             continue
-        for attribute in node.attribute:
-            for sub in ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs):
-                rewritten.update(rewrite_for_iree(sub, opset, g.types))
+        for sub in subgraphs(node):
+            rewritten.update(rewrite_for_iree(sub, opset, g.types))
         rule = _RULES.get(node.op_type)
         if rule is not None and rule(node, g):
             rewritten.add(node.op_type)
