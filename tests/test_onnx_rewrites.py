@@ -81,11 +81,133 @@ def test_weighted_mean_softmax_cross_entropy_is_expanded():
            np.array([0.9, 0.7, 0.8, 0.9, 0.9], np.float32))
 
 
-def test_det_is_refused_naming_the_node():
+def test_det_pivots_and_of_a_dynamic_size_is_refused_naming_the_node():
+    """[[0, 1], [2, 3]] has a zero leading minor (unpivoted elimination: NaN); singular and
+    batched matrices too."""
+    x = np.array([[[0, 1, 0], [2, 3, 1], [1, 0, 4]], [[1, 2, 3], [2, 4, 6], [0, 1, 1]],
+                  [[0, 0, 1], [0, 2, 0], [3, 0, 0]]], np.float32)
     model = _model(
+        [helper.make_node("Det", ["x"], ["y"])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 3, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])])
+    _check(model, x)
+    dynamic = _model(
         [helper.make_node("Det", ["x"], ["y"], name="determinant")],
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", "n"])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])])
     with pytest.raises(UnsupportedConstructError, match="without pivoting") as info:
-        dync.compile(model, cache=False)
+        dync.compile(dynamic, cache=False)
     assert info.value.source == "node 'determinant'"
+
+
+@pytest.mark.parametrize("mode,extra", [("linear", {}), ("cubic", {"exclude_outside": 1}),
+                                        ("cubic", {"cubic_coeff_a": -0.5})])
+def test_resize_align_corners_downsamples_and_upsamples_like_onnx(mode, extra):
+    """Scales given at run time (the output size too), down on one axis and up on another;
+    the coordinate transform uses `scale * size`, not the rounded size."""
+    x = np.arange(1, 1 + 4 * 5, dtype=np.float32).reshape(1, 1, 4, 5) ** 1.5
+    model = _model(
+        [helper.make_node("Resize", ["x", "", "scales"], ["y"], mode=mode,
+                          coordinate_transformation_mode="align_corners", **extra)],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4, 5]),
+         helper.make_tensor_value_info("scales", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None] * 4)])
+    _check(model, x, np.array([1, 1, 0.6, 1.7], np.float32))
+
+
+def test_resize_align_corners_to_sizes_of_one():
+    x = np.arange(12, dtype=np.float32).reshape(1, 3, 4)
+    model = _model(
+        [helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode="linear",
+                          coordinate_transformation_mode="align_corners")],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 7])])
+    model.graph.initializer.append(onnx.numpy_helper.from_array(
+        np.array([1, 1, 7], np.int64), "sizes"))
+    _check(model, x)
+
+
+@pytest.mark.parametrize("pads,w_zero", [([1, 0, 1, 2], "scalar"), ([0, 0, 0, 0], "channel"),
+                                         ([1, 1, 1, 1], "channel")])
+def test_conv_integer_with_pads_or_a_zero_point_per_channel(pads, w_zero):
+    rng = np.random.default_rng(1)
+    x = rng.integers(0, 256, (1, 2, 4, 4), dtype=np.uint8)
+    w = rng.integers(0, 256, (3, 2, 2, 2), dtype=np.uint8)
+    zero = np.array(200, np.uint8) if w_zero == "scalar" else np.array([0, 130, 255], np.uint8)
+    model = _model(
+        [helper.make_node("ConvInteger", ["x", "w", "xz", "wz"], ["y"], pads=pads)],
+        [helper.make_tensor_value_info("x", TensorProto.UINT8, [1, 2, 4, 4]),
+         helper.make_tensor_value_info("w", TensorProto.UINT8, [3, 2, 2, 2]),
+         helper.make_tensor_value_info("xz", TensorProto.UINT8, []),
+         helper.make_tensor_value_info("wz", TensorProto.UINT8, list(zero.shape))],
+        [helper.make_tensor_value_info("y", TensorProto.INT32, [None] * 4)], opset=10)
+    _check(model, x, w, np.array(129, np.uint8), zero)
+
+
+@pytest.mark.parametrize("elem,axis", [(TensorProto.UINT16, None), (TensorProto.INT16, 0)])
+def test_dequantize_linear_of_16_bit_integers(elem, axis):
+    dtype = helper.tensor_dtype_to_np_dtype(elem)
+    info = np.iinfo(dtype)
+    x = np.array([[info.min, 0, 1], [info.max, 1000, info.max - 1]], dtype)
+    scale = np.array([0.5, 0.25], np.float32) if axis is not None else np.array(0.5, np.float32)
+    zero = np.full(scale.shape, info.max // 2 + 1, dtype)
+    model = _model(
+        [helper.make_node("DequantizeLinear", ["x", "s", "z"], ["y"],
+                          **({} if axis is None else {"axis": axis}))],
+        [helper.make_tensor_value_info("x", elem, [2, 3]),
+         helper.make_tensor_value_info("s", TensorProto.FLOAT, list(scale.shape)),
+         helper.make_tensor_value_info("z", elem, list(zero.shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+    _check(model, x, scale, zero)
+
+
+@pytest.mark.parametrize("shape,time_axis,batch_axis", [([4, 4], 0, 1), ([4, 4], 1, 0),
+                                                      ([5, 4, 2], 1, 0)])
+def test_reverse_sequence_compiles_and_reverses_each_prefix(shape, time_axis, batch_axis):
+    """IREE 3.13 fails to compile its own lowering of the 4x4 cases (a vector.gather)."""
+    x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    lengths = np.array([1, 4, 0, 3, 2], np.int64)[: shape[batch_axis]]
+    model = _model(
+        [helper.make_node("ReverseSequence", ["x", "lens"], ["y"], time_axis=time_axis,
+                          batch_axis=batch_axis)],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape),
+         helper.make_tensor_value_info("lens", TensorProto.INT64, list(lengths.shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)])
+    _check(model, x, lengths)
+
+
+def test_non_max_suppression_drops_boxes_under_the_score_threshold():
+    """The lowering refuses a threshold above the least score at run time; the rewrite runs
+    without it and filters: boxes 2 and 4 score under it, box 1 overlaps box 0."""
+    boxes = np.array([[[0, 0, 1, 1], [0, 0.05, 1, 1.05], [0, 2, 1, 3], [0, 5, 1, 6],
+                       [0, 8, 1, 9]]], np.float32)
+    scores = np.array([[[0.9, 0.8, 0.3, 0.6, 0.1]]], np.float32)
+    model = _model(
+        [helper.make_node("NonMaxSuppression", ["b", "s", "n", "iou", "min"], ["y"])],
+        [helper.make_tensor_value_info("b", TensorProto.FLOAT, [1, 5, 4]),
+         helper.make_tensor_value_info("s", TensorProto.FLOAT, [1, 1, 5]),
+         helper.make_tensor_value_info("n", TensorProto.INT64, [1]),
+         helper.make_tensor_value_info("iou", TensorProto.FLOAT, [1]),
+         helper.make_tensor_value_info("min", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("y", TensorProto.INT64, [None, 3])])
+    _check(model, boxes, scores, np.array([5]), np.array([0.5], np.float32),
+           np.array([0.3], np.float32))
+
+
+def test_average_pool_ceil_mode_counting_pads_with_dilations():
+    """Ceil-mode windows over the end pads averaged over the pads but not past them; a last
+    window that would start in the end pads (ONNX drops it) is refused instead."""
+    x = np.arange(1, 50, dtype=np.float32).reshape(1, 1, 7, 7)
+
+    def pool(pads, strides, shape):
+        return _model(
+            [helper.make_node("AveragePool", ["x"], ["y"], name="pool", kernel_shape=[2, 2],
+                              dilations=[2, 2], strides=strides, pads=pads, ceil_mode=1,
+                              count_include_pad=1)],
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None] * 4)])
+
+    _check(pool([1, 0, 1, 1], [2, 2], [1, 1, 7, 7]), x)
+    with pytest.raises(UnsupportedConstructError, match="wrong count") as info:
+        dync.compile(pool([0, 0, 1, 3], [2, 2], [1, 1, 4, 4]), cache=False)
+    assert info.value.source == "node 'pool'"

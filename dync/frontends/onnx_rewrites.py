@@ -1,4 +1,5 @@
-"""ONNX nodes whose lowering in IREE's importer gives other values than the ONNX spec.
+"""ONNX nodes whose lowering in IREE's importer gives other values than the ONNX spec, or
+none at all where the op is expressible in ops it does lower.
 
 Found by the ONNX node tests (`python -m benchmarks conformance`); a wrong value returned
 silently is the worst a compiler can do, so before import each such node is either rewritten
@@ -17,10 +18,15 @@ into ONNX ops whose lowerings are right, or refused with the op, the attribute a
 - `SoftmaxCrossEntropyLoss` with weights and mean reduction (the lowering returns inf) and
   `SpaceToDepth` in CRD mode (the lowering ignores the mode): replaced by the op's own function
   body from the ONNX schema, as ONNX's `_expanded` tests do.
-- Refused: `Det` (the lowering eliminates without pivoting: NaN for any matrix with a zero
-  leading minor), `LSTM` with peepholes (ignored), `QLinearMatMul` of rank above 2, `Resize` with
-  `align_corners` in linear or cubic mode (wrong when downsampling, and the scales are often known
-  only at run time), `AveragePool` with `ceil_mode`, `count_include_pad` and a dilation above 1.
+- `Det`: the lowering eliminates without pivoting (NaN for any matrix with a zero leading
+  minor); rewritten as elimination with partial pivoting unrolled over the static size.
+- `Resize` in linear or cubic mode with `align_corners` (wrong when downsampling): rewritten as
+  per-axis Gathers of the neighbours, weighted as ONNX's reference does.
+- Not lowered at all, rewritten into ops that are: `ConvInteger` with pads or a per-channel
+  weight zero point, `DequantizeLinear` of 16-bit integers, `ReverseSequence` (its lowering
+  does not compile in IREE 3.13).
+- Refused: `Det` of a dynamic size, `LSTM` with peepholes (ignored), `QLinearMatMul` of rank
+  above 2, `AveragePool` with `ceil_mode`, `count_include_pad` and a dilation above 1.
 """
 
 from __future__ import annotations
@@ -70,6 +76,11 @@ class _Graph:
     def elem_type(self, name: str) -> int:
         t = self.types.get(name)
         return t.tensor_type.elem_type if t is not None else 0
+
+    def squeeze(self, x: str, axes: list[int], out: str | None = None) -> str:
+        if self.opset >= 13:
+            return self.op("Squeeze", x, self.const(axes, np.int64), out=out)
+        return self.op("Squeeze", x, axes=axes, out=out)
 
     def rank(self, name: str) -> int | None:
         t = self.types.get(name)
@@ -175,6 +186,139 @@ def _widened(node: onnx.NodeProto, g: _Graph) -> bool:
     widened.output[0] = g.fresh(f"{node.output[0]}_wide")
     g.emitted.append(widened)
     g.op("Cast", widened.output[0], to=elem, out=node.output[0])
+    return True
+
+
+def _conv_integer(node: onnx.NodeProto, g: _Graph) -> bool:
+    """ConvInteger with pads or with a zero point per output channel, which the importer does
+    not lower. Pads: the input padded first with its zero point (ONNX pads `x - x_zero_point`
+    with zeros), by Concat, since Pad before opset 11 takes its value as an attribute. A weight
+    zero point `z` per channel: conv(x', w - z) = conv(x', w) - z * conv(x', ones), in int32."""
+    pads = _attribute(node, "pads", [])
+    rank, w_shape = g.rank(node.input[0]), _named_shape(g.types.get(node.input[1]))
+    per_channel = len(node.input) > 3 and node.input[3] and g.rank(node.input[3]) == 1
+    if (not any(pads) and not per_channel) or rank is None or (
+            _attribute(node, "auto_pad", "NOTSET") != "NOTSET"):
+        return False
+    if per_channel and (_attribute(node, "group", 1) != 1 or w_shape is None
+                        or not all(isinstance(d, int) for d in w_shape)):
+        return False
+    x = node.input[0]
+    x_dtype = helper.tensor_dtype_to_np_dtype(g.elem_type(x))
+    x_zero = node.input[2] if len(node.input) > 2 and node.input[2] else None
+    if any(pads):
+        x = _padded_with(g, x, pads, rank, x_zero or g.const(0, x_dtype))
+    attributes = {a.name: helper.get_attribute_value(a) for a in node.attribute
+                  if a.name != "pads"}
+    inputs = [x, node.input[1], x_zero or ""]
+    if not per_channel:
+        g.op("ConvInteger", *inputs, *node.input[3:], out=node.output[0], **attributes)
+        return True
+    product = g.op("ConvInteger", *inputs, **attributes)
+    ones = g.const(np.ones([1, *w_shape[1:]], x_dtype), x_dtype)
+    window_sums = g.op("ConvInteger", x, ones, x_zero or "", **attributes)
+    zero = g.op("Reshape", g.op("Cast", node.input[3], to=onnx.TensorProto.INT32),
+                g.const([1, -1] + [1] * (rank - 2), np.int64))
+    g.op("Sub", product, g.op("Mul", zero, window_sums), out=node.output[0])
+    return True
+
+
+def _padded_with(g: _Graph, x: str, pads: list[int], rank: int, fill: str) -> str:
+    """`x` with its spatial axes (2 on) padded by `pads` (ONNX order) copies of `fill`."""
+    spatial = rank - 2
+    for i in range(spatial):
+        axis = 2 + i
+        shape = g.op("Shape", x)
+        blocks = []
+        for width in (pads[i], pads[spatial + i]):
+            if not width:
+                blocks.append(None)
+                continue
+            block_shape = g.op("Concat", g.op("Slice", shape, g.const([0], np.int64),
+                                              g.const([axis], np.int64)),
+                               g.const([width], np.int64),
+                               g.op("Slice", shape, g.const([axis + 1], np.int64),
+                                    g.const([rank], np.int64)), axis=0)
+            blocks.append(g.op("Expand", fill, block_shape))
+        if any(blocks):
+            x = g.op("Concat", *(b for b in (blocks[0], x, blocks[1]) if b), axis=axis)
+    return x
+
+
+def _reverse_sequence(node: onnx.NodeProto, g: _Graph) -> bool:
+    """ReverseSequence, whose lowering IREE 3.13 fails to compile (a vector.gather left
+    unconverted): a GatherElements along the time axis at `len - 1 - t` below each batch's
+    length, `t` from it on."""
+    x, lengths = node.input
+    rank = g.rank(x)
+    if rank is None:
+        return False
+    time_axis, batch_axis = _attribute(node, "time_axis", 0), _attribute(node, "batch_axis", 1)
+
+    def along(axis: int) -> str:
+        return g.const([-1 if d == axis else 1 for d in range(rank)], np.int64)
+
+    shape = g.op("Shape", x)
+    steps = g.op("Range", g.const(0, np.int64), g.squeeze(g.op(
+        "Gather", shape, g.const([time_axis], np.int64)), [0]), g.const(1, np.int64))
+    t = g.op("Reshape", steps, along(time_axis))
+    length = g.op("Reshape", g.op("Cast", lengths, to=onnx.TensorProto.INT64), along(batch_axis))
+    reversed_t = g.op("Sub", g.op("Sub", length, g.const(1, np.int64)), t)
+    index = g.op("Where", g.op("Less", t, length), reversed_t, t)
+    g.op("GatherElements", x, g.op("Expand", index, shape), axis=time_axis, out=node.output[0])
+    return True
+
+
+def _non_max_suppression(node: onnx.NodeProto, g: _Graph) -> bool:
+    """NonMaxSuppression with a score threshold, which the lowering rejects at run time unless
+    it is at most the least score: run without it, then drop the selected boxes whose score is
+    not above it. Equivalent, since boxes are taken in falling score order: one under the
+    threshold comes after every box over it, so it neither suppresses nor displaces one."""
+    if len(node.input) < 5 or not node.input[4]:
+        return False
+    unfiltered = onnx.NodeProto()
+    unfiltered.CopyFrom(node)
+    del unfiltered.input[4:]
+    selected = unfiltered.output[0] = g.fresh(f"{node.output[0]}_unfiltered")
+    g.emitted.append(unfiltered)
+    scores = g.op("GatherND", node.input[1], selected)
+    above = g.op("Greater", scores, node.input[4])
+    kept = g.squeeze(g.op("NonZero", above), [0])  # not Compress: its lowering is wrong
+    # Into a dynamic value first: the model's output may be declared with the static count.
+    filtered = g.op("Gather", selected, kept, axis=0)
+    # Shape inference cannot see through the new NonMaxSuppression's output: declare all three.
+    g.declared.extend([
+        helper.make_tensor_value_info(selected, onnx.TensorProto.INT64, [None, 3]),
+        helper.make_tensor_value_info(scores, g.elem_type(node.input[1]), [None]),
+        helper.make_tensor_value_info(above, onnx.TensorProto.BOOL, [None]),
+        helper.make_tensor_value_info(filtered, onnx.TensorProto.INT64, [None, 3])])
+    g.op("Identity", filtered, out=node.output[0])
+    return True
+
+
+_QUANTIZED_BY_IMPORTER = {onnx.TensorProto.INT8, onnx.TensorProto.UINT8, onnx.TensorProto.INT32}
+
+
+def _dequantize_linear(node: onnx.NodeProto, g: _Graph) -> bool:
+    """DequantizeLinear of a 16-bit integer, which the importer does not lower: (x - zero
+    point) * scale in the scale's float type, the scale per tensor or per axis."""
+    x, scale = node.input[0], node.input[1]
+    rank, scale_rank = g.rank(x), g.rank(scale)
+    if (g.elem_type(x) in _QUANTIZED_BY_IMPORTER or _attribute(node, "block_size", 0)
+            or rank is None or scale_rank not in (0, 1)):
+        return False
+    float_type = g.elem_type(scale)
+    shifted = g.op("Cast", x, to=float_type)
+    zero = g.op("Cast", node.input[2], to=float_type) if len(node.input) > 2 and node.input[
+        2] else None
+    if scale_rank == 1 and rank > 1:  # per axis: broadcast along `axis`
+        along = g.const([-1 if d == (_attribute(node, "axis", 1) % rank) else 1
+                         for d in range(rank)], np.int64)
+        scale = g.op("Reshape", scale, along)
+        zero = zero and g.op("Reshape", zero, along)
+    if zero:
+        shifted = g.op("Sub", shifted, zero)
+    g.op("Mul", shifted, scale, out=node.output[0])
     return True
 
 
@@ -380,13 +524,135 @@ def _space_to_depth(node: onnx.NodeProto, g: _Graph) -> bool:
     return _attribute(node, "mode", "DCR") == "CRD" and _expand(node, g)
 
 
-# --------------------------------------------------------------------------- refusals
-
-
 def _det(node: onnx.NodeProto, g: _Graph) -> bool:
-    _refuse(node, "", "it eliminates without pivoting, so any matrix with a zero leading minor "
-            "gives NaN (det [[0, 1], [2, 3]] = -2)")
-    return False
+    """Det by Gaussian elimination with partial pivoting (numpy's LU), unrolled over the
+    static matrix size: IREE's lowering does not pivot."""
+    shape = _named_shape(g.types.get(node.input[0]))
+    size = shape[-1] if shape and len(shape) >= 2 else None
+    if not isinstance(size, int) or size < 1 or shape[-2] != size:
+        _refuse(node, "of a matrix of dynamic size", "it eliminates without pivoting, so any "
+                "matrix with a zero leading minor gives NaN (det [[0, 1], [2, 3]] = -2)")
+    dtype = helper.tensor_dtype_to_np_dtype(g.elem_type(node.input[0]))
+
+    def rows_cols(x: str, rows: tuple[int, int], cols: tuple[int, int]) -> str:
+        return g.op("Slice", x, g.const([rows[0], cols[0]], np.int64),
+                    g.const([rows[1], cols[1]], np.int64), g.const([-2, -1], np.int64))
+
+    a, det = node.input[0], None
+    rows = g.const(np.arange(size).reshape(size, 1), np.int64)
+    zero, one = g.const(0, dtype), g.const(1, dtype)
+    for k in range(size):
+        column = rows_cols(a, (k, size), (k, k + 1))
+        pivot_row = g.op("Add", g.op("ArgMax", g.op("Abs", column), axis=-2, keepdims=1),
+                         g.const(k, np.int64))  # [..., 1, 1]
+        at_k, at_pivot = g.op("Equal", rows, g.const(k, np.int64)), g.op("Equal", rows, pivot_row)
+        order = g.op("Where", at_k, pivot_row, g.op("Where", at_pivot, g.const(k, np.int64), rows))
+        a = g.op("GatherElements", a, g.op("Expand", order, g.op("Shape", a)), axis=-2)
+        swapped = g.op("Not", g.op("Equal", pivot_row, g.const(k, np.int64)))
+        pivot = rows_cols(a, (k, k + 1), (k, k + 1))
+        signed = g.op("Where", swapped, g.op("Neg", pivot), pivot)
+        det = signed if det is None else g.op("Mul", det, signed)
+        if k + 1 < size:  # a zero pivot makes the det 0: divide by 1 instead of making NaNs
+            safe = g.op("Where", g.op("Equal", pivot, zero), one, pivot)
+            factors = g.op("Div", rows_cols(a, (k + 1, size), (k, k + 1)), safe)
+            below = g.op("Sub", rows_cols(a, (k + 1, size), (0, size)),
+                         g.op("Mul", factors, rows_cols(a, (k, k + 1), (0, size))))
+            a = g.op("Concat", rows_cols(a, (0, k + 1), (0, size)), below, axis=-2)
+    g.squeeze(det, [-2, -1], out=node.output[0])
+    return True
+
+
+def _resize(node: onnx.NodeProto, g: _Graph) -> bool:
+    """Resize in linear or cubic mode with align_corners, which IREE's lowering gets wrong when
+    downsampling: interpolated axis by axis with Gathers of the neighbours (clamped to the
+    edge, as ONNX pads) weighted as in ONNX's reference, including its output width of
+    `scale * size` (not the rounded size) in the coordinate transform."""
+    mode = _attribute(node, "mode", "nearest")
+    if _attribute(node, "coordinate_transformation_mode") != "align_corners" or mode == "nearest":
+        return False
+    x, rank = node.input[0], g.rank(node.input[0])
+    scales = node.input[2 if g.opset >= 11 else 1] if len(node.input) > 1 else ""
+    sizes = node.input[3] if g.opset >= 11 and len(node.input) > 3 else ""
+    dtype = helper.tensor_dtype_to_np_dtype(g.elem_type(x))
+    unsupported = [what for what, present in (
+        ("antialias", _attribute(node, "antialias", 0)), ("axes", _attribute(node, "axes")),
+        ("keep_aspect_ratio_policy",
+         _attribute(node, "keep_aspect_ratio_policy", "stretch") != "stretch"),
+        ("a non-float input", np.dtype(dtype).kind != "f"), ("an input of unknown rank",
+                                                              rank is None)) if present]
+    if unsupported:
+        _refuse(node, f"in {mode} mode with coordinate_transformation_mode align_corners and "
+                f"{unsupported[0]}", "downsampled values are wrong")
+    float_type = g.elem_type(x)
+    shape = g.op("Shape", x)
+    y = x
+    for axis in range(rank):
+        if not sizes and np.all(g.constants.get(scales, np.zeros(rank))[axis] == 1):
+            continue
+        at = g.const([axis], np.int64)
+        length = g.op("Gather", shape, at)
+        length_f = g.op("Cast", length, to=float_type)
+        if sizes:
+            out = g.op("Gather", sizes, at)
+            width = g.op("Cast", out, to=float_type)
+        else:
+            width = g.op("Mul", length_f, g.op("Gather", scales, at))
+            out = g.op("Cast", g.op("Floor", width), to=onnx.TensorProto.INT64)
+        positions = g.op("Cast", g.op("Range", g.const(0, np.int64), g.squeeze(out, [0]),
+                                      g.const(1, np.int64)), to=float_type)
+        one = g.const(1, dtype)
+        # Below a width of 2 the only position is 0: any divisor from 1 up gives it.
+        source = g.op("Div", g.op("Mul", positions, g.op("Sub", length_f, one)),
+                      g.op("Max", g.op("Sub", width, one), one))
+        start = g.op("Floor", source)
+        ratio = g.op("Sub", source, start)
+        start = g.op("Cast", start, to=onnx.TensorProto.INT64)
+        if mode == "linear":
+            taps = {0: g.op("Sub", one, ratio), 1: ratio}
+        else:
+            taps = _cubic_weights(g, ratio, _attribute(node, "cubic_coeff_a", -0.75), dtype)
+        last = g.op("Sub", length, g.const(1, np.int64))
+        broadcast = g.const([-1 if d == axis else 1 for d in range(rank)], np.int64)
+        weights, values = [], []
+        for offset, weight in taps.items():
+            index = g.op("Add", start, g.const(offset, np.int64))
+            if _attribute(node, "exclude_outside", 0):
+                outside = g.op("Or", g.op("Less", index, g.const(0, np.int64)),
+                               g.op("Greater", index, last))
+                weight = g.op("Where", outside, g.const(0, dtype), weight)
+            weights.append(weight)
+            index = g.op("Min", g.op("Max", index, g.const(0, np.int64)), last)
+            values.append(g.op("Gather", y, index, axis=axis))
+        if _attribute(node, "exclude_outside", 0):
+            total = g.op("Sum", *weights)
+            weights = [g.op("Div", w, total) for w in weights]
+        y = g.op("Sum", *(g.op("Mul", v, g.op("Reshape", w, broadcast))
+                          for v, w in zip(values, weights, strict=True)))
+    g.op("Identity", y, out=node.output[0])
+    return True
+
+
+def _cubic_weights(g: _Graph, ratio: str, a: float, dtype) -> dict[int, str]:
+    """The weights of the neighbours at offsets -1..2 of ONNX's cubic interpolation (its
+    `_cubic_coeffs`) at fractional position `ratio`."""
+    def const(v: float) -> str:
+        return g.const(v, dtype)
+
+    def outer(d: str) -> str:  # ((a d - 5a) d + 8a) d - 4a, for 1 < d < 2
+        inner = g.op("Sub", g.op("Mul", const(a), d), const(5 * a))
+        return g.op("Sub", g.op("Mul", g.op("Add", g.op("Mul", inner, d), const(8 * a)), d),
+                    const(4 * a))
+
+    def near(d: str) -> str:  # ((a + 2) d - (a + 3)) d d + 1, for d <= 1
+        inner = g.op("Sub", g.op("Mul", const(a + 2), d), const(a + 3))
+        return g.op("Add", g.op("Mul", g.op("Mul", inner, d), d), const(1))
+
+    rest = g.op("Sub", const(1), ratio)
+    return {-1: outer(g.op("Add", ratio, const(1))), 0: near(ratio), 1: near(rest),
+            2: outer(g.op("Add", rest, const(1)))}
+
+
+# --------------------------------------------------------------------------- refusals
 
 
 def _lstm(node: onnx.NodeProto, g: _Graph) -> bool:
@@ -403,20 +669,44 @@ def _qlinear_matmul(node: onnx.NodeProto, g: _Graph) -> bool:
     return False
 
 
-def _resize(node: onnx.NodeProto, g: _Graph) -> bool:
-    mode = _attribute(node, "mode", "nearest")
-    if _attribute(node, "coordinate_transformation_mode") == "align_corners" and mode != "nearest":
-        _refuse(node, f"in {mode} mode with coordinate_transformation_mode align_corners",
-                "downsampled values are wrong")
-    return False
-
-
 def _average_pool(node: onnx.NodeProto, g: _Graph) -> bool:
-    if (_attribute(node, "ceil_mode", 0) and _attribute(node, "count_include_pad", 0)
+    """AveragePool with ceil_mode, count_include_pad and a dilation, whose lowering averages the
+    windows that end in the padding over the wrong count: the zeros padded explicitly first,
+    then averaged as input (count_include_pad then has nothing left to count). Only where
+    that keeps ONNX's output size: ceil mode drops a last window that starts in the end pads."""
+    rank = g.rank(node.input[0])
+    if rank is None or not (_attribute(node, "ceil_mode", 0) and _attribute(node, "count_include_pad", 0)
             and any(d > 1 for d in _attribute(node, "dilations", []))):
+        return False
+    if not _same_ceil_windows(node, _named_shape(g.types.get(node.input[0]))):
         _refuse(node, "with ceil_mode, count_include_pad and dilations",
                 "the windows that end in the padding are averaged over the wrong count")
-    return False
+    dtype = helper.tensor_dtype_to_np_dtype(g.elem_type(node.input[0]))
+    pads = _attribute(node, "pads", [0] * 2 * (rank - 2))
+    padded = _padded_with(g, node.input[0], pads, rank, g.const(0, dtype))
+    attributes = {a.name: helper.get_attribute_value(a) for a in node.attribute
+                  if a.name not in ("pads", "count_include_pad")}
+    g.op("AveragePool", padded, out=node.output[0], **attributes)
+    return True
+
+
+def _same_ceil_windows(node: onnx.NodeProto, shape: list[int | str] | None) -> bool:
+    """Whether pooling the explicitly padded input gives ONNX's number of windows per axis."""
+    if shape is None or not all(isinstance(d, int) for d in shape[2:]):
+        return False
+    kernel, spatial = _attribute(node, "kernel_shape"), len(shape) - 2
+    pads = _attribute(node, "pads", [0] * 2 * spatial)
+    strides = _attribute(node, "strides", [1] * spatial)
+    dilations = _attribute(node, "dilations", [1] * spatial)
+    for i, size in enumerate(shape[2:]):
+        padded = size + pads[i] + pads[spatial + i]
+        span = dilations[i] * (kernel[i] - 1) + 1
+        windows = -(-(padded - span) // strides[i]) + 1
+        onnx_windows = windows - ((windows - 1) * strides[i] >= size + pads[i])
+        explicit_windows = windows - ((windows - 1) * strides[i] >= padded)
+        if onnx_windows != explicit_windows:
+            return False
+    return True
 
 
 _RULES: dict[str, Callable[[onnx.NodeProto, _Graph], bool]] = {
@@ -433,6 +723,10 @@ _RULES: dict[str, Callable[[onnx.NodeProto, _Graph], bool]] = {
     "LSTM": _lstm,
     "QLinearMatMul": _qlinear_matmul,
     "Resize": _resize,
+    "ConvInteger": _conv_integer,
+    "DequantizeLinear": _dequantize_linear,
+    "ReverseSequence": _reverse_sequence,
+    "NonMaxSuppression": _non_max_suppression,
     "AveragePool": _average_pool,
 }
 
