@@ -117,3 +117,67 @@ def test_matches_the_reference_on_every_path(compiled_case):
                 assert g.shape == w.shape and g.dtype == w.dtype, where
                 np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5, err_msg=where)
     assert case.covers(paths), f"the inputs must take {case.what}; they took {sorted(paths)}"
+
+
+def _scan_reading_an_outer_constant(steps: int) -> onnx.ModelProto:
+    """A running sum over `steps` rows and each step's (sum ⊗ row) read back: the body
+    unsqueezes by an axes constant of the outer graph, which the body's shape inference does
+    not see (dync copies it in), and the scan output is written once per step."""
+    from onnx import TensorProto, helper
+
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s", "x"], ["s2"]),
+         helper.make_node("Unsqueeze", ["s2", "last"], ["column"]),
+         helper.make_node("Unsqueeze", ["x", "first"], ["row"]),
+         helper.make_node("MatMul", ["column", "row"], ["outer"]),
+         helper.make_node("ReduceSum", ["outer", "last"], ["y"], keepdims=0)], "body",
+        [helper.make_tensor_value_info("s", TensorProto.FLOAT, [3]),
+         helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("s2", TensorProto.FLOAT, None),
+         helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    graph = helper.make_graph(
+        [helper.make_node("Constant", [], ["last"], value_ints=[-1]),
+         helper.make_node("Constant", [], ["first"], value_ints=[0]),
+         helper.make_node("Scan", ["init", "xs"], ["final", "ys"], num_scan_inputs=1,
+                          body=body)], "g",
+        [helper.make_tensor_value_info("init", TensorProto.FLOAT, [3]),
+         helper.make_tensor_value_info("xs", TensorProto.FLOAT, [steps, 3])],
+        [helper.make_tensor_value_info("final", TensorProto.FLOAT, [3]),
+         helper.make_tensor_value_info("ys", TensorProto.FLOAT, [steps, 3])])
+    return onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize("steps", [1, 4])
+def test_scan_outputs_of_one_and_more_steps(steps):
+    """One step: torch-mlir's Scan lowering writes a scan output row by an empty
+    slice_scatter, a no-op once the one-trip loop is unrolled (the output stayed zero)."""
+    model = _scan_reading_an_outer_constant(steps)
+    init = np.array([1.0, -2.0, 0.5], np.float32)
+    xs = np.arange(1, 1 + 3 * steps, dtype=np.float32).reshape(steps, 3)
+    want = ReferenceEvaluator(model).run(None, {"init": init, "xs": xs})
+    got = dync.compile(model, cache=False)(init, xs)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-5)
+
+
+def test_a_one_step_scan_writes_its_scan_output():
+    """Without an outer constant (so this compiled before dync mended the scatter): the one
+    scan output row came back zero."""
+    from onnx import TensorProto, helper
+
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s", "x"], ["s2"]), helper.make_node("Mul", ["s2", "x"], ["y"])],
+        "body", [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2]) for n in ("s", "x")],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2]) for n in ("s2", "y")])
+    graph = helper.make_graph(
+        [helper.make_node("Scan", ["init", "xs"], ["final", "ys"], num_scan_inputs=1,
+                          body=body)], "g",
+        [helper.make_tensor_value_info("init", TensorProto.FLOAT, [2]),
+         helper.make_tensor_value_info("xs", TensorProto.FLOAT, [1, 2])],
+        [helper.make_tensor_value_info("final", TensorProto.FLOAT, [2]),
+         helper.make_tensor_value_info("ys", TensorProto.FLOAT, [1, 2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    init, xs = np.array([1.0, 2.0], np.float32), np.array([[1.0, 2.0]], np.float32)
+    final, ys = dync.compile(model, cache=False)(init, xs)
+    np.testing.assert_array_equal(final, [2.0, 4.0])
+    np.testing.assert_array_equal(ys, [[2.0, 8.0]])

@@ -6,7 +6,10 @@ Steps:
    (`onnx_structure`); `onnx.checker.check_model`, upgrade the default-domain opset to 17
    when it is older (IREE's recommendation), ONNX shape inference with data propagation (as
    `iree-import-onnx` does);
-2. sequences known at compile time are replaced by their tensors (`onnx_sequences`); nodes
+2. values known at compile time (shape arithmetic on static shapes) are computed, Ifs whose
+   condition is known become the branch they take, and the known values a subgraph reads are
+   copied into it for its shape inference (`onnx_constants`); sequences known at compile
+   time are replaced by their tensors (`onnx_sequences`); nodes
    IREE would lower to other values than the spec are rewritten or refused, Loop scan
    outputs become accumulators (`onnx_rewrites`); the ranks shape inference left out are
    completed, and a tensor of unknown rank is refused (`onnx_ranks`);
@@ -14,8 +17,9 @@ Steps:
    in a function `@main`, in the caller's (IREE session's) context;
 4. the ONNX ops are lowered to torch aten/prim ops by the same pipeline IREE runs for ONNX
    input (`torch-onnx-to-torch-backend-pipeline` with IREE's backend-legal ops); `If`/`Loop`
-   become `torch.prim.If`/`torch.prim.Loop`. An op with no lowering is reported by its
-   ONNX op type and node name;
+   become `torch.prim.If`/`torch.prim.Loop` (the scatter of each Scan output row gets the
+   end torch-mlir leaves out). An op with no lowering is reported by its ONNX op type and
+   node name;
 5. every dynamic dim of a graph input (a `dim_param` or an unnamed dim) becomes a shape
    symbol, declared with `torch.symbolic_int` and bound to the argument with
    `torch.bind_symbolic_shape`, as IREE's FX importer does for `torch.export`;
@@ -36,9 +40,11 @@ from iree.compiler import ir
 from iree.compiler.extras import onnx_importer
 from iree.compiler.passmanager import PassManager
 
+from ..dialects import torch_ops
 from ..dialects.walk import ops_named
 from ..errors import CompilationError, DyncError, UnsupportedConstructError
 from .common import ImportedProgram, Lowering, finish_import
+from .onnx_constants import fold_constants
 from .onnx_inputs import DynamicShapes, _bind_input_symbols, _input_symbols, _sanitize, _signature
 from .onnx_ranks import complete_ranks, rankless
 from .onnx_rewrites import relax_growing, rewrite_for_iree
@@ -96,6 +102,7 @@ def import_onnx(
     notes: list[str] = []
     proto = _structured(_load(model), args, notes)
     proto = _prepare(proto, model if not isinstance(model, onnx.ModelProto) else None, notes)
+    proto = _with_constants_folded(proto, notes)
     proto, sequence_outputs = _without_sequences(proto, notes)
     proto = _rewrite_for_iree(proto, notes)
     nodes = _name_nodes(proto.graph)
@@ -203,6 +210,35 @@ def _structured(proto: onnx.ModelProto, args: tuple | None, notes: list[str]) ->
     proto = _copy(proto)
     notes.extend(flatten_structured_inputs(proto.graph, structure))
     return proto
+
+
+def _with_constants_folded(proto: onnx.ModelProto, notes: list[str]) -> onnx.ModelProto:
+    """`proto` (changed in place) with the values known at compile time computed and the Ifs
+    whose condition is known replaced by their branch (`onnx_constants`), shapes inferred
+    again: a round may make more shapes static, or inline Ifs and nodes to fold."""
+    folded: list[str] = []
+    inlined: list[str] = []
+    for _ in range(_FOLD_ROUNDS):
+        ops, ifs, localized = fold_constants(proto)
+        if not ops and not ifs and not localized:
+            break
+        folded.extend(ops)
+        inlined.extend(ifs)
+        try:
+            proto = onnx.shape_inference.infer_shapes(proto, data_prop=True)
+        except Exception as e:  # an InferenceError in an inlined branch
+            raise DyncError(f"ONNX shape inference failed after folding constants: {e}") from e
+    if inlined:
+        notes.append(f"ONNX If {', '.join(inlined)}: condition known at compile time, replaced "
+                     "by the branch taken")
+    if folded:
+        notes.append(f"computed {len(folded)} ONNX nodes known at compile time "
+                     f"({', '.join(sorted(set(folded)))})")
+    return proto
+
+
+# Rounds of folding: each may make static the shapes, or known the conditions, of the next.
+_FOLD_ROUNDS = 4
 
 
 def _without_sequences(proto: onnx.ModelProto, notes: list[str]
@@ -373,10 +409,27 @@ def _lower(module: ir.Module, nodes: dict[str, onnx.NodeProto], opset: int | Non
     leftovers = _unconverted_ops(module)
     if leftovers:
         _raise_unconverted(leftovers, nodes, opset)
+    _mend_scan_output_scatters(module)
     try:
         PassManager.parse(ONNX_TO_TORCH_BACKEND).run(module.operation)
     except ir.MLIRError as e:
         _raise_for_node(e, nodes, "lowering ONNX to torch backend form failed")
+
+
+def _mend_scan_output_scatters(module: ir.Module) -> None:
+    """Give the `slice_scatter` torch-mlir's Scan lowering writes each scan output with its
+    end: it emits `slice_scatter(acc, item, dim, i, i)`, an empty slice for a one-row item,
+    which IREE happens to lower by the item's size; once a one-trip Scan is unrolled, the
+    scatter folds to a no-op and the scan output stays zero. The end becomes
+    `i + item.size(dim)`."""
+    for op in ops_named(module.operation, "torch.aten.slice_scatter"):
+        _, item, dim, start, end, _ = op.operands
+        if start != end:
+            continue
+        ip, loc = ir.InsertionPoint(op), op.location
+        size = torch_ops.create("torch.aten.size.int", "!torch.int", ip, loc, [item, dim])
+        op.operands[4] = torch_ops.create("torch.aten.add.int", "!torch.int", ip, loc,
+                                          [start, size])
 
 
 def _unconverted_ops(module: ir.Module) -> list[tuple[str, str]]:

@@ -25,6 +25,9 @@ into ONNX ops whose lowerings are right, or refused with the op, the attribute a
 - Not lowered at all, rewritten into ops that are: `ConvInteger` with pads or a per-channel
   weight zero point, `DequantizeLinear` of 16-bit integers, `ReverseSequence` (its lowering
   does not compile in IREE 3.13).
+- `Scan`: its body's state outputs typed like its state inputs (the importer's loop needs the
+  two types equal); one with a scan output of unknown shape is refused (the lowering writes
+  past that output's buffer).
 - Refused: `Det` of a dynamic size, `LSTM` with peepholes (ignored), `QLinearMatMul` of rank
   above 2, `AveragePool` with `ceil_mode`, `count_include_pad` and a dilation above 1.
 """
@@ -502,6 +505,27 @@ def _loop_scan_outputs(node: onnx.NodeProto, g: _Graph) -> bool:
     return True
 
 
+def _scan_state_types(node: onnx.NodeProto, g: _Graph) -> bool:
+    """A Scan body's state outputs typed like its state inputs, when inference left them
+    without a shape: IREE's importer makes the loop carry the state with the input's type and
+    the yielded value's type, which must be equal. States keep their shape from step to step
+    (a state that changes it fails shape inference, at import). A scan output of unknown
+    shape is refused: the lowering corrupts memory with it."""
+    body = next(a.g for a in node.attribute if a.name == "body")
+    states = len(node.input) - _attribute(node, "num_scan_inputs", 0)
+    typed = {returned.name: given.type for given, returned in
+             zip(body.input[:states], body.output[:states], strict=True)
+             if _named_shape(given.type) is not None and _named_shape(returned.type) is None}
+    for value in [*body.output, *body.value_info]:  # the ranks completed before, too
+        if value.name in typed:
+            value.type.CopyFrom(typed[value.name])
+    unshaped = [v.name for v in body.output[states:] if _named_shape(v.type) is None]
+    if unshaped:
+        _refuse(node, "with a scan output of unknown shape", f"the lowering writes {unshaped[0]!r} "
+                "past its buffer (memory corruption at run time)")
+    return False  # the node itself stays
+
+
 def relax_growing(graph: onnx.GraphProto) -> None:
     """Make the first dim of every `GROWING` value unknown again (after shape inference), in
     `graph` and its subgraphs."""
@@ -712,6 +736,7 @@ def _same_ceil_windows(node: onnx.NodeProto, shape: list[int | str] | None) -> b
 _RULES: dict[str, Callable[[onnx.NodeProto, _Graph], bool]] = {
     "GridSample": _grid_sample,
     "Loop": _loop_scan_outputs,
+    "Scan": _scan_state_types,
     "BitShift": _bit_shift,
     "Div": _widened,
     "Mod": _widened,
