@@ -15,6 +15,8 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from dync.frontends.onnx_graphs import subgraphs
+
 # Ops whose tests are control flow in the sense of dync: regions, and the sequence and optional
 # values that flow through them.
 CONTROL_FLOW_OPS = frozenset({
@@ -38,9 +40,8 @@ def _ops(graph: onnx.GraphProto) -> set[str]:
     found = set()
     for node in graph.node:
         found.add(node.op_type)
-        for attribute in node.attribute:
-            for sub in ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs):
-                found |= _ops(sub)
+        for sub in subgraphs(node):
+            found |= _ops(sub)
     return found
 
 

@@ -45,6 +45,7 @@ from ..dialects.walk import ops_named
 from ..errors import CompilationError, DyncError, UnsupportedConstructError
 from .common import ImportedProgram, Lowering, finish_import
 from .onnx_constants import fold_constants
+from .onnx_graphs import subgraphs
 from .onnx_inputs import DynamicShapes, _bind_input_symbols, _input_symbols, _sanitize, _signature
 from .onnx_ranks import complete_ranks, rankless
 from .onnx_rewrites import relax_growing, rewrite_for_iree
@@ -352,12 +353,8 @@ def _name_nodes(graph: onnx.GraphProto) -> dict[str, onnx.NodeProto]:
                 node.name = f"{node.op_type}_{counter}"
                 counter += 1
             nodes.setdefault(node.name, node)
-            for attr in node.attribute:
-                if attr.type == onnx.AttributeProto.GRAPH:
-                    visit(attr.g)
-                elif attr.type == onnx.AttributeProto.GRAPHS:
-                    for sub in attr.graphs:
-                        visit(sub)
+            for sub in subgraphs(node):
+                visit(sub)
 
     visit(graph)
     return nodes

@@ -19,7 +19,7 @@ import onnx
 from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
-from .onnx_names import fresh_name, subgraphs
+from .onnx_graphs import fresh_name, subgraphs
 
 # Values folded at compile time have at most this many elements (shape arithmetic needs few;
 # a big constant would only move work from run time into the module's size).

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 import onnx
 
-from .onnx_names import subgraphs
+from .onnx_graphs import attribute, subgraphs
 
 # Ops whose output has the rank of their first input.
 _SAME_RANK = frozenset({
@@ -38,18 +38,14 @@ _BROADCAST = frozenset({
 })
 
 
-def _attribute_ints(node: onnx.NodeProto, name: str) -> list[int] | None:
-    return next((list(a.ints) for a in node.attribute if a.name == name), None)
-
-
 def _unsqueeze(node: onnx.NodeProto, ranks: list[int | None], lengths: list[int | None]) -> int | None:
-    axes = _attribute_ints(node, "axes")
+    axes = attribute(node, "axes")
     added = len(axes) if axes is not None else (lengths[1] if len(lengths) > 1 else None)
     return None if ranks[0] is None or added is None else ranks[0] + added
 
 
 def _squeeze(node: onnx.NodeProto, ranks: list[int | None], lengths: list[int | None]) -> int | None:
-    axes = _attribute_ints(node, "axes")
+    axes = attribute(node, "axes")
     removed = len(axes) if axes is not None else (lengths[1] if len(lengths) > 1 else None)
     return None if ranks[0] is None or removed is None else ranks[0] - removed
 

@@ -41,7 +41,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from ..errors import UnsupportedConstructError
-from .onnx_names import fresh_name, subgraphs
+from .onnx_graphs import attribute, fresh_name, subgraphs
 
 
 class _Graph:
@@ -92,14 +92,6 @@ class _Graph:
         return len(t.tensor_type.shape.dim)
 
 
-def _attribute(node: onnx.NodeProto, name: str, default=None):
-    for a in node.attribute:
-        if a.name == name:
-            value = helper.get_attribute_value(a)
-            return value.decode() if isinstance(value, bytes) else value
-    return default
-
-
 def _refuse(node: onnx.NodeProto, what: str, why: str) -> None:
     raise UnsupportedConstructError(
         f"ONNX {node.op_type} {what}".rstrip(),
@@ -112,8 +104,8 @@ def _refuse(node: onnx.NodeProto, what: str, why: str) -> None:
 
 
 def _grid_sample(node: onnx.NodeProto, g: _Graph) -> bool:
-    mode = _attribute(node, "mode", "linear")
-    if _attribute(node, "padding_mode", "zeros") != "zeros" or mode not in (
+    mode = attribute(node, "mode", "linear")
+    if attribute(node, "padding_mode", "zeros") != "zeros" or mode not in (
             "linear", "bilinear", "nearest") or g.rank(node.input[0]) != 4:
         return False  # other modes and ranks have no lowering: the importer names them
     pad = 2  # a bilinear read at floor(p) and floor(p) + 1 stays in [-2, size + 1]
@@ -125,7 +117,7 @@ def _grid_sample(node: onnx.NodeProto, g: _Graph) -> bool:
     sizes = g.op("Cast", g.op("Gather", shape, g.const([3, 2], np.int64)),
                  to=g.elem_type(grid))
     one, two = g.const(1, dtype), g.const(2, dtype)
-    if _attribute(node, "align_corners", 0):
+    if attribute(node, "align_corners", 0):
         span = g.op("Sub", sizes, one)  # p = (grid + 1) / 2 * (size - 1)
         pixel = g.op("Mul", g.op("Div", g.op("Add", grid, one), two), span)
     else:  # p = ((grid + 1) * size - 1) / 2
@@ -138,7 +130,7 @@ def _grid_sample(node: onnx.NodeProto, g: _Graph) -> bool:
         pixel = g.op("Round", pixel)
     shifted = g.op("Add", pixel, g.const(pad, dtype))
     padded_sizes = g.op("Add", sizes, g.const(2 * pad, dtype))
-    if _attribute(node, "align_corners", 0):
+    if attribute(node, "align_corners", 0):
         new_grid = g.op("Sub", g.op("Div", g.op("Mul", shifted, two),
                                     g.op("Sub", padded_sizes, one)), one)
     else:
@@ -159,10 +151,10 @@ def _bit_shift(node: onnx.NodeProto, g: _Graph) -> bool:
     if dtype.kind == "i":
         out_of_range = g.op("Or", out_of_range, g.op("Less", amount, g.const(0, dtype)))
     safe_amount = g.op("Where", out_of_range, g.const(0, dtype), amount)
-    shifted = g.op("BitShift", x, safe_amount, direction=_attribute(node, "direction"))
+    shifted = g.op("BitShift", x, safe_amount, direction=attribute(node, "direction"))
     zero = g.const(0, dtype)
     fill = zero
-    if _attribute(node, "direction") == "RIGHT" and dtype.kind == "i":
+    if attribute(node, "direction") == "RIGHT" and dtype.kind == "i":
         fill = g.op("Where", g.op("Less", x, zero), g.const(-1, dtype), zero)
     g.op("Where", out_of_range, fill, shifted, out=node.output[0])
     return True
@@ -197,13 +189,13 @@ def _conv_integer(node: onnx.NodeProto, g: _Graph) -> bool:
     not lower. Pads: the input padded first with its zero point (ONNX pads `x - x_zero_point`
     with zeros), by Concat, since Pad before opset 11 takes its value as an attribute. A weight
     zero point `z` per channel: conv(x', w - z) = conv(x', w) - z * conv(x', ones), in int32."""
-    pads = _attribute(node, "pads", [])
+    pads = attribute(node, "pads", [])
     rank, w_shape = g.rank(node.input[0]), _named_shape(g.types.get(node.input[1]))
     per_channel = len(node.input) > 3 and node.input[3] and g.rank(node.input[3]) == 1
     if (not any(pads) and not per_channel) or rank is None or (
-            _attribute(node, "auto_pad", "NOTSET") != "NOTSET"):
+            attribute(node, "auto_pad", "NOTSET") != "NOTSET"):
         return False
-    if per_channel and (_attribute(node, "group", 1) != 1 or w_shape is None
+    if per_channel and (attribute(node, "group", 1) != 1 or w_shape is None
                         or not all(isinstance(d, int) for d in w_shape)):
         return False
     x = node.input[0]
@@ -256,7 +248,7 @@ def _reverse_sequence(node: onnx.NodeProto, g: _Graph) -> bool:
     rank = g.rank(x)
     if rank is None:
         return False
-    time_axis, batch_axis = _attribute(node, "time_axis", 0), _attribute(node, "batch_axis", 1)
+    time_axis, batch_axis = attribute(node, "time_axis", 0), attribute(node, "batch_axis", 1)
 
     def along(axis: int) -> str:
         return g.const([-1 if d == axis else 1 for d in range(rank)], np.int64)
@@ -307,7 +299,7 @@ def _dequantize_linear(node: onnx.NodeProto, g: _Graph) -> bool:
     point) * scale in the scale's float type, the scale per tensor or per axis."""
     x, scale = node.input[0], node.input[1]
     rank, scale_rank = g.rank(x), g.rank(scale)
-    if (g.elem_type(x) in _QUANTIZED_BY_IMPORTER or _attribute(node, "block_size", 0)
+    if (g.elem_type(x) in _QUANTIZED_BY_IMPORTER or attribute(node, "block_size", 0)
             or rank is None or scale_rank not in (0, 1)):
         return False
     float_type = g.elem_type(scale)
@@ -315,7 +307,7 @@ def _dequantize_linear(node: onnx.NodeProto, g: _Graph) -> bool:
     zero = g.op("Cast", node.input[2], to=float_type) if len(node.input) > 2 and node.input[
         2] else None
     if scale_rank == 1 and rank > 1:  # per axis: broadcast along `axis`
-        along = g.const([-1 if d == (_attribute(node, "axis", 1) % rank) else 1
+        along = g.const([-1 if d == (attribute(node, "axis", 1) % rank) else 1
                          for d in range(rank)], np.int64)
         scale = g.op("Reshape", scale, along)
         zero = zero and g.op("Reshape", zero, along)
@@ -327,7 +319,7 @@ def _dequantize_linear(node: onnx.NodeProto, g: _Graph) -> bool:
 
 def _lp_normalization(node: onnx.NodeProto, g: _Graph) -> bool:
     x = node.input[0]
-    axis, p = _attribute(node, "axis", -1), _attribute(node, "p", 2)
+    axis, p = attribute(node, "axis", -1), attribute(node, "p", 2)
     if p not in (1, 2):
         return False
     reduce = "ReduceL2" if p == 2 else "ReduceL1"
@@ -512,7 +504,7 @@ def _scan_state_types(node: onnx.NodeProto, g: _Graph) -> bool:
     (a state that changes it fails shape inference, at import). A scan output of unknown
     shape is refused: the lowering corrupts memory with it."""
     body = next(a.g for a in node.attribute if a.name == "body")
-    states = len(node.input) - _attribute(node, "num_scan_inputs", 0)
+    states = len(node.input) - attribute(node, "num_scan_inputs", 0)
     typed = {returned.name: given.type for given, returned in
              zip(body.input[:states], body.output[:states], strict=True)
              if _named_shape(given.type) is not None and _named_shape(returned.type) is None}
@@ -541,11 +533,11 @@ def relax_growing(graph: onnx.GraphProto) -> None:
 
 def _softmax_cross_entropy(node: onnx.NodeProto, g: _Graph) -> bool:
     weighted = len(node.input) > 2 and node.input[2]
-    return bool(weighted and _attribute(node, "reduction", "mean") == "mean") and _expand(node, g)
+    return bool(weighted and attribute(node, "reduction", "mean") == "mean") and _expand(node, g)
 
 
 def _space_to_depth(node: onnx.NodeProto, g: _Graph) -> bool:
-    return _attribute(node, "mode", "DCR") == "CRD" and _expand(node, g)
+    return attribute(node, "mode", "DCR") == "CRD" and _expand(node, g)
 
 
 def _det(node: onnx.NodeProto, g: _Graph) -> bool:
@@ -591,17 +583,17 @@ def _resize(node: onnx.NodeProto, g: _Graph) -> bool:
     downsampling: interpolated axis by axis with Gathers of the neighbours (clamped to the
     edge, as ONNX pads) weighted as in ONNX's reference, including its output width of
     `scale * size` (not the rounded size) in the coordinate transform."""
-    mode = _attribute(node, "mode", "nearest")
-    if _attribute(node, "coordinate_transformation_mode") != "align_corners" or mode == "nearest":
+    mode = attribute(node, "mode", "nearest")
+    if attribute(node, "coordinate_transformation_mode") != "align_corners" or mode == "nearest":
         return False
     x, rank = node.input[0], g.rank(node.input[0])
     scales = node.input[2 if g.opset >= 11 else 1] if len(node.input) > 1 else ""
     sizes = node.input[3] if g.opset >= 11 and len(node.input) > 3 else ""
     dtype = helper.tensor_dtype_to_np_dtype(g.elem_type(x))
     unsupported = [what for what, present in (
-        ("antialias", _attribute(node, "antialias", 0)), ("axes", _attribute(node, "axes")),
+        ("antialias", attribute(node, "antialias", 0)), ("axes", attribute(node, "axes")),
         ("keep_aspect_ratio_policy",
-         _attribute(node, "keep_aspect_ratio_policy", "stretch") != "stretch"),
+         attribute(node, "keep_aspect_ratio_policy", "stretch") != "stretch"),
         ("a non-float input", np.dtype(dtype).kind != "f"), ("an input of unknown rank",
                                                               rank is None)) if present]
     if unsupported:
@@ -634,20 +626,20 @@ def _resize(node: onnx.NodeProto, g: _Graph) -> bool:
         if mode == "linear":
             taps = {0: g.op("Sub", one, ratio), 1: ratio}
         else:
-            taps = _cubic_weights(g, ratio, _attribute(node, "cubic_coeff_a", -0.75), dtype)
+            taps = _cubic_weights(g, ratio, attribute(node, "cubic_coeff_a", -0.75), dtype)
         last = g.op("Sub", length, g.const(1, np.int64))
         broadcast = g.const([-1 if d == axis else 1 for d in range(rank)], np.int64)
         weights, values = [], []
         for offset, weight in taps.items():
             index = g.op("Add", start, g.const(offset, np.int64))
-            if _attribute(node, "exclude_outside", 0):
+            if attribute(node, "exclude_outside", 0):
                 outside = g.op("Or", g.op("Less", index, g.const(0, np.int64)),
                                g.op("Greater", index, last))
                 weight = g.op("Where", outside, g.const(0, dtype), weight)
             weights.append(weight)
             index = g.op("Min", g.op("Max", index, g.const(0, np.int64)), last)
             values.append(g.op("Gather", y, index, axis=axis))
-        if _attribute(node, "exclude_outside", 0):
+        if attribute(node, "exclude_outside", 0):
             total = g.op("Sum", *weights)
             weights = [g.op("Div", w, total) for w in weights]
         y = g.op("Sum", *(g.op("Mul", v, g.op("Reshape", w, broadcast))
@@ -699,14 +691,14 @@ def _average_pool(node: onnx.NodeProto, g: _Graph) -> bool:
     then averaged as input (count_include_pad then has nothing left to count). Only where
     that keeps ONNX's output size: ceil mode drops a last window that starts in the end pads."""
     rank = g.rank(node.input[0])
-    if rank is None or not (_attribute(node, "ceil_mode", 0) and _attribute(node, "count_include_pad", 0)
-            and any(d > 1 for d in _attribute(node, "dilations", []))):
+    if rank is None or not (attribute(node, "ceil_mode", 0) and attribute(node, "count_include_pad", 0)
+            and any(d > 1 for d in attribute(node, "dilations", []))):
         return False
     if not _same_ceil_windows(node, _named_shape(g.types.get(node.input[0]))):
         _refuse(node, "with ceil_mode, count_include_pad and dilations",
                 "the windows that end in the padding are averaged over the wrong count")
     dtype = helper.tensor_dtype_to_np_dtype(g.elem_type(node.input[0]))
-    pads = _attribute(node, "pads", [0] * 2 * (rank - 2))
+    pads = attribute(node, "pads", [0] * 2 * (rank - 2))
     padded = _padded_with(g, node.input[0], pads, rank, g.const(0, dtype))
     attributes = {a.name: helper.get_attribute_value(a) for a in node.attribute
                   if a.name not in ("pads", "count_include_pad")}
@@ -718,10 +710,10 @@ def _same_ceil_windows(node: onnx.NodeProto, shape: list[int | str] | None) -> b
     """Whether pooling the explicitly padded input gives ONNX's number of windows per axis."""
     if shape is None or not all(isinstance(d, int) for d in shape[2:]):
         return False
-    kernel, spatial = _attribute(node, "kernel_shape"), len(shape) - 2
-    pads = _attribute(node, "pads", [0] * 2 * spatial)
-    strides = _attribute(node, "strides", [1] * spatial)
-    dilations = _attribute(node, "dilations", [1] * spatial)
+    kernel, spatial = attribute(node, "kernel_shape"), len(shape) - 2
+    pads = attribute(node, "pads", [0] * 2 * spatial)
+    strides = attribute(node, "strides", [1] * spatial)
+    dilations = attribute(node, "dilations", [1] * spatial)
     for i, size in enumerate(shape[2:]):
         padded = size + pads[i] + pads[spatial + i]
         span = dilations[i] * (kernel[i] - 1) + 1

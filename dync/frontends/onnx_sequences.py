@@ -19,7 +19,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from .onnx_names import fresh_name
+from .onnx_graphs import attribute, fresh_name
 
 
 class _Dynamic(Exception):
@@ -78,14 +78,9 @@ def _position(e: _Evaluator, node: onnx.NodeProto, index: int, length: int, defa
     return position + length if position < 0 else position
 
 
-def _attribute(node: onnx.NodeProto, name: str, default):
-    return next((helper.get_attribute_value(a) for a in node.attribute if a.name == name),
-                default)
-
-
 def _split(e: _Evaluator, node: onnx.NodeProto) -> list[str]:
     x = node.input[0]
-    axis = _attribute(node, "axis", 0)
+    axis = attribute(node, "axis", 0)
     size = e.dim(x, axis)
     if len(node.input) > 1 and node.input[1]:
         split = np.atleast_1d(e.constant(node.input[1])).astype(np.int64)
@@ -97,7 +92,7 @@ def _split(e: _Evaluator, node: onnx.NodeProto) -> list[str]:
         e.emit("Split", [x, *sizes], pieces, axis=axis)
         return pieces
     pieces = [e.fresh(f"{node.output[0]}.{i}") for i in range(size)]
-    if _attribute(node, "keepdims", 1):
+    if attribute(node, "keepdims", 1):
         e.emit("Split", [x], pieces, axis=axis, num_outputs=size)
         return pieces
     kept = [e.fresh(f"{p}.kept") for p in pieces]
@@ -109,7 +104,7 @@ def _split(e: _Evaluator, node: onnx.NodeProto) -> list[str]:
 
 
 def _sequence_map(e: _Evaluator, node: onnx.NodeProto) -> None:
-    body = _attribute(node, "body", None)
+    body = attribute(node, "body", None)
     count = len(e.sequence(node.input[0]))
     outputs: list[list[str]] = [[] for _ in node.output]
     for i in range(count):
@@ -151,7 +146,7 @@ def _always_true(e: _Evaluator, body: onnx.GraphProto, condition: str) -> bool:
 def _unroll(e: _Evaluator, node: onnx.NodeProto) -> None:
     """A Loop over sequences with a trip count known at compile time, unrolled: the body once
     per trip, its sequence ops evaluated, its carried values threaded through."""
-    body = _attribute(node, "body", None)
+    body = attribute(node, "body", None)
     trips = int(e.constant(node.input[0])) if node.input[0] else None
     if trips is None or not _always_true(e, body, node.input[1] if len(node.input) > 1 else ""):
         raise _Dynamic("a Loop over sequences whose trip count is computed at run time")
@@ -197,7 +192,7 @@ def _unroll(e: _Evaluator, node: onnx.NodeProto) -> None:
 
 
 def _sequence_loop(e: _Evaluator, node: onnx.NodeProto) -> bool:
-    body = _attribute(node, "body", None)
+    body = attribute(node, "body", None)
     return any(n in e.sequences for n in node.input) or any(
         inner.op_type.startswith("Sequence") for inner in body.node)
 
@@ -230,8 +225,8 @@ def _evaluate(e: _Evaluator, node: onnx.NodeProto) -> bool:
         items = e.sequence(node.input[0])
         if not items:
             raise _Dynamic("concatenating an empty sequence")
-        axis = _attribute(node, "axis", 0)
-        if _attribute(node, "new_axis", 0):
+        axis = attribute(node, "axis", 0)
+        if attribute(node, "new_axis", 0):
             axes = e.emit("Constant", [], value=numpy_helper.from_array(np.array([axis]), "a"))
             items = [e.emit("Unsqueeze", [item, *axes])[0] for item in items]
         e.emit("Concat", items, [node.output[0]], axis=axis)
