@@ -9,9 +9,10 @@ Steps:
 2. values known at compile time (shape arithmetic on static shapes) are computed, Ifs whose
    condition is known become the branch they take, and the known values a subgraph reads are
    copied into it for its shape inference (`onnx_constants`); sequences known at compile
-   time are replaced by their tensors (`onnx_sequences`); nodes
-   IREE would lower to other values than the spec are rewritten or refused, Loop scan
-   outputs become accumulators (`onnx_rewrites`); the ranks shape inference left out are
+   time are replaced by their tensors (`onnx_sequences`); nodes IREE would lower to other
+   values than the spec are rewritten or refused (`onnx_rewrites`), nodes it does not lower
+   rewritten into ones it does (`onnx_lowerings`), Loop scan outputs become accumulators and
+   Scan states get one type (`onnx_loops`); the ranks shape inference left out are
    completed, and a tensor of unknown rank is refused (`onnx_ranks`);
 3. `iree.compiler.extras.onnx_importer` turns the graph into `torch.operator "onnx.*"` ops
    in a function `@main`, in the caller's (IREE session's) context;
@@ -47,8 +48,9 @@ from .common import ImportedProgram, Lowering, finish_import
 from .onnx_constants import fold_constants
 from .onnx_graphs import subgraphs
 from .onnx_inputs import DynamicShapes, _bind_input_symbols, _input_symbols, _sanitize, _signature
+from .onnx_loops import relax_growing
 from .onnx_ranks import complete_ranks, rankless
-from .onnx_rewrites import relax_growing, rewrite_for_iree
+from .onnx_rewrites import rewrite_for_iree
 from .onnx_sequences import eliminate_sequences, output_tree
 from .onnx_structure import flatten_structured_inputs, structure_of
 
@@ -257,14 +259,14 @@ def _without_sequences(proto: onnx.ModelProto, notes: list[str]
 
 
 def _rewrite_for_iree(proto: onnx.ModelProto, notes: list[str]) -> onnx.ModelProto:
-    """Rewrite or refuse the nodes IREE would lower to other values (`onnx_rewrites`), and
-    infer the shapes of what the rewrites added."""
+    """Rewrite or refuse the nodes IREE would lower to other values or not at all
+    (`onnx_rewrites` and the rules it gathers), and infer the shapes the rewrites added."""
     complete_ranks(proto.graph)  # the rewrites read shapes, Loop bodies' often left out
     rewritten = rewrite_for_iree(proto.graph, _default_opset(proto) or TARGET_OPSET)
     if not rewritten:
         return proto
     notes.append("rewrote ONNX " + ", ".join(rewritten) + " into ops IREE lowers to the "
-                 "spec's values (dync/frontends/onnx_rewrites.py)")
+                 "spec's values (dync/frontends/onnx_rewrites.py and the rules it gathers)")
     try:
         inferred = onnx.shape_inference.infer_shapes(proto, data_prop=True)
     except Exception as e:  # over 2 GB, or an InferenceError in the rewritten nodes

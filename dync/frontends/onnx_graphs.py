@@ -1,10 +1,14 @@
 """Small helpers over ONNX graphs shared by the frontend's steps: fresh value names, the
-subgraphs of a node, attribute values with defaults."""
+subgraphs of a node, attribute values with defaults, value shapes, and `GraphEditor`, which
+the rewrites of a graph's nodes emit their replacement nodes with."""
 
 from __future__ import annotations
 
+import numpy as np
 import onnx
-from onnx import helper
+from onnx import helper, numpy_helper
+
+from ..errors import UnsupportedConstructError
 
 
 def fresh_name(taken: set[str], hint: str) -> str:
@@ -29,3 +33,93 @@ def attribute(node: onnx.NodeProto, name: str, default=None):
             value = helper.get_attribute_value(a)
             return value.decode() if isinstance(value, bytes) else value
     return default
+
+
+def named_shape(t: onnx.TypeProto | None) -> list[int | str] | None:
+    """The dims of a tensor type, each a number or a `dim_param` name; None if a dim is
+    neither, or the type has no shape."""
+    if t is None or t.WhichOneof("value") != "tensor_type" or not t.tensor_type.HasField("shape"):
+        return None
+    dims = [d.dim_value if d.HasField("dim_value") else d.dim_param or None
+            for d in t.tensor_type.shape.dim]
+    return None if None in dims else dims
+
+
+class GraphEditor:
+    """One graph being rewritten: fresh names, the element type, rank and constant value of
+    every value, the nodes emitted in place of the one being rewritten."""
+
+    def __init__(self, graph: onnx.GraphProto, opset: int, outer: dict[str, onnx.TypeProto]):
+        self.opset = opset
+        self.types = dict(outer)
+        for value in [*graph.input, *graph.value_info, *graph.output]:
+            self.types[value.name] = value.type
+        for tensor in graph.initializer:
+            self.types[tensor.name] = helper.make_tensor_type_proto(tensor.data_type, tensor.dims)
+        self.constants = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+        for node in graph.node:
+            if node.op_type == "Constant" and node.attribute and node.attribute[0].name == "value":
+                self.constants[node.output[0]] = numpy_helper.to_array(node.attribute[0].t)
+        self.taken = set(self.types) | {o for n in graph.node for o in n.output}
+        self.emitted: list[onnx.NodeProto] = []
+        self.pending: list[onnx.NodeProto] = []  # nodes that go after the one being rewritten
+        self.declared: list[onnx.ValueInfoProto] = []  # types of new values, for inference
+
+    def fresh(self, hint: str) -> str:
+        return fresh_name(self.taken, hint)
+
+    def op(self, op_type: str, *inputs: str, out: str | None = None, **attributes) -> str:
+        output = out or self.fresh(f"dync_{op_type.lower()}")
+        self.emitted.append(helper.make_node(op_type, list(inputs), [output], **attributes))
+        return output
+
+    def const(self, value, dtype) -> str:
+        name = self.fresh("dync_const")
+        return self.op("Constant", out=name, value=numpy_helper.from_array(
+            np.asarray(value, dtype=dtype), name))
+
+    def elem_type(self, name: str) -> int:
+        t = self.types.get(name)
+        return t.tensor_type.elem_type if t is not None else 0
+
+    def squeeze(self, x: str, axes: list[int], out: str | None = None) -> str:
+        if self.opset >= 13:
+            return self.op("Squeeze", x, self.const(axes, np.int64), out=out)
+        return self.op("Squeeze", x, axes=axes, out=out)
+
+    def rank(self, name: str) -> int | None:
+        t = self.types.get(name)
+        if t is None or not t.tensor_type.HasField("shape"):
+            return None
+        return len(t.tensor_type.shape.dim)
+
+
+def padded_with(g: GraphEditor, x: str, pads: list[int], rank: int, fill: str) -> str:
+    """`x` with its spatial axes (2 on) padded by `pads` (ONNX order) copies of `fill`."""
+    spatial = rank - 2
+    for i in range(spatial):
+        axis = 2 + i
+        shape = g.op("Shape", x)
+        blocks = []
+        for width in (pads[i], pads[spatial + i]):
+            if not width:
+                blocks.append(None)
+                continue
+            block_shape = g.op("Concat", g.op("Slice", shape, g.const([0], np.int64),
+                                              g.const([axis], np.int64)),
+                               g.const([width], np.int64),
+                               g.op("Slice", shape, g.const([axis + 1], np.int64),
+                                    g.const([rank], np.int64)), axis=0)
+            blocks.append(g.op("Expand", fill, block_shape))
+        if any(blocks):
+            x = g.op("Concat", *(b for b in (blocks[0], x, blocks[1]) if b), axis=axis)
+    return x
+
+
+def refuse_wrong_values(node: onnx.NodeProto, what: str, why: str) -> None:
+    """Refuse `node`: IREE would lower it (`what` is the attribute or case) to wrong values."""
+    raise UnsupportedConstructError(
+        f"ONNX {node.op_type} {what}".rstrip(),
+        f"IREE's lowering of ONNX {node.op_type} {what} gives other values than the ONNX spec: "
+        f"{why}".replace("  ", " "),
+        f"node {node.name!r}" if node.name else None)

@@ -1,5 +1,6 @@
-"""ONNX nodes whose lowering in IREE's importer gives other values than the ONNX spec, or
-none at all where the op is expressible in ops it does lower.
+"""ONNX nodes whose lowering in IREE's importer gives other values than the ONNX spec, and
+the driver that rewrites a graph's nodes before import (with the rules of `onnx_loops` and
+`onnx_lowerings` too).
 
 Found by the ONNX node tests (`python -m benchmarks conformance`); a wrong value returned
 silently is the worst a compiler can do, so before import each such node is either rewritten
@@ -22,14 +23,10 @@ into ONNX ops whose lowerings are right, or refused with the op, the attribute a
   minor); rewritten as elimination with partial pivoting unrolled over the static size.
 - `Resize` in linear or cubic mode with `align_corners` (wrong when downsampling): rewritten as
   per-axis Gathers of the neighbours, weighted as ONNX's reference does.
-- Not lowered at all, rewritten into ops that are: `ConvInteger` with pads or a per-channel
-  weight zero point, `DequantizeLinear` of 16-bit integers, `ReverseSequence` (its lowering
-  does not compile in IREE 3.13).
-- `Scan`: its body's state outputs typed like its state inputs (the importer's loop needs the
-  two types equal); one with a scan output of unknown shape is refused (the lowering writes
-  past that output's buffer).
+- `AveragePool` with `ceil_mode`, `count_include_pad` and a dilation (the windows that end in
+  the padding averaged over the wrong count): the zeros padded explicitly first.
 - Refused: `Det` of a dynamic size, `LSTM` with peepholes (ignored), `QLinearMatMul` of rank
-  above 2, `AveragePool` with `ceil_mode`, `count_include_pad` and a dilation above 1.
+  above 2, the `AveragePool` above where ceil mode would drop a window that starts in the pads.
 """
 
 from __future__ import annotations
@@ -38,72 +35,20 @@ from collections.abc import Callable
 
 import numpy as np
 import onnx
-from onnx import helper, numpy_helper
+from onnx import helper
 
-from ..errors import UnsupportedConstructError
-from .onnx_graphs import attribute, fresh_name, subgraphs
-
-
-class _Graph:
-    """One graph being rewritten: fresh names, the element type and rank of every value."""
-
-    def __init__(self, graph: onnx.GraphProto, opset: int, outer: dict[str, onnx.TypeProto]):
-        self.opset = opset
-        self.types = dict(outer)
-        for value in [*graph.input, *graph.value_info, *graph.output]:
-            self.types[value.name] = value.type
-        for tensor in graph.initializer:
-            self.types[tensor.name] = helper.make_tensor_type_proto(tensor.data_type, tensor.dims)
-        self.constants = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
-        for node in graph.node:
-            if node.op_type == "Constant" and node.attribute and node.attribute[0].name == "value":
-                self.constants[node.output[0]] = numpy_helper.to_array(node.attribute[0].t)
-        self.taken = set(self.types) | {o for n in graph.node for o in n.output}
-        self.emitted: list[onnx.NodeProto] = []
-        self.pending: list[onnx.NodeProto] = []  # nodes that go after the one being rewritten
-        self.declared: list[onnx.ValueInfoProto] = []  # types of new values, for inference
-
-    def fresh(self, hint: str) -> str:
-        return fresh_name(self.taken, hint)
-
-    def op(self, op_type: str, *inputs: str, out: str | None = None, **attributes) -> str:
-        output = out or self.fresh(f"dync_{op_type.lower()}")
-        self.emitted.append(helper.make_node(op_type, list(inputs), [output], **attributes))
-        return output
-
-    def const(self, value, dtype) -> str:
-        name = self.fresh("dync_const")
-        return self.op("Constant", out=name, value=numpy_helper.from_array(
-            np.asarray(value, dtype=dtype), name))
-
-    def elem_type(self, name: str) -> int:
-        t = self.types.get(name)
-        return t.tensor_type.elem_type if t is not None else 0
-
-    def squeeze(self, x: str, axes: list[int], out: str | None = None) -> str:
-        if self.opset >= 13:
-            return self.op("Squeeze", x, self.const(axes, np.int64), out=out)
-        return self.op("Squeeze", x, axes=axes, out=out)
-
-    def rank(self, name: str) -> int | None:
-        t = self.types.get(name)
-        if t is None or not t.tensor_type.HasField("shape"):
-            return None
-        return len(t.tensor_type.shape.dim)
+from . import onnx_loops, onnx_lowerings
+from .onnx_graphs import (
+    GraphEditor,
+    attribute,
+    named_shape,
+    padded_with,
+    refuse_wrong_values,
+    subgraphs,
+)
 
 
-def _refuse(node: onnx.NodeProto, what: str, why: str) -> None:
-    raise UnsupportedConstructError(
-        f"ONNX {node.op_type} {what}".rstrip(),
-        f"IREE's lowering of ONNX {node.op_type} {what} gives other values than the ONNX spec: "
-        f"{why}".replace("  ", " "),
-        f"node {node.name!r}" if node.name else None)
-
-
-# --------------------------------------------------------------------------- rewrites
-
-
-def _grid_sample(node: onnx.NodeProto, g: _Graph) -> bool:
+def _grid_sample(node: onnx.NodeProto, g: GraphEditor) -> bool:
     mode = attribute(node, "mode", "linear")
     if attribute(node, "padding_mode", "zeros") != "zeros" or mode not in (
             "linear", "bilinear", "nearest") or g.rank(node.input[0]) != 4:
@@ -143,7 +88,7 @@ def _grid_sample(node: onnx.NodeProto, g: _Graph) -> bool:
     return True
 
 
-def _bit_shift(node: onnx.NodeProto, g: _Graph) -> bool:
+def _bit_shift(node: onnx.NodeProto, g: GraphEditor) -> bool:
     x, amount = node.input
     dtype = np.dtype(helper.tensor_dtype_to_np_dtype(g.elem_type(x)))
     width = dtype.itemsize * 8
@@ -165,7 +110,7 @@ def _bit_shift(node: onnx.NodeProto, g: _Graph) -> bool:
 _WIDER = {onnx.TensorProto.UINT8: onnx.TensorProto.INT32}
 
 
-def _widened(node: onnx.NodeProto, g: _Graph) -> bool:
+def _widened(node: onnx.NodeProto, g: GraphEditor) -> bool:
     """Div, Mod and TopK of uint8, which IREE computes as signed (wrong from 128 up), computed
     in int32 and cast back."""
     elem = g.elem_type(node.input[0])
@@ -184,140 +129,7 @@ def _widened(node: onnx.NodeProto, g: _Graph) -> bool:
     return True
 
 
-def _conv_integer(node: onnx.NodeProto, g: _Graph) -> bool:
-    """ConvInteger with pads or with a zero point per output channel, which the importer does
-    not lower. Pads: the input padded first with its zero point (ONNX pads `x - x_zero_point`
-    with zeros), by Concat, since Pad before opset 11 takes its value as an attribute. A weight
-    zero point `z` per channel: conv(x', w - z) = conv(x', w) - z * conv(x', ones), in int32."""
-    pads = attribute(node, "pads", [])
-    rank, w_shape = g.rank(node.input[0]), _named_shape(g.types.get(node.input[1]))
-    per_channel = len(node.input) > 3 and node.input[3] and g.rank(node.input[3]) == 1
-    if (not any(pads) and not per_channel) or rank is None or (
-            attribute(node, "auto_pad", "NOTSET") != "NOTSET"):
-        return False
-    if per_channel and (attribute(node, "group", 1) != 1 or w_shape is None
-                        or not all(isinstance(d, int) for d in w_shape)):
-        return False
-    x = node.input[0]
-    x_dtype = helper.tensor_dtype_to_np_dtype(g.elem_type(x))
-    x_zero = node.input[2] if len(node.input) > 2 and node.input[2] else None
-    if any(pads):
-        x = _padded_with(g, x, pads, rank, x_zero or g.const(0, x_dtype))
-    attributes = {a.name: helper.get_attribute_value(a) for a in node.attribute
-                  if a.name != "pads"}
-    inputs = [x, node.input[1], x_zero or ""]
-    if not per_channel:
-        g.op("ConvInteger", *inputs, *node.input[3:], out=node.output[0], **attributes)
-        return True
-    product = g.op("ConvInteger", *inputs, **attributes)
-    ones = g.const(np.ones([1, *w_shape[1:]], x_dtype), x_dtype)
-    window_sums = g.op("ConvInteger", x, ones, x_zero or "", **attributes)
-    zero = g.op("Reshape", g.op("Cast", node.input[3], to=onnx.TensorProto.INT32),
-                g.const([1, -1] + [1] * (rank - 2), np.int64))
-    g.op("Sub", product, g.op("Mul", zero, window_sums), out=node.output[0])
-    return True
-
-
-def _padded_with(g: _Graph, x: str, pads: list[int], rank: int, fill: str) -> str:
-    """`x` with its spatial axes (2 on) padded by `pads` (ONNX order) copies of `fill`."""
-    spatial = rank - 2
-    for i in range(spatial):
-        axis = 2 + i
-        shape = g.op("Shape", x)
-        blocks = []
-        for width in (pads[i], pads[spatial + i]):
-            if not width:
-                blocks.append(None)
-                continue
-            block_shape = g.op("Concat", g.op("Slice", shape, g.const([0], np.int64),
-                                              g.const([axis], np.int64)),
-                               g.const([width], np.int64),
-                               g.op("Slice", shape, g.const([axis + 1], np.int64),
-                                    g.const([rank], np.int64)), axis=0)
-            blocks.append(g.op("Expand", fill, block_shape))
-        if any(blocks):
-            x = g.op("Concat", *(b for b in (blocks[0], x, blocks[1]) if b), axis=axis)
-    return x
-
-
-def _reverse_sequence(node: onnx.NodeProto, g: _Graph) -> bool:
-    """ReverseSequence, whose lowering IREE 3.13 fails to compile (a vector.gather left
-    unconverted): a GatherElements along the time axis at `len - 1 - t` below each batch's
-    length, `t` from it on."""
-    x, lengths = node.input
-    rank = g.rank(x)
-    if rank is None:
-        return False
-    time_axis, batch_axis = attribute(node, "time_axis", 0), attribute(node, "batch_axis", 1)
-
-    def along(axis: int) -> str:
-        return g.const([-1 if d == axis else 1 for d in range(rank)], np.int64)
-
-    shape = g.op("Shape", x)
-    steps = g.op("Range", g.const(0, np.int64), g.squeeze(g.op(
-        "Gather", shape, g.const([time_axis], np.int64)), [0]), g.const(1, np.int64))
-    t = g.op("Reshape", steps, along(time_axis))
-    length = g.op("Reshape", g.op("Cast", lengths, to=onnx.TensorProto.INT64), along(batch_axis))
-    reversed_t = g.op("Sub", g.op("Sub", length, g.const(1, np.int64)), t)
-    index = g.op("Where", g.op("Less", t, length), reversed_t, t)
-    g.op("GatherElements", x, g.op("Expand", index, shape), axis=time_axis, out=node.output[0])
-    return True
-
-
-def _non_max_suppression(node: onnx.NodeProto, g: _Graph) -> bool:
-    """NonMaxSuppression with a score threshold, which the lowering rejects at run time unless
-    it is at most the least score: run without it, then drop the selected boxes whose score is
-    not above it. Equivalent, since boxes are taken in falling score order: one under the
-    threshold comes after every box over it, so it neither suppresses nor displaces one."""
-    if len(node.input) < 5 or not node.input[4]:
-        return False
-    unfiltered = onnx.NodeProto()
-    unfiltered.CopyFrom(node)
-    del unfiltered.input[4:]
-    selected = unfiltered.output[0] = g.fresh(f"{node.output[0]}_unfiltered")
-    g.emitted.append(unfiltered)
-    scores = g.op("GatherND", node.input[1], selected)
-    above = g.op("Greater", scores, node.input[4])
-    kept = g.squeeze(g.op("NonZero", above), [0])  # not Compress: its lowering is wrong
-    # Into a dynamic value first: the model's output may be declared with the static count.
-    filtered = g.op("Gather", selected, kept, axis=0)
-    # Shape inference cannot see through the new NonMaxSuppression's output: declare all three.
-    g.declared.extend([
-        helper.make_tensor_value_info(selected, onnx.TensorProto.INT64, [None, 3]),
-        helper.make_tensor_value_info(scores, g.elem_type(node.input[1]), [None]),
-        helper.make_tensor_value_info(above, onnx.TensorProto.BOOL, [None]),
-        helper.make_tensor_value_info(filtered, onnx.TensorProto.INT64, [None, 3])])
-    g.op("Identity", filtered, out=node.output[0])
-    return True
-
-
-_QUANTIZED_BY_IMPORTER = {onnx.TensorProto.INT8, onnx.TensorProto.UINT8, onnx.TensorProto.INT32}
-
-
-def _dequantize_linear(node: onnx.NodeProto, g: _Graph) -> bool:
-    """DequantizeLinear of a 16-bit integer, which the importer does not lower: (x - zero
-    point) * scale in the scale's float type, the scale per tensor or per axis."""
-    x, scale = node.input[0], node.input[1]
-    rank, scale_rank = g.rank(x), g.rank(scale)
-    if (g.elem_type(x) in _QUANTIZED_BY_IMPORTER or attribute(node, "block_size", 0)
-            or rank is None or scale_rank not in (0, 1)):
-        return False
-    float_type = g.elem_type(scale)
-    shifted = g.op("Cast", x, to=float_type)
-    zero = g.op("Cast", node.input[2], to=float_type) if len(node.input) > 2 and node.input[
-        2] else None
-    if scale_rank == 1 and rank > 1:  # per axis: broadcast along `axis`
-        along = g.const([-1 if d == (attribute(node, "axis", 1) % rank) else 1
-                         for d in range(rank)], np.int64)
-        scale = g.op("Reshape", scale, along)
-        zero = zero and g.op("Reshape", zero, along)
-    if zero:
-        shifted = g.op("Sub", shifted, zero)
-    g.op("Mul", shifted, scale, out=node.output[0])
-    return True
-
-
-def _lp_normalization(node: onnx.NodeProto, g: _Graph) -> bool:
+def _lp_normalization(node: onnx.NodeProto, g: GraphEditor) -> bool:
     x = node.input[0]
     axis, p = attribute(node, "axis", -1), attribute(node, "p", 2)
     if p not in (1, 2):
@@ -333,7 +145,7 @@ def _lp_normalization(node: onnx.NodeProto, g: _Graph) -> bool:
     return True
 
 
-def _expand(node: onnx.NodeProto, g: _Graph) -> bool:
+def _expand(node: onnx.NodeProto, g: GraphEditor) -> bool:
     """Replace `node` by its function body from the ONNX schema."""
     schema = onnx.defs.get_schema(node.op_type, g.opset, node.domain)
     types = [g.types.get(name, onnx.TypeProto()).SerializeToString() for name in node.input]
@@ -397,156 +209,22 @@ def _upgraded(body: onnx.FunctionProto, version: int, opset: int) -> onnx.Functi
     return upgraded
 
 
-def _named_shape(t: onnx.TypeProto | None) -> list[int | str] | None:
-    """The dims of a tensor type, each a number or a `dim_param` name; None if a dim is
-    neither, or the type has no shape."""
-    if t is None or t.WhichOneof("value") != "tensor_type" or not t.tensor_type.HasField("shape"):
-        return None
-    dims = [d.dim_value if d.HasField("dim_value") else d.dim_param or None
-            for d in t.tensor_type.shape.dim]
-    return None if None in dims else dims
-
-
-def _dim_sources(g: _Graph) -> dict[str, tuple[str, int]]:
-    """For each `dim_param` of a value of `g` (its scope included): a value and axis that has
-    it, to read its size from at run time."""
-    sources: dict[str, tuple[str, int]] = {}
-    for name, t in g.types.items():
-        for axis, dim in enumerate(_named_shape(t) or []):
-            if isinstance(dim, str):
-                sources.setdefault(dim, (name, axis))
-    return sources
-
-
-def _empty_rows(g: _Graph, shape: list[int | str], dtype) -> str | None:
-    """A tensor of shape [0, *shape]: from a constant when `shape` is static; else from the
-    sizes of the values whose named dims it uses (None when one has no such value)."""
-    zero = g.const([0], np.int64)
-    if all(isinstance(d, int) for d in shape):
-        # An empty slice of a zero row, not a constant: its lowering keeps the dynamic type.
-        row = g.const(np.zeros([1, *shape], dtype), dtype)
-        return g.op("Slice", row, zero, zero, out=g.fresh(f"{GROWING}_start"))
-    sources = _dim_sources(g)
-    if any(isinstance(d, str) and d not in sources for d in shape):
-        return None
-    sizes = [zero]
-    for dim in shape:
-        if isinstance(dim, int):
-            sizes.append(g.const([dim], np.int64))
-        else:
-            value, axis = sources[dim]
-            sizes.append(g.op("Shape", value, start=axis, end=axis + 1))
-    fill = numpy_helper.from_array(np.zeros([1], dtype), "fill")
-    return g.op("ConstantOfShape", g.op("Concat", *sizes, axis=0), value=fill,
-                out=g.fresh(f"{GROWING}_start"))
-
-
-# Values whose first dim grows trip by trip: named with this prefix so that `relax_growing`
-# can undo what shape inference, run again after the rewrites, concludes from a static trip
-# count or an empty start.
-GROWING = "dync_growing"
-
-
-def _loop_scan_outputs(node: onnx.NodeProto, g: _Graph) -> bool:
-    """A Loop's scan outputs become loop-carried accumulators (IREE's importer lowers no scan
-    output): each starts empty, [0, *shape], and every trip concatenates its value, unsqueezed.
-    Needs each scanned value's dims static or named (`dim_param`) like a dim of a value outside
-    the Loop, which gives its size; else the Loop is left to the importer's error."""
-    body = next(a.g for a in node.attribute if a.name == "body")
-    carried = len(node.input) - 2
-    scanned = body.output[1 + carried:]
-    if not scanned:
-        return False
-    inner = _Graph(body, g.opset, g.types)
-    shapes = [_named_shape(inner.types.get(v.name)) for v in scanned]
-    if any(shape is None for shape in shapes):
-        return False
-    emitted = len(g.emitted)
-    starts, results, outputs = [], [], []
-    for value, shape in zip(scanned, shapes, strict=True):
-        dtype = helper.tensor_dtype_to_np_dtype(inner.elem_type(value.name))
-        starts.append(_empty_rows(g, shape, dtype))
-    if None in starts:
-        del g.emitted[emitted:]
-        return False
-    for i, (value, shape) in enumerate(zip(scanned, shapes, strict=True)):
-        elem_type = inner.elem_type(value.name)
-        accumulated = inner.fresh(f"{GROWING}_{value.name}")
-        body.input.append(helper.make_tensor_value_info(accumulated, elem_type, [None, *shape]))
-        axis = inner.const([0], np.int64)
-        item = (inner.op("Unsqueeze", value.name, axis) if g.opset >= 13
-                else inner.op("Unsqueeze", value.name, axes=[0]))
-        grown = inner.op("Concat", accumulated, item, axis=0,
-                         out=inner.fresh(f"{GROWING}_{value.name}_grown"))
-        outputs.append(helper.make_tensor_value_info(grown, elem_type, [None, *shape]))
-        # The Loop's result is dynamic; the model's name gets it through an Identity.
-        results.append(g.fresh(f"{GROWING}_{node.output[carried + i]}"))
-        g.declared.extend(helper.make_tensor_value_info(name, elem_type, [None, *shape])
-                          for name in (starts[-1], results[-1]))
-        g.pending.append(helper.make_node("Identity", [results[-1]], [node.output[carried + i]]))
-    body.node.extend(inner.emitted)
-    del body.output[1 + carried:]
-    body.output.extend(outputs)
-    rewritten = onnx.NodeProto()
-    rewritten.CopyFrom(node)  # after the body's changes: CopyFrom copies the subgraph
-    rewritten.input.extend(starts)
-    rewritten.output[carried:] = results
-    g.emitted.append(rewritten)
-    g.emitted.extend(g.pending)
-    g.pending.clear()
-    return True
-
-
-def _scan_state_types(node: onnx.NodeProto, g: _Graph) -> bool:
-    """A Scan body's state outputs typed like its state inputs, when inference left them
-    without a shape: IREE's importer makes the loop carry the state with the input's type and
-    the yielded value's type, which must be equal. States keep their shape from step to step
-    (a state that changes it fails shape inference, at import). A scan output of unknown
-    shape is refused: the lowering corrupts memory with it."""
-    body = next(a.g for a in node.attribute if a.name == "body")
-    states = len(node.input) - attribute(node, "num_scan_inputs", 0)
-    typed = {returned.name: given.type for given, returned in
-             zip(body.input[:states], body.output[:states], strict=True)
-             if _named_shape(given.type) is not None and _named_shape(returned.type) is None}
-    for value in [*body.output, *body.value_info]:  # the ranks completed before, too
-        if value.name in typed:
-            value.type.CopyFrom(typed[value.name])
-    unshaped = [v.name for v in body.output[states:] if _named_shape(v.type) is None]
-    if unshaped:
-        _refuse(node, "with a scan output of unknown shape", f"the lowering writes {unshaped[0]!r} "
-                "past its buffer (memory corruption at run time)")
-    return False  # the node itself stays
-
-
-def relax_growing(graph: onnx.GraphProto) -> None:
-    """Make the first dim of every `GROWING` value unknown again (after shape inference), in
-    `graph` and its subgraphs."""
-    for values in (graph.input, graph.output, graph.value_info):
-        for value in values:
-            if value.name.startswith(GROWING) and value.type.tensor_type.shape.dim:
-                first = value.type.tensor_type.shape.dim[0]
-                first.Clear()
-    for node in graph.node:
-        for sub in subgraphs(node):
-            relax_growing(sub)
-
-
-def _softmax_cross_entropy(node: onnx.NodeProto, g: _Graph) -> bool:
+def _softmax_cross_entropy(node: onnx.NodeProto, g: GraphEditor) -> bool:
     weighted = len(node.input) > 2 and node.input[2]
     return bool(weighted and attribute(node, "reduction", "mean") == "mean") and _expand(node, g)
 
 
-def _space_to_depth(node: onnx.NodeProto, g: _Graph) -> bool:
+def _space_to_depth(node: onnx.NodeProto, g: GraphEditor) -> bool:
     return attribute(node, "mode", "DCR") == "CRD" and _expand(node, g)
 
 
-def _det(node: onnx.NodeProto, g: _Graph) -> bool:
+def _det(node: onnx.NodeProto, g: GraphEditor) -> bool:
     """Det by Gaussian elimination with partial pivoting (numpy's LU), unrolled over the
     static matrix size: IREE's lowering does not pivot."""
-    shape = _named_shape(g.types.get(node.input[0]))
+    shape = named_shape(g.types.get(node.input[0]))
     size = shape[-1] if shape and len(shape) >= 2 else None
     if not isinstance(size, int) or size < 1 or shape[-2] != size:
-        _refuse(node, "of a matrix of dynamic size", "it eliminates without pivoting, so any "
+        refuse_wrong_values(node, "of a matrix of dynamic size", "it eliminates without pivoting, so any "
                 "matrix with a zero leading minor gives NaN (det [[0, 1], [2, 3]] = -2)")
     dtype = helper.tensor_dtype_to_np_dtype(g.elem_type(node.input[0]))
 
@@ -578,7 +256,7 @@ def _det(node: onnx.NodeProto, g: _Graph) -> bool:
     return True
 
 
-def _resize(node: onnx.NodeProto, g: _Graph) -> bool:
+def _resize(node: onnx.NodeProto, g: GraphEditor) -> bool:
     """Resize in linear or cubic mode with align_corners, which IREE's lowering gets wrong when
     downsampling: interpolated axis by axis with Gathers of the neighbours (clamped to the
     edge, as ONNX pads) weighted as in ONNX's reference, including its output width of
@@ -597,7 +275,7 @@ def _resize(node: onnx.NodeProto, g: _Graph) -> bool:
         ("a non-float input", np.dtype(dtype).kind != "f"), ("an input of unknown rank",
                                                               rank is None)) if present]
     if unsupported:
-        _refuse(node, f"in {mode} mode with coordinate_transformation_mode align_corners and "
+        refuse_wrong_values(node, f"in {mode} mode with coordinate_transformation_mode align_corners and "
                 f"{unsupported[0]}", "downsampled values are wrong")
     float_type = g.elem_type(x)
     shape = g.op("Shape", x)
@@ -648,7 +326,7 @@ def _resize(node: onnx.NodeProto, g: _Graph) -> bool:
     return True
 
 
-def _cubic_weights(g: _Graph, ratio: str, a: float, dtype) -> dict[int, str]:
+def _cubic_weights(g: GraphEditor, ratio: str, a: float, dtype) -> dict[int, str]:
     """The weights of the neighbours at offsets -1..2 of ONNX's cubic interpolation (its
     `_cubic_coeffs`) at fractional position `ratio`."""
     def const(v: float) -> str:
@@ -671,21 +349,21 @@ def _cubic_weights(g: _Graph, ratio: str, a: float, dtype) -> dict[int, str]:
 # --------------------------------------------------------------------------- refusals
 
 
-def _lstm(node: onnx.NodeProto, g: _Graph) -> bool:
+def _lstm(node: onnx.NodeProto, g: GraphEditor) -> bool:
     if len(node.input) > 7 and node.input[7]:
-        _refuse(node, "with peepholes (input P)", "the peephole weights are ignored")
+        refuse_wrong_values(node, "with peepholes (input P)", "the peephole weights are ignored")
     return False
 
 
-def _qlinear_matmul(node: onnx.NodeProto, g: _Graph) -> bool:
+def _qlinear_matmul(node: onnx.NodeProto, g: GraphEditor) -> bool:
     ranks = [g.rank(node.input[0]), g.rank(node.input[3])]
     if any(r is None or r > 2 for r in ranks):
-        _refuse(node, f"of rank {max((r or 3) for r in ranks)}",
+        refuse_wrong_values(node, f"of rank {max((r or 3) for r in ranks)}",
                 "batched (rank above 2) quantized matmuls come out wrong")
     return False
 
 
-def _average_pool(node: onnx.NodeProto, g: _Graph) -> bool:
+def _average_pool(node: onnx.NodeProto, g: GraphEditor) -> bool:
     """AveragePool with ceil_mode, count_include_pad and a dilation, whose lowering averages the
     windows that end in the padding over the wrong count: the zeros padded explicitly first,
     then averaged as input (count_include_pad then has nothing left to count). Only where
@@ -694,12 +372,12 @@ def _average_pool(node: onnx.NodeProto, g: _Graph) -> bool:
     if rank is None or not (attribute(node, "ceil_mode", 0) and attribute(node, "count_include_pad", 0)
             and any(d > 1 for d in attribute(node, "dilations", []))):
         return False
-    if not _same_ceil_windows(node, _named_shape(g.types.get(node.input[0]))):
-        _refuse(node, "with ceil_mode, count_include_pad and dilations",
+    if not _same_ceil_windows(node, named_shape(g.types.get(node.input[0]))):
+        refuse_wrong_values(node, "with ceil_mode, count_include_pad and dilations",
                 "the windows that end in the padding are averaged over the wrong count")
     dtype = helper.tensor_dtype_to_np_dtype(g.elem_type(node.input[0]))
     pads = attribute(node, "pads", [0] * 2 * (rank - 2))
-    padded = _padded_with(g, node.input[0], pads, rank, g.const(0, dtype))
+    padded = padded_with(g, node.input[0], pads, rank, g.const(0, dtype))
     attributes = {a.name: helper.get_attribute_value(a) for a in node.attribute
                   if a.name not in ("pads", "count_include_pad")}
     g.op("AveragePool", padded, out=node.output[0], **attributes)
@@ -725,10 +403,8 @@ def _same_ceil_windows(node: onnx.NodeProto, shape: list[int | str] | None) -> b
     return True
 
 
-_RULES: dict[str, Callable[[onnx.NodeProto, _Graph], bool]] = {
+_RULES: dict[str, Callable[[onnx.NodeProto, GraphEditor], bool]] = {
     "GridSample": _grid_sample,
-    "Loop": _loop_scan_outputs,
-    "Scan": _scan_state_types,
     "BitShift": _bit_shift,
     "Div": _widened,
     "Mod": _widened,
@@ -740,11 +416,9 @@ _RULES: dict[str, Callable[[onnx.NodeProto, _Graph], bool]] = {
     "LSTM": _lstm,
     "QLinearMatMul": _qlinear_matmul,
     "Resize": _resize,
-    "ConvInteger": _conv_integer,
-    "DequantizeLinear": _dequantize_linear,
-    "ReverseSequence": _reverse_sequence,
-    "NonMaxSuppression": _non_max_suppression,
     "AveragePool": _average_pool,
+    **onnx_loops.RULES,
+    **onnx_lowerings.RULES,
 }
 
 
@@ -752,7 +426,7 @@ def rewrite_for_iree(graph: onnx.GraphProto, opset: int,
                      outer: dict[str, onnx.TypeProto] | None = None) -> list[str]:
     """Rewrite (in place) or refuse the nodes of `graph` and its subgraphs that IREE's importer
     would lower to other values than ONNX's; returns one note per rewritten op type."""
-    g = _Graph(graph, opset, outer or {})
+    g = GraphEditor(graph, opset, outer or {})
     rewritten: set[str] = set()
     for node in graph.node:
         if node.domain not in ("", "ai.onnx"):

@@ -1,0 +1,134 @@
+"""ONNX nodes IREE's importer does not lower (or whose lowering IREE 3.13 cannot compile or
+run), rewritten before import into ONNX ops that it does, with the spec's values:
+
+- `ConvInteger` with pads (padded first with the input's zero point) or with a weight zero
+  point per output channel (subtracted as `z * conv(x', ones)` in int32);
+- `DequantizeLinear` of 16-bit integers: `(x - zero point) * scale` in the scale's type;
+- `ReverseSequence`: a GatherElements along the time axis (IREE 3.13 fails to compile its own
+  lowering: a vector.gather left unconverted);
+- `NonMaxSuppression` with a score threshold above the least score, which the lowering
+  rejects at run time: run without it, then the boxes not above it dropped.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import helper
+
+from .onnx_graphs import GraphEditor, attribute, named_shape, padded_with
+
+
+def _conv_integer(node: onnx.NodeProto, g: GraphEditor) -> bool:
+    """ConvInteger with pads or with a zero point per output channel, which the importer does
+    not lower. Pads: the input padded first with its zero point (ONNX pads `x - x_zero_point`
+    with zeros), by Concat, since Pad before opset 11 takes its value as an attribute. A weight
+    zero point `z` per channel: conv(x', w - z) = conv(x', w) - z * conv(x', ones), in int32."""
+    pads = attribute(node, "pads", [])
+    rank, w_shape = g.rank(node.input[0]), named_shape(g.types.get(node.input[1]))
+    per_channel = len(node.input) > 3 and node.input[3] and g.rank(node.input[3]) == 1
+    if (not any(pads) and not per_channel) or rank is None or (
+            attribute(node, "auto_pad", "NOTSET") != "NOTSET"):
+        return False
+    if per_channel and (attribute(node, "group", 1) != 1 or w_shape is None
+                        or not all(isinstance(d, int) for d in w_shape)):
+        return False
+    x = node.input[0]
+    x_dtype = helper.tensor_dtype_to_np_dtype(g.elem_type(x))
+    x_zero = node.input[2] if len(node.input) > 2 and node.input[2] else None
+    if any(pads):
+        x = padded_with(g, x, pads, rank, x_zero or g.const(0, x_dtype))
+    attributes = {a.name: helper.get_attribute_value(a) for a in node.attribute
+                  if a.name != "pads"}
+    inputs = [x, node.input[1], x_zero or ""]
+    if not per_channel:
+        g.op("ConvInteger", *inputs, *node.input[3:], out=node.output[0], **attributes)
+        return True
+    product = g.op("ConvInteger", *inputs, **attributes)
+    ones = g.const(np.ones([1, *w_shape[1:]], x_dtype), x_dtype)
+    window_sums = g.op("ConvInteger", x, ones, x_zero or "", **attributes)
+    zero = g.op("Reshape", g.op("Cast", node.input[3], to=onnx.TensorProto.INT32),
+                g.const([1, -1] + [1] * (rank - 2), np.int64))
+    g.op("Sub", product, g.op("Mul", zero, window_sums), out=node.output[0])
+    return True
+
+
+def _reverse_sequence(node: onnx.NodeProto, g: GraphEditor) -> bool:
+    """ReverseSequence, whose lowering IREE 3.13 fails to compile (a vector.gather left
+    unconverted): a GatherElements along the time axis at `len - 1 - t` below each batch's
+    length, `t` from it on."""
+    x, lengths = node.input
+    rank = g.rank(x)
+    if rank is None:
+        return False
+    time_axis, batch_axis = attribute(node, "time_axis", 0), attribute(node, "batch_axis", 1)
+
+    def along(axis: int) -> str:
+        return g.const([-1 if d == axis else 1 for d in range(rank)], np.int64)
+
+    shape = g.op("Shape", x)
+    steps = g.op("Range", g.const(0, np.int64), g.squeeze(g.op(
+        "Gather", shape, g.const([time_axis], np.int64)), [0]), g.const(1, np.int64))
+    t = g.op("Reshape", steps, along(time_axis))
+    length = g.op("Reshape", g.op("Cast", lengths, to=onnx.TensorProto.INT64), along(batch_axis))
+    reversed_t = g.op("Sub", g.op("Sub", length, g.const(1, np.int64)), t)
+    index = g.op("Where", g.op("Less", t, length), reversed_t, t)
+    g.op("GatherElements", x, g.op("Expand", index, shape), axis=time_axis, out=node.output[0])
+    return True
+
+
+def _non_max_suppression(node: onnx.NodeProto, g: GraphEditor) -> bool:
+    """NonMaxSuppression with a score threshold, which the lowering rejects at run time unless
+    it is at most the least score: run without it, then drop the selected boxes whose score is
+    not above it. Equivalent, since boxes are taken in falling score order: one under the
+    threshold comes after every box over it, so it neither suppresses nor displaces one."""
+    if len(node.input) < 5 or not node.input[4]:
+        return False
+    unfiltered = onnx.NodeProto()
+    unfiltered.CopyFrom(node)
+    del unfiltered.input[4:]
+    selected = unfiltered.output[0] = g.fresh(f"{node.output[0]}_unfiltered")
+    g.emitted.append(unfiltered)
+    scores = g.op("GatherND", node.input[1], selected)
+    above = g.op("Greater", scores, node.input[4])
+    kept = g.squeeze(g.op("NonZero", above), [0])  # not Compress: its lowering is wrong
+    # Into a dynamic value first: the model's output may be declared with the static count.
+    filtered = g.op("Gather", selected, kept, axis=0)
+    # Shape inference cannot see through the new NonMaxSuppression's output: declare all three.
+    g.declared.extend([
+        helper.make_tensor_value_info(selected, onnx.TensorProto.INT64, [None, 3]),
+        helper.make_tensor_value_info(scores, g.elem_type(node.input[1]), [None]),
+        helper.make_tensor_value_info(above, onnx.TensorProto.BOOL, [None]),
+        helper.make_tensor_value_info(filtered, onnx.TensorProto.INT64, [None, 3])])
+    g.op("Identity", filtered, out=node.output[0])
+    return True
+
+
+_QUANTIZED_BY_IMPORTER = {onnx.TensorProto.INT8, onnx.TensorProto.UINT8, onnx.TensorProto.INT32}
+
+
+def _dequantize_linear(node: onnx.NodeProto, g: GraphEditor) -> bool:
+    """DequantizeLinear of a 16-bit integer, which the importer does not lower: (x - zero
+    point) * scale in the scale's float type, the scale per tensor or per axis."""
+    x, scale = node.input[0], node.input[1]
+    rank, scale_rank = g.rank(x), g.rank(scale)
+    if (g.elem_type(x) in _QUANTIZED_BY_IMPORTER or attribute(node, "block_size", 0)
+            or rank is None or scale_rank not in (0, 1)):
+        return False
+    float_type = g.elem_type(scale)
+    shifted = g.op("Cast", x, to=float_type)
+    zero = g.op("Cast", node.input[2], to=float_type) if len(node.input) > 2 and node.input[
+        2] else None
+    if scale_rank == 1 and rank > 1:  # per axis: broadcast along `axis`
+        along = g.const([-1 if d == (attribute(node, "axis", 1) % rank) else 1
+                         for d in range(rank)], np.int64)
+        scale = g.op("Reshape", scale, along)
+        zero = zero and g.op("Reshape", zero, along)
+    if zero:
+        shifted = g.op("Sub", shifted, zero)
+    g.op("Mul", shifted, scale, out=node.output[0])
+    return True
+
+
+RULES = {"ConvInteger": _conv_integer, "DequantizeLinear": _dequantize_linear,
+         "ReverseSequence": _reverse_sequence, "NonMaxSuppression": _non_max_suppression}
