@@ -1,5 +1,6 @@
-"""Shared, session-scoped compiled modules: each model is compiled once per test run. The
-compile cache of the run is a fresh directory, so no entry from an earlier run is reused.
+"""Shared, session-scoped compiled modules: each model is compiled once per test run (per
+xdist worker; a compile two workers repeat is a hit in the run's cache). The compile cache
+of the run is a fresh directory, so no entry from an earlier run is reused.
 
 The platforms some tests need are probed here, once: a test marked `gpu` skips only where
 there is no NVIDIA GPU, and `qemu_runner` skips only where there is no qemu-aarch64. Where
@@ -15,7 +16,10 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-os.environ["DYNC_CACHE_DIR"] = tempfile.mkdtemp(prefix="dync-test-cache-")
+# One cache for the run, shared by the xdist workers (they inherit the controller's
+# environment; entries are written by atomic rename, so concurrent compiles are safe).
+if "PYTEST_XDIST_WORKER" not in os.environ or "DYNC_CACHE_DIR" not in os.environ:
+    os.environ["DYNC_CACHE_DIR"] = tempfile.mkdtemp(prefix="dync-test-cache-")
 
 import aarch64  # noqa: E402
 from models import BATCH, CondNet, LoopNet, seeded  # noqa: E402
