@@ -11,7 +11,7 @@ import pytest
 from benchmarks.fuzz.generate import generate
 from benchmarks.fuzz.run import campaign, summary, write_program
 
-SLICE = range(10)
+SLICE = range(20)
 
 
 def test_a_seed_is_one_program_byte_for_byte():
