@@ -19,7 +19,17 @@ import onnx
 from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
-from .onnx_graphs import fresh_name, subgraphs
+from .onnx_graphs import (
+    constant_value,
+    constant_values,
+    fresh_name,
+    named_shape,
+    names_in,
+    outer_reads,
+    renamed,
+    subgraphs,
+    value_types,
+)
 
 # Values folded at compile time have at most this many elements (shape arithmetic needs few;
 # a big constant would only move work from run time into the module's size).
@@ -41,23 +51,16 @@ class _Folder:
     def __init__(self, model: onnx.ModelProto):
         graph = model.graph
         self.opsets = list(model.opset_import)
-        inputs = {v.name for v in graph.input}  # an initializer that is also an input is a
-        self.known = {t.name: numpy_helper.to_array(t) for t in graph.initializer  # default
-                      if np.prod(t.dims) <= _MAX_ELEMENTS and t.name not in inputs}
-        self.shapes = {v.name: v.type.tensor_type.shape for v in
-                       [*graph.input, *graph.value_info, *graph.output]
-                       if v.type.WhichOneof("value") == "tensor_type"
-                       and v.type.tensor_type.HasField("shape")}
-        self.taken = _names_in(graph)
+        self.known = constant_values(graph, _MAX_ELEMENTS)
+        self.types = value_types(graph)
+        self.taken = names_in(graph)
         self.folded: list[str] = []  # op types of the nodes computed
         self.inlined: list[str] = []  # the Ifs replaced by a branch
         self.localized: list[str] = []  # the nodes given copies of outer constants
 
     def static_shape(self, name: str) -> list[int] | None:
-        shape = self.shapes.get(name)
-        if shape is None or not all(d.HasField("dim_value") for d in shape.dim):
-            return None
-        return [d.dim_value for d in shape.dim]
+        dims = named_shape(self.types.get(name))
+        return None if dims is None or not all(isinstance(d, int) for d in dims) else dims
 
     def evaluate(self, node: onnx.NodeProto) -> list[np.ndarray] | None:
         """The outputs of `node` when its inputs are known and its outputs small, else None."""
@@ -108,11 +111,11 @@ class _Folder:
         outer axes constant leaves everything after it unshaped. Returns whether it did."""
         copied = False
         for sub in subgraphs(node):
-            outer = sorted(n for n in _outer_reads(sub) if n in self.known)
+            outer = sorted(n for n in outer_reads(sub) if n in self.known)
             if not outer:
                 continue
             names = {name: fresh_name(self.taken, name) for name in outer}
-            _renamed(sub, names)
+            renamed(sub, names)
             constants = [helper.make_node("Constant", [], [names[n]], value=numpy_helper.from_array(
                 np.asarray(self.known[n]), names[n])) for n in outer]
             body = list(sub.node)
@@ -128,9 +131,9 @@ class _Folder:
         while pending:
             node = pending.pop()
             if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
-                values = self._constant(node)
-                if values is not None:
-                    self.known[node.output[0]] = values
+                value = constant_value(node)
+                if value is not None and value.size <= _MAX_ELEMENTS:
+                    self.known[node.output[0]] = value
                 kept.append(node)
                 continue
             branch = self.condition(node) if node.op_type == "If" else None
@@ -155,21 +158,6 @@ class _Folder:
             kept.extend(constants)
         return kept
 
-    @staticmethod
-    def _constant(node: onnx.NodeProto) -> np.ndarray | None:
-        attribute = node.attribute[0] if len(node.attribute) == 1 else None
-        if attribute is None:
-            return None
-        if attribute.name == "value":
-            value = numpy_helper.to_array(attribute.t)
-        elif attribute.name in ("value_int", "value_ints"):
-            value = np.array(helper.get_attribute_value(attribute), np.int64)
-        elif attribute.name in ("value_float", "value_floats"):
-            value = np.array(helper.get_attribute_value(attribute), np.float32)
-        else:  # strings, sparse tensors: left to the importer
-            return None
-        return value if value.size <= _MAX_ELEMENTS else None
-
 
 def _shape_value(node: onnx.NodeProto, shape: list[int]) -> np.ndarray:
     if node.op_type == "Size":
@@ -177,39 +165,6 @@ def _shape_value(node: onnx.NodeProto, shape: list[int]) -> np.ndarray:
     attributes = {a.name: a.i for a in node.attribute}
     return np.array(shape[attributes.get("start", 0):attributes.get("end", len(shape))],
                     np.int64)
-
-
-def _names_in(graph: onnx.GraphProto) -> set[str]:
-    names = {v.name for v in [*graph.input, *graph.output, *graph.value_info]}
-    names |= {t.name for t in graph.initializer}
-    for node in graph.node:
-        names.update(node.output)
-        for sub in subgraphs(node):
-            names |= _names_in(sub)
-    return names
-
-
-def _outer_reads(graph: onnx.GraphProto) -> set[str]:
-    """The names `graph` (and its subgraphs) read but do not define."""
-    defined = {v.name for v in graph.input} | {t.name for t in graph.initializer}
-    defined |= {o for n in graph.node for o in n.output}
-    reads = {i for n in graph.node for i in n.input if i}
-    for node in graph.node:
-        for sub in subgraphs(node):
-            reads |= _outer_reads(sub)
-    reads |= {v.name for v in graph.output}
-    return reads - defined
-
-
-def _renamed(graph: onnx.GraphProto, names: dict[str, str]) -> None:
-    """Rename, in place, the uses of `names` in `graph` and its subgraphs."""
-    for node in graph.node:
-        node.input[:] = [names.get(i, i) for i in node.input]
-        node.output[:] = [names.get(o, o) for o in node.output]
-        for sub in subgraphs(node):
-            _renamed(sub, names)
-    for value in [*graph.output, *graph.value_info]:
-        value.name = names.get(value.name, value.name)
 
 
 def _inline(node: onnx.NodeProto, branch: onnx.GraphProto, taken: set[str]
@@ -220,7 +175,7 @@ def _inline(node: onnx.NodeProto, branch: onnx.GraphProto, taken: set[str]
     body.CopyFrom(branch)
     defined = {o for n in body.node for o in n.output if o} | {t.name for t in body.initializer}
     names = {name: fresh_name(taken, name) for name in sorted(defined)}
-    _renamed(body, names)
+    renamed(body, names)
     nodes = [helper.make_node("Constant", [], [names[t.name]], value=t)
              for t in body.initializer]
     nodes.extend(body.node)

@@ -1,6 +1,7 @@
 """Small helpers over ONNX graphs shared by the frontend's steps: fresh value names, the
-subgraphs of a node, attribute values with defaults, value shapes, and `GraphEditor`, which
-the rewrites of a graph's nodes emit their replacement nodes with."""
+subgraphs of a node, attribute values with defaults, value types, shapes and the constant values
+a graph defines, renaming, and `GraphEditor`, which the rewrites of a graph's nodes emit their
+replacement nodes with."""
 
 from __future__ import annotations
 
@@ -35,6 +36,74 @@ def attribute(node: onnx.NodeProto, name: str, default=None):
     return default
 
 
+def value_types(graph: onnx.GraphProto) -> dict[str, onnx.TypeProto]:
+    """The declared type of each input, output and `value_info` of `graph`."""
+    return {v.name: v.type for v in [*graph.input, *graph.value_info, *graph.output]}
+
+
+def constant_values(graph: onnx.GraphProto,
+                    max_elements: int | None = None) -> dict[str, np.ndarray]:
+    """The values `graph` defines at compile time: its initializers (weights, also those listed
+    as inputs, which dync does not make arguments) and its `Constant` nodes; those of more than
+    `max_elements` elements left out."""
+    values = {t.name: numpy_helper.to_array(t) for t in graph.initializer
+              if max_elements is None or np.prod(t.dims) <= max_elements}
+    for node in graph.node:
+        if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
+            value = constant_value(node)
+            if value is not None and (max_elements is None or value.size <= max_elements):
+                values[node.output[0]] = value
+    return values
+
+
+def constant_value(node: onnx.NodeProto) -> np.ndarray | None:
+    """The value of a `Constant` node; None for a string or sparse one (left to the importer)."""
+    a = node.attribute[0] if len(node.attribute) == 1 else None
+    if a is None:
+        return None
+    if a.name == "value":
+        return numpy_helper.to_array(a.t)
+    if a.name in ("value_int", "value_ints"):
+        return np.array(helper.get_attribute_value(a), np.int64)
+    if a.name in ("value_float", "value_floats"):
+        return np.array(helper.get_attribute_value(a), np.float32)
+    return None
+
+
+def names_in(graph: onnx.GraphProto) -> set[str]:
+    """Every value name `graph` and its subgraphs declare or define."""
+    names = {v.name for v in [*graph.input, *graph.output, *graph.value_info]}
+    names |= {t.name for t in graph.initializer}
+    for node in graph.node:
+        names.update(node.output)
+        for sub in subgraphs(node):
+            names |= names_in(sub)
+    return names
+
+
+def outer_reads(graph: onnx.GraphProto) -> set[str]:
+    """The names `graph` (and its subgraphs) read but do not define."""
+    defined = {v.name for v in graph.input} | {t.name for t in graph.initializer}
+    defined |= {o for n in graph.node for o in n.output}
+    reads = {i for n in graph.node for i in n.input if i}
+    for node in graph.node:
+        for sub in subgraphs(node):
+            reads |= outer_reads(sub)
+    reads |= {v.name for v in graph.output}
+    return reads - defined
+
+
+def renamed(graph: onnx.GraphProto, names: dict[str, str]) -> None:
+    """Rename, in place, the uses of `names` in `graph` and its subgraphs."""
+    for node in graph.node:
+        node.input[:] = [names.get(i, i) for i in node.input]
+        node.output[:] = [names.get(o, o) for o in node.output]
+        for sub in subgraphs(node):
+            renamed(sub, names)
+    for value in [*graph.output, *graph.value_info]:
+        value.name = names.get(value.name, value.name)
+
+
 def named_shape(t: onnx.TypeProto | None) -> list[int | str] | None:
     """The dims of a tensor type, each a number or a `dim_param` name; None if a dim is
     neither, or the type has no shape."""
@@ -51,15 +120,10 @@ class GraphEditor:
 
     def __init__(self, graph: onnx.GraphProto, opset: int, outer: dict[str, onnx.TypeProto]):
         self.opset = opset
-        self.types = dict(outer)
-        for value in [*graph.input, *graph.value_info, *graph.output]:
-            self.types[value.name] = value.type
+        self.types = {**outer, **value_types(graph)}
         for tensor in graph.initializer:
             self.types[tensor.name] = helper.make_tensor_type_proto(tensor.data_type, tensor.dims)
-        self.constants = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
-        for node in graph.node:
-            if node.op_type == "Constant" and node.attribute and node.attribute[0].name == "value":
-                self.constants[node.output[0]] = numpy_helper.to_array(node.attribute[0].t)
+        self.constants = constant_values(graph)
         self.taken = set(self.types) | {o for n in graph.node for o in n.output}
         self.emitted: list[onnx.NodeProto] = []
         self.pending: list[onnx.NodeProto] = []  # nodes that go after the one being rewritten

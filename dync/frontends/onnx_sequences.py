@@ -19,7 +19,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from .onnx_graphs import attribute, fresh_name
+from .onnx_graphs import attribute, constant_values, fresh_name, value_types
 
 
 class _Dynamic(Exception):
@@ -29,10 +29,8 @@ class _Dynamic(Exception):
 class _Evaluator:
     def __init__(self, graph: onnx.GraphProto):
         self.graph = graph
-        self.constants = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
-        self.shapes = {v.name: v.type.tensor_type.shape for v in
-                       [*graph.input, *graph.value_info, *graph.output]
-                       if v.type.WhichOneof("value") == "tensor_type"}
+        self.constants = constant_values(graph)
+        self.types = value_types(graph)
         self.sequences: dict[str, list[str]] = {}
         self.taken = {v.name for v in [*graph.input, *graph.value_info, *graph.output]}
         self.taken |= {o for n in graph.node for o in n.output}
@@ -53,7 +51,9 @@ class _Evaluator:
         return self.constants[name]
 
     def dim(self, name: str, axis: int) -> int:
-        shape = self.shapes.get(name)
+        t = self.types.get(name)
+        shape = t.tensor_type.shape if t is not None and t.WhichOneof("value") == "tensor_type" \
+            else None
         if shape is None or not -len(shape.dim) <= axis < len(shape.dim):
             raise _Dynamic(f"the rank of {name!r} is unknown")
         d = shape.dim[axis]
@@ -261,8 +261,6 @@ def eliminate_sequences(graph: onnx.GraphProto) -> tuple[list[str], list[int | N
     e = _Evaluator(graph)
     try:
         for node in graph.node:
-            if node.op_type == "Constant" and node.attribute[0].name == "value":
-                e.constants[node.output[0]] = numpy_helper.to_array(node.attribute[0].t)
             if not _evaluate(e, node):
                 e.nodes.append(node)
         outputs, groups = [], []
