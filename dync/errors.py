@@ -61,5 +61,15 @@ class IndexOutOfRangeError(DyncError, IndexError):
     line of the model that made it."""
 
 
+# Likewise for the zero-divisor checks of `dync-int-division`: `IntegerDivisionByZeroError`.
+DIVISION_CHECK = "dync division check:"
+
+
+class IntegerDivisionByZeroError(DyncError, ZeroDivisionError):
+    """A compiled module divided an integer tensor by zero (`//`, `%`, `torch.div` with a
+    rounding mode), where eager PyTorch raises too; the message names the op and the line of
+    the model."""
+
+
 class PassFailure(Exception):
     """Raised by a pass's `run` (or an analysis it calls) to fail the pipeline with a message."""

@@ -15,11 +15,14 @@ WIDTHS = [(np.uint16, TensorProto.UINT16), (np.uint32, TensorProto.UINT32),
           (np.uint64, TensorProto.UINT64)]
 
 
-def _binary(op: str, elem: int, out: int | None = None, **attributes) -> onnx.ModelProto:
+def _binary(op: str, elem: int, out: int | None = None, shape: list[int] | None = None,
+            **attributes) -> onnx.ModelProto:
+    shape = shape or [4]
     graph = helper.make_graph(
         [helper.make_node(op, ["a", "b"], ["y"], name="op", **attributes)], "g",
-        [helper.make_tensor_value_info("a", elem, [4]), helper.make_tensor_value_info("b", elem, [4])],
-        [helper.make_tensor_value_info("y", out or elem, [4])])
+        [helper.make_tensor_value_info("a", elem, shape),
+         helper.make_tensor_value_info("b", elem, shape)],
+        [helper.make_tensor_value_info("y", out or elem, shape)])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
 
 
@@ -41,10 +44,28 @@ def test_top_bit_values(dtype, elem):
         np.testing.assert_array_equal(got, want, err_msg=op)
 
 
-def test_signed_only_op_on_unsigned_is_refused_naming_the_node():
-    with pytest.raises(UnsupportedConstructError, match="div.Tensor on ui32") as info:
-        dync.compile(_binary("Div", TensorProto.UINT32), cache=False)
+def test_signed_only_op_on_uint64_is_refused_naming_the_node():
+    """No type is wider than uint64 to compute a division in: refused by name."""
+    with pytest.raises(UnsupportedConstructError, match="div.Tensor on ui64") as info:
+        dync.compile(_binary("Div", TensorProto.UINT64), cache=False)
     assert info.value.source == "node 'op'"
+
+
+@pytest.mark.parametrize("dtype, elem", WIDTHS, ids=lambda v: getattr(v, "__name__", ""))
+def test_division_and_remainder_of_top_bit_values(dtype, elem):
+    """IREE divides as signed: each is computed in int64 (uint16, uint32) or, for uint64's
+    remainder, by halving the dividend first (Hacker's Delight)."""
+    top = int(np.iinfo(dtype).max)
+    rng = np.random.default_rng(0)
+    a = np.concatenate([np.array([top, top, top - 1, top // 2 + 1, top // 2, 0, 5, top], dtype),
+                        rng.integers(0, top, 56, dtype, endpoint=True)])
+    b = np.concatenate([np.array([1, top, top - 1, top, 3, 7, top // 2 + 1, 2], dtype),
+                        rng.integers(1, top, 56, dtype, endpoint=True)])
+    ops = ["Mod"] if dtype is np.uint64 else ["Mod", "Div"]
+    for op in ops:
+        (got,) = dync.compile(_binary(op, elem, shape=[64]), cache=False)(a, b)
+        assert got.dtype == dtype, op
+        np.testing.assert_array_equal(got, a % b if op == "Mod" else a // b, err_msg=op)
 
 
 @pytest.mark.parametrize("op", ["Div", "Mod"])

@@ -51,6 +51,13 @@ def source_line(op: ir.Operation) -> str | None:
 _NAME = re.compile(r'^loc\("([^"]*)"')
 
 
+def where_in_model(op: ir.Operation) -> str | None:
+    """Where `op` comes from in the user's model: its `file:line` (`source_line`), else its
+    ONNX node (``node 'name'``), else None."""
+    name = location_name(op)
+    return source_line(op) or (f"node {name!r}" if name else None)
+
+
 def location_name(op: ir.Operation) -> str | None:
     """The name of `op`'s location if it is a name (the ONNX importer names each op by its
     node), else None."""

@@ -60,6 +60,19 @@ def constant_bool(value: ir.Value) -> bool | None:
     return None if op is None else ir.BoolAttr(op.attributes["value"]).value
 
 
+def constant_ints(value: ir.Value) -> list[int] | None:
+    """The values of a `torch.constant.int` or of a dense integer `torch.vtensor.literal`,
+    else None."""
+    number = constant_int(value)
+    if number is not None:
+        return [number]
+    literal = defining(value, "torch.vtensor.literal")
+    if literal is None or not isinstance(literal.attributes["value"], ir.DenseIntElementsAttr):
+        return None
+    dense = ir.DenseIntElementsAttr(literal.attributes["value"])
+    return [dense.get_splat_value().value] if dense.is_splat else list(dense)
+
+
 def constant_int_list(value: ir.Value) -> list[int] | None:
     """The ints of a `torch.prim.ListConstruct` of `torch.constant.int`s, else None."""
     op = defining(value, "torch.prim.ListConstruct")
@@ -145,6 +158,14 @@ def _int_ops(expr: sympy.Expr, symbol_value: Callable[[str], ir.Value], ip: ir.I
     return value
 
 
+def none_set(flags: ir.Value, ip: ir.InsertionPoint, loc: ir.Location) -> ir.Value:
+    """A `!torch.bool`: whether no element of the `i1` tensor `flags` is set."""
+    scalar = vtensor_type(flags.type, ())
+    fine = create("torch.aten.logical_not", scalar, ip, loc, operands=[
+        create("torch.aten.any", scalar, ip, loc, operands=[flags])])
+    return create("torch.aten.Bool.Tensor", "!torch.bool", ip, loc, operands=[fine])
+
+
 def bool_constant(value: bool, ip: ir.InsertionPoint, loc: ir.Location) -> ir.Value:
     return create("torch.constant.bool", "!torch.bool", ip, loc, value=ir.BoolAttr.get(value))
 
@@ -173,6 +194,44 @@ def vtensor_of(dims: Iterable[int | None], dtype: str) -> ir.Type:
 def vtensor_type(like: ir.Type, dims: Iterable[int | None]) -> ir.Type:
     """`like` (a `!torch.vtensor`) with the dims `dims` (None: ``?``)."""
     return vtensor_of(dims, str(like).split("],", 1)[1].removesuffix(">"))
+
+
+# torch's ScalarType number of each element type
+SCALAR_TYPES = {"ui8": 0, "si8": 1, "si16": 2, "si32": 3, "si64": 4, "f16": 5, "f32": 6,
+                "f64": 7, "i1": 11, "bf16": 15, "ui16": 27, "ui32": 28, "ui64": 29}
+
+
+class TorchBuilder:
+    """Torch ops inserted before one op, with its location; int constants made once."""
+
+    def __init__(self, before: ir.Operation):
+        self.ip, self.loc = ir.InsertionPoint(before), before.location
+        self._ints: dict[int, ir.Value] = {}
+        self.none = none_constant(self.ip, self.loc)
+
+    def int(self, value: int) -> ir.Value:
+        if value not in self._ints:
+            self._ints[value] = int_constant(value, self.ip, self.loc)
+        return self._ints[value]
+
+    def bool(self, value: bool) -> ir.Value:
+        return bool_constant(value, self.ip, self.loc)
+
+    def __call__(self, name: str, result: ir.Type, *operands: ir.Value) -> ir.Value:
+        return create(name, result, self.ip, self.loc, operands=operands)
+
+    def convert(self, x: ir.Value, element: str) -> ir.Value:
+        """`torch.aten.to.dtype` of the tensor `x` to `element` (a key of `SCALAR_TYPES`)."""
+        false = self.bool(False)
+        return self("torch.aten.to.dtype", vtensor_of(type_dims(x.type), element), x,
+                    self.int(SCALAR_TYPES[element]), false, false, self.none)
+
+    def sort(self, x: ir.Value, dim: int, descending: bool) -> tuple[ir.Value, ir.Value]:
+        """`torch.aten.sort` of `x`: its values and indices."""
+        indices = vtensor_of(type_dims(x.type), "si64")
+        op = ir.Operation.create("torch.aten.sort", results=[x.type, indices], loc=self.loc,
+                                 ip=self.ip, operands=[x, self.int(dim), self.bool(descending)])
+        return op.results[0], op.results[1]
 
 
 def through_barrier(value: ir.Value, ip: ir.InsertionPoint, loc: ir.Location) -> ir.Value:

@@ -7,13 +7,10 @@ from dataclasses import dataclass, field
 
 from iree.compiler import ir
 
-from ..analysis import op_facts
 from ..dialects import dync_ir
-from ..dialects.locations import location_name, source_line
-from ..dialects.symbolic import element_type
-from ..dialects.walk import nested_ops
-from ..errors import CompilationError, UnsupportedConstructError
+from ..errors import CompilationError
 from ..signature import Signature
+from .unsigned import widen_unsigned
 
 # How an importer's torch.prim.If/Loop become dync IR's scf.if/scf.while: a pass pipeline
 # (`dync.passes.lower_control_flow`), handed in by the caller, since frontends know no passes.
@@ -45,33 +42,12 @@ def finish_import(module: ir.Module, signature: Signature, frontend: str, lower:
         ) from e
     with module.context:
         _sink_argument_casts(module)
-    _refuse_signed_only_on_unsigned(module)
+    widen_unsigned(module)
     dync_ir.set_entry_signature(module, signature, entry)
     problems = dync_ir.check_ir(module)
     if problems:
         raise CompilationError(f"{frontend} import produced invalid dync IR", problems)
     return ImportedProgram(module, signature, frontend)
-
-
-SIGNED_ONLY_OPS = op_facts.with_trait(op_facts.SIGNED_ONLY)
-
-
-def _refuse_signed_only_on_unsigned(module: ir.Module) -> None:
-    """An op IREE computes as signed (`op_facts.SIGNED_ONLY`) on an unsigned integer tensor is
-    an `UnsupportedConstructError` naming the op and where it is: its results would differ
-    from the model's for values with the top bit set."""
-    for op in nested_ops(module.operation):
-        if op.name not in SIGNED_ONLY_OPS:
-            continue
-        unsigned = [t for v in op.operands if (t := element_type(v.type) or "").startswith("ui")]
-        if unsigned:
-            node = location_name(op)
-            raise UnsupportedConstructError(
-                f"{op.name.removeprefix('torch.aten.')} on {unsigned[0]}",
-                "IREE computes it as signed, so its results would differ from the model's for "
-                "values with the top bit set (128 and above in 8 bits); convert the tensor to a "
-                "signed or wider type first",
-                source_line(op) or (f"node {node!r}" if node else None))
 
 
 def _sink_argument_casts(module: ir.Module) -> None:

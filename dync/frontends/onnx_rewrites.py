@@ -13,8 +13,6 @@ into ONNX ops whose lowerings are right, or refused with the op, the attribute a
   `Round`, in "nearest" mode), so every read is in bounds and every outside read is a zero.
 - `BitShift` by a negative amount or by the width of the type or more: ONNX defines 0 (left) and
   the sign fill (right); the lowering shifts by the amount modulo the width for 8-bit types.
-- `Div`, `Mod` and `TopK` of uint8, computed by IREE as signed: computed in int32 (other
-  unsigned widths cannot be cast back by the importer: refused by name at import).
 - `LpNormalization` of an all-zero slice: ONNX gives 0, the lowering 0/0 = NaN.
 - `SoftmaxCrossEntropyLoss` with weights and mean reduction (the lowering returns inf) and
   `SpaceToDepth` in CRD mode (the lowering ignores the mode): replaced by the op's own function
@@ -102,30 +100,6 @@ def _bit_shift(node: onnx.NodeProto, g: GraphEditor) -> bool:
     if attribute(node, "direction") == "RIGHT" and dtype.kind == "i":
         fill = g.op("Where", g.op("Less", x, zero), g.const(-1, dtype), zero)
     g.op("Where", out_of_range, fill, shifted, out=node.output[0])
-    return True
-
-
-# An unsigned type and a signed one that holds all its values. Only uint8: IREE's importer
-# casts to none of int16, uint16, uint32 (no torch dtype), so no other width comes back.
-_WIDER = {onnx.TensorProto.UINT8: onnx.TensorProto.INT32}
-
-
-def _widened(node: onnx.NodeProto, g: GraphEditor) -> bool:
-    """Div, Mod and TopK of uint8, which IREE computes as signed (wrong from 128 up), computed
-    in int32 and cast back."""
-    elem = g.elem_type(node.input[0])
-    wider = _WIDER.get(elem)
-    if wider is None:
-        return False  # the import refuses the op by name on other unsigned types
-    operands = list(node.input)
-    for i in ([0, 1] if node.op_type in ("Div", "Mod") else [0]):
-        operands[i] = g.op("Cast", operands[i], to=wider)
-    widened = onnx.NodeProto()
-    widened.CopyFrom(node)
-    widened.input[:] = operands
-    widened.output[0] = g.fresh(f"{node.output[0]}_wide")
-    g.emitted.append(widened)
-    g.op("Cast", widened.output[0], to=elem, out=node.output[0])
     return True
 
 
@@ -406,9 +380,6 @@ def _same_ceil_windows(node: onnx.NodeProto, shape: list[int | str] | None) -> b
 _RULES: dict[str, Callable[[onnx.NodeProto, GraphEditor], bool]] = {
     "GridSample": _grid_sample,
     "BitShift": _bit_shift,
-    "Div": _widened,
-    "Mod": _widened,
-    "TopK": _widened,
     "LpNormalization": _lp_normalization,
     "SoftmaxCrossEntropyLoss": _softmax_cross_entropy,
     "SpaceToDepth": _space_to_depth,

@@ -26,9 +26,17 @@ from dataclasses import dataclass
 
 from iree.compiler import ir
 
-from ..dialects.locations import location_name, made_by, source_line
+from ..dialects.locations import made_by, where_in_model
 from ..dialects.symbolic import element_type, type_dims
-from ..dialects.torch_ops import constant_int, create, defining, int_constant, vtensor_type
+from ..dialects.torch_ops import (
+    constant_int,
+    constant_ints,
+    create,
+    defining,
+    int_constant,
+    none_set,
+    vtensor_type,
+)
 from ..dialects.walk import functions, nested_ops
 from ..errors import INDEX_CHECK
 from .pipeline import Pass
@@ -136,16 +144,12 @@ def _check_one(op: ir.Operation, table: ir.Value, axis: int, index: ir.Value,
         below = create("torch.aten.lt.Scalar", flags, ip, loc, operands=[index, low])
         above = create("torch.aten.ge.Scalar", flags, ip, loc, operands=[index, n])
         bad = create("torch.aten.logical_or", flags, ip, loc, operands=[below, above])
-        scalar = vtensor_type(flags, ())
-        fine = create("torch.aten.logical_not", scalar, ip, loc, operands=[
-            create("torch.aten.any", scalar, ip, loc, operands=[bad])])
-        ok = create("torch.aten.Bool.Tensor", "!torch.bool", ip, loc, operands=[fine])
+        ok = none_set(bad, ip, loc)
     else:
         ok = create("torch.aten.__and__.bool", "!torch.bool", ip, loc, operands=[
             create("torch.aten.ge.int", "!torch.bool", ip, loc, operands=[index, low]),
             create("torch.aten.lt.int", "!torch.bool", ip, loc, operands=[index, n])])
-    name = location_name(op)
-    where = source_line(op) or (f"node {name!r}" if name else "an unknown line")
+    where = where_in_model(op) or "an unknown line"
     extent = f"{size}" if size is not None else "size"
     bounds = f"[-{extent}, {extent})" if reads.wraps else f"[0, {extent})"
     ir.Operation.create("torch.runtime.assert", operands=[ok], loc=loc, ip=ip, attributes={
@@ -160,13 +164,5 @@ def _check_one(op: ir.Operation, table: ir.Value, axis: int, index: ir.Value,
 def _constant_in_range(index: ir.Value, size: int, wraps: bool) -> bool:
     """Whether `index` is a constant (an int, or a dense integer literal) whose values all lie
     in range."""
-    value = constant_int(index)
-    if value is None:
-        literal = defining(index, "torch.vtensor.literal")
-        if literal is None or not isinstance(literal.attributes["value"], ir.DenseIntElementsAttr):
-            return False
-        dense = ir.DenseIntElementsAttr(literal.attributes["value"])
-        values = [dense.get_splat_value().value] if dense.is_splat else list(dense)
-    else:
-        values = [value]
-    return all((-size if wraps else 0) <= v < size for v in values)
+    values = constant_ints(index)
+    return values is not None and all((-size if wraps else 0) <= v < size for v in values)

@@ -28,18 +28,15 @@ from iree.compiler import ir
 
 from ..dialects.symbolic import element_type, type_dims
 from ..dialects.torch_ops import (
-    bool_constant,
+    SCALAR_TYPES,
+    TorchBuilder,
     constant_bool,
     constant_int,
-    create,
-    int_constant,
-    none_constant,
     vtensor_of,
 )
 from ..dialects.walk import functions, nested_ops
 from .pipeline import Pass
 
-_INT32, _INT64, _FLOAT32 = 3, 4, 6  # torch's ScalarType numbers
 _LOW = 2 ** 32  # the index's room in the key
 _NAN_KEY = 2 ** 31  # above every value's order: +inf is 0x7f800000
 _FLOATS = {"f32", "f16", "bf16"}
@@ -86,48 +83,15 @@ class PackSortKeys(Pass):
                     _rewrite(op, sort)
 
 
-class _Builder:
-    """Torch ops inserted before one op, with its location; int constants made once."""
-
-    def __init__(self, before: ir.Operation):
-        self.ip, self.loc = ir.InsertionPoint(before), before.location
-        self._ints: dict[int, ir.Value] = {}
-        self.none = none_constant(self.ip, self.loc)
-
-    def int(self, value: int) -> ir.Value:
-        if value not in self._ints:
-            self._ints[value] = int_constant(value, self.ip, self.loc)
-        return self._ints[value]
-
-    def bool(self, value: bool) -> ir.Value:
-        return bool_constant(value, self.ip, self.loc)
-
-    def __call__(self, name: str, result: ir.Type, *operands: ir.Value) -> ir.Value:
-        return create(name, result, self.ip, self.loc, operands=operands)
-
-    def sort(self, x: ir.Value, dim: int, descending: bool) -> tuple[ir.Value, ir.Value]:
-        """`torch.aten.sort` of `x`: its values and indices."""
-        indices = vtensor_of(type_dims(x.type), "si64")
-        op = ir.Operation.create("torch.aten.sort", results=[x.type, indices], loc=self.loc,
-                                 ip=self.ip, operands=[x, self.int(dim), self.bool(descending)])
-        return op.results[0], op.results[1]
-
-
-def _convert(b: _Builder, x: ir.Value, dtype: int, name: str) -> ir.Value:
-    false = b.bool(False)
-    return b("torch.aten.to.dtype", vtensor_of(type_dims(x.type), name), x, b.int(dtype), false,
-             false, b.none)
-
-
-def _order(b: _Builder, x: ir.Value) -> ir.Value:
+def _order(b: TorchBuilder, x: ir.Value) -> ir.Value:
     """Each element of `x` as an int64 that sorts like eager sorts the values."""
     dims, element = type_dims(x.type), element_type(x.type)
     if element not in _FLOATS:
-        return _convert(b, x, _INT64, "si64")
+        return b.convert(x, "si64")
     keys, flags = vtensor_of(dims, "si64"), vtensor_of(dims, "i1")
-    floats = _convert(b, x, _FLOAT32, "f32") if element != "f32" else x
-    bits = _convert(b, b("torch.aten.view.dtype", vtensor_of(dims, "si32"), floats, b.int(_INT32)),
-                    _INT64, "si64")
+    floats = b.convert(x, "f32") if element != "f32" else x
+    bits = b.convert(b("torch.aten.view.dtype", vtensor_of(dims, "si32"), floats, b.int(SCALAR_TYPES["si32"])),
+                    "si64")
     # A negative float's bits, as an int, grow with its magnitude: its order is -magnitude,
     # which also puts -0.0 (bits -2**31) at 0, beside 0.0.
     negative = b("torch.aten.lt.Scalar", flags, bits, b.int(0))
@@ -137,14 +101,14 @@ def _order(b: _Builder, x: ir.Value) -> ir.Value:
     return b("torch.aten.masked_fill.Scalar", keys, order, nan, b.int(_NAN_KEY))
 
 
-def _positions(b: _Builder, x: ir.Value, dim: int, descending: bool) -> ir.Value:
+def _positions(b: TorchBuilder, x: ir.Value, dim: int, descending: bool) -> ir.Value:
     """0, 1, ... along `dim` of `x` (n - 1 - i from the top when `descending`: among equal
     values the lower index gets the larger key), shaped to broadcast against `x`."""
     dims = type_dims(x.type)
     n = dims[dim]
     length = b.int(n) if n is not None else b("torch.aten.size.int", ir.Type.parse("!torch.int"),
                                               x, b.int(dim))
-    iota = b("torch.aten.arange", vtensor_of([n], "si64"), length, b.int(_INT64), b.none, b.none,
+    iota = b("torch.aten.arange", vtensor_of([n], "si64"), length, b.int(SCALAR_TYPES["si64"]), b.none, b.none,
              b.none)
     along = [1] * len(dims)
     along[dim] = n
@@ -167,7 +131,7 @@ def _rewrite(op: ir.Operation, sort: _Sort) -> None:
     packable = element in _FLOATS | _INTS
     if not packable and op.name != "torch.operator":
         return  # IREE lowers it: keep it
-    b = _Builder(op)
+    b = TorchBuilder(op)
     if packable:
         keys_type = vtensor_of(dims, "si64")
         keys = b("torch.aten.add.Tensor", keys_type,

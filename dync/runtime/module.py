@@ -13,7 +13,15 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import INDEX_CHECK, DyncError, IndexOutOfRangeError, InputError, ModuleFormatError
+from ..errors import (
+    DIVISION_CHECK,
+    INDEX_CHECK,
+    DyncError,
+    IndexOutOfRangeError,
+    InputError,
+    IntegerDivisionByZeroError,
+    ModuleFormatError,
+)
 from ..output_tree import leaves
 from ..report import Report
 from ..signature import Signature
@@ -178,14 +186,21 @@ class CompiledModule:
         return path
 
 
+# The message prefix of each check compiled into a module -> the error it raises.
+_CHECKS = {INDEX_CHECK: (IndexOutOfRangeError, "index out of range"),
+           DIVISION_CHECK: (IntegerDivisionByZeroError, "integer division by zero")}
+
+
 def _run_time_error(error: Exception) -> DyncError:
-    """The dync error for IREE's failure `error`: an `IndexOutOfRangeError` for a failed
-    index check (its message, without IREE's status and stack), else a `DyncError`."""
+    """The dync error for IREE's failure `error`: the check's error for a failed check
+    compiled into the module (an `IndexOutOfRangeError`, an `IntegerDivisionByZeroError`;
+    its message, without IREE's status and stack), else a `DyncError`."""
     text = str(error)
-    start = text.find(INDEX_CHECK)
-    if start >= 0:
-        message = text[start + len(INDEX_CHECK):].split(";", 1)[0].strip()
-        return IndexOutOfRangeError(f"index out of range: {message}")
+    for prefix, (kind, what) in _CHECKS.items():
+        start = text.find(prefix)
+        if start >= 0:
+            message = text[start + len(prefix):].split(";", 1)[0].strip()
+            return kind(f"{what}: {message}")
     return DyncError(f"the compiled module failed at run time: {text}")
 
 

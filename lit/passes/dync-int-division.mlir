@@ -1,0 +1,73 @@
+// RUN: dync-opt %s --split-input-file --dync-int-division | FileCheck %s
+
+// A floor division of int64 tensors: the divisor checked for zeros (and zeros replaced by 1),
+// then a truncating division corrected by one where the remainder's sign differs from y's.
+// CHECK-LABEL: func.func @floor_divide
+// CHECK:         %[[ZERO:.*]] = torch.aten.eq.Scalar %arg1, %{{.*}}
+// CHECK:         %[[ANY:.*]] = torch.aten.any %[[ZERO]]
+// CHECK:         %[[OK:.*]] = torch.aten.logical_not %[[ANY]]
+// CHECK:         %[[B:.*]] = torch.aten.Bool.Tensor %[[OK]]
+// CHECK:         %[[Y:.*]] = torch.aten.masked_fill.Scalar %arg1, %[[ZERO]]
+// CHECK:         torch.runtime.assert %[[B]], "dync division check: floor_divide at model.py:7 divides an integer by zero"
+// CHECK:         %[[TRUNC:.*]] = torch.constant.str "trunc"
+// CHECK:         %[[Q:.*]] = torch.aten.div.Tensor_mode %arg0, %[[Y]], %[[TRUNC]]
+// CHECK:         %[[QY:.*]] = torch.aten.mul.Tensor %[[Q]], %[[Y]]
+// CHECK:         %[[R:.*]] = torch.aten.sub.Tensor %arg0, %[[QY]]
+// CHECK:         %[[RNEG:.*]] = torch.aten.lt.Scalar %[[R]]
+// CHECK:         %[[YNEG:.*]] = torch.aten.lt.Scalar %[[Y]]
+// CHECK:         %[[DIFF:.*]] = torch.aten.ne.Tensor %[[RNEG]], %[[YNEG]]
+// CHECK:         %[[INEXACT:.*]] = torch.aten.ne.Scalar %[[R]]
+// CHECK:         %[[FIX:.*]] = torch.aten.logical_and %[[INEXACT]], %[[DIFF]]
+// CHECK:         %[[RES:.*]] = torch.aten.sub.Tensor %[[Q]], %[[FIX]]
+// CHECK-NOT:     torch.aten.floor_divide
+// CHECK:         return %[[RES]]
+func.func @floor_divide(%x: !torch.vtensor<[?],si64>, %y: !torch.vtensor<[?],si64>) -> !torch.vtensor<[?],si64> {
+  %0 = torch.aten.floor_divide %x, %y : !torch.vtensor<[?],si64>, !torch.vtensor<[?],si64> -> !torch.vtensor<[?],si64> loc("model.py":7:8)
+  return %0 : !torch.vtensor<[?],si64>
+}
+
+// -----
+
+// A constant nonzero divisor needs no check; the scalar becomes a 0-d tensor.
+// CHECK-LABEL: func.func @by_constant
+// CHECK-NOT:     torch.runtime.assert
+// CHECK:         %[[Y:.*]] = torch.prim.NumToTensor.Scalar %{{.*}} : !torch.int -> !torch.vtensor<[],si64>
+// CHECK:         torch.aten.div.Tensor_mode %arg0, %[[Y]]
+// CHECK-NOT:     torch.aten.div.Scalar_mode
+func.func @by_constant(%x: !torch.vtensor<[4],si32>) -> !torch.vtensor<[4],si32> {
+  %int7 = torch.constant.int 7
+  %floor = torch.constant.str "floor"
+  %0 = torch.aten.div.Scalar_mode %x, %int7, %floor : !torch.vtensor<[4],si32>, !torch.int, !torch.str -> !torch.vtensor<[4],si32>
+  return %0 : !torch.vtensor<[4],si32>
+}
+
+// -----
+
+// A remainder is exact in IREE (arith.remsi): only its divisor is checked, and made nonzero.
+// An int divisor known only at run time is checked as an int.
+// CHECK-LABEL: func.func @remainder
+// CHECK:         %[[Z:.*]] = torch.aten.eq.int %arg1, %{{.*}}
+// CHECK:         %[[OK:.*]] = torch.aten.__not__ %[[Z]]
+// CHECK:         %[[ONE:.*]] = torch.aten.Int.bool %[[Z]]
+// CHECK:         %[[N:.*]] = torch.aten.add.int %arg1, %[[ONE]]
+// CHECK:         torch.runtime.assert %[[OK]], "dync division check: remainder.Scalar at {{.*}} divides an integer by zero"
+// CHECK:         torch.aten.remainder.Scalar %arg0, %[[N]]
+func.func @remainder(%x: !torch.vtensor<[4],si64>, %n: !torch.int) -> !torch.vtensor<[4],si64> {
+  %0 = torch.aten.remainder.Scalar %x, %n : !torch.vtensor<[4],si64>, !torch.int -> !torch.vtensor<[4],si64>
+  return %0 : !torch.vtensor<[4],si64>
+}
+
+// -----
+
+// Floats are left alone, as is a truncating division by a nonzero constant.
+// CHECK-LABEL: func.func @left_alone
+// CHECK-NOT:     torch.runtime.assert
+// CHECK:         torch.aten.floor_divide %arg0, %arg1
+// CHECK:         torch.aten.div.Scalar_mode %arg2
+func.func @left_alone(%x: !torch.vtensor<[4],f32>, %y: !torch.vtensor<[4],f32>, %i: !torch.vtensor<[4],si64>) -> (!torch.vtensor<[4],f32>, !torch.vtensor<[4],si64>) {
+  %int3 = torch.constant.int 3
+  %trunc = torch.constant.str "trunc"
+  %0 = torch.aten.floor_divide %x, %y : !torch.vtensor<[4],f32>, !torch.vtensor<[4],f32> -> !torch.vtensor<[4],f32>
+  %1 = torch.aten.div.Scalar_mode %i, %int3, %trunc : !torch.vtensor<[4],si64>, !torch.int, !torch.str -> !torch.vtensor<[4],si64>
+  return %0, %1 : !torch.vtensor<[4],f32>, !torch.vtensor<[4],si64>
+}
