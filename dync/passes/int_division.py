@@ -97,7 +97,7 @@ def _checked_divisor(b: TorchBuilder, op: ir.Operation, y: ir.Value,
                                                   zero, b.int(1))
     elif str(y.type) == "!torch.int":
         zero = b("torch.aten.eq.int", ir.Type.parse("!torch.bool"), y, b.int(0))
-        ok = b("torch.aten.__not__", zero.type, zero)
+        ok = b("torch.aten.ne.int", zero.type, y, b.int(0))  # IREE cannot legalize __not__
         safe = b("torch.aten.add.int", y.type, y,
                  b("torch.aten.Int.bool", ir.Type.parse("!torch.int"), zero))
     else:

@@ -47,7 +47,7 @@ func.func @by_constant(%x: !torch.vtensor<[4],si32>) -> !torch.vtensor<[4],si32>
 // An int divisor known only at run time is checked as an int.
 // CHECK-LABEL: func.func @remainder
 // CHECK:         %[[Z:.*]] = torch.aten.eq.int %arg1, %{{.*}}
-// CHECK:         %[[OK:.*]] = torch.aten.__not__ %[[Z]]
+// CHECK:         %[[OK:.*]] = torch.aten.ne.int %arg1, %{{.*}}
 // CHECK:         %[[ONE:.*]] = torch.aten.Int.bool %[[Z]]
 // CHECK:         %[[N:.*]] = torch.aten.add.int %arg1, %[[ONE]]
 // CHECK:         torch.runtime.assert %[[OK]], "dync division check: remainder.Scalar at {{.*}} divides an integer by zero"
