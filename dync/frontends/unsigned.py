@@ -16,7 +16,13 @@ from iree.compiler import ir
 from ..analysis import op_facts
 from ..dialects.locations import where_in_model
 from ..dialects.symbolic import element_type, type_dims
-from ..dialects.torch_ops import SCALAR_TYPES, TorchBuilder, builtin_type, vtensor_of
+from ..dialects.torch_ops import (
+    SCALAR_TYPES,
+    TorchBuilder,
+    builtin_type,
+    constant_int,
+    vtensor_of,
+)
 from ..dialects.walk import nested_ops
 from ..errors import UnsupportedConstructError
 
@@ -121,8 +127,5 @@ def _unsigned_dtype_operand(op: ir.Operation) -> bool:
     """Whether `op` is a reduction told to compute in an unsigned type."""
     if op.name not in _DTYPE_LAST:
         return False
-    dtype = op.operands[-1].owner
-    if isinstance(dtype, ir.Block) or dtype.name != "torch.constant.int":
-        return False
-    code = ir.IntegerAttr(dtype.attributes["value"]).value
+    code = constant_int(op.operands[-1])
     return code in {SCALAR_TYPES[t] for t in ("ui8", "ui16", "ui32", "ui64")}
