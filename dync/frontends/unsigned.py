@@ -38,16 +38,19 @@ def widen_unsigned(module: ir.Module) -> None:
     """Compute every signed-only op of `module` that reads an unsigned tensor in `si64`."""
     with module.context:
         for op in list(nested_ops(module.operation)):
-            if op.name in SIGNED_ONLY_OPS and _unsigned(op.operands):
-                _widen(op)
+            if op.name in SIGNED_ONLY_OPS and (unsigned := _unsigned_types(op.operands)):
+                _widen(op, unsigned)
 
 
-def _unsigned(values) -> list[str]:
-    return [t for v in values if (t := element_type(v.type) or "").startswith("ui")]
+def _is_unsigned(t: ir.Type) -> bool:
+    return (element_type(t) or "").startswith("ui")
 
 
-def _widen(op: ir.Operation) -> None:
-    unsigned = _unsigned(op.operands)
+def _unsigned_types(values) -> list[str]:
+    return [element_type(v.type) for v in values if _is_unsigned(v.type)]
+
+
+def _widen(op: ir.Operation, unsigned: list[str]) -> None:
     if "ui64" in unsigned and op.name in _REMAINDERS and op.operands[1].type in (
             op.operands[0].type, ir.Type.parse("!torch.int")):
         _replace(op, _remainder_64(TorchBuilder(op), op.operands[0], op.operands[1]))
@@ -60,10 +63,9 @@ def _widen(op: ir.Operation) -> None:
             "convert the tensor to a signed type first",
             where_in_model(op))
     b = TorchBuilder(op)
-    operands = [b.convert(v, "si64") if (element_type(v.type) or "").startswith("ui") else v
-                for v in op.operands]
-    results = [vtensor_of(type_dims(r.type), "si64")
-               if (element_type(r.type) or "").startswith("ui") else r.type for r in op.results]
+    operands = [b.convert(v, "si64") if _is_unsigned(v.type) else v for v in op.operands]
+    results = [vtensor_of(type_dims(r.type), "si64") if _is_unsigned(r.type) else r.type
+               for r in op.results]
     wide = ir.Operation.create(op.name, results=results, operands=operands,
                                attributes={a.name: a.attr for a in op.attributes},
                                loc=op.location, ip=b.ip)
