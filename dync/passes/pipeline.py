@@ -29,6 +29,7 @@ _PASS_MODULES = {
     "dync-pretranspose-weights": "dync.passes.pretranspose_weights",
     "dync-fence-region-reads": "dync.passes.fence_region_reads",
     "dync-fuse-padding": "dync.passes.fuse_padding",
+    "dync-im2col": "dync.passes.im2col",
     "dync-int-division": "dync.passes.int_division",
     "dync-isolate-subdnns": "dync.passes.isolate_subdnns",
     "dync-loop-batch": "dync.passes.loop_batch",
@@ -67,8 +68,8 @@ def lower_control_flow(module: ir.Module) -> None:
 DEFAULT_PIPELINE: tuple[str, ...] = (
     "dync-specialize", "dync-bucket", "dync-canonicalize", "dync-rdp", "dync-sink-into-branches",
     "dync-split-subdnns", "dync-loop-batch", "dync-pretranspose-weights",
-    "dync-bias-pointwise-convs", "dync-channels-last", "dync-plan-execution", "dync-patch-stages",
-    "dync-fuse-padding", "dync-isolate-subdnns",
+    "dync-bias-pointwise-convs", "dync-im2col", "dync-channels-last", "dync-plan-execution",
+    "dync-patch-stages", "dync-fuse-padding", "dync-isolate-subdnns",
     "dync-canonicalize", "dync-plan-buffers", "dync-check-indices", "dync-int-division",
     "dync-pack-sort-keys",
     "dync-distinct-fills", "dync-tie-region-shapes", "dync-fence-region-reads", "dync-check-ir")

@@ -1,0 +1,169 @@
+"""`dync-im2col`: on the CPU, a convolution with many input channels becomes one matmul over its
+input's windows (im2col).
+
+Reads: 2-D convolutions (`torch.aten.conv2d`, `torch.aten.convolution`, not transposed) with
+one group, a kernel larger than 1×1, at least `MIN_CHANNELS` input channels, fewer output
+pixels per image (static) than filters, a floating-point literal weight and constant stride,
+padding and dilation, in every function; the module's backend (only ``llvm-cpu``).
+
+Writes: in place of each, the input zero-padded (`torch.aten.constant_pad_nd`) and permuted
+to NHWC; one strided slice per kernel offset (``kh*kw`` of them, each ``N x Ho x Wo x C``)
+concatenated along the channels into the columns ``N x Ho x Wo x (kh*kw*C)``; the columns
+flattened to rows and multiplied (`torch.aten.mm`) by the weight as a ``(kh*kw*C) x F``
+matrix (a literal; for a literal too large to read here, a permute and a view of it, which
+IREE evaluates at compile time); the bias added; the product viewed as ``N x Ho x Wo x F``
+and permuted back to NCHW. The batch may be dynamic (its size read from the columns).
+
+Why: IREE 3.13's CPU code for a direct convolution falls far behind on AVX2 when the channels
+are many and the image small: one thread, `x86-64-v3`, 3×3 256→256 at 14×14 ran 3.8 GFLOP/s
+and 3×3 512→512 at 7×7 3.3 against eager's 81 and 57 (BENCHMARKS.md "Kernels (AVX2)"); as a
+matmul it runs at IREE's matmul speed (on this AVX2 host, one thread: 256→256 at 14×14 1.0 ->
+19.9 GFLOP/s, eager 29; `python -m benchmarks ops`). The columns are ``kh*kw`` times the
+input, so the pass keeps them no larger than the filter (fewer output pixels than filters,
+the deep layers of a CNN, where the direct code is worst): the same rewrite for 64→64 at
+56×56 ran 11.8 -> 20.6 GFLOP/s but raised the peak 1.6 -> 9.8 MB, and the suite's CIFAR
+networks (64 filters at 8×8) would pass eager's peak. IREE has the rewrite too
+(``--iree-global-opt-use-im2col-for-convs``), for every convolution of a module: the suite's
+CNNs' peaks rose 2-4x (`tests/test_isolate_subdnns.py`: 860416 against 196608 bytes).
+Computing large images strip by strip, so that their columns stay small, is the next step.
+No paper section: a kernel choice at the boundary to IREE (issue 33), as TVM's and oneDNN's
+CPU convolution schedules make it by shape.
+"""
+
+from __future__ import annotations
+
+from iree.compiler import ir
+
+from ..analysis.layout import maybe_transposed
+from ..analysis.op_facts import window
+from ..analysis.op_kinds import CONVOLUTIONS_2D
+from ..dialects.dync_ir import read_backend
+from ..dialects.literals import LITERAL, erase_if_unused, readable, transformed_literal
+from ..dialects.symbolic import element_type, type_dims
+from ..dialects.torch_ops import (
+    TorchBuilder,
+    constant_int,
+    constant_int_list,
+    defining,
+    float_constant,
+    vtensor_type,
+)
+from ..dialects.walk import nested_ops
+from .pipeline import Pass
+
+# The fewest input channels of a convolution computed as a matmul. Measured on an AVX2 host
+# (one thread, python -m benchmarks ops): from 64 channels up the direct convolution ran at
+# 5-30% of eager and the matmul faster (docs in BENCHMARKS.md "Kernels (AVX2)").
+MIN_CHANNELS = 64
+_FLOATS = ("f16", "bf16", "f32", "f64")
+_NHWC, _NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
+_PAST_THE_END = 2**62  # a slice end torch clamps to the dim's size
+
+
+def _window(conv: ir.Operation) -> tuple[list[int], list[int], list[int]] | None:
+    """(stride, padding, dilation) of a convolution `conv` computed as a matmul; None if it
+    is not one (see the module's docstring)."""
+    facts = window(conv.name)
+    if conv.name not in CONVOLUTIONS_2D or facts is None or maybe_transposed(conv):
+        return None
+    x, weight = (type_dims(v.type) for v in conv.operands[:2])
+    out = type_dims(conv.results[0].type)
+    if x is None or weight is None or out is None or len(x) != 4 or len(weight) != 4 \
+            or None in weight or weight[2] * weight[3] == 1 or weight[1] < MIN_CHANNELS:
+        return None
+    if None in out[2:] or out[2] * out[3] >= weight[0]:
+        return None  # an image's columns would outweigh the filter
+    if element_type(conv.operands[0].type) not in _FLOATS \
+            or defining(conv.operands[1], LITERAL) is None:
+        return None
+    if facts.groups is None or constant_int(conv.operands[facts.groups]) != 1:
+        return None
+    found = [constant_int_list(conv.operands[i])
+             for i in (facts.stride, facts.padding, facts.dilation)]
+    if any(v is None or len(v) != 2 for v in found):
+        return None
+    return found[0], found[1], found[2]
+
+
+def _as_matmul(conv: ir.Operation, stride: list[int], padding: list[int],
+               dilation: list[int], made: dict) -> None:
+    b = TorchBuilder(conv)
+    x, weight, bias = conv.operands[0], conv.operands[1], conv.operands[2]
+    n, c, h, w = type_dims(x.type)
+    f, _, kh, kw = type_dims(weight.type)
+    _, _, ho, wo = type_dims(conv.results[0].type)
+    like = conv.results[0].type
+
+    if any(padding):
+        pads = [padding[1], padding[1], padding[0], padding[0]]
+        h, w = (None if d is None else d + 2 * p for d, p in zip((h, w), padding, strict=True))
+        x = b("torch.aten.constant_pad_nd", vtensor_type(like, (n, c, h, w)), x, _ints(b, pads),
+              float_constant(0.0, b.ip, b.loc))
+    x = b("torch.aten.permute", vtensor_type(like, (n, h, w, c)), x, _ints(b, _NHWC))
+    columns = []
+    for i in range(kh):
+        rows = _offset(b, x, 1, i, kh, stride[0], dilation[0], vtensor_type(like, (n, ho, w, c)))
+        for j in range(kw):
+            columns.append(_offset(b, rows, 2, j, kw, stride[1], dilation[1],
+                                   vtensor_type(like, (n, ho, wo, c))))
+    k = kh * kw * c
+    listed = b("torch.prim.ListConstruct", ir.Type.parse("!torch.list<vtensor>"), *columns)
+    cols = b("torch.aten.cat", vtensor_type(like, (n, ho, wo, k)), listed, b.int(3))
+    m = None if None in (n, ho, wo) else n * ho * wo
+    rows_of = b("torch.aten.flatten.using_ints", vtensor_type(like, (m, k)), cols, b.int(0),
+                b.int(2))
+    matrix = _matrix(b, weight, made)
+    product = b("torch.aten.mm", vtensor_type(like, (m, f)), rows_of, matrix)
+    if defining(bias, "torch.constant.none") is None:
+        product = b("torch.aten.add.Tensor", product.type, product, bias, b.int(1))
+    sizes = [b.int(d) if d is not None else
+             b("torch.aten.size.int", ir.Type.parse("!torch.int"), cols, b.int(axis))
+             for axis, d in enumerate((n, ho, wo))]
+    nhwc = b("torch.aten.view", vtensor_type(like, (n, ho, wo, f)), product,
+             b("torch.prim.ListConstruct", ir.Type.parse("!torch.list<int>"), *sizes, b.int(f)))
+    result = b("torch.aten.permute", like, nhwc, _ints(b, _NCHW))
+    conv.results[0].replace_all_uses_with(result)
+    conv.erase()
+    erase_if_unused(weight)
+
+
+def _matrix(b: TorchBuilder, weight: ir.Value, made: dict) -> ir.Value:
+    """The literal `F x C x kh x kw` weight as the `(kh*kw*C) x F` matrix: a literal if this
+    module reads it, else a permute and a view of it, which IREE evaluates at compile time."""
+    f, c, kh, kw = type_dims(weight.type)
+    if readable(weight):
+        return transformed_literal(weight, lambda a: a.transpose(2, 3, 1, 0).reshape(-1, f),
+                                   made)
+    hwcf = b("torch.aten.permute", vtensor_type(weight.type, (kh, kw, c, f)), weight,
+             _ints(b, [2, 3, 1, 0]))
+    return b("torch.aten.view", vtensor_type(weight.type, (kh * kw * c, f)), hwcf,
+             _ints(b, [kh * kw * c, f]))
+
+
+def _ints(b: TorchBuilder, values: list[int]) -> ir.Value:
+    return b("torch.prim.ListConstruct", ir.Type.parse("!torch.list<int>"),
+             *(b.int(v) for v in values))
+
+
+def _offset(b: TorchBuilder, x: ir.Value, dim: int, index: int, size: int, stride: int,
+            dilation: int, result: ir.Type) -> ir.Value:
+    """The elements of `x` along `dim` that kernel offset `index` (of `size`) reads: from
+    ``index*dilation`` on, every `stride`-th, up to the end less the offsets after it."""
+    left = (size - 1 - index) * dilation
+    end = -left if left else _PAST_THE_END
+    return b("torch.aten.slice.Tensor", result, x, b.int(dim), b.int(index * dilation),
+             b.int(end), b.int(stride))
+
+
+class Im2col(Pass):
+    name = "dync-im2col"
+    summary = "convolutions with many input channels as one matmul over their windows (CPU)"
+
+    def run(self, module: ir.Operation) -> None:
+        if read_backend(module) != "llvm-cpu":
+            return  # measured on the host CPU only
+        convolutions = [(op, found) for op in nested_ops(module) if (found := _window(op))]
+        made: dict = {}
+        with module.context, ir.Location.unknown():
+            for conv, (stride, padding, dilation) in convolutions:
+                _as_matmul(conv, stride, padding, dilation, made)

@@ -1,0 +1,68 @@
+// RUN: dync-opt %s --split-input-file --dync-im2col | FileCheck %s
+
+// A 3×3 stride-2 convolution over 64 channels with a dynamic batch, 6 output pixels and 8
+// filters: the input padded and permuted to NHWC, one strided slice per kernel offset (rows,
+// then columns; the last offset slices to the end), the columns concatenated and multiplied
+// by the weight as a 576 x 8 literal, the bias added, the product viewed back (the batch read
+// from the columns) and permuted to NCHW.
+// CHECK-LABEL: func.func @dynamic_batch
+// CHECK-NOT:     torch.aten.conv2d
+// CHECK:         %[[W:.+]] = torch.vtensor.literal({{.*}} : tensor<576x8xf32>)
+// CHECK:         %[[PAD:.+]] = torch.aten.constant_pad_nd %arg0, {{.*}} -> !torch.vtensor<[?,64,6,8],f32>
+// CHECK:         %[[X:.+]] = torch.aten.permute %[[PAD]], {{.*}} -> !torch.vtensor<[?,6,8,64],f32>
+// CHECK:         %[[R0:.+]] = torch.aten.slice.Tensor %[[X]], %int1{{[_0-9]*}}, %int0, %int-2, %int2{{[_0-9]*}} : {{.*}} -> !torch.vtensor<[?,2,8,64],f32>
+// CHECK:         torch.aten.slice.Tensor %[[R0]], %int2{{[_0-9]*}}, %int0, %int-2, %int2{{[_0-9]*}} : {{.*}} -> !torch.vtensor<[?,2,3,64],f32>
+// CHECK:         torch.aten.slice.Tensor %[[R0]], %int2{{[_0-9]*}}, %int1{{[_0-9]*}}, %int-1, %int2{{[_0-9]*}} :
+// CHECK:         torch.aten.slice.Tensor %[[R0]], %int2{{[_0-9]*}}, %int2{{[_0-9]*}}, %int4611686018427387904, %int2{{[_0-9]*}} :
+// CHECK-COUNT-8: torch.aten.slice.Tensor
+// CHECK:         %[[COLS:.+]] = torch.aten.cat {{.*}} -> !torch.vtensor<[?,2,3,576],f32>
+// CHECK:         %[[ROWS:.+]] = torch.aten.flatten.using_ints %[[COLS]], %int0, %int2{{[_0-9]*}} : {{.*}} -> !torch.vtensor<[?,576],f32>
+// CHECK:         %[[M:.+]] = torch.aten.mm %[[ROWS]], %[[W]] : !torch.vtensor<[?,576],f32>, !torch.vtensor<[576,8],f32> -> !torch.vtensor<[?,8],f32>
+// CHECK:         %[[B:.+]] = torch.aten.add.Tensor %[[M]], %arg1, %int1{{[_0-9]*}} :
+// CHECK:         %[[N:.+]] = torch.aten.size.int %[[COLS]], %int0
+// CHECK:         %[[SIZES:.+]] = torch.prim.ListConstruct %[[N]], %int2{{[_0-9]*}}, %int3{{[_0-9]*}}, %int8 :
+// CHECK:         %[[V:.+]] = torch.aten.view %[[B]], %[[SIZES]] : {{.*}} -> !torch.vtensor<[?,2,3,8],f32>
+// CHECK:         %[[Y:.+]] = torch.aten.permute %[[V]], {{.*}} -> !torch.vtensor<[?,8,2,3],f32>
+// CHECK:         return %[[Y]]
+func.func @dynamic_batch(%arg0: !torch.vtensor<[?,64,4,6],f32>, %arg1: !torch.vtensor<[8],f32>) -> !torch.vtensor<[?,8,2,3],f32> {
+  %w = torch.vtensor.literal(dense<1.0> : tensor<8x64x3x3xf32>) : !torch.vtensor<[8,64,3,3],f32>
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %stride = torch.prim.ListConstruct %int2, %int2 : (!torch.int, !torch.int) -> !torch.list<int>
+  %ones = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+  %0 = torch.aten.conv2d %arg0, %w, %arg1, %stride, %ones, %ones, %int1 : !torch.vtensor<[?,64,4,6],f32>, !torch.vtensor<[8,64,3,3],f32>, !torch.vtensor<[8],f32>, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[?,8,2,3],f32>
+  return %0 : !torch.vtensor<[?,8,2,3],f32>
+}
+
+// -----
+
+// Left alone (each has more filters than output pixels unless said): fewer than 64 input
+// channels, a 1×1 kernel, two groups, a transposed convolution, a weight that is an
+// argument; 64 output pixels for 32 filters (the columns would outweigh the filter); a
+// dynamic H (the pixels are unknown).
+// CHECK-LABEL: func.func @kept
+// CHECK-COUNT-7: torch.aten.conv
+// CHECK-NOT:     torch.aten.mm
+func.func @kept(%arg0: !torch.vtensor<[1,64,4,4],f32>, %arg1: !torch.vtensor<[1,32,4,4],f32>, %arg2: !torch.vtensor<[32,64,3,3],f32>, %arg3: !torch.vtensor<[1,64,8,8],f32>, %arg4: !torch.vtensor<[1,64,?,4],f32>) -> (!torch.vtensor<[1,32,4,4],f32>, !torch.vtensor<[1,32,4,4],f32>, !torch.vtensor<[1,32,4,4],f32>, !torch.vtensor<[1,32,4,4],f32>, !torch.vtensor<[1,32,4,4],f32>, !torch.vtensor<[1,32,8,8],f32>, !torch.vtensor<[1,32,?,4],f32>) {
+  %few = torch.vtensor.literal(dense<1.0> : tensor<32x32x3x3xf32>) : !torch.vtensor<[32,32,3,3],f32>
+  %pointwise = torch.vtensor.literal(dense<1.0> : tensor<32x64x1x1xf32>) : !torch.vtensor<[32,64,1,1],f32>
+  %grouped = torch.vtensor.literal(dense<1.0> : tensor<32x32x3x3xf32>) : !torch.vtensor<[32,32,3,3],f32>
+  %transposed = torch.vtensor.literal(dense<1.0> : tensor<64x32x3x3xf32>) : !torch.vtensor<[64,32,3,3],f32>
+  %pixels = torch.vtensor.literal(dense<1.0> : tensor<32x64x3x3xf32>) : !torch.vtensor<[32,64,3,3],f32>
+  %dynamic = torch.vtensor.literal(dense<1.0> : tensor<32x64x3x3xf32>) : !torch.vtensor<[32,64,3,3],f32>
+  %none = torch.constant.none
+  %true = torch.constant.bool true
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %ones = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+  %zeros = torch.prim.ListConstruct %int0, %int0 : (!torch.int, !torch.int) -> !torch.list<int>
+  %0 = torch.aten.conv2d %arg1, %few, %none, %ones, %ones, %ones, %int1 : !torch.vtensor<[1,32,4,4],f32>, !torch.vtensor<[32,32,3,3],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[1,32,4,4],f32>
+  %1 = torch.aten.conv2d %arg0, %pointwise, %none, %ones, %zeros, %ones, %int1 : !torch.vtensor<[1,64,4,4],f32>, !torch.vtensor<[32,64,1,1],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[1,32,4,4],f32>
+  %2 = torch.aten.conv2d %arg0, %grouped, %none, %ones, %ones, %ones, %int2 : !torch.vtensor<[1,64,4,4],f32>, !torch.vtensor<[32,32,3,3],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[1,32,4,4],f32>
+  %3 = torch.aten.convolution %arg0, %transposed, %none, %ones, %ones, %ones, %true, %zeros, %int1 : !torch.vtensor<[1,64,4,4],f32>, !torch.vtensor<[64,32,3,3],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.bool, !torch.list<int>, !torch.int -> !torch.vtensor<[1,32,4,4],f32>
+  %4 = torch.aten.conv2d %arg0, %arg2, %none, %ones, %ones, %ones, %int1 : !torch.vtensor<[1,64,4,4],f32>, !torch.vtensor<[32,64,3,3],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[1,32,4,4],f32>
+  %5 = torch.aten.conv2d %arg3, %pixels, %none, %ones, %ones, %ones, %int1 : !torch.vtensor<[1,64,8,8],f32>, !torch.vtensor<[32,64,3,3],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[1,32,8,8],f32>
+  %6 = torch.aten.conv2d %arg4, %dynamic, %none, %ones, %ones, %ones, %int1 : !torch.vtensor<[1,64,?,4],f32>, !torch.vtensor<[32,64,3,3],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[1,32,?,4],f32>
+  return %0, %1, %2, %3, %4, %5, %6 : !torch.vtensor<[1,32,4,4],f32>, !torch.vtensor<[1,32,4,4],f32>, !torch.vtensor<[1,32,4,4],f32>, !torch.vtensor<[1,32,4,4],f32>, !torch.vtensor<[1,32,4,4],f32>, !torch.vtensor<[1,32,8,8],f32>, !torch.vtensor<[1,32,?,4],f32>
+}
