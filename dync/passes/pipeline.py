@@ -24,6 +24,7 @@ _PASS_MODULES = {
     "dync-check-indices": "dync.passes.check_indices",
     "dync-check-ir": "dync.passes.check_ir",
     "dync-channels-last": "dync.passes.channels_last",
+    "dync-data-tiling": "dync.passes.data_tiling",
     "dync-distinct-fills": "dync.passes.distinct_fills",
     "dync-exact-loops": "dync.passes.exact_loops",
     "dync-pretranspose-weights": "dync.passes.pretranspose_weights",
@@ -68,8 +69,8 @@ def lower_control_flow(module: ir.Module) -> None:
 DEFAULT_PIPELINE: tuple[str, ...] = (
     "dync-specialize", "dync-bucket", "dync-canonicalize", "dync-rdp", "dync-sink-into-branches",
     "dync-split-subdnns", "dync-loop-batch", "dync-pretranspose-weights",
-    "dync-bias-pointwise-convs", "dync-im2col", "dync-channels-last", "dync-plan-execution",
-    "dync-patch-stages", "dync-fuse-padding", "dync-isolate-subdnns",
+    "dync-bias-pointwise-convs", "dync-im2col", "dync-data-tiling", "dync-channels-last",
+    "dync-plan-execution", "dync-patch-stages", "dync-fuse-padding", "dync-isolate-subdnns",
     "dync-canonicalize", "dync-plan-buffers", "dync-check-indices", "dync-int-division",
     "dync-pack-sort-keys",
     "dync-distinct-fills", "dync-tie-region-shapes", "dync-fence-region-reads", "dync-check-ir")

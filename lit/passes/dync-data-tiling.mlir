@@ -1,0 +1,50 @@
+// RUN: dync-opt %s --split-input-file --dync-data-tiling | FileCheck %s
+
+// A wide linear layer (K = N = 768) does most of the work: the module asks for data tiling.
+// CHECK: module attributes {dync.iree_flags = ["--iree-opt-data-tiling"]}
+// CHECK-LABEL: func.func @wide
+module {
+  func.func @wide(%x: !torch.vtensor<[?,768],f32>, %w: !torch.vtensor<[768,768],f32>, %v: !torch.vtensor<[64,768],f32>) -> (!torch.vtensor<[?,768],f32>, !torch.vtensor<[?,64],f32>) {
+    %none = torch.constant.none
+    %0 = torch.aten.linear %x, %w, %none : !torch.vtensor<[?,768],f32>, !torch.vtensor<[768,768],f32>, !torch.none -> !torch.vtensor<[?,768],f32>
+    %1 = torch.aten.linear %x, %v, %none : !torch.vtensor<[?,768],f32>, !torch.vtensor<[64,768],f32>, !torch.none -> !torch.vtensor<[?,64],f32>
+    return %0, %1 : !torch.vtensor<[?,768],f32>, !torch.vtensor<[?,64],f32>
+  }
+}
+
+// -----
+
+// A 1×1 convolution with 1024 input channels and 256 filters counts as a wide matmul.
+// CHECK: module attributes {dync.iree_flags = ["--iree-opt-data-tiling"]}
+// CHECK-LABEL: func.func @pointwise
+module {
+  func.func @pointwise(%x: !torch.vtensor<[?,1024,14,14],f32>, %w: !torch.vtensor<[256,1024,1,1],f32>) -> !torch.vtensor<[?,256,14,14],f32> {
+    %none = torch.constant.none
+    %int0 = torch.constant.int 0
+    %int1 = torch.constant.int 1
+    %ones = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+    %zeros = torch.prim.ListConstruct %int0, %int0 : (!torch.int, !torch.int) -> !torch.list<int>
+    %0 = torch.aten.conv2d %x, %w, %none, %ones, %zeros, %ones, %int1 : !torch.vtensor<[?,1024,14,14],f32>, !torch.vtensor<[256,1024,1,1],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[?,256,14,14],f32>
+    return %0 : !torch.vtensor<[?,256,14,14],f32>
+  }
+}
+
+// -----
+
+// Narrow products do more work than the wide one (3136 rows of 64 x 64 against 8 rows of
+// 256 x 256), a 3×3 convolution is not counted (IREE does not data-tile it), nor a product
+// whose N is dynamic: no flag.
+// CHECK-NOT: dync.iree_flags
+// CHECK-LABEL: func.func @narrow
+module {
+  func.func @narrow(%x: !torch.vtensor<[3136,64],f32>, %w: !torch.vtensor<[64,64],f32>, %y: !torch.vtensor<[8,256],f32>, %u: !torch.vtensor<[256,256],f32>, %q: !torch.vtensor<[12,?,512],f32>, %k: !torch.vtensor<[12,512,?],f32>, %c: !torch.vtensor<[1,512,14,14],f32>, %f: !torch.vtensor<[512,512,3,3],f32>) -> (!torch.vtensor<[3136,64],f32>, !torch.vtensor<[8,256],f32>, !torch.vtensor<[12,?,?],f32>, !torch.vtensor<[1,512,14,14],f32>) {
+    %none = torch.constant.none
+    %int1 = torch.constant.int 1
+    %ones = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+    %0 = torch.aten.mm %x, %w : !torch.vtensor<[3136,64],f32>, !torch.vtensor<[64,64],f32> -> !torch.vtensor<[3136,64],f32>
+    %1 = torch.aten.mm %y, %u : !torch.vtensor<[8,256],f32>, !torch.vtensor<[256,256],f32> -> !torch.vtensor<[8,256],f32>
+    %2 = torch.aten.bmm %q, %k : !torch.vtensor<[12,?,512],f32>, !torch.vtensor<[12,512,?],f32> -> !torch.vtensor<[12,?,?],f32>
+    %3 = torch.aten.conv2d %c, %f, %none, %ones, %ones, %ones, %int1 : !torch.vtensor<[1,512,14,14],f32>, !torch.vtensor<[512,512,3,3],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[1,512,14,14],f32>
+    return %0, %1, %2, %3 : !torch.vtensor<[3136,64],f32>, !torch.vtensor<[8,256],f32>, !torch.vtensor<[12,?,?],f32>, !torch.vtensor<[1,512,14,14],f32>
+  }
+}
