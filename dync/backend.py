@@ -5,7 +5,9 @@ The module is built in the IREE compiler session's own MLIR context, so it is ha
 the session refuses because they are process-wide LLVM options (the CPU targets'
 ``--iree-llvmcpu-number-of-threads``, or any such flag in `extra_flags`) are set in a worker
 process instead (`iree_worker.py`), which compiles the module's assembly there: IREE parses
-process-wide options once per process, so dync never sets them in its caller's.
+process-wide options once per process, so dync never sets them in its caller's. Either way the
+compile stops at IREE's ``vm`` phase for a workaround of an IREE VM bug (`iree_vm_refs`), then
+serializes.
 
 When IREE fails, or its worker crashes (ends by a signal), the module and its `iree-compile`
 flags are saved for a bug report in one private folder, `crash_directory()`, which the
@@ -36,6 +38,7 @@ from .dialects.dync_ir import module_flags, read_copied_padding
 from .dialects.symbolic import element_type
 from .dialects.walk import exported, functions
 from .errors import CompilationError, FlagError
+from .iree_vm_refs import copy_repeated_branch_refs, set_phases
 from .runtime.manifest import TRANSFORM_SPEC
 from .targets import Target
 
@@ -122,15 +125,24 @@ class CompilerSession:
         if self.process_wide:
             return self._compile_in_worker(module)
         inv: Invocation = self._session.invocation()
+        serialize: Invocation = self._session.invocation()
         try:
             inv.import_module(module.operation)
+            set_phases(inv, compile_to="vm")
             if not inv.execute():
                 self._failed(module, self._diagnostics)
+            vm_module = inv.export_module()
+            copy_repeated_branch_refs(vm_module)
+            serialize.import_module(vm_module)
+            set_phases(serialize, compile_from="vm")
+            if not serialize.execute():
+                self._failed(module, self._diagnostics)
             out = Output.open_membuffer()
-            inv.output_vm_bytecode(out)
+            serialize.output_vm_bytecode(out)
             self.statistics = _read_statistics(self._statistics_path)
             return bytes(out.map_memory())
         finally:
+            serialize.close()
             inv.close()
 
     def _compile_in_worker(self, module: ir.Module) -> bytes:

@@ -7,7 +7,8 @@ script, so that dync never sets them in its caller's process: ``python iree_work
 SPEC.json``, where the spec names the process-wide flags, the session flags, the input (MLIR
 assembly) and the output. It writes the vmfb to the output and, to ``SPEC.json.result``,
 ``{"ok": bool, "diagnostics": [str]}``; an unknown process-wide flag ends it with LLVM's
-message on stderr. Run by path, it imports iree.compiler and nothing of dync (nor torch).
+message on stderr. Run by path, it imports iree.compiler and, of dync, only its sibling
+`iree_vm_refs` (which imports nothing of dync; nor does either import torch).
 
 Test hook: with ``DYNC_TEST_WORKER_SIGNAL=SIGSEGV`` (or another signal's name) in its
 environment, the worker kills itself with that signal just before compiling, as a crash in
@@ -24,6 +25,7 @@ import sys
 
 from iree.compiler import ir
 from iree.compiler.api import Output, Session, Source, ctypes_dl
+from iree_vm_refs import copy_repeated_branch_refs, set_phases
 
 
 def main(spec_path: str) -> None:
@@ -42,13 +44,22 @@ def main(spec_path: str) -> None:
 
     handler = session.context.attach_diagnostic_handler(on_diagnostic)
     inv = session.invocation()
+    serialize = session.invocation()
     _crash_if_asked()
+    set_phases(inv, compile_to="vm")
     ok = inv.parse_source(Source.open_file(session, spec["input"])) and inv.execute()
     if ok:
+        vm_module = inv.export_module()
+        copy_repeated_branch_refs(vm_module)
+        serialize.import_module(vm_module)
+        set_phases(serialize, compile_from="vm")
+        ok = serialize.execute()
+    if ok:
         out = Output.open_file(spec["output"])
-        inv.output_vm_bytecode(out)
+        serialize.output_vm_bytecode(out)
         out.keep()
         out.close()
+    serialize.close()
     inv.close()
     handler.detach()
     with open(spec_path + ".result", "w", encoding="utf-8") as f:

@@ -185,6 +185,25 @@ class MaskedSelectionInBranch(nn.Module):
         return h
 
 
+class EarlyReturnInNestedBranch(nn.Module):
+    """An early return from a branch nested in another, after a selection that picks no row
+    for negative inputs: the inner branch's two results share one IREE allocation, which the
+    VM passes twice on one edge (an IREE bug, `dync/iree_vm_refs.py`; fuzz seed 664)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, h):
+        if h.abs().mean() > 0.2:
+            if h.sum() < 0.1:
+                picked = h[h.mean(dim=1) > 0.6]
+                h = h + 0.1 * picked.sum(dim=0, keepdim=True)
+                return self.lin(h)
+            h = h * 2
+        return self.lin(h)
+
+
 class TemporaryInWhile(nn.Module):
     """A temporary of another shape inside a `while` on data, dead at the loop's head (c)."""
 
@@ -564,6 +583,7 @@ CONSTRUCTS = {
     "strided convolution in one branch": (StridedConvInBranch, IMAGE, True),
     "early return from a loop growing a sequence": (GreedyEarlyReturn, VECTOR, True),
     "masked selection and nonzero in a branch": (MaskedSelectionInBranch, VECTOR, True),
+    "early return from a nested branch": (EarlyReturnInNestedBranch, VECTOR, True),
     ".data in forward": (DataAttribute, VECTOR, True),
 }
 
