@@ -7,6 +7,7 @@ from .errors import (
     InputError,
     IntegerDivisionByZeroError,
     ModuleFormatError,
+    ModuleRunError,
     OptionError,
     UnsupportedConstructError,
 )
@@ -22,6 +23,7 @@ __all__ = [
     "IntegerDivisionByZeroError",
     "InputError",
     "ModuleFormatError",
+    "ModuleRunError",
     "OptionError",
     "UnsupportedConstructError",
     "Verification",

@@ -46,6 +46,12 @@ class InputError(DyncError, ValueError):
     """Arguments passed to a compiled module do not match its signature."""
 
 
+class ModuleRunError(DyncError):
+    """A compiled module failed at run time in IREE (not a check compiled into it: those raise
+    `IndexOutOfRangeError` or `IntegerDivisionByZeroError`). Under `mode="auto"` the call
+    runs in eager PyTorch instead (`CompiledModule.fallback`)."""
+
+
 class ModuleFormatError(DyncError):
     """A saved `.vmfb` or its manifest is missing, corrupted or from an incompatible dync."""
 

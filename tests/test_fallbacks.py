@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from torch import nn
@@ -242,3 +243,47 @@ def test_dync_explain_prints_each_graph_break(tmp_path: Path, capsys):
     assert "graph break 1: forward runs as Python" in out
     assert f"where:     {source}:7" in out
     assert "stage:     import" in out
+
+
+# --- a later call fails in IREE ----------------------------------------------------------------
+
+def _fail_at_run_time(monkeypatch, batch: int) -> None:
+    """IREE fails every call on a batch of `batch` rows (the example has 4), as the VM bug of
+    lit/upstream/iree-vm-branch-repeated-ref.mlir did on the inputs that took one path."""
+    from dync.runtime.invoke import Function
+
+    call = Function.__call__
+
+    def failing(self, arrays):
+        if arrays and arrays[0].shape[:1] == (batch,):
+            raise RuntimeError("injected: ref is null; while invoking native function "
+                               "hal.buffer_view.create")
+        return call(self, arrays)
+
+    monkeypatch.setattr(Function, "__call__", failing)
+
+
+@pytest.mark.parametrize("host", [False, True], ids=["in-graph", "host"])
+def test_a_call_failing_in_iree_runs_in_eager_under_auto(monkeypatch, host):
+    model = _model(Outer if host else Gated)
+    if host:
+        _inject(monkeypatch, "iree", _is_main)
+    compiled = _compile(model)
+    assert compiled.report.mode == ("host" if host else "in-graph")
+    _fail_at_run_time(monkeypatch, 5)
+    with pytest.warns(RuntimeWarning, match="inputs of shape 5x8 ran in eager PyTorch.*injected"):
+        _assert_matches_eager(model, compiled)
+    assert compiled.run_time_fallbacks == 3  # the three batch-5 inputs
+    assert sum("ran in eager PyTorch" in n for n in compiled.report.notes) == 3
+    x = torch.randn(5, 8).numpy()  # numpy in, numpy out, as the module answers
+    if not host:
+        np.testing.assert_allclose(compiled(x), model(torch.from_numpy(x)).detach().numpy(),
+                                   rtol=1e-4, atol=1e-5)
+
+
+def test_a_call_failing_in_iree_raises_in_graph_mode(monkeypatch):
+    compiled = _compile(_model(), mode="graph")
+    _fail_at_run_time(monkeypatch, 5)
+    compiled(torch.randn(4, 8))
+    with pytest.raises(dync.ModuleRunError, match="failed at run time: injected"):
+        compiled(torch.randn(5, 8))

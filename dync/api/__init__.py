@@ -120,11 +120,42 @@ def compile(  # noqa: A001 - the public name is fixed by the design
         hit = _load_cached(job.store, front, model, job.report, job.say)
         if hit is not None:
             job.say("compile cache: hit for this model (import, passes and IREE skipped)")
-            return hit
+            return _with_eager_fallback(hit, model, options.mode)
     compiled = _compile(job)
     if front is not None and compiled.report.mode != "eager":  # nothing compiled to keep
         job.store.put(front, compiled.vmfb, {"manifest": compiled.manifest.to_json()})
+    return _with_eager_fallback(compiled, model, options.mode)
+
+
+def _with_eager_fallback(compiled, model, mode: str):
+    """Under `auto`, a PyTorch model's compiled module runs a call IREE fails on (a
+    `ModuleRunError` on inputs the first-call check did not see) in eager PyTorch, with a
+    warning and a note in its report."""
+    if mode == "auto" and "torch" in sys.modules and hasattr(compiled, "fallback"):
+        import torch
+
+        if isinstance(model, torch.nn.Module):
+            compiled.fallback = _eager(model)
     return compiled
+
+
+def _eager(model):
+    """`model` called as the compiled module is: numpy arrays in, numpy arrays out."""
+    import numpy as np
+    import torch
+    from torch.utils._pytree import tree_leaves, tree_map
+
+    def run(*args):
+        as_numpy = any(isinstance(a, np.ndarray) for a in tree_leaves(args))
+        tensors = tree_map(lambda a: torch.from_numpy(a) if isinstance(a, np.ndarray) else a,
+                           args)
+        with torch.no_grad():
+            out = model(*tensors)
+        if as_numpy:
+            out = tree_map(lambda o: o.numpy() if isinstance(o, torch.Tensor) else o, out)
+        return out
+
+    return run
 
 
 def _as_tuple(args) -> tuple:

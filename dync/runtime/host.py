@@ -124,7 +124,7 @@ class HostModule(CompiledModule):
         calls = ", ".join(".".join(p for p in key if p) for _, key, *_ in self._subdnns)
         return f"<dync.HostModule {len(self._subdnns)} sub-DNNs ({calls}) for {self.backend}/{self.target}>"
 
-    def __call__(self, *args: Any) -> Any:
+    def _call(self, *args: Any) -> Any:
         import torch
 
         if self.signature.inputs:  # the model's declared inputs, as graph mode checks them

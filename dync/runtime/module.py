@@ -7,7 +7,8 @@ import os
 import platform
 import sys
 import threading
-from collections.abc import Mapping
+import warnings
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from ..errors import (
     InputError,
     IntegerDivisionByZeroError,
     ModuleFormatError,
+    ModuleRunError,
 )
 from ..output_tree import leaves
 from ..report import Report
@@ -39,7 +41,16 @@ class CompiledModule:
     Arguments may be torch tensors (results are torch tensors) or numpy arrays (results are
     numpy arrays); they are checked against the signature (rank, dtype, each dim in range)
     before anything runs.
+
+    `fallback`, when set, runs a call the module fails on in IREE (a `ModuleRunError`) and
+    returns its result instead: `dync.compile(mode="auto")` sets it to the eager model, so
+    that a program that runs in eager never fails compiled. The first such call warns; every
+    one is counted in `run_time_fallbacks` and the first few are in `report.notes`.
     """
+
+    fallback: Callable[..., Any] | None = None
+    # How many distinct reasons for falling back `report.notes` keeps.
+    NOTED_FALLBACKS = 5
 
     def __init__(self, vmfb: bytes, manifest: Manifest):
         self.vmfb = vmfb
@@ -58,6 +69,7 @@ class CompiledModule:
         # How often each assignment of the dynamic dims was called, for `hot_sizes`.
         self.seen_sizes: collections.Counter[tuple[tuple[str, int], ...]] = collections.Counter()
         self.versions = Versions(manifest.entry, manifest.versions, manifest.signature)
+        self.run_time_fallbacks = 0
 
     @property
     def signature(self) -> Signature:
@@ -134,6 +146,27 @@ class CompiledModule:
             raise ModuleFormatError(f"IREE cannot load this module: {e}") from e
 
     def __call__(self, *args: Any) -> Any:
+        try:
+            return self._call(*args)
+        except ModuleRunError as e:
+            if self.fallback is None:
+                raise
+            self._note_fallback(e, args)
+            return self.fallback(*args)
+
+    def _note_fallback(self, error: ModuleRunError, args: tuple) -> None:
+        shapes = ", ".join("x".join(map(str, np.shape(a))) or "scalar" for a in leaves(args))
+        reason = str(error).splitlines()[0][:400]
+        note = (f"a call on inputs of shape {shapes} ran in eager PyTorch: {reason}")
+        self.run_time_fallbacks += 1
+        notes = self.manifest.report.setdefault("notes", [])
+        if self.run_time_fallbacks == 1:
+            warnings.warn(f"dync: {note} (mode='auto'; later such calls are counted in "
+                          "run_time_fallbacks; please report it)", RuntimeWarning, stacklevel=3)
+        if self.run_time_fallbacks <= self.NOTED_FALLBACKS:
+            notes.append(note)
+
+    def _call(self, *args: Any) -> Any:
         flat = leaves(args)
         as_torch = _any_torch(flat)
         arrays = [_to_numpy(a) for a in flat]
@@ -194,14 +227,14 @@ _CHECKS = {INDEX_CHECK: (IndexOutOfRangeError, "index out of range"),
 def _run_time_error(error: Exception) -> DyncError:
     """The dync error for IREE's failure `error`: the check's error for a failed check
     compiled into the module (an `IndexOutOfRangeError`, an `IntegerDivisionByZeroError`;
-    its message, without IREE's status and stack), else a `DyncError`."""
+    its message, without IREE's status and stack), else a `ModuleRunError`."""
     text = str(error)
     for prefix, (kind, what) in _CHECKS.items():
         start = text.find(prefix)
         if start >= 0:
             message = text[start + len(prefix):].split(";", 1)[0].strip()
             return kind(f"{what}: {message}")
-    return DyncError(f"the compiled module failed at run time: {text}")
+    return ModuleRunError(f"the compiled module failed at run time: {text}")
 
 
 def _any_torch(values: list) -> bool:
