@@ -59,11 +59,13 @@ def outcome(path: Path) -> dict:
                 continue
             return {"outcome": "mismatch", "detail": problem}
     report = compiled.report
+    breaks = [{key: str(b.get(key, ""))[:300] for key in ("region", "stage", "construct", "reason")}
+              for b in report.graph_breaks]
+    if getattr(compiled, "run_time_fallbacks", 0):  # calls IREE failed on, run in eager
+        breaks += [{"region": "call", "stage": "run time", "construct": "", "reason": note[:300]}
+                   for note in report.notes if "ran in eager PyTorch" in note]
     return {"outcome": "ill-conditioned" if ill_conditioned else "correct", "mode": report.mode,
-            "graph_breaks": len(report.graph_breaks),
-            "breaks": [{key: str(b.get(key, ""))[:300]
-                        for key in ("region", "stage", "construct", "reason")}
-                       for b in report.graph_breaks]}
+            "graph_breaks": len(report.graph_breaks), "breaks": breaks}
 
 
 def _as(value, like):

@@ -158,6 +158,10 @@ def summary(results: list[Result]) -> str:
         lines += ["", "Why a whole program was not one graph (its first fallback):", "",
                   "| stage | construct | reason (first words) | programs |", "|---|---|---|---|"]
         lines += [f"| {s} | {c} | {g} | {n} |" for (s, c, g), n in graph.most_common()]
+    fell_back = [str(r.seed) for r in results if any(b["region"] == "call" for b in r.breaks)]
+    if fell_back:
+        lines += ["", "Seeds with a call that failed in IREE and ran in eager (`auto`): "
+                  + ", ".join(fell_back)]
     for outcome in ("mismatch", "crash"):
         seeds = [str(r.seed) for r in results if r.outcome == outcome]
         if seeds:
