@@ -21,12 +21,11 @@ from iree.compiler import ir
 
 from ..analysis.layout import maybe_transposed
 from ..analysis.op_kinds import CONVOLUTIONS_2D
-from ..dialects.dync_ir import read_backend
 from ..dialects.literals import LITERAL
 from ..dialects.symbolic import element_type, type_dims
 from ..dialects.torch_ops import defining, through_barrier, vtensor_of
 from ..dialects.walk import nested_ops
-from .pipeline import Pass
+from .pipeline import HostCpuPass
 
 FLOATS = ("f16", "bf16", "f32", "f64")
 
@@ -54,13 +53,11 @@ def _zeros(filters: int, dtype: str, ip: ir.InsertionPoint, loc: ir.Location) ->
     return through_barrier(zeros, ip, loc)
 
 
-class BiasPointwiseConvs(Pass):
+class BiasPointwiseConvs(HostCpuPass):
     name = "dync-bias-pointwise-convs"
     summary = "1×1 convolutions without a bias get a zero one (IREE's faster form)"
 
-    def run(self, module: ir.Operation) -> None:
-        if read_backend(module) != "llvm-cpu":
-            return  # measured on the host CPU only
+    def run_on_cpu(self, module: ir.Operation) -> None:
         with module.context, ir.Location.unknown():
             for op in list(nested_ops(module)):
                 found = _pointwise_without_bias(op)

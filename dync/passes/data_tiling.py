@@ -29,10 +29,10 @@ import math
 from iree.compiler import ir
 
 from ..analysis.op_kinds import CONVOLUTIONS_2D
-from ..dialects.dync_ir import read_backend, request_flags
+from ..dialects.dync_ir import request_flags
 from ..dialects.symbolic import type_dims
 from ..dialects.walk import nested_ops
-from .pipeline import Pass
+from .pipeline import HostCpuPass
 
 DATA_TILING = "--iree-opt-data-tiling"
 # The narrowest N and K of a contraction that data tiling speeds up (see the docstring).
@@ -63,13 +63,11 @@ def _shape(op: ir.Operation) -> tuple[int, int, int] | None:
     return math.prod(d or 1 for d in m), n, k
 
 
-class DataTiling(Pass):
+class DataTiling(HostCpuPass):
     name = "dync-data-tiling"
     summary = "IREE's data tiling for a module whose matmuls are mostly wide (CPU)"
 
-    def run(self, module: ir.Operation) -> None:
-        if read_backend(module) != "llvm-cpu":
-            return  # measured on the host CPU only
+    def run_on_cpu(self, module: ir.Operation) -> None:
         wide = narrow = 0
         for op in nested_ops(module):
             found = _shape(op)

@@ -37,7 +37,6 @@ from iree.compiler import ir
 from ..analysis.layout import maybe_transposed
 from ..analysis.op_facts import window
 from ..analysis.op_kinds import CONVOLUTIONS_2D
-from ..dialects.dync_ir import read_backend
 from ..dialects.literals import LITERAL, erase_if_unused, readable, transformed_literal
 from ..dialects.symbolic import element_type, type_dims
 from ..dialects.torch_ops import (
@@ -49,7 +48,7 @@ from ..dialects.torch_ops import (
     vtensor_type,
 )
 from ..dialects.walk import nested_ops
-from .pipeline import Pass
+from .pipeline import HostCpuPass
 
 # The fewest input channels of a convolution computed as a matmul. Measured on an AVX2 host
 # (one thread, python -m benchmarks ops): from 64 channels up the direct convolution ran at
@@ -155,13 +154,11 @@ def _offset(b: TorchBuilder, x: ir.Value, dim: int, index: int, size: int, strid
              b.int(end), b.int(stride))
 
 
-class Im2col(Pass):
+class Im2col(HostCpuPass):
     name = "dync-im2col"
     summary = "convolutions with many input channels as one matmul over their windows (CPU)"
 
-    def run(self, module: ir.Operation) -> None:
-        if read_backend(module) != "llvm-cpu":
-            return  # measured on the host CPU only
+    def run_on_cpu(self, module: ir.Operation) -> None:
         convolutions = [(op, found) for op in nested_ops(module) if (found := _window(op))]
         made: dict = {}
         with module.context, ir.Location.unknown():

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from iree.compiler import ir
 from iree.compiler.passmanager import PassManager
 
+from ..dialects.dync_ir import read_backend
 from ..errors import CompilationError, PassFailure
 
 # Pass name -> module defining it (imported on first use so `dync-opt --help` stays fast).
@@ -41,6 +42,7 @@ _PASS_MODULES = {
     "dync-rdp": "dync.passes.rdp",
     "dync-rotate-while": "dync.passes.rotate_while",
     "dync-sink-into-branches": "dync.passes.sink_into_branches",
+    "dync-softmax-row-blocks": "dync.passes.softmax_row_blocks",
     "dync-specialize": "dync.passes.specialize",
     "dync-split-subdnns": "dync.passes.split_subdnns",
     "dync-tie-region-shapes": "dync.passes.tie_region_shapes",
@@ -69,7 +71,8 @@ def lower_control_flow(module: ir.Module) -> None:
 DEFAULT_PIPELINE: tuple[str, ...] = (
     "dync-specialize", "dync-bucket", "dync-canonicalize", "dync-rdp", "dync-sink-into-branches",
     "dync-split-subdnns", "dync-loop-batch", "dync-pretranspose-weights",
-    "dync-bias-pointwise-convs", "dync-im2col", "dync-data-tiling", "dync-channels-last",
+    "dync-bias-pointwise-convs", "dync-im2col", "dync-data-tiling", "dync-softmax-row-blocks",
+    "dync-channels-last",
     "dync-plan-execution", "dync-patch-stages", "dync-fuse-padding", "dync-isolate-subdnns",
     "dync-canonicalize", "dync-plan-buffers", "dync-check-indices", "dync-int-division",
     "dync-pack-sort-keys",
@@ -98,6 +101,18 @@ class Pass:
                 f"({where.filename}:{where.lineno})"
             )
             pass_.signal_pass_failure()
+
+
+class HostCpuPass(Pass):
+    """A kernel choice measured on the host CPU only: `run_on_cpu` runs for ``llvm-cpu``
+    modules, other backends' modules are left as they are."""
+
+    def run(self, module: ir.Operation) -> None:
+        if read_backend(module) == "llvm-cpu":
+            self.run_on_cpu(module)
+
+    def run_on_cpu(self, module: ir.Operation) -> None:
+        raise NotImplementedError
 
 
 @dataclass(frozen=True)
