@@ -105,6 +105,11 @@ def read_flags(module: ir.Module | ir.Operation) -> list[str]:
     return _read_strings(module, FLAGS_ATTR)
 
 
+# IREE's data tiling, which `dync-data-tiling` requests for a module of wide matmuls; other
+# passes read the request (`read_flags`) where IREE handles their rewrite badly beside it.
+DATA_TILING = "--iree-opt-data-tiling"
+
+
 def request_flags(module: ir.Module | ir.Operation, flags: list[str]) -> None:
     """Add IREE compiler flags to `module`'s ``dync.iree_flags`` (in order, once)."""
     _add_strings(module, FLAGS_ATTR, flags)

@@ -29,12 +29,11 @@ import math
 from iree.compiler import ir
 
 from ..analysis.op_kinds import CONVOLUTIONS_2D
-from ..dialects.dync_ir import request_flags
+from ..dialects.dync_ir import DATA_TILING, request_flags
 from ..dialects.symbolic import type_dims
 from ..dialects.walk import nested_ops
 from .pipeline import HostCpuPass
 
-DATA_TILING = "--iree-opt-data-tiling"
 # The narrowest N and K of a contraction that data tiling speeds up (see the docstring).
 WIDE = 256
 # Contraction -> the operand whose last dim is K.

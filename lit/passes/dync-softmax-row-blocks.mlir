@@ -66,3 +66,22 @@ func.func @left_alone(%arg0: !torch.vtensor<[?,16,8],f32>, %arg1: !torch.vtensor
   %2 = torch.aten.softmax.int %arg2, %int0, %none : !torch.vtensor<[?],f32>, !torch.int, !torch.none -> !torch.vtensor<[?],f32>
   return %0, %1, %2 : !torch.vtensor<[?,16,8],f32>, !torch.vtensor<[4,?,8],f32>, !torch.vtensor<[?],f32>
 }
+
+// -----
+
+// In a module IREE data-tiles, scores whose reduced dim is dynamic are left alone (blocked,
+// IREE fused them with the next matmul's packing past its stack limit); a softmax over a
+// static dim is blocked still.
+// CHECK-LABEL: func.func @data_tiled
+// CHECK:         torch.aten.softmax.int %arg0, %int-1, %none : !torch.vtensor<[12,?,?],f32>
+// CHECK:         torch.aten.constant_pad_nd %arg1
+// CHECK:         torch.aten.softmax.int {{.*}} -> !torch.vtensor<[12,?,16,64],f32>
+module attributes {dync.iree_flags = ["--iree-opt-data-tiling"]} {
+  func.func @data_tiled(%arg0: !torch.vtensor<[12,?,?],f32>, %arg1: !torch.vtensor<[12,?,64],f32>) -> (!torch.vtensor<[12,?,?],f32>, !torch.vtensor<[12,?,64],f32>) {
+    %int-1 = torch.constant.int -1
+    %none = torch.constant.none
+    %0 = torch.aten.softmax.int %arg0, %int-1, %none : !torch.vtensor<[12,?,?],f32>, !torch.int, !torch.none -> !torch.vtensor<[12,?,?],f32>
+    %1 = torch.aten.softmax.int %arg1, %int-1, %none : !torch.vtensor<[12,?,64],f32>, !torch.int, !torch.none -> !torch.vtensor<[12,?,64],f32>
+    return %0, %1 : !torch.vtensor<[12,?,?],f32>, !torch.vtensor<[12,?,64],f32>
+  }
+}
