@@ -47,3 +47,23 @@ def test_softmax_over_dynamic_rows_runs_in_blocks_and_matches_eager(tmp_path):
                 signs.add(bool(want[1].mean() > 0) if tokens else None)
             for got, expected in zip(compiled(x), want, strict=True):
                 torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-5)
+
+
+
+def test_beside_data_tiling_only_static_rows_are_blocked(tmp_path):
+    """Attention wide enough for IREE's data tiling: the scores' softmax (its reduced dim
+    dynamic) is left alone and the module keeps data tiling (blocked, IREE refused it there,
+    and dync then compiled without the flags its passes asked for)."""
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(256, 4, 512, batch_first=True).eval()
+    dims = ({1: Dim("tokens", min=1, max=64)},)
+    with torch.no_grad():
+        compiled = dync.compile(layer, (torch.randn(1, 12, 256),), dynamic_shapes=dims,
+                                mode="graph", cache=False, dump_ir=tmp_path / "ir.mlir")
+        text = (tmp_path / "ir.mlir").read_text()
+        assert "--iree-opt-data-tiling" in text
+        assert "16,?],f32>" not in text, "the scores left alone"
+        assert not compiled.report.notes, compiled.report.notes  # no flag dropped
+        for tokens in (1, 15, 16, 17, 64):
+            x = torch.randn(1, tokens, 256)
+            torch.testing.assert_close(compiled(x), layer(x), rtol=1e-4, atol=1e-4)

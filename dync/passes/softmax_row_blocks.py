@@ -15,8 +15,10 @@ a blocked softmax whose reduced dim is dynamic too, fused there with the packing
 matmul's operand, exceeded IREE's stack limit for a dispatch (540672 bytes against 32768 in a
 BERT-base layer over a sequence of at most 512), and the module then lost data tiling. With
 ``--iree-llvmcpu-stack-allocation-limit=1048576`` that layer ran 43.7 ms at 512 tokens against
-95.5 unblocked (eager 75.8); but the stack it needs grows with the sequence bound, so it is
-not taken.
+95.5 unblocked (eager 75.8); but the stack it needs grows with the sequence bound, and in
+DeeBERT's form of attention (scores divided by sqrt(d) before the softmax) IREE then failed
+otherwise ("'memref.alloca' op all stack allocations need to be hoisted to the entry
+block"), so it is not taken.
 
 Why: IREE 3.13's CPU code for a softmax tiles the dim beside the reduction by 8 and, where
 that dim is dynamic, runs about 4x slower than where it is static: `softmax(x, -1)` on
