@@ -6,28 +6,32 @@ Reads: `torch.aten.softmax.int`, `torch.aten._softmax`, `torch.aten.log_softmax.
 next-to-last dim (the rows) is dynamic, in every function; the module's backend (only
 ``llvm-cpu``).
 
-Writes: in place of each, the input padded with zero rows to a multiple of `ROWS`
-(`torch.aten.constant_pad_nd`), viewed as ``... x blocks x ROWS x R``, the same softmax over
-the last dim, the result viewed back to ``... x padded rows x R`` and sliced to the rows the
-input had. A zero row's softmax is finite (uniform), and rows are independent, so the rows kept
-are the op's. Left alone in a module IREE data-tiles (`dync-data-tiling`, before this pass):
-a blocked softmax whose reduced dim is dynamic too, fused there with the packing of the next
-matmul's operand, exceeded IREE's stack limit for a dispatch (540672 bytes against 32768 in a
-BERT-base layer over a sequence of at most 512), and the module then lost data tiling. With
-``--iree-llvmcpu-stack-allocation-limit=1048576`` that layer ran 43.7 ms at 512 tokens against
-95.5 unblocked (eager 75.8); but the stack it needs grows with the sequence bound, and in
-DeeBERT's form of attention (scores divided by sqrt(d) before the softmax) IREE then failed
-otherwise ("'memref.alloca' op all stack allocations need to be hoisted to the entry
-block"), so it is not taken.
+Writes: in place of each, the rows in blocks of `ROWS` viewed as ``... x blocks x ROWS x R``,
+the same softmax over the last dim, the result viewed back, in one of two forms:
+
+* padded (most modules): the input padded with zero rows to a multiple of `ROWS`
+  (`torch.aten.constant_pad_nd`), the result sliced back to the rows the input had; a zero
+  row's softmax is finite (uniform), and rows are independent, so the rows kept are the op's;
+* split (a module IREE data-tiles, `dync-data-tiling`, before this pass): the whole blocks
+  sliced off the input and blocked, the last rows (fewer than `ROWS`) softmaxed as they are,
+  and the two concatenated. The padded form, fused there with the packing of the next
+  matmul's operand, needed a stack that grows with the reduced dim's bound (540672 bytes
+  against IREE's 32 KiB limit in a BERT-base layer over at most 512 tokens; with the limit
+  raised, DeeBERT's form of attention failed otherwise: "all stack allocations need to be
+  hoisted"), and the module lost data tiling. Elsewhere the split form is slower (its
+  concatenation is a copy: a d=128 layer at 512 tokens 8.0 ms against 6.2).
+
+Shapes of the new tensors are bound from the input's binding, for memory planning.
 
 Why: IREE 3.13's CPU code for a softmax tiles the dim beside the reduction by 8 and, where
 that dim is dynamic, runs about 4x slower than where it is static: `softmax(x, -1)` on
 ``12 x s x 128`` (s = 512, one thread, AVX-512) 4.4 ms against 1.07 for a static ``s``; with
 the rows in blocks of 16 (pad and slice included) 1.5 ms. Over attention scores
 ``12 x s x s``, whose reduced dim is dynamic too, 80 ms against 11-13 (iree-benchmark-module
-on the two forms). Attention over a dynamic sequence spent most of its time there (a
-BERT-base layer at 512 tokens: 496 ms against eager's 163). No paper section: a kernel
-choice at the boundary to IREE (issue 33).
+on the two forms). Attention over a dynamic sequence spent most of its time there: one
+thread, 512 tokens, a d=128 encoder layer 23.6 -> 6.2 ms (eager 4.4), a BERT-base layer
+(data-tiled, split form) 95.5 -> 50.1 ms (eager 80.0). No paper section: a kernel choice at
+the boundary to IREE (issue 33).
 """
 
 from __future__ import annotations
@@ -56,73 +60,114 @@ _FLOATS = ("f16", "bf16", "f32", "f64")
 _INT = "!torch.int"
 
 
-def _blocked(op: ir.Operation, data_tiled: bool) -> bool:
-    """Whether `op` is a softmax this pass computes over blocks of rows (in a module IREE
-    data-tiles: one whose reduced dim is static)."""
+def _blocked(op: ir.Operation) -> bool:
+    """Whether `op` is a softmax this pass computes over blocks of rows."""
     if op.name not in SOFTMAXES:
         return False
     dims = type_dims(op.operands[0].type)
     dim = constant_int(op.operands[1])
     if dims is None or len(dims) < 2 or dim is None or dim % len(dims) != len(dims) - 1:
         return False
-    if data_tiled and dims[-1] is None:
-        return False  # see the module's docstring
     return dims[-2] is None and element_type(op.operands[0].type) in _FLOATS
 
 
-def _over_row_blocks(op: ir.Operation) -> None:
-    b = TorchBuilder(op)
-    x = op.operands[0]
-    dims = type_dims(x.type)
-    rank = len(dims)
-    out_type = op.results[0].type
+class _Rewriter:
+    """Builds the blocked form of one softmax `op` before it."""
 
-    def size(axis: int) -> ir.Value:
-        if dims[axis] is not None:
-            return b.int(dims[axis])
-        return b("torch.aten.size.int", ir.Type.parse(_INT), x, b.int(axis))
+    def __init__(self, op: ir.Operation):
+        self.op, self.b = op, TorchBuilder(op)
+        self.x = op.operands[0]
+        self.dims = type_dims(self.x.type)
+        self.rank = len(self.dims)
+        self.out_type = op.results[0].type
+        self.lead = [self.size(axis) for axis in range(self.rank - 2)]
+        self.rows, self.last = self.size(self.rank - 2), self.size(self.rank - 1)
+        self.binding = _Binding(self.x)
 
-    def int_list(*values: ir.Value) -> ir.Value:
-        return b("torch.prim.ListConstruct", ir.Type.parse("!torch.list<int>"), *values)
+    def size(self, axis: int) -> ir.Value:
+        if self.dims[axis] is not None:
+            return self.b.int(self.dims[axis])
+        return self.b("torch.aten.size.int", ir.Type.parse(_INT), self.x, self.b.int(axis))
 
-    rows = size(rank - 2)
-    blocks = b("torch.aten.floordiv.int", ir.Type.parse(_INT),
-               b("torch.aten.add.int", ir.Type.parse(_INT), rows, b.int(ROWS - 1)), b.int(ROWS))
-    padded_rows = b("torch.aten.mul.int", ir.Type.parse(_INT), blocks, b.int(ROWS))
-    extra = b("torch.aten.sub.int", ir.Type.parse(_INT), padded_rows, rows)
-    padded = b("torch.aten.constant_pad_nd", x.type, x,
-               int_list(b.int(0), b.int(0), b.int(0), extra), float_constant(0.0, b.ip, b.loc))
-    lead = [size(axis) for axis in range(rank - 2)]
-    last = size(rank - 1)
-    in_blocks = b("torch.aten.view", vtensor_type(x.type, [*dims[:-2], None, ROWS, dims[-1]]),
-                  padded, int_list(*lead, blocks, b.int(ROWS), last))
-    soft = b(op.name, vtensor_type(out_type, [*dims[:-2], None, ROWS, dims[-1]]), in_blocks,
-             b.int(-1), *op.operands[2:])
-    back = b("torch.aten.view", out_type, soft, int_list(*lead, padded_rows, last))
-    result = b("torch.aten.slice.Tensor", out_type, back, b.int(rank - 2), b.int(0), rows,
-               b.int(1))
-    _bind_blocks(x, padded, in_blocks, soft, back, b.ip)
-    op.results[0].replace_all_uses_with(result)  # with its binding: the slice has the op's shape
-    op.erase()
+    def int_op(self, name: str, a: ir.Value, b: ir.Value | int) -> ir.Value:
+        return self.b(name, ir.Type.parse(_INT), a, self.b.int(b) if isinstance(b, int) else b)
+
+    def int_list(self, *values: ir.Value) -> ir.Value:
+        return self.b("torch.prim.ListConstruct", ir.Type.parse("!torch.list<int>"), *values)
+
+    def rows_slice(self, x: ir.Value, start: ir.Value | int, end: ir.Value) -> ir.Value:
+        start = self.b.int(start) if isinstance(start, int) else start
+        return self.b("torch.aten.slice.Tensor", x.type, x, self.b.int(self.rank - 2), start,
+                      end, self.b.int(1))
+
+    def softmax(self, x: ir.Value, result: ir.Type) -> ir.Value:
+        return self.b(self.op.name, result, x, self.b.int(-1), *self.op.operands[2:])
+
+    def in_blocks(self, x: ir.Value, blocks: ir.Value, rows: ir.Value) -> ir.Value:
+        """Softmax of `x` (`rows` = `blocks` * ROWS rows) over blocks of ROWS rows."""
+        nested = [*self.dims[:-2], None, ROWS, self.dims[-1]]
+        viewed = self.b("torch.aten.view", vtensor_type(x.type, nested), x,
+                        self.int_list(*self.lead, blocks, self.b.int(ROWS), self.last))
+        soft = self.softmax(viewed, vtensor_type(self.out_type, nested))
+        back = self.b("torch.aten.view", self.out_type, soft,
+                      self.int_list(*self.lead, rows, self.last))
+        self.binding.bind(viewed, soft, rows="nested", ip=self.b.ip)
+        self.binding.bind(back, ip=self.b.ip)
+        return back
+
+    def padded(self) -> ir.Value:
+        blocks = self.int_op("torch.aten.floordiv.int",
+                             self.int_op("torch.aten.add.int", self.rows, ROWS - 1), ROWS)
+        rows = self.int_op("torch.aten.mul.int", blocks, ROWS)
+        extra = self.int_op("torch.aten.sub.int", rows, self.rows)
+        zero = self.b.int(0)
+        padded = self.b("torch.aten.constant_pad_nd", self.x.type, self.x,
+                        self.int_list(zero, zero, zero, extra),
+                        float_constant(0.0, self.b.ip, self.b.loc))
+        self.binding.bind(padded, ip=self.b.ip)
+        return self.rows_slice(self.in_blocks(padded, blocks, rows), 0, self.rows)
+
+    def split(self) -> ir.Value:
+        self.binding.rounding = "floor"
+        blocks = self.int_op("torch.aten.floordiv.int", self.rows, ROWS)
+        rows = self.int_op("torch.aten.mul.int", blocks, ROWS)
+        head = self.rows_slice(self.x, 0, rows)
+        self.binding.bind(head, ip=self.b.ip)
+        rest = self.rows_slice(self.x, rows, self.rows)
+        tail = self.softmax(rest, self.out_type)
+        self.binding.bind(rest, tail, rows="rest", ip=self.b.ip)
+        listed = self.b("torch.prim.ListConstruct", ir.Type.parse("!torch.list<vtensor>"),
+                        self.in_blocks(head, blocks, rows), tail)
+        return self.b("torch.aten.cat", self.out_type, listed, self.b.int(self.rank - 2))
 
 
-def _bind_blocks(x: ir.Value, padded: ir.Value, in_blocks: ir.Value, soft: ir.Value,
-                 back: ir.Value, ip: ir.InsertionPoint) -> None:
-    """Bind the new tensors' shapes from the input's binding (rows r: padded to
-    ``ceildiv(r, ROWS) * ROWS``), so that memory planning knows their sizes."""
-    for bind in bindings(x)[:1]:
-        exprs = list(ir.AffineMapAttr(bind.attributes["shape_expressions"]).value.results)
-        symbols = list(bind.operands)[1:]
-        count = len(symbols)
+class _Binding:
+    """Shape bindings of the blocked tensors, from the input's (rows r: ``ceildiv(r, ROWS)``
+    or ``floordiv(r, ROWS)`` blocks); nothing where the input has none."""
+
+    def __init__(self, x: ir.Value):
+        found = bindings(x)[:1]
+        self.bind_op = found[0] if found else None
+        self.rounding = "ceil"
+
+    def bind(self, *values: ir.Value, ip: ir.InsertionPoint, rows: str = "whole") -> None:
+        """Bind `values` with the input's shape, its rows as `rows` says: ``whole`` (the
+        blocks' rows), ``nested`` (blocks x ROWS), ``rest`` (the rows after the blocks)."""
+        if self.bind_op is None:
+            return
+        exprs = list(ir.AffineMapAttr(self.bind_op.attributes["shape_expressions"]).value.results)
+        symbols = list(self.bind_op.operands)[1:]
         block = ir.AffineConstantExpr.get(ROWS)
-        blocks = ir.AffineCeilDivExpr.get(exprs[-2], block)
-        rows = ir.AffineMulExpr.get(blocks, block)
-        flat = [*exprs[:-2], rows, exprs[-1]]
-        nested = [*exprs[:-2], blocks, block, exprs[-1]]
-        for value, shape in ((padded, flat), (in_blocks, nested), (soft, nested), (back, flat)):
+        divide = ir.AffineCeilDivExpr if self.rounding == "ceil" else ir.AffineFloorDivExpr
+        blocks = divide.get(exprs[-2], block)
+        middle = {"whole": [ir.AffineMulExpr.get(blocks, block)], "nested": [blocks, block],
+                  "rest": [ir.AffineModExpr.get(exprs[-2], block)]}[rows]
+        shape = [*exprs[:-2], *middle, exprs[-1]]
+        for value in values:
             ir.Operation.create(BIND, operands=[value, *symbols], attributes={
-                "shape_expressions": ir.AffineMapAttr.get(ir.AffineMap.get(0, count, shape))},
-                loc=bind.location, ip=ip)
+                "shape_expressions": ir.AffineMapAttr.get(ir.AffineMap.get(0, len(symbols),
+                                                                           shape))},
+                loc=self.bind_op.location, ip=ip)
 
 
 class SoftmaxRowBlocks(HostCpuPass):
@@ -130,8 +175,11 @@ class SoftmaxRowBlocks(HostCpuPass):
     summary = "softmax over a dynamic number of rows computed over blocks of 16 rows (CPU)"
 
     def run_on_cpu(self, module: ir.Operation) -> None:
-        data_tiled = DATA_TILING in read_flags(module)
-        softmaxes = [op for op in nested_ops(module) if _blocked(op, data_tiled)]
+        split = DATA_TILING in read_flags(module)
+        softmaxes = [op for op in nested_ops(module) if _blocked(op)]
         with module.context, ir.Location.unknown():
             for op in softmaxes:
-                _over_row_blocks(op)
+                rewriter = _Rewriter(op)
+                result = rewriter.split() if split else rewriter.padded()
+                op.results[0].replace_all_uses_with(result)  # with its binding: the op's shape
+                op.erase()

@@ -1,17 +1,18 @@
 // RUN: dync-opt %s --split-input-file --dync-softmax-row-blocks | FileCheck %s
+// RUN: dync-opt %s --split-input-file --dync-softmax-row-blocks | FileCheck %s --check-prefix=BIND
 
 // Attention scores over a dynamic sequence, both dims dynamic: the rows padded with zero rows
 // to a multiple of 16, viewed as blocks of 16 rows, the softmax over the last dim, viewed back
 // to the padded rows and sliced to the rows the input had.
 // CHECK-LABEL: func.func @scores
 // CHECK:         %[[S:.+]] = torch.aten.size.int %arg0, %[[C1:.+]] : !torch.vtensor<[12,?,?],f32>, !torch.int -> !torch.int
+// CHECK:         %[[R:.+]] = torch.aten.size.int %arg0, %int2 :
 // CHECK:         %[[S15:.+]] = torch.aten.add.int %[[S]], %int15 :
 // CHECK:         %[[N:.+]] = torch.aten.floordiv.int %[[S15]], %int16{{[_0-9]*}} :
 // CHECK:         %[[SP:.+]] = torch.aten.mul.int %[[N]], %int16{{[_0-9]*}} :
 // CHECK:         %[[P:.+]] = torch.aten.sub.int %[[SP]], %[[S]] :
 // CHECK:         %[[PADS:.+]] = torch.prim.ListConstruct %int0{{[_0-9]*}}, %int0{{[_0-9]*}}, %int0{{[_0-9]*}}, %[[P]] :
 // CHECK:         %[[PAD:.+]] = torch.aten.constant_pad_nd %arg0, %[[PADS]], %float0.000000e00 : {{.*}} -> !torch.vtensor<[12,?,?],f32>
-// CHECK:         %[[R:.+]] = torch.aten.size.int %arg0, %int2 :
 // CHECK:         %[[SHAPE:.+]] = torch.prim.ListConstruct %int12, %[[N]], %int16{{[_0-9]*}}, %[[R]] :
 // CHECK:         %[[B:.+]] = torch.aten.view %[[PAD]], %[[SHAPE]] : {{.*}} -> !torch.vtensor<[12,?,16,?],f32>
 // CHECK:         %[[SM:.+]] = torch.aten.softmax.int %[[B]], %int-1{{[_0-9]*}}, %none : {{.*}} -> !torch.vtensor<[12,?,16,?],f32>
@@ -69,19 +70,34 @@ func.func @left_alone(%arg0: !torch.vtensor<[?,16,8],f32>, %arg1: !torch.vtensor
 
 // -----
 
-// In a module IREE data-tiles, scores whose reduced dim is dynamic are left alone (blocked,
-// IREE fused them with the next matmul's packing past its stack limit); a softmax over a
-// static dim is blocked still.
+// In a module IREE data-tiles, the split form: the whole blocks sliced off and blocked, the
+// last rows (fewer than 16) softmaxed as they are, the two concatenated; no padding.
 // CHECK-LABEL: func.func @data_tiled
-// CHECK:         torch.aten.softmax.int %arg0, %int-1, %none : !torch.vtensor<[12,?,?],f32>
-// CHECK:         torch.aten.constant_pad_nd %arg1
-// CHECK:         torch.aten.softmax.int {{.*}} -> !torch.vtensor<[12,?,16,64],f32>
+// CHECK-NOT:     torch.aten.constant_pad_nd
+// CHECK:         %[[S:.+]] = torch.aten.size.int %arg0, %int1{{[_0-9]*}} :
+// CHECK:         %[[N:.+]] = torch.aten.floordiv.int %[[S]], %int16{{[_0-9]*}} :
+// CHECK:         %[[M:.+]] = torch.aten.mul.int %[[N]], %int16{{[_0-9]*}} :
+// CHECK:         %[[HEAD:.+]] = torch.aten.slice.Tensor %arg0, %int1{{[_0-9]*}}, %int0{{[_0-9]*}}, %[[M]], %int1{{[_0-9]*}} :
+// CHECK:         %[[REST:.+]] = torch.aten.slice.Tensor %arg0, %int1{{[_0-9]*}}, %[[M]], %[[S]], %int1{{[_0-9]*}} :
+// CHECK:         %[[TAIL:.+]] = torch.aten.softmax.int %[[REST]], %int-1{{[_0-9]*}}, %none : !torch.vtensor<[12,?,?],f32>
+// CHECK:         %[[B:.+]] = torch.aten.view %[[HEAD]], {{.*}} -> !torch.vtensor<[12,?,16,?],f32>
+// CHECK:         %[[SM:.+]] = torch.aten.softmax.int %[[B]], {{.*}} -> !torch.vtensor<[12,?,16,?],f32>
+// CHECK:         %[[BACK:.+]] = torch.aten.view %[[SM]], {{.*}} -> !torch.vtensor<[12,?,?],f32>
+// CHECK:         %[[BOTH:.+]] = torch.prim.ListConstruct %[[BACK]], %[[TAIL]] :
+// CHECK:         %[[Y:.+]] = torch.aten.cat %[[BOTH]], %int1{{[_0-9]*}} : {{.*}} -> !torch.vtensor<[12,?,?],f32>
+// CHECK:         return %[[Y]]
+// The new tensors' shapes are bound from the input's, for memory planning.
+// BIND-LABEL: func.func @data_tiled
+// BIND-DAG:     torch.bind_symbolic_shape %{{.+}}, [%{{.+}}], affine_map<()[s0] -> (12, (s0 floordiv 16) * 16, s0)>
+// BIND-DAG:     torch.bind_symbolic_shape %{{.+}}, [%{{.+}}], affine_map<()[s0] -> (12, s0 mod 16, s0)>
+// BIND-DAG:     torch.bind_symbolic_shape %{{.+}}, [%{{.+}}], affine_map<()[s0] -> (12, s0 floordiv 16, 16, s0)>
 module attributes {dync.iree_flags = ["--iree-opt-data-tiling"]} {
-  func.func @data_tiled(%arg0: !torch.vtensor<[12,?,?],f32>, %arg1: !torch.vtensor<[12,?,64],f32>) -> (!torch.vtensor<[12,?,?],f32>, !torch.vtensor<[12,?,64],f32>) {
+  func.func @data_tiled(%arg0: !torch.vtensor<[12,?,?],f32>) -> !torch.vtensor<[12,?,?],f32> {
+    %s = torch.symbolic_int "s" {min_val = 1, max_val = 512} : !torch.int
+    torch.bind_symbolic_shape %arg0, [%s], affine_map<()[s0] -> (12, s0, s0)> : !torch.vtensor<[12,?,?],f32>
     %int-1 = torch.constant.int -1
     %none = torch.constant.none
     %0 = torch.aten.softmax.int %arg0, %int-1, %none : !torch.vtensor<[12,?,?],f32>, !torch.int, !torch.none -> !torch.vtensor<[12,?,?],f32>
-    %1 = torch.aten.softmax.int %arg1, %int-1, %none : !torch.vtensor<[12,?,64],f32>, !torch.int, !torch.none -> !torch.vtensor<[12,?,64],f32>
-    return %0, %1 : !torch.vtensor<[12,?,?],f32>, !torch.vtensor<[12,?,64],f32>
+    return %0 : !torch.vtensor<[12,?,?],f32>
   }
 }
