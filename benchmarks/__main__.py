@@ -9,6 +9,9 @@ expected failures and IREE's own CPU results (`benchmarks.conformance`).
 `python -m benchmarks ops`: kernels of ResNet-50, MobileNet-v2 and BERT-base one at a time, in
 GFLOP/s against eager and IREE alone (`benchmarks.ops`).
 
+`python -m benchmarks realistic`: dynamic networks at deployed sizes (BERT-base DeeBERT),
+compiled cold, against eager at the same thread count (`benchmarks.realistic`).
+
 The baselines (torch.compile, ONNX Runtime) need the `bench` extra: `pip install -e '.[bench]'`.
 """
 
@@ -33,6 +36,10 @@ def main() -> None:
         from .ops import main as ops
 
         return ops(sys.argv[2:])
+    if sys.argv[1:2] == ["realistic"]:
+        from .realistic import main as realistic
+
+        return realistic(sys.argv[2:])
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("models", nargs="*", metavar="MODEL",
