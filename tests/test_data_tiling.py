@@ -37,3 +37,31 @@ def test_wide_matmuls_are_data_tiled_and_match_eager():
         assert {bool(wide.up(x).mean() > 0) for x in inputs} == {True, False}, "both paths"
         for x in inputs:
             torch.testing.assert_close(compiled(x), wide(x), rtol=1e-4, atol=1e-4)
+
+
+class WideInBranch(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up, self.mid = nn.Linear(256, 512), nn.Linear(512, 512)
+
+    def forward(self, x):
+        h = self.up(x)
+        if h.mean() > 0:
+            h = torch.tanh(self.mid(h))
+        return h
+
+
+def test_a_wide_matmul_in_a_branch_has_its_weight_packed_at_compile_time():
+    """The branches reach IREE as blocks of one region (`convert-scf-to-cf` in its
+    preprocessing), where IREE hoists the packing of the branch's weight; results agree."""
+    torch.manual_seed(0)
+    model = WideInBranch().eval()
+    compiled = dync.compile(model, (torch.randn(4, 256),), mode="graph",
+                            dynamic_shapes=({0: Dim("tokens", min=1, max=64)},))
+    flags = " ".join(compiled.report.flags)
+    assert DATA_TILING in flags and "util.func(convert-scf-to-cf" in flags, flags
+    inputs = [torch.randn(n, 256) + shift for n, shift in [(1, 1.0), (9, -1.0), (64, 1.0)]]
+    with torch.no_grad():
+        assert {bool(model.up(x).mean() > 0) for x in inputs} == {True, False}, "both paths"
+        for x in inputs:
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)

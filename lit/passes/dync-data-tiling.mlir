@@ -48,3 +48,22 @@ module {
     return %0, %1, %2, %3 : !torch.vtensor<[3136,64],f32>, !torch.vtensor<[8,256],f32>, !torch.vtensor<[12,?,?],f32>, !torch.vtensor<[1,512,14,14],f32>
   }
 }
+
+// -----
+
+// A wide linear layer inside a branch: data tiling, and the branches as blocks of one region
+// in IREE's preprocessing (so that IREE packs the weight read in the branch at compile time).
+// CHECK: module attributes {dync.iree_flags = ["--iree-opt-data-tiling"], dync.iree_preprocessing = ["convert-scf-to-cf"]}
+// CHECK-LABEL: func.func @in_a_branch
+module {
+  func.func @in_a_branch(%x: !torch.vtensor<[?,768],f32>, %w: !torch.vtensor<[768,768],f32>, %p: i1) -> !torch.vtensor<[?,768],f32> {
+    %none = torch.constant.none
+    %0 = scf.if %p -> (!torch.vtensor<[?,768],f32>) {
+      %1 = torch.aten.linear %x, %w, %none : !torch.vtensor<[?,768],f32>, !torch.vtensor<[768,768],f32>, !torch.none -> !torch.vtensor<[?,768],f32>
+      scf.yield %1 : !torch.vtensor<[?,768],f32>
+    } else {
+      scf.yield %x : !torch.vtensor<[?,768],f32>
+    }
+    return %0 : !torch.vtensor<[?,768],f32>
+  }
+}
