@@ -45,6 +45,7 @@ from ..dialects.torch_ops import (
     constant_int_list,
     defining,
     float_constant,
+    int_list,
     vtensor_type,
 )
 from ..dialects.walk import nested_ops
@@ -96,9 +97,9 @@ def _as_matmul(conv: ir.Operation, stride: list[int], padding: list[int],
     if any(padding):
         pads = [padding[1], padding[1], padding[0], padding[0]]
         h, w = (None if d is None else d + 2 * p for d, p in zip((h, w), padding, strict=True))
-        x = b("torch.aten.constant_pad_nd", vtensor_type(like, (n, c, h, w)), x, _ints(b, pads),
+        x = b("torch.aten.constant_pad_nd", vtensor_type(like, (n, c, h, w)), x, int_list(pads, b.ip, b.loc),
               float_constant(0.0, b.ip, b.loc))
-    x = b("torch.aten.permute", vtensor_type(like, (n, h, w, c)), x, _ints(b, _NHWC))
+    x = b("torch.aten.permute", vtensor_type(like, (n, h, w, c)), x, int_list(_NHWC, b.ip, b.loc))
     columns = []
     for i in range(kh):
         rows = _offset(b, x, 1, i, kh, stride[0], dilation[0], vtensor_type(like, (n, ho, w, c)))
@@ -120,7 +121,7 @@ def _as_matmul(conv: ir.Operation, stride: list[int], padding: list[int],
              for axis, d in enumerate((n, ho, wo))]
     nhwc = b("torch.aten.view", vtensor_type(like, (n, ho, wo, f)), product,
              b("torch.prim.ListConstruct", ir.Type.parse("!torch.list<int>"), *sizes, b.int(f)))
-    result = b("torch.aten.permute", like, nhwc, _ints(b, _NCHW))
+    result = b("torch.aten.permute", like, nhwc, int_list(_NCHW, b.ip, b.loc))
     conv.results[0].replace_all_uses_with(result)
     conv.erase()
     erase_if_unused(weight)
@@ -134,14 +135,9 @@ def _matrix(b: TorchBuilder, weight: ir.Value, made: dict) -> ir.Value:
         return transformed_literal(weight, lambda a: a.transpose(2, 3, 1, 0).reshape(-1, f),
                                    made)
     hwcf = b("torch.aten.permute", vtensor_type(weight.type, (kh, kw, c, f)), weight,
-             _ints(b, [2, 3, 1, 0]))
+             int_list([2, 3, 1, 0], b.ip, b.loc))
     return b("torch.aten.view", vtensor_type(weight.type, (kh * kw * c, f)), hwcf,
-             _ints(b, [kh * kw * c, f]))
-
-
-def _ints(b: TorchBuilder, values: list[int]) -> ir.Value:
-    return b("torch.prim.ListConstruct", ir.Type.parse("!torch.list<int>"),
-             *(b.int(v) for v in values))
+             int_list([kh * kw * c, f], b.ip, b.loc))
 
 
 def _offset(b: TorchBuilder, x: ir.Value, dim: int, index: int, size: int, stride: int,

@@ -67,3 +67,16 @@ module {
     return %0 : !torch.vtensor<[?,768],f32>
   }
 }
+
+// -----
+
+// A batch of matrices times a vector (K = 512): its output's last dim (256) is not a matmul's
+// N, and nothing else is wide: no data tiling.
+// CHECK-NOT: dync.iree_flags
+// CHECK-LABEL: func.func @matrix_vector
+module {
+  func.func @matrix_vector(%x: !torch.vtensor<[4,256,512],f32>, %v: !torch.vtensor<[512],f32>) -> !torch.vtensor<[4,256],f32> {
+    %0 = torch.aten.matmul %x, %v : !torch.vtensor<[4,256,512],f32>, !torch.vtensor<[512],f32> -> !torch.vtensor<[4,256],f32>
+    return %0 : !torch.vtensor<[4,256],f32>
+  }
+}

@@ -10,17 +10,17 @@
 // CHECK:         %[[W:.+]] = torch.vtensor.literal({{.*}} : tensor<576x8xf32>)
 // CHECK:         %[[PAD:.+]] = torch.aten.constant_pad_nd %arg0, {{.*}} -> !torch.vtensor<[?,64,6,8],f32>
 // CHECK:         %[[X:.+]] = torch.aten.permute %[[PAD]], {{.*}} -> !torch.vtensor<[?,6,8,64],f32>
-// CHECK:         %[[R0:.+]] = torch.aten.slice.Tensor %[[X]], %int1{{[_0-9]*}}, %int0, %int-2, %int2{{[_0-9]*}} : {{.*}} -> !torch.vtensor<[?,2,8,64],f32>
-// CHECK:         torch.aten.slice.Tensor %[[R0]], %int2{{[_0-9]*}}, %int0, %int-2, %int2{{[_0-9]*}} : {{.*}} -> !torch.vtensor<[?,2,3,64],f32>
-// CHECK:         torch.aten.slice.Tensor %[[R0]], %int2{{[_0-9]*}}, %int1{{[_0-9]*}}, %int-1, %int2{{[_0-9]*}} :
-// CHECK:         torch.aten.slice.Tensor %[[R0]], %int2{{[_0-9]*}}, %int2{{[_0-9]*}}, %int4611686018427387904, %int2{{[_0-9]*}} :
+// CHECK:         %[[R0:.+]] = torch.aten.slice.Tensor %[[X]], %int1{{(_[0-9]+)?}}, %int0{{(_[0-9]+)?}}, %int-2{{(_[0-9]+)?}}, %int2{{(_[0-9]+)?}} : {{.*}} -> !torch.vtensor<[?,2,8,64],f32>
+// CHECK:         torch.aten.slice.Tensor %[[R0]], %int2{{(_[0-9]+)?}}, %int0{{(_[0-9]+)?}}, %int-2{{(_[0-9]+)?}}, %int2{{(_[0-9]+)?}} : {{.*}} -> !torch.vtensor<[?,2,3,64],f32>
+// CHECK:         torch.aten.slice.Tensor %[[R0]], %int2{{(_[0-9]+)?}}, %int1{{(_[0-9]+)?}}, %int-1{{(_[0-9]+)?}}, %int2{{(_[0-9]+)?}} :
+// CHECK:         torch.aten.slice.Tensor %[[R0]], %int2{{(_[0-9]+)?}}, %int2{{(_[0-9]+)?}}, %int4611686018427387904{{(_[0-9]+)?}}, %int2{{(_[0-9]+)?}} :
 // CHECK-COUNT-8: torch.aten.slice.Tensor
 // CHECK:         %[[COLS:.+]] = torch.aten.cat {{.*}} -> !torch.vtensor<[?,2,3,576],f32>
-// CHECK:         %[[ROWS:.+]] = torch.aten.flatten.using_ints %[[COLS]], %int0, %int2{{[_0-9]*}} : {{.*}} -> !torch.vtensor<[?,576],f32>
+// CHECK:         %[[ROWS:.+]] = torch.aten.flatten.using_ints %[[COLS]], %int0{{(_[0-9]+)?}}, %int2{{(_[0-9]+)?}} : {{.*}} -> !torch.vtensor<[?,576],f32>
 // CHECK:         %[[M:.+]] = torch.aten.mm %[[ROWS]], %[[W]] : !torch.vtensor<[?,576],f32>, !torch.vtensor<[576,8],f32> -> !torch.vtensor<[?,8],f32>
-// CHECK:         %[[B:.+]] = torch.aten.add.Tensor %[[M]], %arg1, %int1{{[_0-9]*}} :
-// CHECK:         %[[N:.+]] = torch.aten.size.int %[[COLS]], %int0
-// CHECK:         %[[SIZES:.+]] = torch.prim.ListConstruct %[[N]], %int2{{[_0-9]*}}, %int3{{[_0-9]*}}, %int8 :
+// CHECK:         %[[B:.+]] = torch.aten.add.Tensor %[[M]], %arg1, %int1{{(_[0-9]+)?}} :
+// CHECK:         %[[N:.+]] = torch.aten.size.int %[[COLS]], %int0{{(_[0-9]+)?}}
+// CHECK:         %[[SIZES:.+]] = torch.prim.ListConstruct %[[N]], %int2{{(_[0-9]+)?}}, %int3{{(_[0-9]+)?}}, %int8{{(_[0-9]+)?}} :
 // CHECK:         %[[V:.+]] = torch.aten.view %[[B]], %[[SIZES]] : {{.*}} -> !torch.vtensor<[?,2,3,8],f32>
 // CHECK:         %[[Y:.+]] = torch.aten.permute %[[V]], {{.*}} -> !torch.vtensor<[?,8,2,3],f32>
 // CHECK:         return %[[Y]]
