@@ -15,6 +15,7 @@ from torch import nn
 import dync
 from dync import api
 from dync.backend import CompilerSession
+from dync.dialects.dync_ir import read_flags
 from dync.errors import CompilationError
 from dync.frontends.pytorch import export
 from dync.frontends.pytorch.rewrite import runtime
@@ -287,3 +288,33 @@ def test_a_call_failing_in_iree_raises_in_graph_mode(monkeypatch):
     compiled(torch.randn(4, 8))
     with pytest.raises(dync.ModuleRunError, match="failed at run time: injected"):
         compiled(torch.randn(5, 8))
+
+
+# --- IREE fails on one of the options dync's passes asked for -----------------------------------
+
+class PaddedConvThenWideLinear(nn.Module):
+    """A padded convolution over a static image (dync-fuse-padding asks for pad fusion) and a
+    wide linear layer doing most of the work (dync-data-tiling asks for data tiling)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.head = nn.Linear(8 * 16 * 16, 512)
+
+    def forward(self, x):
+        return self.head(torch.relu(self.conv(x)).flatten(1))
+
+
+def test_only_the_option_iree_fails_on_is_dropped(monkeypatch):
+    """IREE failing with pad fusion (as it does beside data tiling on ResNet-50) costs pad
+    fusion, not data tiling, which dync-data-tiling asked for first."""
+    _fail_iree(monkeypatch, lambda module: any("fuse-padding" in f for f in read_flags(module)))
+    torch.manual_seed(0)
+    model = PaddedConvThenWideLinear().eval()
+    x = torch.randn(1, 3, 16, 16)
+    compiled = dync.compile(model, (x,), cache=False)
+    flags = compiled.report.flags
+    assert "--iree-opt-data-tiling" in flags and not any("fuse-padding" in f for f in flags)
+    (note,) = [n for n in compiled.report.notes if "options dync's passes asked for" in n]
+    assert "injected" in note and "kept --iree-opt-data-tiling" in note, note
+    torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..backend import CompilerSession
 from ..cache import CompileCache, default_directory, module_key
-from ..dialects.dync_ir import COPIED_PADDING_ATTR, FLAGS_ATTR, read_flags
+from ..dialects.dync_ir import COPIED_PADDING_ATTR, FLAGS_ATTR, read_flags, request_flags
 from ..errors import CompilationError
 from ..passes import run_pipeline
 from ..report import Report
@@ -79,22 +79,44 @@ def _run_iree(session: CompilerSession, module, report: Report) -> bytes:
 
 def _without_requested_flags(session: CompilerSession, module, report: Report,
                              error: CompilationError) -> bytes:
-    """`module` compiled without the IREE options dync's passes asked for (pad fusion, for
-    dync-fuse-padding): they are optimizations, and IREE 3.13's code generation fails on some
-    of them for some CPUs (fused padding on AVX2: "'memref.alloca' op all stack allocations
-    need to be hoisted"). Re-raises `error` where nothing was requested or the session cannot
-    drop them."""
-    asked = set(read_flags(module))
-    requested = [f for f in session.flags if f in asked or f.startswith(TRANSFORM_SPEC)]
-    if not requested or not session.drop_requested_flags(requested):
+    """`module` compiled without the IREE options dync's passes asked for that IREE fails on
+    (pad fusion, for dync-fuse-padding; data tiling): they are optimizations, and IREE 3.13's
+    code generation fails on some of them for some models and CPUs (fused padding on AVX2, or
+    beside data tiling: "'memref.alloca' op all stack allocations need to be hoisted"). The
+    newest requests go first, one at a time, so that an earlier one survives a later one's
+    failure (ResNet-50: data tiling kept, pad fusion dropped). Re-raises `error` where
+    nothing was requested or the session cannot drop them."""
+    asked = read_flags(module)
+    spec = [f for f in session.flags if f.startswith(TRANSFORM_SPEC)]
+    ordered = [f for f in asked if f in session.flags]
+    if not ordered and not spec:
         raise error
-    with module.context:
-        for attr in (FLAGS_ATTR, COPIED_PADDING_ATTR):
-            if attr in module.attributes:
-                del module.attributes[attr]
-    vmfb = session.compile(module)
-    report.notes.append(
-        f"IREE failed with the options dync's passes asked for ({', '.join(requested)}): "
-        f"{error.diagnostics[0] if error.diagnostics else error}; compiled without them "
-        "(padding is copied, and dync-plan-buffers' prediction assumed it was not)")
-    return vmfb
+    failure = error
+    for keep in range(len(ordered) - 1, -1, -1) if ordered else [0]:
+        dropped = [*ordered[keep:], *spec]
+        if not session.drop_requested_flags(dropped):
+            raise error
+        candidate = module.clone()  # IREE rewrites the module it compiles in place
+        with candidate.context:
+            for attr in (FLAGS_ATTR, COPIED_PADDING_ATTR):
+                if attr in candidate.attributes:
+                    del candidate.attributes[attr]
+            request_flags(candidate, ordered[:keep])
+        try:
+            vmfb = session.compile(candidate)
+        except CompilationError as e:
+            if keep == 0:
+                raise
+            failure = e
+            continue
+        kept = f" (kept {', '.join(ordered[:keep])})" if keep else ""
+        report.notes.append(
+            f"IREE failed with the options dync's passes asked for ({', '.join(ordered + spec)}):"
+            f" {_first(failure)}; compiled without {', '.join(dropped)}{kept} (where padding "
+            "is copied, dync-plan-buffers' prediction assumed it was not)")
+        return vmfb
+    raise error
+
+
+def _first(error: CompilationError) -> str:
+    return error.diagnostics[0] if error.diagnostics else str(error)
