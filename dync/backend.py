@@ -38,7 +38,7 @@ from .dialects.dync_ir import module_flags, read_copied_padding
 from .dialects.symbolic import element_type
 from .dialects.walk import exported, functions
 from .errors import CompilationError, FlagError
-from .iree_vm_refs import copy_repeated_branch_refs, set_phases
+from .iree_vm_refs import execute_through_vm
 from .runtime.manifest import TRANSFORM_SPEC
 from .targets import Target
 
@@ -125,24 +125,20 @@ class CompilerSession:
         if self.process_wide:
             return self._compile_in_worker(module)
         inv: Invocation = self._session.invocation()
-        serialize: Invocation = self._session.invocation()
         try:
             inv.import_module(module.operation)
-            set_phases(inv, compile_to="vm")
-            if not inv.execute():
+            serialize = execute_through_vm(self._session, inv)
+            if serialize is None:
                 self._failed(module, self._diagnostics)
-            vm_module = inv.export_module()
-            copy_repeated_branch_refs(vm_module)
-            serialize.import_module(vm_module)
-            set_phases(serialize, compile_from="vm")
-            if not serialize.execute():
-                self._failed(module, self._diagnostics)
-            out = Output.open_membuffer()
-            serialize.output_vm_bytecode(out)
+            try:
+                out = Output.open_membuffer()
+                serialize.output_vm_bytecode(out)
+                vmfb = bytes(out.map_memory())
+            finally:
+                serialize.close()
             self.statistics = _read_statistics(self._statistics_path)
-            return bytes(out.map_memory())
+            return vmfb
         finally:
-            serialize.close()
             inv.close()
 
     def _compile_in_worker(self, module: ir.Module) -> bytes:

@@ -44,6 +44,25 @@ def set_phases(invocation, compile_from: str | None = None, compile_to: str | No
         function(invocation._inv_p, phase.encode())
 
 
+def execute_through_vm(session: Session, invocation):
+    """Run `invocation` (its input parsed or imported) to the ``vm`` phase, mend the module
+    there, and run its serialization in a second invocation of `session`; returns that
+    invocation, to write the vmfb from and close (None where the first phase failed). The
+    caller closes `invocation`."""
+    set_phases(invocation, compile_to="vm")
+    if not invocation.execute():
+        return None
+    vm_module = invocation.export_module()
+    copy_repeated_branch_refs(vm_module)
+    serialize = session.invocation()
+    serialize.import_module(vm_module)
+    set_phases(serialize, compile_from="vm")
+    if not serialize.execute():
+        serialize.close()
+        return None
+    return serialize
+
+
 def copy_repeated_branch_refs(module: ir.Operation) -> int:
     """Give each ref operand a branch passes more than once a copy of its own; returns how
     many copies were made."""

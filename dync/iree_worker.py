@@ -25,7 +25,7 @@ import sys
 
 from iree.compiler import ir
 from iree.compiler.api import Output, Session, Source, ctypes_dl
-from iree_vm_refs import copy_repeated_branch_refs, set_phases
+from iree_vm_refs import execute_through_vm
 
 
 def main(spec_path: str) -> None:
@@ -44,22 +44,17 @@ def main(spec_path: str) -> None:
 
     handler = session.context.attach_diagnostic_handler(on_diagnostic)
     inv = session.invocation()
-    serialize = session.invocation()
     _crash_if_asked()
-    set_phases(inv, compile_to="vm")
-    ok = inv.parse_source(Source.open_file(session, spec["input"])) and inv.execute()
-    if ok:
-        vm_module = inv.export_module()
-        copy_repeated_branch_refs(vm_module)
-        serialize.import_module(vm_module)
-        set_phases(serialize, compile_from="vm")
-        ok = serialize.execute()
+    serialize = None
+    if inv.parse_source(Source.open_file(session, spec["input"])):
+        serialize = execute_through_vm(session, inv)
+    ok = serialize is not None
     if ok:
         out = Output.open_file(spec["output"])
         serialize.output_vm_bytecode(out)
         out.keep()
         out.close()
-    serialize.close()
+        serialize.close()
     inv.close()
     handler.detach()
     with open(spec_path + ".result", "w", encoding="utf-8") as f:

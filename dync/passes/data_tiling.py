@@ -57,8 +57,7 @@ def _shape(op: ir.Operation) -> tuple[int, int, int] | None:
         lhs = type_dims(op.operands[_CONTRACTIONS[op.name]].type)
         if out is None or lhs is None or len(out) < 2 or not lhs:
             return None
-        rhs = type_dims(op.operands[1].type) if op.name == "torch.aten.matmul" else None
-        if op.name == "torch.aten.matmul" and (rhs is None or len(rhs) < 2):
+        if op.name == "torch.aten.matmul" and len(type_dims(op.operands[1].type) or ()) < 2:
             return None  # a matrix times a vector: its output's last dim is not N
         m, n, k = out[:-1], out[-1], lhs[-1]
     elif op.name in CONVOLUTIONS_2D:

@@ -72,17 +72,20 @@ def _blocked(op: ir.Operation) -> bool:
 
 
 class _Rewriter:
-    """Builds the blocked form of one softmax `op` before it."""
+    """Builds the blocked form of one softmax `op` before it: split (`split`) or padded."""
 
-    def __init__(self, op: ir.Operation):
-        self.op, self.b = op, TorchBuilder(op)
+    def __init__(self, op: ir.Operation, split: bool):
+        self.op, self.b, self.split = op, TorchBuilder(op), split
         self.x = op.operands[0]
         self.dims = type_dims(self.x.type)
         self.rank = len(self.dims)
         self.out_type = op.results[0].type
         self.lead = [self.size(axis) for axis in range(self.rank - 2)]
         self.rows, self.last = self.size(self.rank - 2), self.size(self.rank - 1)
-        self.binding = _Binding(self.x)
+        self.binding = _Binding(self.x, ceil=not split)
+
+    def rewrite(self) -> ir.Value:
+        return self.split_rows() if self.split else self.padded()
 
     def size(self, axis: int) -> ir.Value:
         if self.dims[axis] is not None:
@@ -127,8 +130,7 @@ class _Rewriter:
         self.binding.bind(padded, ip=self.b.ip)
         return self.rows_slice(self.in_blocks(padded, blocks, rows), 0, self.rows)
 
-    def split(self) -> ir.Value:
-        self.binding.rounding = "floor"
+    def split_rows(self) -> ir.Value:
         blocks = self.int_op("torch.aten.floordiv.int", self.rows, ROWS)
         rows = self.int_op("torch.aten.mul.int", blocks, ROWS)
         head = self.rows_slice(self.x, 0, rows)
@@ -145,10 +147,10 @@ class _Binding:
     """Shape bindings of the blocked tensors, from the input's (rows r: ``ceildiv(r, ROWS)``
     or ``floordiv(r, ROWS)`` blocks); nothing where the input has none."""
 
-    def __init__(self, x: ir.Value):
+    def __init__(self, x: ir.Value, ceil: bool):
         found = bindings(x)[:1]
         self.bind_op = found[0] if found else None
-        self.rounding = "ceil"
+        self.divide = ir.AffineCeilDivExpr if ceil else ir.AffineFloorDivExpr
 
     def bind(self, *values: ir.Value, ip: ir.InsertionPoint, rows: str = "whole") -> None:
         """Bind `values` with the input's shape, its rows as `rows` says: ``whole`` (the
@@ -158,8 +160,7 @@ class _Binding:
         exprs = list(ir.AffineMapAttr(self.bind_op.attributes["shape_expressions"]).value.results)
         symbols = list(self.bind_op.operands)[1:]
         block = ir.AffineConstantExpr.get(ROWS)
-        divide = ir.AffineCeilDivExpr if self.rounding == "ceil" else ir.AffineFloorDivExpr
-        blocks = divide.get(exprs[-2], block)
+        blocks = self.divide.get(exprs[-2], block)
         middle = {"whole": [ir.AffineMulExpr.get(blocks, block)], "nested": [blocks, block],
                   "rest": [ir.AffineModExpr.get(exprs[-2], block)]}[rows]
         shape = [*exprs[:-2], *middle, exprs[-1]]
@@ -179,7 +180,6 @@ class SoftmaxRowBlocks(HostCpuPass):
         softmaxes = [op for op in nested_ops(module) if _blocked(op)]
         with module.context, ir.Location.unknown():
             for op in softmaxes:
-                rewriter = _Rewriter(op)
-                result = rewriter.split() if split else rewriter.padded()
+                result = _Rewriter(op, split).rewrite()
                 op.results[0].replace_all_uses_with(result)  # with its binding: the op's shape
                 op.erase()

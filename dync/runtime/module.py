@@ -49,7 +49,7 @@ class CompiledModule:
     """
 
     fallback: Callable[..., Any] | None = None
-    # How many distinct reasons for falling back `report.notes` keeps.
+    # How many of the calls that fell back `report.notes` lists (the first ones).
     NOTED_FALLBACKS = 5
 
     def __init__(self, vmfb: bytes, manifest: Manifest):
@@ -157,7 +157,7 @@ class CompiledModule:
     def _note_fallback(self, error: ModuleRunError, args: tuple) -> None:
         shapes = ", ".join("x".join(map(str, np.shape(a))) or "scalar" for a in leaves(args))
         reason = str(error).splitlines()[0][:400]
-        note = (f"a call on inputs of shape {shapes} ran in eager PyTorch: {reason}")
+        note = f"a call on inputs of shape {shapes} ran in eager PyTorch: {reason}"
         self.run_time_fallbacks += 1
         notes = self.manifest.report.setdefault("notes", [])
         if self.run_time_fallbacks == 1:
