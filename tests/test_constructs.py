@@ -154,6 +154,23 @@ class StridedConvInBranch(nn.Module):
         return x.mean(dim=(2, 3))
 
 
+class StemWithPaddedPool(nn.Module):
+    """A ResNet stem in small: a convolution, then a max pool with padding, over a dynamic
+    batch (IREE's channels-last preprocessing failed on the pool's padding,
+    lit/upstream/iree-channels-last-pad-dynamic-batch.mlir); a branch after it."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.pool = nn.MaxPool2d(3, stride=2, padding=1)
+
+    def forward(self, x):
+        y = self.pool(self.conv(x).relu())
+        if x.mean() > 0:
+            y = y * 2.0
+        return y.mean(dim=(2, 3))
+
+
 class GreedyEarlyReturn(nn.Module):
     """An early `return` inside a `for` loop that grows a sequence with `torch.cat`, as a
     greedy decoder with a maximum length does (d): each exit has another length."""
@@ -543,6 +560,7 @@ class DataAttribute(nn.Module):
 
 VECTOR = ((4, 8), {0: ("batch", 2, 64)})
 IMAGE = ((2, 3, 16, 16), {0: ("batch", 2, 16), 2: ("h", 8, 64), 3: ("w", 8, 64)})
+BATCH_OF_IMAGES = ((2, 3, 16, 16), {0: ("batch", 2, 16)})
 
 # name: (build, shape spec, captured in one graph)
 CONSTRUCTS = {
@@ -581,6 +599,8 @@ CONSTRUCTS = {
     "tensor literal in a branch": (LiteralInBranch, VECTOR, True),
     "pooling in one branch": (PoolInBranch, IMAGE, True),
     "strided convolution in one branch": (StridedConvInBranch, IMAGE, True),
+    "convolution then a padded max pool over a dynamic batch":
+        (StemWithPaddedPool, BATCH_OF_IMAGES, True),
     "early return from a loop growing a sequence": (GreedyEarlyReturn, VECTOR, True),
     "masked selection and nonzero in a branch": (MaskedSelectionInBranch, VECTOR, True),
     "early return from a nested branch": (EarlyReturnInNestedBranch, VECTOR, True),

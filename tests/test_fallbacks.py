@@ -318,3 +318,27 @@ def test_only_the_option_iree_fails_on_is_dropped(monkeypatch):
     (note,) = [n for n in compiled.report.notes if "options dync's passes asked for" in n]
     assert "injected" in note and "kept --iree-opt-data-tiling" in note, note
     torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+
+
+def test_options_are_dropped_after_branch_functions_are_inlined(monkeypatch):
+    """IREE failing first on a call to a branch function, then, inlined, on an option dync
+    asked for: the option is dropped as it would have been on the first attempt."""
+    calls = []
+
+    def fails(module):
+        calls.append(read_flags(module))
+        if len(calls) == 1:
+            raise CompilationError("IREE compilation failed: injected",
+                                   ['error: "branch_0" does not reference a valid function'])
+        return "--iree-opt-data-tiling" in read_flags(module)
+
+    _fail_iree(monkeypatch, fails)
+    torch.manual_seed(0)
+    model = PaddedConvThenWideLinear().eval()
+    x = torch.randn(1, 3, 16, 16)
+    compiled = dync.compile(model, (x,), cache=False)
+    notes = compiled.report.notes
+    assert any("branch functions inlined" in n for n in notes), notes
+    assert any("options dync's passes asked for" in n for n in notes), notes
+    assert "--iree-opt-data-tiling" not in compiled.report.flags
+    torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)

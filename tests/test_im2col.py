@@ -26,13 +26,19 @@ class Deep(nn.Module):
         return h.sum((2, 3)), self.wide(x).sum((2, 3))
 
 
-def test_deep_convolutions_run_as_matmuls_and_match_eager(tmp_path):
+def _compile(build, tmp_path):
+    """`build()`'s model, compiled in one graph over a dynamic batch of 64 x 8 x 8 images,
+    and its final dync IR."""
     torch.manual_seed(0)
-    model = Deep().eval()
+    model = build().eval()
     compiled = dync.compile(model, (torch.randn(2, 64, 8, 8),),
                             dynamic_shapes=({0: Dim("batch", min=1, max=8)},), mode="graph",
                             dump_ir=tmp_path / "ir.mlir")
-    text = (tmp_path / "ir.mlir").read_text()
+    return model, compiled, (tmp_path / "ir.mlir").read_text()
+
+
+def test_deep_convolutions_run_as_matmuls_and_match_eager(tmp_path):
+    model, compiled, text = _compile(Deep, tmp_path)
     assert "dync-im2col" in DEFAULT_PIPELINE
     assert text.count("torch.aten.mm ") >= 3, "strided, dilated and large as matmuls"
     assert "!torch.vtensor<[864,1400],f32>" in text, "the large filter viewed as a matrix"
@@ -46,3 +52,31 @@ def test_deep_convolutions_run_as_matmuls_and_match_eager(tmp_path):
         for x in inputs:
             for got, expected in zip(compiled(x), model(x), strict=True):
                 torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-3)
+
+
+class StridedBlock(nn.Module):
+    """A ResNet bottleneck's strided half over 64 channels: a 1×1 convolution, a strided
+    padded 3×3 one, and a strided 1×1 shortcut; independent samples (so `dync-loop-batch`
+    runs it per sample, its body reading the input through a static-info cast)."""
+
+    def __init__(self):
+        super().__init__()
+        self.reduce = nn.Conv2d(64, 64, 1, bias=False)
+        self.strided = nn.Conv2d(64, 96, 3, stride=2, padding=1, bias=False)
+        self.shortcut = nn.Conv2d(64, 96, 1, stride=2, bias=False)
+        self.head = nn.Linear(96, 4)
+
+    def forward(self, x):
+        y = self.strided(torch.relu(self.reduce(x))) + self.shortcut(x)
+        return self.head(torch.relu(y).mean((2, 3)))
+
+
+def test_strided_convolutions_read_the_unpadded_input_and_match_eager(tmp_path):
+    model, compiled, text = _compile(StridedBlock, tmp_path)
+    assert [s.get("per_sample") for s in compiled.report.subdnns] == ["batch"]
+    assert text.count("torch.aten.mm ") == 2, "the strided 3×3 and the strided 1×1"
+    assert "!torch.vtensor<[?,64,10,10],f32>" not in text, "no padded copy of the input"
+    for batch in (1, 3, 8):
+        x = torch.randn(batch, 64, 8, 8)
+        with torch.no_grad():
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)

@@ -20,12 +20,12 @@ WITHOUT = tuple(p for p in DEFAULT_PIPELINE if p != "dync-loop-batch")
 BATCHES = (1, 2, 3, 4)
 
 
-def _compile(couple: bool, passes=None):
+def _compile(couple: bool, passes=None, cache=True):
     torch.manual_seed(0)
     model = SmallResNet(couple).eval()
     batch = Dim("batch", min=1, max=8)
     return model, dync.compile(model, (torch.randn(2, 3, 16, 16),),
-                               dynamic_shapes=({0: batch},), passes=passes)
+                               dynamic_shapes=({0: batch},), passes=passes, cache=cache)
 
 
 @pytest.fixture(scope="module")
@@ -58,10 +58,22 @@ def test_peak_does_not_grow_with_the_batch(independent):
     assert peaks[4] < measure_dync(whole, (_x(4),)).peak / 2
 
 
-def test_samples_that_meet_keep_the_batch():
-    model, compiled = _compile(True)
+def _keeps_the_batch_and_matches_eager(model, compiled) -> None:
     assert not any(s.get("per_sample") for s in compiled.report.subdnns)
     for batch in (1, 3):
         with torch.no_grad():
             expected = model(_x(batch))
         torch.testing.assert_close(compiled(_x(batch)), expected, rtol=1e-4, atol=1e-5)
+
+
+def test_samples_that_meet_keep_the_batch():
+    _keeps_the_batch_and_matches_eager(*_compile(True))
+
+
+def test_a_sub_dnn_with_large_weights_keeps_the_batch(monkeypatch):
+    from dync.passes import loop_batch
+
+    weights = sum(p.numel() * 4 for p in SmallResNet(False).parameters())
+    monkeypatch.setattr(loop_batch, "MAX_WEIGHT_BYTES", weights // 2)
+    # not from the compile cache: the same model was compiled under the default limit
+    _keeps_the_batch_and_matches_eager(*_compile(False, cache=False))

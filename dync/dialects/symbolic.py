@@ -104,6 +104,10 @@ def type_dims(t: ir.Type) -> tuple[int | None, ...] | None:
     return tuple(None if d == "?" else int(d) for d in text.split(",")) if text else ()
 
 
+# The floating-point element types as `element_type` spells them.
+FLOAT_ELEMENTS = ("f16", "bf16", "f32", "f64")
+
+
 def element_type(t: ir.Type) -> str | None:
     """The element type of a ranked tensor type as text (``f32``, ``si64``), or None if `t` is
     not one."""

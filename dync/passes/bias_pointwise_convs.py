@@ -22,12 +22,10 @@ from iree.compiler import ir
 from ..analysis.layout import maybe_transposed
 from ..analysis.op_kinds import CONVOLUTIONS_2D
 from ..dialects.literals import LITERAL
-from ..dialects.symbolic import element_type, type_dims
+from ..dialects.symbolic import FLOAT_ELEMENTS, element_type, type_dims
 from ..dialects.torch_ops import defining, through_barrier, vtensor_of
 from ..dialects.walk import nested_ops
 from .pipeline import HostCpuPass
-
-FLOATS = ("f16", "bf16", "f32", "f64")
 
 
 def _pointwise_without_bias(op: ir.Operation) -> tuple[int, str] | None:
@@ -38,7 +36,7 @@ def _pointwise_without_bias(op: ir.Operation) -> tuple[int, str] | None:
     dims, dtype = type_dims(weight.type), element_type(weight.type)
     if dims is None or len(dims) != 4 or dims[2:] != (1, 1) or dims[0] is None:
         return None
-    if dtype not in FLOATS or defining(op.operands[2], "torch.constant.none") is None:
+    if dtype not in FLOAT_ELEMENTS or defining(op.operands[2], "torch.constant.none") is None:
         return None
     return dims[0], dtype
 

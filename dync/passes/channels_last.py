@@ -14,6 +14,12 @@ Writes:
   lists IREE's ``iree-preprocessing-convert-conv-to-channels-last``; the backend passes it as
   ``--iree-preprocessing-pass-pipeline``. IREE then computes every convolution in NHWC with
   HWCF filters and propagates the transposes away between consecutive convolutions;
+* when it asks for that, each float `max_pool2d` with padding over an input with a dynamic
+  dim pads its input itself, with -inf, in NHWC between two permutes, and pools unpadded:
+  IREE's preprocessing moves its transposes through a `tensor.pad` over a dynamic dim into a
+  `tensor.empty` missing that dim's size (lit/upstream/iree-channels-last-pad-dynamic-
+  batch.mlir), and a convolution then a padded max pool over a dynamic batch (ResNet's stem)
+  did not compile. The same result: a max pool pads with -inf itself;
 * each convolution (one group) under control flow — in an `scf` region, or in a function
   called from one — whose filter is a literal gets the filter stored in HWCF and read through
   `torch.aten.permute(·, [3, 2, 0, 1])`, both placed in the convolution's block. IREE's FCHW -> HWCF transpose then cancels against
@@ -51,12 +57,16 @@ from ..analysis.layout import CHANNELS_LAST, rank, relaid_by_iree
 from ..analysis.op_kinds import CONVOLUTIONS_2D
 from ..dialects.dync_ir import request_preprocessing
 from ..dialects.literals import erase_if_unused, readable, transformed_literal
-from ..dialects.symbolic import type_dims
+from ..dialects.symbolic import FLOAT_ELEMENTS, element_type, type_dims
 from ..dialects.torch_ops import (
     bool_constant,
+    constant_bool,
+    constant_int_list,
     create,
+    float_constant,
     int_list,
     none_constant,
+    vtensor_type,
 )
 from ..dialects.walk import functions_under_control_flow, nested_ops, under_control_flow
 from .pipeline import Pass
@@ -119,6 +129,45 @@ def _pool_to_windows(pool: ir.Operation, window: list[int]) -> None:
     pool.erase()
 
 
+def _padded_max_pool(pool: ir.Operation) -> list[int] | None:
+    """The [H, W] padding of a float `max_pool2d` over a rank-4 input with a dynamic dim,
+    without ceil mode; None for any other op or no padding."""
+    if pool.name != "torch.aten.max_pool2d" or rank(pool.operands[0]) != 4:
+        return None
+    dims = type_dims(pool.operands[0].type)
+    if dims is None or None not in dims \
+            or element_type(pool.operands[0].type) not in FLOAT_ELEMENTS:
+        return None
+    padding = constant_int_list(pool.operands[3])
+    if padding is None or len(padding) != 2 or not any(padding) \
+            or constant_bool(pool.operands[5]) is not False:
+        return None
+    return padding
+
+
+def _pad_in_nhwc(pool: ir.Operation, padding: list[int]) -> None:
+    """`pool`'s padding as an explicit -inf pad of its input, done in NHWC between permutes.
+    IREE 3.13's channels-last preprocessing moves its transposes through a `tensor.pad` over a
+    dynamic dim into a `tensor.empty` without that dim's size ("'tensor.empty' op incorrect
+    number of dynamic sizes", lit/upstream/iree-channels-last-pad-dynamic-batch.mlir): a
+    convolution, then a padded max pool over a dynamic batch (ResNet's stem) failed to
+    compile. Padded in NHWC, the pad reads the convolution's NHWC result and nothing moves."""
+    ip, loc = ir.InsertionPoint(pool), pool.location
+    x = pool.operands[0]
+    n, c, h, w = type_dims(x.type)
+    ph, pw = padding
+    h, w = (None if d is None else d + 2 * p for d, p in ((h, ph), (w, pw)))
+    nhwc = create("torch.aten.permute", vtensor_type(x.type, (n, *type_dims(x.type)[2:], c)),
+                  ip, loc, operands=[x, int_list([0, 2, 3, 1], ip, loc)])
+    padded = create("torch.aten.constant_pad_nd", vtensor_type(x.type, (n, h, w, c)), ip, loc,
+                    operands=[nhwc, int_list([0, 0, pw, pw, ph, ph], ip, loc),
+                              float_constant(float("-inf"), ip, loc)])
+    nchw = create("torch.aten.permute", vtensor_type(x.type, (n, c, h, w)), ip, loc,
+                  operands=[padded, int_list([0, 3, 1, 2], ip, loc)])
+    pool.operands[0] = nchw
+    pool.operands[3] = int_list([0, 0], ip, loc)
+
+
 class ChannelsLast(Pass):
     name = "dync-channels-last"
     summary = "2-D convolutions in NHWC (IREE preprocessing); global average pools as means"
@@ -142,5 +191,8 @@ class ChannelsLast(Pass):
         request_preprocessing(module, [CHANNELS_LAST])
         stored: dict = {}
         with module.context, ir.Location.unknown():
+            for pool in list(nested_ops(module)):
+                if padding := _padded_max_pool(pool):
+                    _pad_in_nhwc(pool, padding)
             for conv in relaid:
                 _filter_in_hwcf(conv, stored)

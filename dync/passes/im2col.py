@@ -2,17 +2,21 @@
 input's windows (im2col).
 
 Reads: 2-D convolutions (`torch.aten.conv2d`, `torch.aten.convolution`, not transposed) with
-one group, a kernel larger than 1×1, at least `MIN_CHANNELS` input channels, fewer output
-pixels per image (static) than filters, a floating-point literal weight and constant stride,
-padding and dilation, in every function; the module's backend (only ``llvm-cpu``).
+one group, at least `MIN_CHANNELS` input channels, a floating-point literal weight and
+constant stride, padding and dilation, in every function: those with a kernel larger than
+1×1 and fewer output pixels per image (static) than filters, and strided 1×1 ones; the
+module's backend (only ``llvm-cpu``).
 
-Writes: in place of each, the input zero-padded (`torch.aten.constant_pad_nd`) and permuted
-to NHWC; one strided slice per kernel offset (``kh*kw`` of them, each ``N x Ho x Wo x C``)
-concatenated along the channels into the columns ``N x Ho x Wo x (kh*kw*C)``; the columns
-flattened to rows and multiplied (`torch.aten.mm`) by the weight as a ``(kh*kw*C) x F``
-matrix (a literal; for a literal too large to read here, a permute and a view of it, which
-IREE evaluates at compile time); the bias added; the product viewed as ``N x Ho x Wo x F``
-and permuted back to NCHW. The batch may be dynamic (its size read from the columns).
+Writes: in place of each, the input permuted to NHWC and, per kernel offset, the
+``N x Ho x Wo x C`` elements it reads: with a static H x W, strided slices of the rows and
+columns it reads inside the input and zeros (`torch.aten.constant_pad_nd` of the slice) where
+it reads the padding; over a dynamic H x W, strided slices of the input zero-padded whole.
+They are concatenated along the channels into the columns ``N x Ho x Wo x (kh*kw*C)`` (one
+offset: the slice itself); the columns flattened to rows and multiplied (`torch.aten.mm`) by
+the weight as a ``(kh*kw*C) x F`` matrix (a literal; for a literal too large to read here, a
+permute and a view of it, which IREE evaluates at compile time); the bias added; the product
+viewed as ``N x Ho x Wo x F`` and permuted back to NCHW. The batch may be dynamic (its size
+read from the columns).
 
 Why: IREE 3.13's CPU code for a direct convolution falls far behind on AVX2 when the channels
 are many and the image small: one thread, `x86-64-v3`, 3×3 256→256 at 14×14 ran 3.8 GFLOP/s
@@ -26,6 +30,15 @@ networks (64 filters at 8×8) would pass eager's peak. IREE has the rewrite too
 (``--iree-global-opt-use-im2col-for-convs``), for every convolution of a module: the suite's
 CNNs' peaks rose 2-4x (`tests/test_isolate_subdnns.py`: 860416 against 196608 bytes).
 Computing large images strip by strip, so that their columns stay small, is the next step.
+
+Why slices of the unpadded input, and strided 1×1 convolutions: IREE fuses a padding into
+the dispatch that produces its input (the store lands inside the padded buffer) and a strided
+slice into the dispatch that reads it; either way a 1×1 convolution is left a 4-D contraction
+that IREE neither flattens into a matmul nor data-tiles. In ResNet-50's stages 3-4 (batch 2,
+one thread, AVX-512) the 1×1 convolution before a strided 3×3 one ran 46-99 GFLOP/s, the
+strided 1×1 shortcut 15, against 220-245 for the flattened ones; with the patches read from
+the unpadded input and the shortcut as a slice and a matmul, stages 3-4 ran 100 -> 50 ms
+(eager 72). Reading the unpadded input also keeps a padded copy of it out of memory.
 No paper section: a kernel choice at the boundary to IREE (issue 33), as TVM's and oneDNN's
 CPU convolution schedules make it by shape.
 """
@@ -38,7 +51,7 @@ from ..analysis.layout import maybe_transposed
 from ..analysis.op_facts import window
 from ..analysis.op_kinds import CONVOLUTIONS_2D
 from ..dialects.literals import LITERAL, erase_if_unused, readable, transformed_literal
-from ..dialects.symbolic import element_type, type_dims
+from ..dialects.symbolic import FLOAT_ELEMENTS, element_type, type_dims
 from ..dialects.torch_ops import (
     TorchBuilder,
     constant_int,
@@ -55,7 +68,6 @@ from .pipeline import HostCpuPass
 # (one thread, python -m benchmarks ops): from 64 channels up the direct convolution ran at
 # 5-30% of eager and the matmul faster (docs in BENCHMARKS.md "Kernels (AVX2)").
 MIN_CHANNELS = 64
-_FLOATS = ("f16", "bf16", "f32", "f64")
 _NHWC, _NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
 _PAST_THE_END = 2**62  # a slice end torch clamps to the dim's size
 
@@ -69,11 +81,12 @@ def _window(conv: ir.Operation) -> tuple[list[int], list[int], list[int]] | None
     x, weight = (type_dims(v.type) for v in conv.operands[:2])
     out = type_dims(conv.results[0].type)
     if x is None or weight is None or out is None or len(x) != 4 or len(weight) != 4 \
-            or None in weight or weight[2] * weight[3] == 1 or weight[1] < MIN_CHANNELS:
+            or None in weight or weight[1] < MIN_CHANNELS:
         return None
-    if None in out[2:] or out[2] * out[3] >= weight[0]:
+    pointwise = weight[2] * weight[3] == 1
+    if not pointwise and (None in out[2:] or out[2] * out[3] >= weight[0]):
         return None  # an image's columns would outweigh the filter
-    if element_type(conv.operands[0].type) not in _FLOATS \
+    if element_type(conv.operands[0].type) not in FLOAT_ELEMENTS \
             or defining(conv.operands[1], LITERAL) is None:
         return None
     if facts.groups is None or constant_int(conv.operands[facts.groups]) != 1:
@@ -82,6 +95,8 @@ def _window(conv: ir.Operation) -> tuple[list[int], list[int], list[int]] | None
              for i in (facts.stride, facts.padding, facts.dilation)]
     if any(v is None or len(v) != 2 for v in found):
         return None
+    if pointwise and found[0] == [1, 1]:
+        return None  # IREE runs it as a matmul itself
     return found[0], found[1], found[2]
 
 
@@ -94,21 +109,28 @@ def _as_matmul(conv: ir.Operation, stride: list[int], padding: list[int],
     _, _, ho, wo = type_dims(conv.results[0].type)
     like = conv.results[0].type
 
-    if any(padding):
-        pads = [padding[1], padding[1], padding[0], padding[0]]
-        h, w = (None if d is None else d + 2 * p for d, p in zip((h, w), padding, strict=True))
-        x = b("torch.aten.constant_pad_nd", vtensor_type(like, (n, c, h, w)), x, int_list(pads, b.ip, b.loc),
-              float_constant(0.0, b.ip, b.loc))
-    x = b("torch.aten.permute", vtensor_type(like, (n, h, w, c)), x, int_list(_NHWC, b.ip, b.loc))
-    columns = []
-    for i in range(kh):
-        rows = _offset(b, x, 1, i, kh, stride[0], dilation[0], vtensor_type(like, (n, ho, w, c)))
-        for j in range(kw):
-            columns.append(_offset(b, rows, 2, j, kw, stride[1], dilation[1],
-                                   vtensor_type(like, (n, ho, wo, c))))
+    spans = None
+    if None not in (h, w):
+        spans = [[_span(size, p, i, d, s, o) for i in range(k)]
+                 for size, p, d, s, o, k in zip((h, w), padding, dilation, stride, (ho, wo),
+                                                 (kh, kw), strict=True)]
+        if any(span is None for per_dim in spans for span in per_dim):
+            spans = None
+    if spans is not None:
+        x = _nhwc(b, x, like)
+        columns = []
+        for rows in spans[0]:
+            sliced = _read(b, x, 1, rows, stride[0], like)
+            columns += [_border(b, _read(b, sliced, 2, cols, stride[1], like), rows, cols, like)
+                        for cols in spans[1]]
+    else:
+        columns = _padded_patches(b, x, (kh, kw), stride, padding, dilation, like)
     k = kh * kw * c
-    listed = b("torch.prim.ListConstruct", ir.Type.parse("!torch.list<vtensor>"), *columns)
-    cols = b("torch.aten.cat", vtensor_type(like, (n, ho, wo, k)), listed, b.int(3))
+    if len(columns) == 1:
+        cols = columns[0]
+    else:
+        listed = b("torch.prim.ListConstruct", ir.Type.parse("!torch.list<vtensor>"), *columns)
+        cols = b("torch.aten.cat", vtensor_type(like, (n, ho, wo, k)), listed, b.int(3))
     m = None if None in (n, ho, wo) else n * ho * wo
     rows_of = b("torch.aten.flatten.using_ints", vtensor_type(like, (m, k)), cols, b.int(0),
                 b.int(2))
@@ -125,6 +147,79 @@ def _as_matmul(conv: ir.Operation, stride: list[int], padding: list[int],
     conv.results[0].replace_all_uses_with(result)
     conv.erase()
     erase_if_unused(weight)
+
+
+def _padded_patches(b: TorchBuilder, x: ir.Value, kernel: tuple[int, int], stride: list[int],
+                    padding: list[int], dilation: list[int], like: ir.Type) -> list[ir.Value]:
+    """The columns of each kernel offset, sliced from `x` zero-padded whole and permuted to
+    NHWC."""
+    n, c, h, w = type_dims(x.type)
+    _, _, ho, wo = type_dims(like)
+    if any(padding):
+        pads = [padding[1], padding[1], padding[0], padding[0]]
+        h, w = (None if d is None else d + 2 * p for d, p in zip((h, w), padding, strict=True))
+        x = b("torch.aten.constant_pad_nd", vtensor_type(like, (n, c, h, w)), x,
+              int_list(pads, b.ip, b.loc), float_constant(0.0, b.ip, b.loc))
+    x = b("torch.aten.permute", vtensor_type(like, (n, h, w, c)), x, int_list(_NHWC, b.ip, b.loc))
+    columns = []
+    for i in range(kernel[0]):
+        rows = _offset(b, x, 1, i, kernel[0], stride[0], dilation[0],
+                       vtensor_type(like, (n, ho, w, c)))
+        for j in range(kernel[1]):
+            columns.append(_offset(b, rows, 2, j, kernel[1], stride[1], dilation[1],
+                                   vtensor_type(like, (n, ho, wo, c))))
+    return columns
+
+
+def _nhwc(b: TorchBuilder, x: ir.Value, like: ir.Type) -> ir.Value:
+    """`x` permuted to NHWC. A `torch.tensor_static_info_cast` that makes `x` is moved after
+    the permute: torch-mlir lowers a slice of a permuted cast into a `linalg.generic` whose
+    operand and result types disagree (`lit/upstream/torch-slice-of-permuted-cast.mlir`);
+    `dync-loop-batch`'s per-sample bodies read their arguments through such casts."""
+    n, c, h, w = type_dims(x.type)
+    order = int_list(_NHWC, b.ip, b.loc)
+    cast = defining(x, "torch.tensor_static_info_cast")
+    if cast is None:
+        return b("torch.aten.permute", vtensor_type(like, (n, h, w, c)), x, order)
+    source = cast.operands[0]
+    sn, sc, sh, sw = type_dims(source.type)
+    static = b("torch.aten.permute", vtensor_type(like, (sn, sh, sw, sc)), source, order)
+    return b("torch.tensor_static_info_cast", vtensor_type(like, (n, h, w, c)), static)
+
+
+def _span(size: int, pad: int, index: int, dilation: int, stride: int,
+          out: int) -> tuple[int, int, int, int] | None:
+    """(first input index, count, zeros before, zeros after) of the outputs along one dim that
+    kernel offset `index` reads inside the unpadded input; None when it reads only padding."""
+    offset = index * dilation - pad  # output o reads input o*stride + offset
+    first = max(0, -(offset // stride))
+    last = min(out - 1, (size - 1 - offset) // stride)
+    if last < first:
+        return None
+    return first * stride + offset, last - first + 1, first, out - 1 - last
+
+
+def _read(b: TorchBuilder, x: ir.Value, dim: int, span: tuple[int, int, int, int],
+          step: int, like: ir.Type) -> ir.Value:
+    """The elements of `x` along `dim` that a kernel offset reads inside the input (`_span`)."""
+    start, count, _, _ = span
+    dims = list(type_dims(x.type))
+    dims[dim] = count
+    return b("torch.aten.slice.Tensor", vtensor_type(like, tuple(dims)), x, b.int(dim),
+             b.int(start), b.int(start + (count - 1) * step + 1), b.int(step))
+
+
+def _border(b: TorchBuilder, x: ir.Value, rows: tuple[int, int, int, int],
+            cols: tuple[int, int, int, int], like: ir.Type) -> ir.Value:
+    """NHWC `x` with the zero rows and columns its kernel offset reads in the padding."""
+    (_, _, top, bottom), (_, _, left, right) = rows, cols
+    if not (top or bottom or left or right):
+        return x
+    n, h, w, c = type_dims(x.type)
+    return b("torch.aten.constant_pad_nd",
+             vtensor_type(like, (n, h + top + bottom, w + left + right, c)), x,
+             int_list([0, 0, left, right, top, bottom], b.ip, b.loc),
+             float_constant(0.0, b.ip, b.loc))
 
 
 def _matrix(b: TorchBuilder, weight: ir.Value, made: dict) -> ir.Value:

@@ -27,9 +27,8 @@ A sub-DNN is *batch-parallel* when (checked op by op, anything else rules it out
 and IREE would pack it poorly: its batched results of ops have at least `MIN_SIZES` distinct
 per-sample sizes (with fewer, the slots of each size are all IREE needs).
 
-Writes: each such sub-DNN's arguments get dim 0 = 1 (the body reads them through
-`torch.tensor_static_info_cast`s back to the dynamic type, and its bindings of the batch
-symbol read 1), and each call site becomes an `scf.while` over the batch that slices sample
+Writes: each such sub-DNN's arguments, results and batched values get dim 0 = 1 (its
+bindings of the batch symbol read 1), and each call site becomes an `scf.while` over the batch that slices sample
 ``i`` of every argument (`tensor.extract_slice`), calls the sub-DNN, and writes its results
 into row ``i`` of tensors of the full batch (`tensor.insert_slice`); the sub-DNN's record in
 ``dync.subdnns`` gets ``per_sample`` = the batch symbol. `dync-channels-last` then treats
@@ -57,15 +56,21 @@ from ..analysis.op_kinds import (
     element_bytes,
 )
 from ..dialects.dync_ir import SUBDNNS_ATTR, read_subdnns
+from ..dialects.literals import LITERAL
 from ..dialects.symbolic import bound_dims, type_dims
 from ..dialects.torch_ops import BIND, builtin_type, constant_int, constant_int_list, create
 from ..dialects.versions import specialize_binding, static_type
-from ..dialects.walk import call_sites, functions
+from ..dialects.walk import call_sites, functions, nested_ops
 from .pipeline import Pass
 
 PER_SAMPLE = "per_sample"
 # Fewer distinct per-sample sizes than this: IREE's per-size slots cost little.
 MIN_SIZES = 3
+# A loop reads the sub-DNN's weights once per sample, and a sample's matmuls have a sample's
+# rows only; past a last-level cache's worth of weights that costs more than IREE's dynamic
+# packing: an early-exit ResNet-50 (94 MiB of weights) at 224x224 ran batch 4 in 4x the time
+# of batch 1, its last stage's 1x1 convolutions on 49 rows a sample.
+MAX_WEIGHT_BYTES = 8 << 20
 
 _CASTS = {"torch.tensor_static_info_cast", "torch.aten.contiguous", "torch.aten.clone",
           "torch.aten.detach"}
@@ -187,19 +192,21 @@ def per_sample_type(t: ir.Type) -> ir.Type:
 
 
 def make_per_sample(func: ir.Operation, symbol: str) -> None:
-    """Give `func`'s arguments and results dim 0 = 1 (the body reads and writes them through
-    casts from and to the dynamic types) and bind `symbol` to 1 in its body."""
+    """Give `func`'s arguments, results and every batched value in its body dim 0 = 1, and
+    bind `symbol` to 1 in its body.
+
+    The whole body becomes static, not only its arguments (read through casts back to the
+    dynamic types): torch-mlir folds a dim through such a cast and then builds ops whose
+    types disagree (a permute's init static, its input dynamic: "'linalg.transpose' op
+    dim(result, 0) = 1 doesn't match dim(input, permutation[0])"), which failed the strided
+    blocks of a ResNet once `dync-im2col` permuted values read from the arguments."""
     block = func.regions[0].blocks[0]
-    first = next(op for op in block.operations if op.operation.name != "torch.symbolic_int")
-    types = []
-    for arg in block.arguments:
-        dynamic = arg.type
-        arg.set_type(per_sample_type(dynamic))
-        cast = ir.Operation.create("torch.tensor_static_info_cast", results=[dynamic],
-                                   operands=[arg], loc=func.location,
-                                   ip=ir.InsertionPoint(first))
-        arg.replace_all_uses_except(cast.result, cast)
-        types.append(arg.type)
+    batch = _Batch(func)
+    batch.parallel()
+    for value in batch.batched:
+        if _batched_type(value.type):
+            value.set_type(per_sample_type(value.type))
+    types = [arg.type for arg in block.arguments]
     for op in list(block.operations):
         if op.operation.name == BIND:
             specialize_binding(op.operation, {symbol: 1})
@@ -209,12 +216,7 @@ def make_per_sample(func: ir.Operation, symbol: str) -> None:
                 op.attributes["symbol_name"]).value == symbol and not list(op.result.uses):
             op.erase()
     ret = next(op.operation for op in block.operations if op.operation.name == "func.return")
-    results = []
-    for k, value in enumerate(ret.operands):
-        results.append(per_sample_type(value.type))
-        ret.operands[k] = ir.Operation.create(
-            "torch.tensor_static_info_cast", results=[results[-1]], operands=[value],
-            loc=func.location, ip=ir.InsertionPoint(ret)).result
+    results = [value.type for value in ret.operands]
     func.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(types, results))
 
 
@@ -282,11 +284,18 @@ def _slice(name: str, result: ir.Type, operands: list[ir.Value], i: ir.Value, ip
                       [1] * len(operands) + [1, 0, 0]))
 
 
+def _weight_bytes(func: ir.Operation) -> int:
+    """Bytes of the literals `func` reads (its weights)."""
+    return sum(math.prod(type_dims(op.results[0].type) or ()) * element_bytes(op.results[0].type)
+               for op in nested_ops(func) if op.name == LITERAL)
+
+
 def batch_parallel(func: ir.Operation) -> str | None:
     """The batch symbol of sub-DNN `func` if it is batch-parallel and worth a loop."""
     batch = _Batch(func)
     symbol = batch.symbol()
-    if symbol is None or not batch.parallel() or batch.distinct_sizes() < MIN_SIZES:
+    if symbol is None or not batch.parallel() or batch.distinct_sizes() < MIN_SIZES \
+            or _weight_bytes(func) > MAX_WEIGHT_BYTES:
         return None
     return symbol
 

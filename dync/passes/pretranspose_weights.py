@@ -23,12 +23,10 @@ from __future__ import annotations
 from iree.compiler import ir
 
 from ..dialects.literals import erase_if_unused, transformed_literal
-from ..dialects.symbolic import element_type, type_dims
+from ..dialects.symbolic import FLOAT_ELEMENTS, element_type, type_dims
 from ..dialects.torch_ops import BIND, bindings, create, defining, int_constant
 from ..dialects.walk import functions_under_control_flow, nested_ops, under_control_flow
 from .pipeline import Pass
-
-FLOATS = ("f16", "bf16", "f32", "f64")
 
 
 # -- weight layouts --------------------------------------------------------------------------
@@ -41,7 +39,7 @@ def _copy_bindings(source: ir.Value, target: ir.Value, ip: ir.InsertionPoint) ->
 
 def _pretranspose_linear(linear: ir.Operation, transposed: dict) -> bool:
     x, weight, bias = linear.operands
-    if len(type_dims(weight.type) or ()) != 2 or element_type(weight.type) not in FLOATS:
+    if len(type_dims(weight.type) or ()) != 2 or element_type(weight.type) not in FLOAT_ELEMENTS:
         return False
     if len(type_dims(x.type) or ()) < 3:
         return False  # IREE fuses the transpose into a 2-D matmul itself

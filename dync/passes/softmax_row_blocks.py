@@ -39,7 +39,7 @@ from __future__ import annotations
 from iree.compiler import ir
 
 from ..dialects.dync_ir import DATA_TILING, read_flags
-from ..dialects.symbolic import element_type, type_dims
+from ..dialects.symbolic import FLOAT_ELEMENTS, element_type, type_dims
 from ..dialects.torch_ops import (
     BIND,
     TorchBuilder,
@@ -56,7 +56,6 @@ from .pipeline import HostCpuPass
 ROWS = 16
 SOFTMAXES = ("torch.aten.softmax.int", "torch.aten._softmax", "torch.aten.log_softmax.int",
              "torch.aten._log_softmax")
-_FLOATS = ("f16", "bf16", "f32", "f64")
 _INT = "!torch.int"
 
 
@@ -68,7 +67,7 @@ def _blocked(op: ir.Operation) -> bool:
     dim = constant_int(op.operands[1])
     if dims is None or len(dims) < 2 or dim is None or dim % len(dims) != len(dims) - 1:
         return False
-    return dims[-2] is None and element_type(op.operands[0].type) in _FLOATS
+    return dims[-2] is None and element_type(op.operands[0].type) in FLOAT_ELEMENTS
 
 
 class _Rewriter:

@@ -143,3 +143,37 @@ module attributes {dync.symbols = {}} {
     return %1 : !torch.vtensor<[1,3,8,8],f32>
   }
 }
+
+// -----
+
+// A padded max pool after a convolution over a dynamic batch pads its input itself, with
+// -inf, in NHWC between permutes, and pools unpadded; over a static batch, or without
+// padding, it is kept.
+// CHECK-LABEL: func.func @padded_max_pool
+// CHECK:         %[[C:.+]] = torch.aten.conv2d %arg0
+// CHECK:         %[[NHWC:.+]] = torch.aten.permute %[[C]], {{.*}} -> !torch.vtensor<[?,16,16,8],f32>
+// CHECK:         %[[PADS:.+]] = torch.prim.ListConstruct %int0{{(_[0-9]+)?}}, %int0{{(_[0-9]+)?}}, %int1{{(_[0-9]+)?}}, %int1{{(_[0-9]+)?}}, %int1{{(_[0-9]+)?}}, %int1{{(_[0-9]+)?}} :
+// CHECK:         %[[NEG:float-Inf(_[0-9]+)?]] = torch.constant.float 0xFFF0000000000000
+// CHECK:         %[[PADDED:.+]] = torch.aten.constant_pad_nd %[[NHWC]], %[[PADS]], %[[NEG]] : {{.*}} -> !torch.vtensor<[?,18,18,8],f32>
+// CHECK:         %[[NCHW:.+]] = torch.aten.permute %[[PADDED]], {{.*}} -> !torch.vtensor<[?,8,18,18],f32>
+// CHECK:         %[[NONE:.+]] = torch.prim.ListConstruct %int0{{(_[0-9]+)?}}, %int0{{(_[0-9]+)?}} :
+// CHECK:         torch.aten.max_pool2d %[[NCHW]], %{{.+}}, %{{.+}}, %[[NONE]], %{{.+}}, %false : !torch.vtensor<[?,8,18,18],f32>
+// CHECK:         torch.aten.max_pool2d %arg1, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %false : !torch.vtensor<[2,8,16,16],f32>
+// CHECK-NOT:     torch.aten.constant_pad_nd
+func.func @padded_max_pool(%arg0: !torch.vtensor<[?,3,16,16],f32>, %arg1: !torch.vtensor<[2,8,16,16],f32>) -> (!torch.vtensor<[?,8,8,8],f32>, !torch.vtensor<[2,8,8,8],f32>) {
+  %w = torch.vtensor.literal(dense<0.5> : tensor<8x3x1x1xf32>) : !torch.vtensor<[8,3,1,1],f32>
+  %none = torch.constant.none
+  %false = torch.constant.bool false
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int3 = torch.constant.int 3
+  %ones = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+  %zeros = torch.prim.ListConstruct %int0, %int0 : (!torch.int, !torch.int) -> !torch.list<int>
+  %twos = torch.prim.ListConstruct %int2, %int2 : (!torch.int, !torch.int) -> !torch.list<int>
+  %threes = torch.prim.ListConstruct %int3, %int3 : (!torch.int, !torch.int) -> !torch.list<int>
+  %0 = torch.aten.conv2d %arg0, %w, %none, %ones, %zeros, %ones, %int1 : !torch.vtensor<[?,3,16,16],f32>, !torch.vtensor<[8,3,1,1],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[?,8,16,16],f32>
+  %1 = torch.aten.max_pool2d %0, %threes, %twos, %ones, %ones, %false : !torch.vtensor<[?,8,16,16],f32>, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.bool -> !torch.vtensor<[?,8,8,8],f32>
+  %2 = torch.aten.max_pool2d %arg1, %threes, %twos, %ones, %ones, %false : !torch.vtensor<[2,8,16,16],f32>, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.bool -> !torch.vtensor<[2,8,8,8],f32>
+  return %1, %2 : !torch.vtensor<[?,8,8,8],f32>, !torch.vtensor<[2,8,8,8],f32>
+}

@@ -1,20 +1,26 @@
 // RUN: dync-opt %s --split-input-file --dync-im2col | FileCheck %s
 
 // A 3×3 stride-2 convolution over 64 channels with a dynamic batch, 6 output pixels and 8
-// filters: the input padded and permuted to NHWC, one strided slice per kernel offset (rows,
-// then columns; the last offset slices to the end), the columns concatenated and multiplied
-// by the weight as a 576 x 8 literal, the bias added, the product viewed back (the batch read
-// from the columns) and permuted to NCHW.
+// filters: the input permuted to NHWC, unpadded; per kernel row the rows it reads inside the
+// input (a strided slice), per kernel column the columns, and zeros where the offset reads
+// the padding (here the first row and column: 1 + 2 rows of 4 are read from input row 1
+// on, 2 of 3 columns from column 1 on); the columns concatenated and multiplied by the
+// weight as a 576 x 8 literal, the bias added, the product viewed back (the batch read from
+// the columns) and permuted to NCHW.
 // CHECK-LABEL: func.func @dynamic_batch
 // CHECK-NOT:     torch.aten.conv2d
 // CHECK:         %[[W:.+]] = torch.vtensor.literal({{.*}} : tensor<576x8xf32>)
-// CHECK:         %[[PAD:.+]] = torch.aten.constant_pad_nd %arg0, {{.*}} -> !torch.vtensor<[?,64,6,8],f32>
-// CHECK:         %[[X:.+]] = torch.aten.permute %[[PAD]], {{.*}} -> !torch.vtensor<[?,6,8,64],f32>
-// CHECK:         %[[R0:.+]] = torch.aten.slice.Tensor %[[X]], %int1{{(_[0-9]+)?}}, %int0{{(_[0-9]+)?}}, %int-2{{(_[0-9]+)?}}, %int2{{(_[0-9]+)?}} : {{.*}} -> !torch.vtensor<[?,2,8,64],f32>
-// CHECK:         torch.aten.slice.Tensor %[[R0]], %int2{{(_[0-9]+)?}}, %int0{{(_[0-9]+)?}}, %int-2{{(_[0-9]+)?}}, %int2{{(_[0-9]+)?}} : {{.*}} -> !torch.vtensor<[?,2,3,64],f32>
-// CHECK:         torch.aten.slice.Tensor %[[R0]], %int2{{(_[0-9]+)?}}, %int1{{(_[0-9]+)?}}, %int-1{{(_[0-9]+)?}}, %int2{{(_[0-9]+)?}} :
-// CHECK:         torch.aten.slice.Tensor %[[R0]], %int2{{(_[0-9]+)?}}, %int2{{(_[0-9]+)?}}, %int4611686018427387904{{(_[0-9]+)?}}, %int2{{(_[0-9]+)?}} :
-// CHECK-COUNT-8: torch.aten.slice.Tensor
+// CHECK-NOT:     torch.aten.constant_pad_nd %arg0
+// CHECK:         %[[X:.+]] = torch.aten.permute %arg0, {{.*}} -> !torch.vtensor<[?,4,6,64],f32>
+// CHECK:         %[[R0:.+]] = torch.aten.slice.Tensor %[[X]], %int1{{(_[0-9]+)?}}, %int1{{(_[0-9]+)?}}, %int2{{(_[0-9]+)?}}, %int2{{(_[0-9]+)?}} : {{.*}} -> !torch.vtensor<[?,1,6,64],f32>
+// CHECK:         %[[C00:.+]] = torch.aten.slice.Tensor %[[R0]], %int2{{(_[0-9]+)?}}, %int1{{(_[0-9]+)?}}, %int4{{(_[0-9]+)?}}, %int2{{(_[0-9]+)?}} : {{.*}} -> !torch.vtensor<[?,1,2,64],f32>
+// CHECK:         %[[B00:.+]] = torch.prim.ListConstruct %int0{{(_[0-9]+)?}}, %int0{{(_[0-9]+)?}}, %int1{{(_[0-9]+)?}}, %int0{{(_[0-9]+)?}}, %int1{{(_[0-9]+)?}}, %int0{{(_[0-9]+)?}} :
+// CHECK:         torch.aten.constant_pad_nd %[[C00]], %[[B00]], {{.*}} -> !torch.vtensor<[?,2,3,64],f32>
+// CHECK:         torch.aten.slice.Tensor %[[R0]], %int2{{(_[0-9]+)?}}, %int0{{(_[0-9]+)?}}, %int5{{(_[0-9]+)?}}, %int2{{(_[0-9]+)?}} : {{.*}} -> !torch.vtensor<[?,1,3,64],f32>
+// CHECK:         torch.aten.slice.Tensor %[[R0]], %int2{{(_[0-9]+)?}}, %int1{{(_[0-9]+)?}}, %int6{{(_[0-9]+)?}}, %int2{{(_[0-9]+)?}} : {{.*}} -> !torch.vtensor<[?,1,3,64],f32>
+// CHECK:         %[[R1:.+]] = torch.aten.slice.Tensor %[[X]], %int1{{(_[0-9]+)?}}, %int0{{(_[0-9]+)?}}, %int3{{(_[0-9]+)?}}, %int2{{(_[0-9]+)?}} : {{.*}} -> !torch.vtensor<[?,2,6,64],f32>
+// CHECK-COUNT-2: torch.aten.slice.Tensor %[[R1]]
+// CHECK:         torch.aten.slice.Tensor %[[X]], %int1{{(_[0-9]+)?}}, %int1{{(_[0-9]+)?}}, %int4{{(_[0-9]+)?}}, %int2{{(_[0-9]+)?}} : {{.*}} -> !torch.vtensor<[?,2,6,64],f32>
 // CHECK:         %[[COLS:.+]] = torch.aten.cat {{.*}} -> !torch.vtensor<[?,2,3,576],f32>
 // CHECK:         %[[ROWS:.+]] = torch.aten.flatten.using_ints %[[COLS]], %int0{{(_[0-9]+)?}}, %int2{{(_[0-9]+)?}} : {{.*}} -> !torch.vtensor<[?,576],f32>
 // CHECK:         %[[M:.+]] = torch.aten.mm %[[ROWS]], %[[W]] : !torch.vtensor<[?,576],f32>, !torch.vtensor<[576,8],f32> -> !torch.vtensor<[?,8],f32>
@@ -37,7 +43,7 @@ func.func @dynamic_batch(%arg0: !torch.vtensor<[?,64,4,6],f32>, %arg1: !torch.vt
 // -----
 
 // Left alone (each has more filters than output pixels unless said): fewer than 64 input
-// channels, a 1×1 kernel, two groups, a transposed convolution, a weight that is an
+// channels, a 1×1 kernel of stride 1, two groups, a transposed convolution, a weight that is an
 // argument; 64 output pixels for 32 filters (the columns would outweigh the filter); a
 // dynamic H (the pixels are unknown).
 // CHECK-LABEL: func.func @kept
@@ -65,4 +71,38 @@ func.func @kept(%arg0: !torch.vtensor<[1,64,4,4],f32>, %arg1: !torch.vtensor<[1,
   %5 = torch.aten.conv2d %arg3, %pixels, %none, %ones, %ones, %ones, %int1 : !torch.vtensor<[1,64,8,8],f32>, !torch.vtensor<[32,64,3,3],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[1,32,8,8],f32>
   %6 = torch.aten.conv2d %arg4, %dynamic, %none, %ones, %ones, %ones, %int1 : !torch.vtensor<[1,64,?,4],f32>, !torch.vtensor<[32,64,3,3],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[1,32,?,4],f32>
   return %0, %1, %2, %3, %4, %5, %6 : !torch.vtensor<[1,32,4,4],f32>, !torch.vtensor<[1,32,4,4],f32>, !torch.vtensor<[1,32,4,4],f32>, !torch.vtensor<[1,32,4,4],f32>, !torch.vtensor<[1,32,4,4],f32>, !torch.vtensor<[1,32,8,8],f32>, !torch.vtensor<[1,32,?,4],f32>
+}
+
+// -----
+
+// A strided 1×1 convolution (IREE fuses a strided read into the convolution, which then runs
+// as a 4-D contraction): one strided slice of rows and of columns, no concatenation; over a
+// dynamic H x W the input is read whole (padded, here by nothing). A per-sample body's
+// static-info cast is moved after the permute (torch-mlir cannot lower a slice of a permuted
+// cast).
+// CHECK-LABEL: func.func @pointwise_strided
+// CHECK:         %[[P:.+]] = torch.aten.permute %arg0, {{.*}} -> !torch.vtensor<[1,4,6,64],f32>
+// CHECK:         %[[X:.+]] = torch.tensor_static_info_cast %[[P]] : !torch.vtensor<[1,4,6,64],f32> to !torch.vtensor<[?,4,6,64],f32>
+// CHECK:         %[[R:.+]] = torch.aten.slice.Tensor %[[X]], %int1{{(_[0-9]+)?}}, %int0{{(_[0-9]+)?}}, %int3{{(_[0-9]+)?}}, %int2{{(_[0-9]+)?}} : {{.*}} -> !torch.vtensor<[?,2,6,64],f32>
+// CHECK:         %[[C:.+]] = torch.aten.slice.Tensor %[[R]], %int2{{(_[0-9]+)?}}, %int0{{(_[0-9]+)?}}, %int5{{(_[0-9]+)?}}, %int2{{(_[0-9]+)?}} : {{.*}} -> !torch.vtensor<[?,2,3,64],f32>
+// CHECK-NOT:     torch.aten.cat
+// CHECK:         torch.aten.flatten.using_ints %[[C]], %int0{{(_[0-9]+)?}}, %int2{{(_[0-9]+)?}} : {{.*}} -> !torch.vtensor<[?,64],f32>
+// CHECK:         torch.aten.mm
+// CHECK:         %[[XD:.+]] = torch.aten.permute %arg1, {{.*}} -> !torch.vtensor<[1,?,?,64],f32>
+// CHECK:         torch.aten.slice.Tensor %[[XD]], %int1{{(_[0-9]+)?}}, %int0{{(_[0-9]+)?}}, %int4611686018427387904{{(_[0-9]+)?}}, %int2{{(_[0-9]+)?}} : {{.*}} -> !torch.vtensor<[1,?,?,64],f32>
+// CHECK:         torch.aten.mm
+// CHECK-NOT:     torch.aten.conv2d
+func.func @pointwise_strided(%arg0: !torch.vtensor<[1,64,4,6],f32>, %arg1: !torch.vtensor<[1,64,?,?],f32>) -> (!torch.vtensor<[?,8,2,3],f32>, !torch.vtensor<[1,8,?,?],f32>) {
+  %w = torch.vtensor.literal(dense<1.0> : tensor<8x64x1x1xf32>) : !torch.vtensor<[8,64,1,1],f32>
+  %none = torch.constant.none
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %stride = torch.prim.ListConstruct %int2, %int2 : (!torch.int, !torch.int) -> !torch.list<int>
+  %zeros = torch.prim.ListConstruct %int0, %int0 : (!torch.int, !torch.int) -> !torch.list<int>
+  %ones = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+  %x = torch.tensor_static_info_cast %arg0 : !torch.vtensor<[1,64,4,6],f32> to !torch.vtensor<[?,64,4,6],f32>
+  %0 = torch.aten.conv2d %x, %w, %none, %stride, %zeros, %ones, %int1 : !torch.vtensor<[?,64,4,6],f32>, !torch.vtensor<[8,64,1,1],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[?,8,2,3],f32>
+  %1 = torch.aten.conv2d %arg1, %w, %none, %stride, %zeros, %ones, %int1 : !torch.vtensor<[1,64,?,?],f32>, !torch.vtensor<[8,64,1,1],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[1,8,?,?],f32>
+  return %0, %1 : !torch.vtensor<[?,8,2,3],f32>, !torch.vtensor<[1,8,?,?],f32>
 }
