@@ -8,6 +8,14 @@ Models (each at every path that matters for its time):
   size: 12 layers, d=768, 12 heads, FFN 3072, a 30522-token vocabulary, a sequence of 2 to
   512 tokens (dynamic). Timed on its two extreme paths: every off-ramp declines (all 12
   layers, the threshold below any entropy) and the first one exits (one layer).
+* ``resnet50-early-exit``: ResNet-50 at 224x224 (`benchmarks.models._resnet50`,
+  torchvision's layout written out) with a classifier after each of the first three stages,
+  over a dynamic batch of 1 to 8 images. Timed on its longest path (no classifier is sure
+  enough: all four stages) and its shortest (the first classifier exits).
+* ``transformer-greedy``: a d=512 `nn.Transformer` (3 + 3 layers, 8 heads, FFN 2048, an
+  8000-token vocabulary; `benchmarks.models._greedy_transformer`) decoding greedily to EOS or 4
+  + the source length, the source 2 to 64 tokens (dynamic). Timed decoding to the length
+  bound (EOS never wins) and stopping at the first token (EOS biased to win).
 
 Medians of alternating calls (eager, then dync) after a warm-up; every result is checked
 against eager first. Compile time is the cold `dync.compile` (no cache). Slow (minutes): not
@@ -25,6 +33,8 @@ from pathlib import Path
 
 SECTION = "## Realistic sizes"
 SEQUENCES = (16, 128, 512)
+BATCHES = (1, 4)
+SOURCES = (8, 32, 64)
 REPEATS = 5
 
 
@@ -61,34 +71,91 @@ def _tokens(length: int, seed: int):
     return ids
 
 
-def bert_base_deebert(say=print) -> tuple[list[Row], float]:
-    """Rows for both paths and the cold compile time of the never-exiting model (the same
-    graph: only the threshold, a constant, differs)."""
+def _measure(name: str, variants, example: tuple, dynamic_shapes, inputs,
+             say) -> tuple[list[Row], float]:
+    """Rows for each (path, model) of `variants`, compiled for `example` with
+    `dynamic_shapes`, on each (size, args) of `inputs`, every result checked against eager
+    first; and the cold compile time of the first variant (the others are the same graph
+    with another constant)."""
     import torch
-    from torch.export import Dim
 
     import dync
 
     rows, seconds = [], 0.0
-    for exit_first in (False, True):
-        model = _bert_base(exit_first)
-        path = "first off-ramp exits" if exit_first else "all 12 layers"
+    for n, (path, model) in enumerate(variants):
         start = time.perf_counter()
-        compiled = dync.compile(model, (_tokens(128, 0),),
-                                dynamic_shapes=({1: Dim("seq", min=2, max=512)},), cache=False)
-        if not exit_first:
+        compiled = dync.compile(model, example, dynamic_shapes=dynamic_shapes, cache=False)
+        if n == 0:
             seconds = time.perf_counter() - start
-            say(f"[realistic] bert-base-deebert: compiled in {seconds:.0f} s "
-                f"({compiled.report.mode})")
+            say(f"[realistic] {name}: compiled in {seconds:.0f} s ({compiled.report.mode})")
         with torch.no_grad():
-            for length in SEQUENCES:
-                ids = _tokens(length, length)
-                torch.testing.assert_close(compiled(ids), model(ids), rtol=1e-3, atol=1e-3)
-                eager_ms, dync_ms = _alternate(model, compiled, ids)
-                rows.append(Row("bert-base-deebert", path, f"{length} tokens", eager_ms, dync_ms))
-                say(f"[realistic] bert-base-deebert, {path}, {length} tokens: eager "
-                    f"{eager_ms:.1f} ms, dync {dync_ms:.1f} ms")
+            for size, args in inputs:
+                torch.testing.assert_close(compiled(*args), model(*args), rtol=1e-3, atol=1e-3)
+                eager_ms, dync_ms = _alternate(model, compiled, *args)
+                rows.append(Row(name, path, size, eager_ms, dync_ms))
+                say(f"[realistic] {name}, {path}, {size}: eager {eager_ms:.1f} ms, dync "
+                    f"{dync_ms:.1f} ms")
     return rows, seconds
+
+
+def bert_base_deebert(say=print) -> tuple[list[Row], float]:
+    from torch.export import Dim
+
+    variants = [("all 12 layers", _bert_base(False)), ("first off-ramp exits", _bert_base(True))]
+    inputs = [(f"{n} tokens", (_tokens(n, n),)) for n in SEQUENCES]
+    return _measure("bert-base-deebert", variants, (_tokens(128, 0),),
+                    ({1: Dim("seq", min=2, max=512)},), inputs, say)
+
+
+def _resnet50(threshold: float):
+    import torch
+
+    from .models._resnet50 import EarlyExitResNet50
+
+    torch.manual_seed(0)
+    model = EarlyExitResNet50(threshold=threshold).eval()
+    with torch.no_grad():  # trained-looking batch norms, so that no stage is the identity
+        for module in model.modules():
+            if isinstance(module, torch.nn.BatchNorm2d):
+                module.running_mean.uniform_(-0.1, 0.1)
+                module.running_var.uniform_(0.5, 1.5)
+                module.weight.uniform_(0.5, 1.0)
+    return model
+
+
+def resnet50_early_exit(say=print) -> tuple[list[Row], float]:
+    import torch
+    from torch.export import Dim
+
+    # Top-1 probabilities lie in (0, 1]: a threshold above 1 never exits, 0 always does.
+    variants = [("all 4 stages", _resnet50(2.0)), ("first classifier exits", _resnet50(0.0))]
+    gen = torch.Generator().manual_seed(0)
+    inputs = [(f"batch {b}", (torch.randn(b, 3, 224, 224, generator=gen),)) for b in BATCHES]
+    return _measure("resnet50-early-exit", variants, (torch.randn(2, 3, 224, 224),),
+                    ({0: Dim("batch", min=1, max=8)},), inputs, say)
+
+
+def transformer_greedy(say=print) -> tuple[list[Row], float]:
+    import torch
+    from torch.export import Dim
+
+    from .models._greedy_transformer import MAX_SRC, VOCAB, GreedyTransformer
+
+    def model(eos_bias: float):
+        torch.manual_seed(0)
+        return GreedyTransformer(eos_bias=eos_bias).eval()
+
+    variants = [("to the length bound", model(0.0)), ("EOS first", model(30.0))]
+    gen = torch.Generator().manual_seed(0)
+    inputs = [(f"{n} source tokens", (torch.randint(3, VOCAB, (1, n), generator=gen),))
+              for n in SOURCES]
+    example = (torch.randint(3, VOCAB, (1, 16), generator=gen),)
+    return _measure("transformer-greedy", variants, example,
+                    ({1: Dim("src", min=2, max=MAX_SRC)},), inputs, say)
+
+
+MODELS = {"bert-base-deebert": bert_base_deebert, "resnet50-early-exit": resnet50_early_exit,
+          "transformer-greedy": transformer_greedy}
 
 
 def _alternate(eager, ours, *args) -> tuple[float, float]:
@@ -128,15 +195,24 @@ def main(argv: list[str] | None = None) -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-o", "--output", type=Path, default=None, metavar="BENCHMARKS.md",
                         help=f"put the table into this file as its '{SECTION}' section")
+    parser.add_argument("--models", default=",".join(MODELS), metavar="NAME,...",
+                        help="which models (default: all): " + ", ".join(MODELS))
     args = parser.parse_args(argv)
+    names = [n for n in args.models.split(",") if n]
+    unknown = [n for n in names if n not in MODELS]
+    if unknown:
+        parser.error(f"unknown model {unknown[0]!r}; choose from {', '.join(MODELS)}")
 
     import torch
 
     from .provenance import replace_section
 
     torch.set_num_threads(1)
-    rows, seconds = bert_base_deebert()
-    text = section(rows, {"bert-base-deebert": seconds})
+    rows, seconds = [], {}
+    for name in names:
+        found, seconds[name] = MODELS[name]()
+        rows += found
+    text = section(rows, seconds)
     print(text)
     if args.output:
         current = args.output.read_text(encoding="utf-8") if args.output.exists() else ""
