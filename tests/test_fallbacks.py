@@ -322,7 +322,8 @@ def test_only_the_option_iree_fails_on_is_dropped(monkeypatch):
 
 def test_options_are_dropped_after_branch_functions_are_inlined(monkeypatch):
     """IREE failing first on a call to a branch function, then, inlined, on an option dync
-    asked for: the option is dropped as it would have been on the first attempt."""
+    asked for: the option is dropped as it would have been on the first attempt, data tiling
+    asked for from global optimization instead."""
     calls = []
 
     def fails(module):
@@ -341,4 +342,17 @@ def test_options_are_dropped_after_branch_functions_are_inlined(monkeypatch):
     assert any("branch functions inlined" in n for n in notes), notes
     assert any("options dync's passes asked for" in n for n in notes), notes
     assert "--iree-opt-data-tiling" not in compiled.report.flags
+    assert "--iree-global-opt-data-tiling" in compiled.report.flags
+    torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+
+
+def test_data_tiling_failing_from_dispatch_creation_is_asked_from_global_optimization(
+        monkeypatch):
+    _fail_iree(monkeypatch, lambda module: "--iree-opt-data-tiling" in read_flags(module))
+    torch.manual_seed(0)
+    model = PaddedConvThenWideLinear().eval()
+    x = torch.randn(1, 3, 16, 16)
+    compiled = dync.compile(model, (x,), cache=False)
+    (note,) = [n for n in compiled.report.notes if "options dync's passes asked for" in n]
+    assert "kept --iree-global-opt-data-tiling" in note, note
     torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
