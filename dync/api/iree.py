@@ -132,31 +132,6 @@ def _without_requested_flags(session: CompilerSession, module, report: Report,
             "padding is copied, dync-plan-buffers' prediction assumed it was not)")
         return vmfb
     raise failure
-    failure = error
-    for keep in range(len(ordered) - 1, -1, -1) if ordered else [0]:
-        dropped = [*ordered[keep:], *spec]
-        if not session.drop_requested_flags(dropped):
-            raise error
-        candidate = module.clone()  # IREE rewrites the module it compiles in place
-        with candidate.context:
-            for attr in (FLAGS_ATTR, COPIED_PADDING_ATTR):
-                if attr in candidate.attributes:
-                    del candidate.attributes[attr]
-            request_flags(candidate, ordered[:keep])
-        try:
-            vmfb = session.compile(candidate)
-        except CompilationError as e:
-            if keep == 0:
-                raise
-            failure = e
-            continue
-        kept = f" (kept {', '.join(ordered[:keep])})" if keep else ""
-        report.notes.append(
-            f"IREE failed with the options dync's passes asked for ({', '.join(ordered + spec)}):"
-            f" {_first(failure)}; compiled without {', '.join(dropped)}{kept} (where padding "
-            "is copied, dync-plan-buffers' prediction assumed it was not)")
-        return vmfb
-    raise error
 
 
 def _first(error: CompilationError) -> str:
