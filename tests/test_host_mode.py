@@ -165,3 +165,52 @@ def test_a_static_size_equal_to_the_example_batch_stays_static():
     for x in (torch.randn(4, 4) * 0.1, torch.randn(7, 4) * 3, torch.randn(1, 4)):
         torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
     assert compiled.stats[sub["name"]]["python"] == 0, compiled.stats
+
+
+class MaskedBlock(torch.nn.Module):
+    """Called the way attention blocks are: tensors and flags by keyword."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(8, 8)
+
+    def forward(self, x, mask=None, scale=1.0, causal=False):
+        y = self.lin(x) * scale
+        if mask is not None:
+            y = y + mask
+        return torch.tanh(-y if causal else y)
+
+
+class KeywordCalls(torch.nn.Module):
+    """A block called with keywords; the scale it passes depends on the data, so a call may
+    differ from the captured ones."""
+
+    def __init__(self):
+        super().__init__()
+        self.block = MaskedBlock()
+
+    def forward(self, x):
+        x = x.repeat(int(x.abs().mean() > 1.0) + 1, 1)
+        scale = 2.0 if x.sum() > -5 else 3.0
+        return self.block(x, mask=torch.ones_like(x), scale=scale, causal=True)
+
+
+def test_a_block_called_with_keyword_arguments_is_captured(tmp_path):
+    """Its tensors become the sub-DNN's inputs by name, its other arguments constants: a call
+    giving the same constants runs compiled, one giving another runs its Python; both agree
+    with eager, and so does the module saved and loaded."""
+    torch.manual_seed(0)
+    model = KeywordCalls().eval()
+    compiled = dync.compile(model, (torch.randn(2, 8) * 0.1,),
+                            dynamic_shapes=({0: Dim("batch", min=1, max=16)},), mode="host")
+    assert [s["callable"] for s in compiled.report.subdnns] == ["block"], \
+        compiled.report.explain()
+    gen = torch.Generator().manual_seed(1)
+    inputs = [torch.randn(4, 8, generator=gen) * 0.1, torch.randn(3, 8, generator=gen) * 3,
+              torch.full((2, 8), -2.0)]  # the last passes scale=3.0
+    for x in inputs:
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
+    assert compiled.stats["subdnn_0"] == {"compiled": 2, "python": 1}
+    loaded = dync.load(compiled.save(tmp_path / "keywords.vmfb"), model=model)
+    for x in inputs:
+        torch.testing.assert_close(loaded(x), model(x), rtol=1e-4, atol=1e-5)

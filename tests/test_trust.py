@@ -65,6 +65,23 @@ def test_a_malformed_manifest_field_is_named(saved, field, value):
         dync.load(saved)
 
 
+@pytest.mark.parametrize("keywords", [
+    {"tensors": ["x"], "constants": {"scale": {"__class__": "os.system"}}},
+    {"tensors": ["x; import os"], "constants": {}},
+    {"tensors": ["x", "mask"], "constants": {}},  # two tensor parameters for one input
+    {"tensors": ["x"], "constants": {"x": 1}},
+    {"tensors": ["x"]},
+])
+def test_a_malformed_keywords_entry_is_named(saved, keywords):
+    manifest_path = saved.with_name("loop.manifest.json")
+    manifest = json.loads(manifest_path.read_text())
+    manifest["subdnns"] = [{"name": "f", "callable": ["", "forward"],
+                            "signature": manifest["signature"], "keywords": keywords}]
+    manifest_path.write_text(json.dumps(manifest))
+    with pytest.raises(dync.ModuleFormatError, match=r"loop\.manifest\.json.*(keywords|inputs)"):
+        dync.load(saved)
+
+
 EXAMPLE = torch.randn(2, 8, generator=torch.Generator().manual_seed(0))
 
 

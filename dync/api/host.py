@@ -127,7 +127,8 @@ def _host_module(job: _Job, vmfb: bytes, session: CompilerSession, signature, pl
     manifest = _manifest(vmfb, session, job.target, report, signature, entry="",
                          subdnns=[{"name": s.name, "callable": list(s.key),
                                    "signature": s.program.signature.to_json(),
-                                   "versions": s.versions}
+                                   "versions": s.versions,
+                                   **({"keywords": s.keywords.to_json()} if s.keywords else {})}
                                   for s in plan.subdnns])
     return HostModule(job.model, vmfb, manifest)
 

@@ -16,11 +16,13 @@ from __future__ import annotations
 import collections
 import contextlib
 import contextvars
+import inspect
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..errors import DyncError, InputError
+from ..keywords import Keywords
 from ..signature import Signature
 from .manifest import Manifest
 from .module import CompiledModule, _to_numpy
@@ -110,10 +112,13 @@ class HostModule(CompiledModule):
         super().__init__(vmfb, manifest)
         self.model = model
         self._subdnns = []
+        self._keywords: dict[str, Keywords] = {}
         for d in manifest.subdnns:
             signature = Signature.from_json(d["signature"])
             self._subdnns.append((d["name"], tuple(d["callable"]), signature,
                                   Versions(d["name"], d.get("versions", []), signature)))
+            if "keywords" in d:
+                self._keywords[d["name"]] = Keywords.from_json(d["keywords"])
         self.stats: dict[str, collections.Counter] = {
             name: collections.Counter() for name, *_ in self._subdnns
         }
@@ -167,11 +172,19 @@ class HostModule(CompiledModule):
         import torch
 
         stats = self.stats[name]
+        keywords = self._keywords.get(name)
+        parameters = inspect.signature(original) if keywords else None
+
+        def is_tensor(value) -> bool:
+            return isinstance(value, torch.Tensor)
 
         def call(*args, **kwargs):
-            if not kwargs and all(isinstance(a, torch.Tensor) for a in args):
+            tensors = args if not kwargs and keywords is None else None
+            if keywords is not None:  # bound to its parameters as the captured calls were
+                tensors = keywords.tensors_of(parameters, args, kwargs, is_tensor)
+            if tensors is not None and all(is_tensor(a) for a in tensors):
                 try:
-                    return self._run(signature, versions, [_to_numpy(a) for a in args],
+                    return self._run(signature, versions, [_to_numpy(a) for a in tensors],
                                      count=(stats, "compiled"))
                 except InputError:
                     pass

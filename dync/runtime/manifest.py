@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ModuleFormatError
+from ..keywords import Keywords
 from ..signature import Signature
 
 MANIFEST_SUFFIX = ".manifest.json"
@@ -176,7 +177,7 @@ def _version(data, signature: Signature, where) -> dict:
 
 def _subdnn(data, where) -> dict:
     """A host-mode `subdnns` entry: {"name", "callable": [submodule, attribute], "signature"
-    [, "versions"]}."""
+    [, "versions"][, "keywords"]}."""
     if not isinstance(data, dict):
         raise TypeError("a sub-DNN entry is not an object")
     _function_name(data.get("name"))
@@ -189,4 +190,9 @@ def _subdnn(data, where) -> dict:
     signature = Signature.from_json(data.get("signature"), f"{where} (sub-DNN {data['name']})")
     for version in _list(data.get("versions", [])):
         _version(version, signature, where)
+    if "keywords" in data:
+        keywords = Keywords.from_json(data["keywords"])
+        if len(keywords.tensors) != len(signature.inputs):
+            raise ValueError(f"sub-DNN {data['name']}: {len(keywords.tensors)} tensor parameters "
+                             f"for {len(signature.inputs)} inputs")
     return data

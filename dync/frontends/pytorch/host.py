@@ -3,7 +3,9 @@ runs as the model's own Python on the host; what it calls that can be captured b
 sub-DNN, an entry point of the module's one `.vmfb`.
 
 The unit of capture is a call: a submodule's `forward` or a method of a user class, called
-from host code with tensors and returning tensors. Capture starts at the root's callees and
+from host code with tensors and returning tensors. Tensors passed by keyword become the
+sub-DNN's inputs by name, and the other arguments (None, bools, numbers, strings) constants
+that every call must repeat to run compiled (`dync.keywords`). Capture starts at the root's callees and
 falls back per region: a callee that cannot be exported whole (it recurses over Python data,
 reads `.tolist()`, takes Python ints) becomes host code itself and its own callees are tried,
 down to the leaves. Each fallback is reported with the file, line and reason of its failure.
@@ -28,6 +30,7 @@ from torch.export import Dim
 from torch.utils import _pytree as pytree
 
 from ...errors import DyncError
+from ...keywords import Keywords, layout
 from ...signature import Signature, SymbolSpec, TensorSpec, dtype_name
 from .declared_shapes import DeclaredShapes
 from .rewrite.transform import needs_rewrite, rewrite_function
@@ -62,6 +65,8 @@ class SubDnn:
     examples: list[tuple[tuple, Any]] = field(default_factory=list)
     # After dync's passes: their dync-rdp coverage and dync-plan-execution counts.
     pass_counts: tuple[dict, dict] | None = None
+    # How its calls' keyword arguments feed it (None: it is called with tensors by position).
+    keywords: Keywords | None = None
 
 
 @dataclass
@@ -116,24 +121,33 @@ def capture_host(model: torch.nn.Module, args: tuple, dynamic_shapes: Any, conte
         for key in new:
             name = f"subdnn_{len(plan.subdnns)}"
             try:
-                probe = None if resized_calls is None else (resized_calls.get(key), resized[1])
-                example, dims = _example_and_dims(key, calls[key], root_dims, name, probe, say)
+                keywords, recorded = _by_position(key, resolve(model, key), calls[key])
+                probe = None
+                if resized_calls is not None and resized_calls.get(key):
+                    probe = (_by_position(key, resolve(model, key), resized_calls[key],
+                                          keywords)[1], resized[1])
+                example, dims = _example_and_dims(key, recorded, root_dims, name, probe, say)
                 say(f"host mode: capturing {label(key)} as {name}")
                 # `_Call.forward(*args)`: the specs of a varargs parameter are one tuple.
-                program = import_module(_Call(model, key), example, (dims,), context, lower=lower,
+                target = _Call(model, key) if keywords is None \
+                    else _KeywordCall(model, key, keywords)
+                program = import_module(target, example, (dims,), context, lower=lower,
                                         func_name=name)
             except DyncError as e:
                 host.add(key)
                 plan.fallbacks.append(fallback(label(key), e, _where(model, key)))
                 continue
             captured.add(key)
+            kept = _by_position(key, resolve(model, key), examples.get(key, []), keywords)[1]
             plan.subdnns.append(SubDnn(name, key, program, len(calls[key]),
-                                       examples=examples.get(key, [])))
+                                       examples=[(a, result) for a, _, result in kept],
+                                       keywords=keywords))
     return plan
 
 
 class _Call(torch.nn.Module):
-    """One call site target as a module to export: `root.<key>(*args)`."""
+    """One call site target as a module to export: `root.<key>(*args)`. (No Python `if` in
+    the forwards: dync's rewriter rewrites the root's forward it exports.)"""
 
     def __init__(self, root: torch.nn.Module, key: Key):
         super().__init__()
@@ -142,6 +156,50 @@ class _Call(torch.nn.Module):
 
     def forward(self, *args):
         return resolve(self.root, self.key, rewrite=True)(*args)
+
+
+class _KeywordCall(_Call):
+    """`root.<key>(...)` with the tensors passed by name and the constants the calls gave."""
+
+    def __init__(self, root: torch.nn.Module, key: Key, keywords: Keywords):
+        super().__init__(root, key)
+        self.keywords = keywords
+
+    def forward(self, *args):
+        return resolve(self.root, self.key, rewrite=True)(
+            **dict(zip(self.keywords.tensors, args, strict=True)), **self.keywords.constants)
+
+
+def _by_position(key: Key, target: Callable, calls: list[tuple],
+                 keywords: Keywords | None = None) -> tuple[Keywords | None, list[tuple]]:
+    """Calls (args, kwargs, result) with their tensors by position, and how they map
+    (`Keywords`; None when every call passes tensors by position alone). Every call must map
+    alike; with `keywords` given, the calls are put in that layout and one that differs is
+    left out (the run on a resized example, the examples kept)."""
+    if keywords is None and not any(kw for _, kw, _ in calls):
+        return None, calls
+    try:
+        signature = inspect.signature(target)
+    except (TypeError, ValueError) as e:
+        raise DyncError(f"{label(key)} is called with keyword arguments and has no signature "
+                        f"to bind them to ({e})") from e
+    strict, found = keywords is None, []
+    for a, kw, result in calls:
+        try:
+            call = layout(signature, a, kw, lambda v: isinstance(v, torch.Tensor))
+        except (TypeError, ValueError) as e:
+            raise DyncError(f"{label(key)} is called with keyword arguments: {e}") from e
+        if call is None:
+            raise DyncError(f"{label(key)} is called with keyword arguments and takes *args, "
+                            "**kwargs or positional-only parameters")
+        keywords = keywords or call[0]
+        if call[0] != keywords:
+            if strict:
+                raise DyncError(f"{label(key)} is called with different tensor parameters or "
+                                f"constants ({keywords.to_json()} and {call[0].to_json()})")
+            continue
+        found.append((tuple(call[1]), {}, result))
+    return keywords, found
 
 
 def resolve(root: torch.nn.Module, key: Key, rewrite: bool = False) -> Callable:
@@ -194,7 +252,7 @@ def installed(patches: list[tuple[torch.nn.Module, str, Callable]]):
 def _record(model, args, host: set[Key], keep: int = EXAMPLES_KEPT
             ) -> tuple[dict[Key, list[tuple]], dict[Key, list]]:
     """Run the example; the (args, kwargs, result) of each call made from host code, per
-    target, and copies of the first `keep` (args, result) per target."""
+    target, and copies of the first `keep` of them per target."""
     calls: dict[Key, list[tuple]] = {}
     examples: dict[Key, list[tuple]] = {}
     entered: dict[Key, int] = {}
@@ -208,7 +266,7 @@ def _record(model, args, host: set[Key], keep: int = EXAMPLES_KEPT
             if from_host:
                 entered[key] = entered.get(key, 0) + 1
             kept = from_host and entered[key] <= keep
-            arguments = _copied(a) if kept else a
+            arguments, keywords = (_copied(a), _copied(kw)) if kept else (a, kw)
             stack.append(key)
             try:
                 result = original(*a, **kw)
@@ -216,9 +274,9 @@ def _record(model, args, host: set[Key], keep: int = EXAMPLES_KEPT
                 stack.pop()
             if from_host:
                 calls.setdefault(key, []).append(
-                    (arguments, kw, _copied(result) if kept else result))
+                    (arguments, keywords, _copied(result) if kept else result))
                 if kept:
-                    examples.setdefault(key, []).append((arguments, calls[key][-1][2]))
+                    examples.setdefault(key, []).append(calls[key][-1])
             return result
 
         return call
@@ -256,9 +314,7 @@ def _example_and_dims(key: Key, calls: list[tuple], root_dims: dict[int, Any], n
     static when it did not: a layer 4 wide with an example batch of 4 stays 4 wide. Without
     that run, a size equal to one of the root's dynamic example sizes is taken to be that dim,
     with a warning (a static dim of that size would make other sizes run as Python)."""
-    for a, kw, result in calls:
-        if kw:
-            raise DyncError(f"{label(key)} is called with keyword arguments")
+    for a, _, result in calls:
         if not a or not all(isinstance(x, torch.Tensor) for x in a):
             kinds = ", ".join(type(x).__name__ for x in a)
             raise DyncError(f"{label(key)} takes non-tensor arguments ({kinds})")
