@@ -171,6 +171,22 @@ class StemWithPaddedPool(nn.Module):
         return y.mean(dim=(2, 3))
 
 
+class ExplicitPadAfterConv(nn.Module):
+    """A convolution, then its output zero-padded by hand (`F.pad`) before the next one, over
+    a dynamic batch: the same IREE failure as the padded max pool's."""
+
+    def __init__(self):
+        super().__init__()
+        self.first = nn.Conv2d(3, 8, 1)
+        self.second = nn.Conv2d(8, 8, 3)
+
+    def forward(self, x):
+        y = nn.functional.pad(self.first(x).relu(), (1, 1, 1, 1))
+        if x.mean() > 0:
+            y = y * 2.0
+        return self.second(y).mean(dim=(2, 3))
+
+
 class GreedyEarlyReturn(nn.Module):
     """An early `return` inside a `for` loop that grows a sequence with `torch.cat`, as a
     greedy decoder with a maximum length does (d): each exit has another length."""
@@ -601,6 +617,8 @@ CONSTRUCTS = {
     "strided convolution in one branch": (StridedConvInBranch, IMAGE, True),
     "convolution then a padded max pool over a dynamic batch":
         (StemWithPaddedPool, BATCH_OF_IMAGES, True),
+    "convolution then an explicit zero pad over a dynamic batch":
+        (ExplicitPadAfterConv, BATCH_OF_IMAGES, True),
     "early return from a loop growing a sequence": (GreedyEarlyReturn, VECTOR, True),
     "masked selection and nonzero in a branch": (MaskedSelectionInBranch, VECTOR, True),
     "early return from a nested branch": (EarlyReturnInNestedBranch, VECTOR, True),

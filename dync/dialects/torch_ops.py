@@ -82,6 +82,11 @@ def constant_int_list(value: ir.Value) -> list[int] | None:
     return None if None in ints else ints
 
 
+def constant_str(value: ir.Value) -> str | None:
+    op = defining(value, "torch.constant.str")
+    return None if op is None else ir.StringAttr(op.attributes["value"]).value
+
+
 def constant_number(value: ir.Value) -> float | None:
     """The value of a `torch.constant.float` or `torch.constant.int`, else None."""
     op = defining(value, "torch.constant.float")

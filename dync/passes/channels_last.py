@@ -14,12 +14,13 @@ Writes:
   lists IREE's ``iree-preprocessing-convert-conv-to-channels-last``; the backend passes it as
   ``--iree-preprocessing-pass-pipeline``. IREE then computes every convolution in NHWC with
   HWCF filters and propagates the transposes away between consecutive convolutions;
-* when it asks for that, each float `max_pool2d` with padding over an input with a dynamic
-  dim pads its input itself, with -inf, in NHWC between two permutes, and pools unpadded:
-  IREE's preprocessing moves its transposes through a `tensor.pad` over a dynamic dim into a
-  `tensor.empty` missing that dim's size (lit/upstream/iree-channels-last-pad-dynamic-
-  batch.mlir), and a convolution then a padded max pool over a dynamic batch (ResNet's stem)
-  did not compile. The same result: a max pool pads with -inf itself;
+* when it asks for that, each float `max_pool2d` with padding, and each `constant_pad_nd` of
+  H and W, over a rank-4 input with a dynamic dim pads in NHWC between two permutes (the pool
+  with -inf, then pooling unpadded): IREE's preprocessing moves its transposes through a
+  `tensor.pad` over a dynamic dim into a `tensor.empty` missing that dim's size
+  (lit/upstream/iree-channels-last-pad-dynamic-batch.mlir), and a convolution then a padded
+  max pool or a zero pad over a dynamic batch (ResNet's stem) did not compile. The same
+  result: a max pool pads with -inf itself;
 * each convolution (one group) under control flow — in an `scf` region, or in a function
   called from one — whose filter is a literal gets the filter stored in HWCF and read through
   `torch.aten.permute(·, [3, 2, 0, 1])`, both placed in the convolution's block. IREE's FCHW -> HWCF transpose then cancels against
@@ -62,7 +63,10 @@ from ..dialects.torch_ops import (
     bool_constant,
     constant_bool,
     constant_int_list,
+    constant_number,
+    constant_str,
     create,
+    defining,
     float_constant,
     int_list,
     none_constant,
@@ -129,14 +133,17 @@ def _pool_to_windows(pool: ir.Operation, window: list[int]) -> None:
     pool.erase()
 
 
-def _padded_max_pool(pool: ir.Operation) -> list[int] | None:
-    """The [H, W] padding of a float `max_pool2d` over a rank-4 input with a dynamic dim,
-    without ceil mode; None for any other op or no padding."""
-    if pool.name != "torch.aten.max_pool2d" or rank(pool.operands[0]) != 4:
-        return None
-    dims = type_dims(pool.operands[0].type)
-    if dims is None or None not in dims \
-            or element_type(pool.operands[0].type) not in FLOAT_ELEMENTS:
+def _dynamic_float_nchw(x: ir.Value) -> bool:
+    """A float rank-4 tensor with a dynamic dim."""
+    dims = type_dims(x.type)
+    return dims is not None and len(dims) == 4 and None in dims \
+        and element_type(x.type) in FLOAT_ELEMENTS
+
+
+def _max_pool_padding(pool: ir.Operation) -> list[int] | None:
+    """The [H, W] padding of a `max_pool2d` without ceil mode over a float rank-4 input with a
+    dynamic dim; None for any other op or no padding."""
+    if pool.name != "torch.aten.max_pool2d" or not _dynamic_float_nchw(pool.operands[0]):
         return None
     padding = constant_int_list(pool.operands[3])
     if padding is None or len(padding) != 2 or not any(padding) \
@@ -145,27 +152,58 @@ def _padded_max_pool(pool: ir.Operation) -> list[int] | None:
     return padding
 
 
-def _pad_in_nhwc(pool: ir.Operation, padding: list[int]) -> None:
-    """`pool`'s padding as an explicit -inf pad of its input, done in NHWC between permutes.
-    IREE 3.13's channels-last preprocessing moves its transposes through a `tensor.pad` over a
-    dynamic dim into a `tensor.empty` without that dim's size ("'tensor.empty' op incorrect
-    number of dynamic sizes", lit/upstream/iree-channels-last-pad-dynamic-batch.mlir): a
-    convolution, then a padded max pool over a dynamic batch (ResNet's stem) failed to
-    compile. Padded in NHWC, the pad reads the convolution's NHWC result and nothing moves."""
-    ip, loc = ir.InsertionPoint(pool), pool.location
-    x = pool.operands[0]
+def _spatial_pad(pad: ir.Operation) -> tuple[list[int], float] | None:
+    """([left, right, top, bottom], value) of a constant pad (`constant_pad_nd`, or `pad` in
+    "constant" mode, whose value None is 0) of the H and W of a float rank-4 tensor with a
+    dynamic dim; None for any other op."""
+    if pad.name == "torch.aten.constant_pad_nd":
+        value = constant_number(pad.operands[2])
+    elif pad.name == "torch.aten.pad" and constant_str(pad.operands[2]) == "constant":
+        none = defining(pad.operands[3], "torch.constant.none") is not None
+        value = 0.0 if none else constant_number(pad.operands[3])
+    else:
+        return None
+    widths = constant_int_list(pad.operands[1])
+    if not _dynamic_float_nchw(pad.operands[0]) or widths is None or len(widths) != 4 \
+            or value is None:
+        return None
+    return widths, value
+
+
+def _padded_in_nhwc(x: ir.Value, widths: list[int], value: float, ip: ir.InsertionPoint,
+                    loc: ir.Location) -> ir.Value:
+    """NCHW `x` padded by [left, right, top, bottom] `widths` of `value`, the pad done in NHWC
+    between two permutes. IREE 3.13's channels-last preprocessing moves its transposes through
+    a `tensor.pad` over a dynamic dim into a `tensor.empty` without that dim's size
+    ("'tensor.empty' op incorrect number of dynamic sizes",
+    lit/upstream/iree-channels-last-pad-dynamic-batch.mlir): a convolution, then a padded max
+    pool or a zero pad over a dynamic batch (ResNet's stem) failed to compile. Padded in NHWC,
+    the pad reads the convolution's NHWC result and nothing moves."""
     n, c, h, w = type_dims(x.type)
-    ph, pw = padding
-    h, w = (None if d is None else d + 2 * p for d, p in ((h, ph), (w, pw)))
-    nhwc = create("torch.aten.permute", vtensor_type(x.type, (n, *type_dims(x.type)[2:], c)),
-                  ip, loc, operands=[x, int_list([0, 2, 3, 1], ip, loc)])
+    left, right, top, bottom = widths
+    nhwc = create("torch.aten.permute", vtensor_type(x.type, (n, h, w, c)), ip, loc,
+                  operands=[x, int_list([0, 2, 3, 1], ip, loc)])
+    h, w = (None if d is None else d + a + b for d, a, b in ((h, top, bottom), (w, left, right)))
     padded = create("torch.aten.constant_pad_nd", vtensor_type(x.type, (n, h, w, c)), ip, loc,
-                    operands=[nhwc, int_list([0, 0, pw, pw, ph, ph], ip, loc),
-                              float_constant(float("-inf"), ip, loc)])
-    nchw = create("torch.aten.permute", vtensor_type(x.type, (n, c, h, w)), ip, loc,
+                    operands=[nhwc, int_list([0, 0, left, right, top, bottom], ip, loc),
+                              float_constant(value, ip, loc)])
+    return create("torch.aten.permute", vtensor_type(x.type, (n, c, h, w)), ip, loc,
                   operands=[padded, int_list([0, 3, 1, 2], ip, loc)])
-    pool.operands[0] = nchw
-    pool.operands[3] = int_list([0, 0], ip, loc)
+
+
+def _pads_in_nhwc(module: ir.Operation) -> None:
+    """Every padded max pool and spatial zero (or other constant) pad over a dynamic dim padded
+    in NHWC (`_padded_in_nhwc`); the pool then pools unpadded, as a max pool pads with -inf."""
+    for op in list(nested_ops(module)):
+        ip, loc = ir.InsertionPoint(op), op.location
+        if padding := _max_pool_padding(op):
+            ph, pw = padding
+            op.operands[0] = _padded_in_nhwc(op.operands[0], [pw, pw, ph, ph], float("-inf"),
+                                             ip, loc)
+            op.operands[3] = int_list([0, 0], ip, loc)
+        elif found := _spatial_pad(op):
+            op.results[0].replace_all_uses_with(_padded_in_nhwc(op.operands[0], *found, ip, loc))
+            op.erase()
 
 
 class ChannelsLast(Pass):
@@ -191,8 +229,6 @@ class ChannelsLast(Pass):
         request_preprocessing(module, [CHANNELS_LAST])
         stored: dict = {}
         with module.context, ir.Location.unknown():
-            for pool in list(nested_ops(module)):
-                if padding := _padded_max_pool(pool):
-                    _pad_in_nhwc(pool, padding)
+            _pads_in_nhwc(module)
             for conv in relaid:
                 _filter_in_hwcf(conv, stored)

@@ -175,7 +175,8 @@ def _nhwc(b: TorchBuilder, x: ir.Value, like: ir.Type) -> ir.Value:
     """`x` permuted to NHWC. A `torch.tensor_static_info_cast` that makes `x` is moved after
     the permute: torch-mlir lowers a slice of a permuted cast into a `linalg.generic` whose
     operand and result types disagree (`lit/upstream/torch-slice-of-permuted-cast.mlir`);
-    `dync-loop-batch`'s per-sample bodies read their arguments through such casts."""
+    the shape-specialized versions `dync-specialize` makes read their arguments through such
+    casts."""
     n, c, h, w = type_dims(x.type)
     order = int_list(_NHWC, b.ip, b.loc)
     cast = defining(x, "torch.tensor_static_info_cast")

@@ -26,8 +26,8 @@ from ..dialects.symbolic import element_type, type_dims
 from ..dialects.torch_ops import (
     TorchBuilder,
     constant_ints,
+    constant_str,
     create,
-    defining,
     none_set,
     vtensor_of,
 )
@@ -116,5 +116,4 @@ def _nonzero_constant(y: ir.Value) -> bool:
 
 
 def _rounding(op: ir.Operation) -> str | None:
-    mode = defining(op.operands[2], "torch.constant.str")
-    return None if mode is None else ir.StringAttr(mode.attributes["value"]).value
+    return constant_str(op.operands[2])

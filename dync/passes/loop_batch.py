@@ -28,12 +28,12 @@ and IREE would pack it poorly: its batched results of ops have at least `MIN_SIZ
 per-sample sizes (with fewer, the slots of each size are all IREE needs).
 
 Writes: each such sub-DNN's arguments, results and batched values get dim 0 = 1 (its
-bindings of the batch symbol read 1), and each call site becomes an `scf.while` over the batch that slices sample
-``i`` of every argument (`tensor.extract_slice`), calls the sub-DNN, and writes its results
-into row ``i`` of tensors of the full batch (`tensor.insert_slice`); the sub-DNN's record in
-``dync.subdnns`` gets ``per_sample`` = the batch symbol. `dync-channels-last` then treats
-the sub-DNN as under control flow (its filters stored HWCF), which keeps the convolutions
-named NHWC ones.
+bindings of the batch symbol read 1), and each call site becomes an `scf.while` over the
+batch that slices sample ``i`` of every argument (`tensor.extract_slice`), calls the
+sub-DNN, and writes its results into row ``i`` of tensors of the full batch
+(`tensor.insert_slice`); the sub-DNN's record in ``dync.subdnns`` gets ``per_sample`` = the
+batch symbol. `dync-channels-last` then treats the sub-DNN as under control flow (its
+filters stored HWCF), which keeps the convolutions named NHWC ones.
 
 Measured on this host (IREE 3.13, llvm-cpu, the suite's static-control ResNet): peak 513.4
 KiB x batch -> 222 KiB at every batch 1..4 (eager 320 KiB x batch); latency over the suite's
@@ -191,8 +191,8 @@ def per_sample_type(t: ir.Type) -> ir.Type:
     return static_type(t, (1, *type_dims(t)[1:]))
 
 
-def make_per_sample(func: ir.Operation, symbol: str) -> None:
-    """Give `func`'s arguments, results and every batched value in its body dim 0 = 1, and
+def make_per_sample(func: ir.Operation, symbol: str, batched: set) -> None:
+    """Give `func`'s arguments, results and every `batched` value in its body dim 0 = 1, and
     bind `symbol` to 1 in its body.
 
     The whole body becomes static, not only its arguments (read through casts back to the
@@ -201,9 +201,7 @@ def make_per_sample(func: ir.Operation, symbol: str) -> None:
     dim(result, 0) = 1 doesn't match dim(input, permutation[0])"), which failed the strided
     blocks of a ResNet once `dync-im2col` permuted values read from the arguments."""
     block = func.regions[0].blocks[0]
-    batch = _Batch(func)
-    batch.parallel()
-    for value in batch.batched:
+    for value in batched:
         if _batched_type(value.type):
             value.set_type(per_sample_type(value.type))
     types = [arg.type for arg in block.arguments]
@@ -290,14 +288,15 @@ def _weight_bytes(func: ir.Operation) -> int:
                for op in nested_ops(func) if op.name == LITERAL)
 
 
-def batch_parallel(func: ir.Operation) -> str | None:
-    """The batch symbol of sub-DNN `func` if it is batch-parallel and worth a loop."""
+def batch_parallel(func: ir.Operation) -> tuple[str, set] | None:
+    """The batch symbol of sub-DNN `func` and the values that carry the batch, if it is
+    batch-parallel and worth a loop."""
     batch = _Batch(func)
     symbol = batch.symbol()
     if symbol is None or not batch.parallel() or batch.distinct_sizes() < MIN_SIZES \
             or _weight_bytes(func) > MAX_WEIGHT_BYTES:
         return None
-    return symbol
+    return symbol, batch.batched
 
 
 def _replace_records(module: ir.Operation, looped: dict[str, str]) -> None:
@@ -330,10 +329,11 @@ class LoopBatch(Pass):
             func = funcs.get(name)
             if func is None or not func.regions[0].blocks or not sites.get(name):
                 continue
-            symbol = batch_parallel(func)
-            if symbol is None:
+            found = batch_parallel(func)
+            if found is None:
                 continue
-            make_per_sample(func, symbol)
+            symbol, batched = found
+            make_per_sample(func, symbol, batched)
             for call in sites[name]:
                 loop_call(call)
             looped[name] = symbol

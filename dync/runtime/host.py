@@ -179,8 +179,9 @@ class HostModule(CompiledModule):
             return isinstance(value, torch.Tensor)
 
         def call(*args, **kwargs):
-            tensors = args if not kwargs and keywords is None else None
-            if keywords is not None:  # bound to its parameters as the captured calls were
+            if keywords is None:
+                tensors = None if kwargs else args
+            else:  # bound to its parameters as the captured calls were
                 tensors = keywords.tensors_of(parameters, args, kwargs, is_tensor)
             if tensors is not None and all(is_tensor(a) for a in tensors):
                 try:

@@ -177,3 +177,33 @@ func.func @padded_max_pool(%arg0: !torch.vtensor<[?,3,16,16],f32>, %arg1: !torch
   %2 = torch.aten.max_pool2d %arg1, %threes, %twos, %ones, %ones, %false : !torch.vtensor<[2,8,16,16],f32>, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.bool -> !torch.vtensor<[2,8,8,8],f32>
   return %1, %2 : !torch.vtensor<[?,8,8,8],f32>, !torch.vtensor<[2,8,8,8],f32>
 }
+
+// -----
+
+// An explicit zero pad of H and W after a convolution over a dynamic batch is done in NHWC
+// between permutes too; a pad of a static tensor is kept.
+// CHECK-LABEL: func.func @zero_pad
+// CHECK:         %[[C:.+]] = torch.aten.conv2d %arg0
+// CHECK:         %[[NHWC:.+]] = torch.aten.permute %[[C]], {{.*}} -> !torch.vtensor<[?,16,16,8],f32>
+// CHECK:         %[[PADS:.+]] = torch.prim.ListConstruct %int0{{(_[0-9]+)?}}, %int0{{(_[0-9]+)?}}, %int1{{(_[0-9]+)?}}, %int2{{(_[0-9]+)?}}, %int3{{(_[0-9]+)?}}, %int4{{(_[0-9]+)?}} :
+// CHECK:         %[[PADDED:.+]] = torch.aten.constant_pad_nd %[[NHWC]], %[[PADS]], %{{.+}} : {{.*}} -> !torch.vtensor<[?,23,19,8],f32>
+// CHECK:         %[[NCHW:.+]] = torch.aten.permute %[[PADDED]], {{.*}} -> !torch.vtensor<[?,8,23,19],f32>
+// CHECK:         torch.aten.constant_pad_nd %arg1, {{.*}} -> !torch.vtensor<[2,8,23,19],f32>
+// CHECK:         return %[[NCHW]]
+func.func @zero_pad(%arg0: !torch.vtensor<[?,3,16,16],f32>, %arg1: !torch.vtensor<[2,8,16,16],f32>) -> (!torch.vtensor<[?,8,23,19],f32>, !torch.vtensor<[2,8,23,19],f32>) {
+  %w = torch.vtensor.literal(dense<0.5> : tensor<8x3x1x1xf32>) : !torch.vtensor<[8,3,1,1],f32>
+  %none = torch.constant.none
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int3 = torch.constant.int 3
+  %int4 = torch.constant.int 4
+  %zero = torch.constant.float 0.000000e+00
+  %ones = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+  %zeros = torch.prim.ListConstruct %int0, %int0 : (!torch.int, !torch.int) -> !torch.list<int>
+  %widths = torch.prim.ListConstruct %int1, %int2, %int3, %int4 : (!torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %0 = torch.aten.conv2d %arg0, %w, %none, %ones, %zeros, %ones, %int1 : !torch.vtensor<[?,3,16,16],f32>, !torch.vtensor<[8,3,1,1],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[?,8,16,16],f32>
+  %1 = torch.aten.constant_pad_nd %0, %widths, %zero : !torch.vtensor<[?,8,16,16],f32>, !torch.list<int>, !torch.float -> !torch.vtensor<[?,8,23,19],f32>
+  %2 = torch.aten.constant_pad_nd %arg1, %widths, %zero : !torch.vtensor<[2,8,16,16],f32>, !torch.list<int>, !torch.float -> !torch.vtensor<[2,8,23,19],f32>
+  return %1, %2 : !torch.vtensor<[?,8,23,19],f32>, !torch.vtensor<[2,8,23,19],f32>
+}

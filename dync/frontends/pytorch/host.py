@@ -121,24 +121,25 @@ def capture_host(model: torch.nn.Module, args: tuple, dynamic_shapes: Any, conte
         for key in new:
             name = f"subdnn_{len(plan.subdnns)}"
             try:
-                keywords, recorded = _by_position(key, resolve(model, key), calls[key])
+                target = resolve(model, key)
+                keywords, recorded = _by_position(key, target, calls[key])
                 probe = None
                 if resized_calls is not None and resized_calls.get(key):
-                    probe = (_by_position(key, resolve(model, key), resized_calls[key],
-                                          keywords)[1], resized[1])
+                    probe = (_by_position(key, target, resized_calls[key], keywords)[1],
+                             resized[1])
                 example, dims = _example_and_dims(key, recorded, root_dims, name, probe, say)
                 say(f"host mode: capturing {label(key)} as {name}")
                 # `_Call.forward(*args)`: the specs of a varargs parameter are one tuple.
-                target = _Call(model, key) if keywords is None \
+                call = _Call(model, key) if keywords is None \
                     else _KeywordCall(model, key, keywords)
-                program = import_module(target, example, (dims,), context, lower=lower,
+                program = import_module(call, example, (dims,), context, lower=lower,
                                         func_name=name)
             except DyncError as e:
                 host.add(key)
                 plan.fallbacks.append(fallback(label(key), e, _where(model, key)))
                 continue
             captured.add(key)
-            kept = _by_position(key, resolve(model, key), examples.get(key, []), keywords)[1]
+            kept = _by_position(key, target, examples.get(key, []), keywords)[1]
             plan.subdnns.append(SubDnn(name, key, program, len(calls[key]),
                                        examples=[(a, result) for a, _, result in kept],
                                        keywords=keywords))
