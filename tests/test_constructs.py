@@ -171,6 +171,27 @@ class StemWithPaddedPool(nn.Module):
         return y.mean(dim=(2, 3))
 
 
+class SpatialReductionsOverBatch(nn.Module):
+    """Global pools of a residual block over a dynamic batch, as the heads of CNNs write them
+    (an adaptive average pool, a mean over [-1, -2], a sum and a max over H and W, with and
+    without keepdim): dync-spatial-reductions takes each in two steps."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 16, 3, padding=1)
+        self.bn = nn.BatchNorm2d(16)
+        self.head = nn.Linear(16, 16)
+
+    def forward(self, x):
+        y = self.bn(self.conv(x)).relu() + self.conv(x)
+        pooled = torch.flatten(nn.functional.adaptive_avg_pool2d(y, 1), 1)
+        peak = torch.amax(y, dim=(2, 3), keepdim=True).flatten(1)
+        out = self.head(pooled) + y.mean(dim=(-1, -2)) + y.sum(dim=(2, 3)) / 256.0 + peak
+        if out.mean() > 0.1:
+            out = out * 2.0
+        return out
+
+
 class ExplicitPadAfterConv(nn.Module):
     """A convolution, then its output zero-padded by hand (`F.pad`) before the next one, over
     a dynamic batch: the same IREE failure as the padded max pool's."""
@@ -619,6 +640,7 @@ CONSTRUCTS = {
         (StemWithPaddedPool, BATCH_OF_IMAGES, True),
     "convolution then an explicit zero pad over a dynamic batch":
         (ExplicitPadAfterConv, BATCH_OF_IMAGES, True),
+    "global pools over a dynamic batch": (SpatialReductionsOverBatch, BATCH_OF_IMAGES, True),
     "early return from a loop growing a sequence": (GreedyEarlyReturn, VECTOR, True),
     "masked selection and nonzero in a branch": (MaskedSelectionInBranch, VECTOR, True),
     "early return from a nested branch": (EarlyReturnInNestedBranch, VECTOR, True),
