@@ -133,6 +133,26 @@ class DecodeUntilEnd(nn.Module):
         return torch.cat(decoded)
 
 
+class DecodeIntoTensor(DecodeUntilEnd):
+    """DecodeUntilEnd's loop keeping the tokens in a tensor grown by `torch.cat`, the whole
+    prefix read at each step, as the PyTorch translation tutorial's greedy decoder does."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(5, 8)
+
+    def forward(self, x):
+        _, h = self.encoder(x)
+        ys = torch.full((1, 1), 1, dtype=torch.long)
+        for _ in range(x.size(1) + 2):
+            context = torch.tanh(self.embed(ys).mean(1) + h[0])
+            token = self.out(context).argmax(-1, keepdim=True)
+            ys = torch.cat([ys, token], dim=1)
+            if token.item() == 0:
+                break
+        return ys
+
+
 class AppendInWhile(nn.Module):
     """A list appended in a data-dependent `while`: no bound, so no bounded buffer."""
 

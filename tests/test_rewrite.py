@@ -146,6 +146,24 @@ def test_decoding_over_a_symbolic_range_with_a_gru_encoder():
     _check(model, compiled, inputs)
 
 
+def test_decoding_into_a_growing_tensor_is_one_graph():
+    """The tokens kept in a tensor that `torch.cat` grows by one each step, in a `for` over a
+    symbolic range with `break`: one graph, the tensor a bounded buffer; decodes end on the
+    token, in the middle, and at the bound."""
+    torch.manual_seed(26)  # weights under which decodes end at each of those
+    model = rm.DecodeIntoTensor().eval()
+    seq = Dim("seq", min=1, max=12)
+    compiled = dync.compile(model, (torch.randn(1, 5, 8),), dynamic_shapes=({1: seq},),
+                            mode="graph")
+    gen = torch.Generator().manual_seed(0)
+    inputs = [torch.randn(1, t, 8, generator=gen) * s for t in (1, 4, 12) for s in (0.3, 1.0, 3.0)]
+    with torch.no_grad():
+        lengths = {model(x).shape[1] for x in inputs}
+    assert {2, 3, 4, 15} <= lengths, lengths
+    _check(model, compiled, inputs)
+    assert compiled.report.mode == "in-graph"
+
+
 @pytest.mark.parametrize("name", ["EarlyExit", "GatedBlocks", "AppendInLoop"])
 def test_compiled_branch_trace_matches_eager(name):
     """`trace_branches=True`: the compiled module reports the decisions it took; verify puts

@@ -13,17 +13,19 @@ Writes: in place of each, ``x.permute(0, 2, 3, 1).reshape(-1, W, C)`` reduced ov
 (W), that ``reshape(-1, H, C)`` reduced over dim 1 (H), divided by H x W for a mean, and
 viewed as ``N x C x 1 x 1`` with ``keepdim``; shapes bound from the input's binding.
 
-Why: IREE 3.13's CPU code for a reduction over the middle dims of ``N x H x W x C`` tiles
-both parallel dims by 16 and, where N is dynamic, masks the samples a tile lacks: at batch 1
-each step issues 16 loads 3.2 MB apart (one sample of ResNet-50's stage 1 each), 15 of
-them masked. What those masked loads cost depends on what memory lies beyond the buffer: in
-a process whose heap torch had fragmented, IREE's buffers came from that heap and the first
-exit of an early-exit ResNet-50 at batch 1 ran 81-85 ms, against 14 where they were mapped
-fresh, 60% of the time in this one dispatch (`perf record`, one loop of masked
-`vmovaps`); eager PyTorch 16.5 ms. In two steps the first reduction's leading dim is N x H
-rows (full tiles but the last), the second reads N x H x C: 11.5 ms at batch 1 in either
-process, 52 -> 49 ms at batch 4. No paper section: a kernel choice at the boundary to IREE
-(issue 33).
+Why: IREE 3.13 fuses such a reduction into the packing of the next data-tiled matmul's
+operand (a classifier after a global pool), whose inner tile is 16 rows of the batch, and
+vectorizes the reduction 16 samples wide over the dynamic batch, masking the samples a
+batch lacks (lit/upstream/iree-cpu-reduction-pack-vectorizes-small-batch.mlir): at batch 1
+each step issues 16 loads 3.2 MB apart (one sample of ResNet-50's stage 1 each), 15 masked.
+What those cost depends on what memory lies beyond the buffer: in a process whose heap torch
+had fragmented, IREE's buffers came from that heap and the first exit of an early-exit
+ResNet-50 at batch 1 ran 81-85 ms, against 14 where they were mapped fresh, 60% of the time
+in this one dispatch (`perf record`: one loop of masked `vmovaps`); eager PyTorch 16.5 ms.
+In two steps the first reduction's leading dim is N x H rows (full tiles but the last) and
+the second reads N x H x C: 11.6-13.2 ms at batch 1 in either process, all four stages
+100-133 -> 65 ms (eager 73), 52 -> 50 ms at batch 4. No paper section: a kernel choice at
+the boundary to IREE (issue 33).
 """
 
 from __future__ import annotations

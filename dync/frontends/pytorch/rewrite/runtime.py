@@ -40,6 +40,7 @@ from .crossing import (
     _untraced,
 )
 from .decisions import _as_pred, _is_dynamic, _recorder, _static_decision
+from .growing import growth
 from .lifting import lifted as _lifted
 from .lifting import recording_usage
 from .lists import TensorList, length, new_list  # noqa: F401  (called by rewritten code)
@@ -222,23 +223,26 @@ def _while_loop(cond_fn, body_fn, names, values, site: str, trips: int | None = 
         capacity = start + trips * (capacity_after_one - start)
         buffers.append((tl, capacity))
         tl.set_bounded(*tl.as_buffer(capacity, like))
-    carried = []
+    carried, growing = [], []
     for i, (name, before, after) in enumerate(zip(names, values, probe, strict=True)):
         if before is after and not isinstance(before, torch.Tensor):
             continue  # not changed by the loop
         if isinstance(before, bool | int | float) and isinstance(after, _NUMBERS + (torch.Tensor,)):
             carried.append(i)
         elif isinstance(before, torch.Tensor) and isinstance(after, torch.Tensor):
-            if before.dtype != after.dtype or not _same_shape(before, after):
+            if before.dtype == after.dtype and _same_shape(before, after):
+                carried.append(i)
+            elif grows := growth(name, before, after, trips, site):
+                growing.append((i, grows))
+            else:
                 raise UnsupportedConstructError(
                     f"variable {name!r} in a data-dependent loop",
                     f"it changes shape from {before.dtype}{list(before.shape)} to "
                     f"{after.dtype}{list(after.shape)} in one iteration; a data-dependent loop "
-                    "must keep its carried tensors' shapes (append the items to a list "
-                    "instead, in a `for` over a range, which bounds it)",
+                    "must keep its carried tensors' shapes, or grow one along a dim by the same "
+                    "static amount each iteration in a `for` over a range, which bounds it",
                     site,
                 )
-            carried.append(i)
         elif before is UNDEFINED:
             continue  # bound inside the body only: local to one iteration
         else:
@@ -249,16 +253,23 @@ def _while_loop(cond_fn, body_fn, names, values, site: str, trips: int | None = 
             )
     # Fresh carried values: they may not alias the loop's other operands, and their strides
     # are the plain products of their sizes, as the body's outputs' are (see `_dense`).
+    # The state: carried values, (buffer, length) of each growing tensor, then of each list.
+    grown_at = {i for i, _ in growing}
     initial = tuple(_dense(_carry_in(values[i], probe[i])) for i in carried)
+    initial += tuple(_dense(t) for i, g in growing for t in g.buffer(values[i]))
     initial += tuple(_dense(t) for tl, _ in buffers for t in (tl.buffer, tl.length))
-    values = tuple(UNDEFINED if i in carried else v for i, v in enumerate(values))
-    n = len(carried) + 2 * len(buffers)
+    values = tuple(UNDEFINED if i in carried or i in grown_at else v
+                   for i, v in enumerate(values))
+    n = len(carried) + 2 * len(growing) + 2 * len(buffers)
 
-    def full(carry, local):
+    def full(carry, local, room: int = 0):
         merged = list(local)
         for i, v in zip(carried, carry, strict=False):
             merged[i] = v
         state = carry[len(carried):]
+        for k, (i, g) in enumerate(growing):
+            merged[i] = g.view(state[2 * k], state[2 * k + 1], room * g.step)
+        state = state[2 * len(growing):]
         for k, (tl, _) in enumerate(buffers):
             tl.set_bounded(state[2 * k], state[2 * k + 1])
         return merged
@@ -268,8 +279,12 @@ def _while_loop(cond_fn, body_fn, names, values, site: str, trips: int | None = 
 
     def body(*args):
         carry, local = args[:n], args[n:]
-        out = body_fn(*full(carry, local))
+        before = full(carry, local, room=1)
+        out = body_fn(*before)
         new = tuple(_carry_out(out[i], carry[k]) for k, i in enumerate(carried))
+        at = len(carried)
+        new += tuple(_dense(t) for k, (i, g) in enumerate(growing) for t in g.store(
+            out[i], carry[at + 2 * k], before[i], carry[at + 2 * k + 1]))
         # An append grew the buffer by one slot past the bound: never a valid one, cut it.
         return new + tuple(_dense(t) for tl, cap in buffers for t in (tl.buffer[:cap], tl.length))
 
@@ -299,13 +314,19 @@ def _while_loop(cond_fn, body_fn, names, values, site: str, trips: int | None = 
 
 
 def for_range(bounds: tuple, body_fn: Callable, names: Sequence[str], values: tuple,
-              site: str) -> tuple:
+              site: str, stops: Sequence[str] = ()) -> tuple:
     """`for v in range(*bounds): body` where the body assigns `names`. A Python loop (unrolled
     by tracing) unless a bound is symbolic while exporting: then a `while_loop` whose trip
-    count is at most the bound's largest value."""
+    count is at most the bound's largest value. `stops` names the flags a `break` or `return`
+    in the body sets (the body is guarded by them): the loop ends when one is set, and the
+    `while_loop`'s body sees them False, so that what the guard covers is traced once, not as
+    a `cond` (whose branches could not differ in shape: a sequence grown before `break`)."""
     values = tuple(values)
+    stop_at = [names.index(f) for f in stops]
     if not any(_is_dynamic(b) and _as_int(b) is None for b in bounds):
         for v in range(*bounds):
+            if any(values[k] is True for k in stop_at):
+                break
             values = tuple(body_fn(v, *values))
         return values
     start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (*bounds, 1)[:3]
@@ -318,10 +339,15 @@ def for_range(bounds: tuple, body_fn: Callable, names: Sequence[str], values: tu
     first = torch.scalar_tensor(start, dtype=torch.int64)
 
     def cond(*args):
-        return args[-1] < stop_t
+        going = args[-1] < stop_t
+        for k in stop_at:
+            going = going & ~_as_pred(args[k]) if isinstance(args[k], torch.Tensor) \
+                else going & (not args[k])
+        return going
 
     def body(*args):
-        return (*body_fn(args[-1], *args[:-1]), args[-1] + step)
+        state = [False if k in stop_at else v for k, v in enumerate(args[:-1])]
+        return (*body_fn(args[-1], *state), args[-1] + step)
 
     return _while_loop(cond, body, (*names, "<loop index>"), (*values, first), site, trips)[:-1]
 

@@ -296,6 +296,7 @@ class _ExitsToFlags:
                 guard = ast.If(test=_call("not_", _name(flag)), body=body, orelse=[])
                 guard.dync_guard = flag
                 body = [guard]
+            loop.dync_stops = stop_flags  # a `for_range` stops on them (`runtime.for_range`)
         loop.body = body
         return [*before, loop]
 
@@ -404,6 +405,9 @@ class _Functionalize(ast.NodeTransformer):
         bounds = ast.Tuple(elts=it.args, ctx=ast.Load())
         call = _call("for_range", bounds, _name(body_fn.name), names_tuple, values,
                      _const(self._site(node)))
+        stops = [f for f in getattr(node, "dync_stops", []) if f in names]
+        if stops:
+            call.keywords.append(ast.keyword(arg="stops", value=_const(tuple(stops))))
         return [ast.copy_location(s, node) for s in (body_fn, self._bind(names, call))]
 
     def visit_IfExp(self, node: ast.IfExp) -> ast.expr:
