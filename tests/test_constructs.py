@@ -226,6 +226,21 @@ class GreedyEarlyReturn(nn.Module):
         return out
 
 
+class GrowFromInput(nn.Module):
+    """A sequence that starts as the input (of a dynamic size) and grows by one row per step
+    of a `for` over a range bounded by that size, left by `break` on a value read with
+    `.item()`: carried as a bounded buffer (g)."""
+
+    def forward(self, x):
+        seq = x
+        for _ in range(x.size(0)):
+            nxt = seq[-1:] * 0.5 + seq.mean(0, keepdim=True)
+            seq = torch.cat([seq, nxt], 0)
+            if nxt.sum().item() > 4.0:
+                break
+        return seq
+
+
 class MaskedSelectionInBranch(nn.Module):
     """A boolean-mask selection and a `nonzero` inside a branch: sizes known only from the
     data, dead after the branch (f)."""
@@ -642,6 +657,7 @@ CONSTRUCTS = {
         (ExplicitPadAfterConv, BATCH_OF_IMAGES, True),
     "global pools over a dynamic batch": (SpatialReductionsOverBatch, BATCH_OF_IMAGES, True),
     "early return from a loop growing a sequence": (GreedyEarlyReturn, VECTOR, True),
+    "sequence grown from the input until a break": (GrowFromInput, VECTOR, True),
     "masked selection and nonzero in a branch": (MaskedSelectionInBranch, VECTOR, True),
     "early return from a nested branch": (EarlyReturnInNestedBranch, VECTOR, True),
     ".data in forward": (DataAttribute, VECTOR, True),

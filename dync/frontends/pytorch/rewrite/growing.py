@@ -98,11 +98,13 @@ def _static(value) -> int | None:
 
 def _range(size) -> tuple[int, int | None]:
     """The least and the largest value (None: unbounded) `size` can take, an int or a backed
-    symbolic size."""
+    symbolic size. The shape environment assumes a dynamic size is 2 or more; one declared
+    from 1 may be 1, so a symbolic size is taken to be at least 1 (a size of 0 fails a
+    run-time check of the compiled module)."""
     if not isinstance(size, torch.SymInt):
         return int(size), int(size)
     bounds = size.node.shape_env.bound_sympy(size.node.expr)
-    return int(bounds.lower), int(bounds.upper) if bounds.upper.is_finite else None
+    return min(int(bounds.lower), 1), int(bounds.upper) if bounds.upper.is_finite else None
 
 
 def _as_length(size) -> torch.Tensor:
