@@ -192,6 +192,29 @@ class SpatialReductionsOverBatch(nn.Module):
         return out
 
 
+class DepthwiseBlock(nn.Module):
+    """MobileNet's inverted residual in small: a 1x1 expansion, depthwise 3x3 convolutions
+    (one dilated, one strided with a channel multiplier of 2 and no bias), a 1x1 projection,
+    a branch after them; dync-depthwise-nhwc runs the depthwise ones in NHWC (in NCHW over a
+    dynamic batch IREE did not compile the first)."""
+
+    def __init__(self):
+        super().__init__()
+        self.expand = nn.Conv2d(3, 8, 1)
+        self.bn = nn.BatchNorm2d(8)
+        self.dilated = nn.Conv2d(8, 8, 3, padding=2, dilation=2, groups=8)
+        self.down = nn.Conv2d(8, 16, 3, stride=2, padding=1, groups=8, bias=False)
+        self.project = nn.Conv2d(16, 4, 1)
+
+    def forward(self, x):
+        y = torch.relu(self.bn(self.expand(x)))
+        y = torch.relu(self.dilated(y)) + y
+        y = self.down(y)
+        if y.mean() > 0.2:
+            y = y * 2.0
+        return self.project(y)
+
+
 class ExplicitPadAfterConv(nn.Module):
     """A convolution, then its output zero-padded by hand (`F.pad`) before the next one, over
     a dynamic batch: the same IREE failure as the padded max pool's."""
@@ -656,6 +679,8 @@ CONSTRUCTS = {
     "convolution then an explicit zero pad over a dynamic batch":
         (ExplicitPadAfterConv, BATCH_OF_IMAGES, True),
     "global pools over a dynamic batch": (SpatialReductionsOverBatch, BATCH_OF_IMAGES, True),
+    "depthwise convolutions over a dynamic batch": (DepthwiseBlock, BATCH_OF_IMAGES, True),
+    "depthwise convolutions over an image of dynamic size": (DepthwiseBlock, IMAGE, True),
     "early return from a loop growing a sequence": (GreedyEarlyReturn, VECTOR, True),
     "sequence grown from the input until a break": (GrowFromInput, VECTOR, True),
     "masked selection and nonzero in a branch": (MaskedSelectionInBranch, VECTOR, True),

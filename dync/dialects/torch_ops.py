@@ -279,3 +279,20 @@ def users(value: ir.Value) -> list[ir.Operation]:
 
 def bindings(value: ir.Value) -> list[ir.Operation]:
     return [use.owner for use in value.uses if use.owner.name == BIND]
+
+
+def bind_from(value: ir.Value, source: ir.Value, shape: Callable[[list], list],
+              ip: ir.InsertionPoint) -> None:
+    """Bind the shape of `value` (a tensor a pass made from `source`) to ``shape(exprs)``,
+    `exprs` being the affine expressions of `source`'s binding over its symbols (ints in the
+    list become constants); nothing where `source` has no binding."""
+    found = bindings(source)[:1]
+    if not found:
+        return
+    bind = found[0]
+    exprs = list(ir.AffineMapAttr(bind.attributes["shape_expressions"]).value.results)
+    symbols = list(bind.operands)[1:]
+    results = [ir.AffineConstantExpr.get(e) if isinstance(e, int) else e for e in shape(exprs)]
+    ir.Operation.create(BIND, operands=[value, *symbols], attributes={
+        "shape_expressions": ir.AffineMapAttr.get(ir.AffineMap.get(0, len(symbols), results))},
+        loc=bind.location, ip=ip)

@@ -36,8 +36,8 @@ from ..analysis.layout import converts_to_channels_last
 from ..analysis.op_kinds import BATCH_NORMS, CONVOLUTIONS_2D, ELEMENTWISE
 from ..dialects.symbolic import FLOAT_ELEMENTS, element_type, type_dims
 from ..dialects.torch_ops import (
-    BIND,
     TorchBuilder,
+    bind_from,
     bindings,
     constant_bool,
     constant_int_list,
@@ -97,12 +97,13 @@ def _two_steps(op: ir.Operation) -> ir.Value:
     _, c, h, w = type_dims(x.type)
     keep = constant_bool(op.operands[REDUCTIONS[op.name][0]])
     reduce = "torch.aten.amax" if op.name == "torch.aten.amax" else "torch.aten.sum.dim_IntList"
-    binding = _Binding(x)
 
     def shaped(name: str, dims: list[int | None], *operands: ir.Value) -> ir.Value:
+        """A new op's value, its shape bound from `x`'s: None is the batch, "rows" N x H."""
         value = b(name, vtensor_type(x.type, [None if d == "rows" else d for d in dims]),
                   *operands)
-        binding.bind(value, dims, b.ip)
+        bind_from(value, x, lambda e: [e[0] if d is None else e[0] * e[2] if d == "rows"
+                                       else d for d in dims], b.ip)
         return value
 
     def ints(*values: int) -> ir.Value:
@@ -126,27 +127,6 @@ def _two_steps(op: ir.Operation) -> ir.Value:
     for bound in bindings(per_sample):  # it takes the op's binding with its uses
         bound.erase()
     return per_sample
-
-
-class _Binding:
-    """Shape bindings of the new tensors from the input's (N x C x H x W): dim 0 the input's
-    batch, or N x H where a dim is given as ``"rows"``; nothing where the input has none."""
-
-    def __init__(self, x: ir.Value):
-        found = bindings(x)[:1]
-        self.bind_op = found[0] if found else None
-
-    def bind(self, value: ir.Value, dims: list, ip: ir.InsertionPoint) -> None:
-        if self.bind_op is None:
-            return
-        exprs = list(ir.AffineMapAttr(self.bind_op.attributes["shape_expressions"]).value.results)
-        symbols = list(self.bind_op.operands)[1:]
-        batch, h = exprs[0], exprs[2]
-        shape = [batch if d is None else ir.AffineMulExpr.get(batch, h) if d == "rows"
-                 else ir.AffineConstantExpr.get(d) for d in dims]
-        ir.Operation.create(BIND, operands=[value, *symbols], attributes={
-            "shape_expressions": ir.AffineMapAttr.get(ir.AffineMap.get(0, len(symbols), shape))},
-            loc=self.bind_op.location, ip=ip)
 
 
 class SpatialReductions(HostCpuPass):
