@@ -5,6 +5,7 @@ describes is marked stale."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -56,6 +57,21 @@ def replace_section(text: str, heading: str, new: str) -> str:
         return text.rstrip("\n") + "\n\n" + new
     end = text.find("\n## ", start + 1)
     return text[:start + 1] + new + (text[end:] if end >= 0 else "")
+
+
+def with_sections_kept(new: str, old: str, owned: frozenset[str]) -> str:
+    """`new` (BENCHMARKS.md as one command writes it) followed by the sections of `old` that
+    command does not own (`owned`: their headings, "## Kernels") and `new` lacks, in their
+    order: what other commands measured survives a run of this one."""
+    present = set(re.findall(r"(?m)^## .+$", new))
+    kept = []
+    for part in re.split(r"(?m)^(?=## )", old)[1:]:
+        heading = part.split("\n", 1)[0].strip()
+        if heading not in owned and heading not in present:
+            kept.append(part.rstrip("\n"))
+    if not kept:
+        return new
+    return new.rstrip("\n") + "\n\n" + "\n\n".join(kept) + "\n"
 
 
 def host_cpu() -> str:

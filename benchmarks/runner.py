@@ -646,6 +646,13 @@ def _run_one(name: str, count: int, cache: str, say, **options) -> Row:
     return row
 
 
+# The sections a run of the suite writes (those its options leave out go with the rest).
+SECTIONS = frozenset({"## Latency against other compilers", "## The baselines, checked",
+                      "## Notes", "## Models that do not compile yet", "## Models",
+                      "## dync's passes", "## Peak intermediate memory",
+                      "## Ablation: each optimization off in turn"})
+
+
 def run(names: list[str] | None = None, count: int = 100, *, with_tracing: bool = True,
         with_baselines: Sequence[str] = BASELINES, with_ablation: bool = False,
         timing_inputs: int = 30, repeats: int = 4,
@@ -682,9 +689,13 @@ def run(names: list[str] | None = None, count: int = 100, *, with_tracing: bool 
             say(f"[bench] no plot: {e}")
         else:
             link = Path(os.path.relpath(plot.resolve(), output.resolve().parent)).as_posix()
-    # The sections measured apart are kept: CUDA (on a GPU machine) and the fuzzing campaign.
+    # The sections measured apart are kept: CUDA (on a GPU machine), the fuzzing campaign, and
+    # what other commands wrote (kernels, realistic sizes, ONNX conformance, an AVX2 machine).
     from .fuzz.report import with_section as with_fuzzing
     from .gpu import with_section
+    from .provenance import with_sections_kept
 
-    output.write_text(with_fuzzing(with_section(markdown(rows, header, link))), encoding="utf-8")
+    old = output.read_text(encoding="utf-8") if output.exists() else ""
+    text = with_fuzzing(with_section(markdown(rows, header, link)))
+    output.write_text(with_sections_kept(text, old, SECTIONS), encoding="utf-8")
     return rows

@@ -15,6 +15,9 @@ from benchmarks import baselines, runner, tracing  # noqa: E402
 
 
 def test_runner_row_and_markdown(tmp_path):
+    # Sections other commands wrote survive the run; the suite's own are rewritten.
+    (tmp_path / "B.md").write_text("# Benchmarks\n\n## Models\n\nstale list\n\n"
+                                   "## Kernels\n\nthe kernel table\n")
     rows = runner.run(["resnet_static"], count=3, with_tracing=False, with_baselines=(),
                       output=tmp_path / "B.md", plot=None, say=lambda _: None)
     (row,) = rows
@@ -26,6 +29,7 @@ def test_runner_row_and_markdown(tmp_path):
     text = (tmp_path / "B.md").read_text()
     assert "| resnet_static | in-graph |" in text
     assert "## dync's passes" in text and "| resnet_static | " in text.split("## dync's passes")[1]
+    assert "## Kernels\n\nthe kernel table" in text and "stale list" not in text
 
 
 def test_tracing_freezes_one_path_and_gets_decisions_wrong():
