@@ -72,7 +72,7 @@ def _tokens(length: int, seed: int):
 
 
 def _measure(name: str, variants, example: tuple, dynamic_shapes, inputs,
-             say) -> tuple[list[Row], float]:
+             say, threads: int) -> tuple[list[Row], float]:
     """Rows for each (path, model) of `variants`, compiled for `example` with
     `dynamic_shapes`, on each (size, args) of `inputs`, every result checked against eager
     first; and the cold compile time of the first variant (the others are the same graph
@@ -84,7 +84,8 @@ def _measure(name: str, variants, example: tuple, dynamic_shapes, inputs,
     rows, seconds = [], 0.0
     for n, (path, model) in enumerate(variants):
         start = time.perf_counter()
-        compiled = dync.compile(model, example, dynamic_shapes=dynamic_shapes, cache=False)
+        compiled = dync.compile(model, example, dynamic_shapes=dynamic_shapes, cache=False,
+                                threads=threads)
         if n == 0:
             seconds = time.perf_counter() - start
             say(f"[realistic] {name}: compiled in {seconds:.0f} s ({compiled.report.mode})")
@@ -98,13 +99,13 @@ def _measure(name: str, variants, example: tuple, dynamic_shapes, inputs,
     return rows, seconds
 
 
-def bert_base_deebert(say=print) -> tuple[list[Row], float]:
+def bert_base_deebert(say=print, threads: int = 1) -> tuple[list[Row], float]:
     from torch.export import Dim
 
     variants = [("all 12 layers", _bert_base(False)), ("first off-ramp exits", _bert_base(True))]
     inputs = [(f"{n} tokens", (_tokens(n, n),)) for n in SEQUENCES]
     return _measure("bert-base-deebert", variants, (_tokens(128, 0),),
-                    ({1: Dim("seq", min=2, max=512)},), inputs, say)
+                    ({1: Dim("seq", min=2, max=512)},), inputs, say, threads)
 
 
 def _resnet50(threshold: float):
@@ -123,7 +124,7 @@ def _resnet50(threshold: float):
     return model
 
 
-def resnet50_early_exit(say=print) -> tuple[list[Row], float]:
+def resnet50_early_exit(say=print, threads: int = 1) -> tuple[list[Row], float]:
     import torch
     from torch.export import Dim
 
@@ -132,10 +133,10 @@ def resnet50_early_exit(say=print) -> tuple[list[Row], float]:
     gen = torch.Generator().manual_seed(0)
     inputs = [(f"batch {b}", (torch.randn(b, 3, 224, 224, generator=gen),)) for b in BATCHES]
     return _measure("resnet50-early-exit", variants, (torch.randn(2, 3, 224, 224),),
-                    ({0: Dim("batch", min=1, max=8)},), inputs, say)
+                    ({0: Dim("batch", min=1, max=8)},), inputs, say, threads)
 
 
-def transformer_greedy(say=print) -> tuple[list[Row], float]:
+def transformer_greedy(say=print, threads: int = 1) -> tuple[list[Row], float]:
     import torch
     from torch.export import Dim
 
@@ -151,7 +152,7 @@ def transformer_greedy(say=print) -> tuple[list[Row], float]:
               for n in SOURCES]
     example = (torch.randint(3, VOCAB, (1, 16), generator=gen),)
     return _measure("transformer-greedy", variants, example,
-                    ({1: Dim("src", min=2, max=MAX_SRC)},), inputs, say)
+                    ({1: Dim("src", min=2, max=MAX_SRC)},), inputs, say, threads)
 
 
 MODELS = {"bert-base-deebert": bert_base_deebert, "resnet50-early-exit": resnet50_early_exit,
@@ -169,17 +170,25 @@ def _alternate(eager, ours, *args) -> tuple[float, float]:
     return statistics.median(times[0]) * 1e3, statistics.median(times[1]) * 1e3
 
 
-def section(rows: list[Row], compile_seconds: dict[str, float]) -> str:
+def heading(threads: int) -> str:
+    return SECTION if threads == 1 else f"{SECTION}, {threads} threads"
+
+
+def section(rows: list[Row], compile_seconds: dict[str, float], threads: int = 1) -> str:
     import torch
 
     from .provenance import host_cpu, stamp
 
     geo = math.exp(statistics.mean(math.log(r.eager_ms / r.dync_ms) for r in rows))
-    lines = [SECTION, "",
-             f"Measured on {stamp()} with `python -m benchmarks realistic`. Host CPU: "
-             f"{host_cpu()}; **one thread** for both (torch {torch.__version__} with "
-             "`torch.set_num_threads(1)`, IREE `local-sync`, code for "
-             "`--iree-llvmcpu-target-cpu=host`). Cold compile: "
+    command = "python -m benchmarks realistic" + (f" --threads {threads}" if threads > 1 else "")
+    device = ("**one thread** for both (torch {} with `torch.set_num_threads(1)`, IREE "
+              "`local-sync`" if threads == 1 else f"**{threads} threads** for both (torch {{}} "
+              f"with `torch.set_num_threads({threads})`, `dync.compile(..., threads={threads})`: "
+              f"IREE `local-task`, code distributed for {threads} threads").format(
+                  torch.__version__)
+    lines = [heading(threads), "",
+             f"Measured on {stamp()} with `{command}`. Host CPU: {host_cpu()}; {device}, code "
+             "for `--iree-llvmcpu-target-cpu=host`). Cold compile: "
              + ", ".join(f"{m} {s:.0f} s" for m, s in compile_seconds.items())
              + f". Medians of {REPEATS} alternating calls; each result checked against eager "
              f"first. Geo-mean speedup over the rows: **{geo:.2f}×**.", "",
@@ -197,6 +206,8 @@ def main(argv: list[str] | None = None) -> None:
                         help=f"put the table into this file as its '{SECTION}' section")
     parser.add_argument("--models", default=",".join(MODELS), metavar="NAME,...",
                         help="which models (default: all): " + ", ".join(MODELS))
+    parser.add_argument("--threads", type=int, default=1, metavar="N",
+                        help="threads for eager and dync alike (default 1); a table of its own")
     args = parser.parse_args(argv)
     names = [n for n in args.models.split(",") if n]
     unknown = [n for n in names if n not in MODELS]
@@ -207,13 +218,14 @@ def main(argv: list[str] | None = None) -> None:
 
     from .provenance import replace_section
 
-    torch.set_num_threads(1)
+    torch.set_num_threads(args.threads)
     rows, seconds = [], {}
     for name in names:
-        found, seconds[name] = MODELS[name]()
+        found, seconds[name] = MODELS[name](threads=args.threads)
         rows += found
-    text = section(rows, seconds)
+    text = section(rows, seconds, args.threads)
     print(text)
     if args.output:
         current = args.output.read_text(encoding="utf-8") if args.output.exists() else ""
-        args.output.write_text(replace_section(current, SECTION, text), encoding="utf-8")
+        args.output.write_text(replace_section(current, heading(args.threads), text),
+                               encoding="utf-8")

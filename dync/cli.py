@@ -172,7 +172,7 @@ def _compiled(args: argparse.Namespace, dump_ir: str | None = None):
         mode=args.mode, extra_flags=tuple(args.iree_flag or ()), progress=not args.quiet,
         dump_ir=dump_ir, cache=not args.no_cache,
         specialize=_specialize(args.specialize, args.no_specialize),
-        buckets=_sizes("--bucket", args.bucket) or None,
+        buckets=_sizes("--bucket", args.bucket) or None, threads=args.threads,
     )
 
 
@@ -293,6 +293,9 @@ def _compile_options(c: argparse.ArgumentParser) -> None:
                    help="no shape-specialized versions, even where --specialize says so")
     c.add_argument("--no-cache", action="store_true",
                    help="always run IREE, even for dync IR compiled before (see dync.cache)")
+    c.add_argument("--threads", type=int, default=1, metavar="N",
+                   help="CPU threads the module runs on (llvm-cpu; default 1: IREE's "
+                        "local-sync device; more: its local-task device)")
     c.add_argument("-q", "--quiet", action="store_true", help="no progress or report")
 
 

@@ -13,6 +13,8 @@ from .errors import OptionError
 from .passes import DEFAULT_PIPELINE
 
 MODES = ("auto", "graph", "host")
+THREADS_FLAG = "--iree-llvmcpu-number-of-threads="
+MAX_THREADS = 256
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,7 @@ class CompileOptions:
     buckets: Mapping[str, tuple[int, ...]] | None = None
     cache: bool | str = True
     check_first_call: bool = True
+    threads: int = 1
     resolved: targets.Target | None = field(default=None, compare=False, repr=False)
 
     @classmethod
@@ -48,7 +51,7 @@ class CompileOptions:
                               "one graph")
         if raw.trace_branches and onnx:
             raise OptionError("trace_branches records the branches of a PyTorch forward")
-        resolved = targets.resolve(raw.backend, raw.target)
+        resolved = _with_threads(targets.resolve(raw.backend, raw.target), raw.threads)
         return replace(
             raw, backend=resolved.backend, target=resolved.name, passes=tuple(raw.passes),
             extra_flags=tuple(raw.extra_flags),
@@ -68,7 +71,21 @@ class CompileOptions:
                 else {k: list(v) for k, v in self.specialize.items()},
                 "buckets": None if self.buckets is None
                 else {k: list(v) for k, v in self.buckets.items()},
-                "check_first_call": self.check_first_call}
+                "check_first_call": self.check_first_call, "threads": self.threads}
+
+
+def _with_threads(target: targets.Target, threads: Any) -> targets.Target:
+    """`target` run on `threads` CPU threads: one (its own, IREE's local-sync device) or more
+    (IREE's local-task device, each dispatch's code distributed for that many)."""
+    if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= MAX_THREADS:
+        raise OptionError(f"threads must be an int from 1 to {MAX_THREADS}, got {threads!r}")
+    if threads == 1:
+        return target
+    if target.backend != "llvm-cpu":
+        raise OptionError(f"threads={threads}: only llvm-cpu modules run on more than one "
+                          f"thread (the {target.backend} backend runs on its device)")
+    flags = tuple(f for f in target.flags if not f.startswith(THREADS_FLAG))
+    return replace(target, driver="local-task", flags=(*flags, f"{THREADS_FLAG}{threads}"))
 
 
 def _sizes(sizes: Mapping[str, Sequence[int]]) -> dict[str, tuple[int, ...]]:

@@ -124,3 +124,35 @@ def test_a_graph_mode_module_serves_many_threads(cond_model, cond_compiled):
             cases.append(((x,), cond_model(x)))
     errors, wrong = _hammer(cond_compiled, cases)
     assert errors == [] and wrong == []
+
+
+def test_a_module_compiled_for_two_threads_runs_on_local_task(tmp_path):
+    """`threads=2`: IREE's local-task device and code distributed for two threads, recorded
+    in the manifest; every exit of a data-dependent early exit right, also after loading."""
+    torch.manual_seed(0)
+    model = rm.EarlyExit().eval()
+    compiled = dync.compile(model, (torch.randn(2, 8),),
+                            dynamic_shapes=({0: Dim("b", min=1, max=16)},), threads=2,
+                            cache=False)
+    assert compiled.manifest.driver == "local-task"
+    assert "--iree-llvmcpu-number-of-threads=2" in compiled.report.flags
+    assert "--iree-llvmcpu-number-of-threads=1" not in compiled.report.flags
+    inputs = [torch.randn(b, 8) * s for b in (1, 5) for s in (0.1, 3.0, -3.0)]
+    loaded = dync.load(compiled.save(tmp_path / "m.vmfb"))
+    assert loaded.manifest.driver == "local-task"
+    for x in inputs:
+        with torch.no_grad():
+            want = model(x)
+        torch.testing.assert_close(compiled(x), want, rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(loaded(x), want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("threads", [0, -1, 2.5, True, "2"])
+def test_threads_must_be_a_positive_int(threads):
+    with pytest.raises(dync.OptionError, match="threads must be an int"):
+        dync.compile(rm.EarlyExit().eval(), (torch.randn(2, 8),), threads=threads)
+
+
+def test_threads_are_for_cpu_modules():
+    with pytest.raises(dync.OptionError, match="only llvm-cpu modules"):
+        dync.compile(rm.EarlyExit().eval(), (torch.randn(2, 8),), backend="cuda", threads=2)
