@@ -100,8 +100,10 @@ def compile(  # noqa: A001 - the public name is fixed by the design
       threads: CPU threads the module runs on (llvm-cpu). 1 (default): IREE's local-sync
         device, code for one thread. More: IREE's local-task device (its workers, one per
         core by default) with each dispatch's code distributed for that many threads; the
-        module's driver is recorded in its manifest. Pays on large dispatches (an early-exit
-        ResNet-50 over 4 images: 55.7 -> 32.2 ms on 2 cores); tiny ones can run slower.
+        module's driver is recorded in its manifest. It pays on some modules and not others
+        with IREE 3.13 (2 cores: an early-exit ResNet-50's first exit over 4 images 55.7 ->
+        37.9 ms, BERT-base over 512 tokens 628 -> 661 ms; BENCHMARKS.md "Realistic sizes,
+        2 threads"), hence one by default.
 
     Compilation is a chain of stages, each of which may fail: import (rewrite and export),
     dync's passes, IREE, the first call. With `mode="auto"` a failure of the whole graph at
