@@ -1,5 +1,6 @@
 """The `dync` and `dync-opt` command lines, run as a user runs them."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -124,6 +125,19 @@ def test_compile_package_module_factory(tmp_path):
     result = run("dync", "compile", "examples.early_exit:build", "-o", str(out), "-q")
     assert result.returncode == 0, result.stderr
     assert out.is_file()
+
+
+def test_compile_for_two_threads(tmp_path):
+    """`--threads 2`: the saved module's manifest names IREE's local-task device; a bad
+    count is a clear error."""
+    out = tmp_path / "t.vmfb"
+    result = run("dync", "compile", "examples/early_exit.py:build", "-o", str(out), "-q",
+                 "--threads", "2")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(out.with_suffix(".manifest.json").read_text())["driver"] == "local-task"
+    bad = run("dync", "compile", "examples/early_exit.py:build", "--threads", "0")
+    assert bad.returncode == 1 and "threads must be an int" in bad.stderr
+    assert "Traceback" not in bad.stderr
 
 
 def test_compile_with_specialized_versions(tmp_path):
