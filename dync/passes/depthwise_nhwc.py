@@ -33,17 +33,13 @@ from __future__ import annotations
 from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, tensor
 
-from ..analysis.layout import maybe_transposed
-from ..analysis.op_facts import window
-from ..analysis.op_kinds import CONVOLUTIONS_2D
+from ..analysis.layout import constant_window
 from ..dialects.literals import erase_if_unused, readable, transformed_literal
-from ..dialects.symbolic import FLOAT_ELEMENTS, element_type, type_dims
+from ..dialects.symbolic import type_dims
 from ..dialects.torch_ops import (
     TorchBuilder,
     bind_from,
     builtin_type,
-    constant_int,
-    constant_int_list,
     create,
     defining,
     float_constant,
@@ -56,24 +52,14 @@ from .pipeline import HostCpuPass
 
 def _depthwise(conv: ir.Operation) -> tuple[list[int], list[int], list[int]] | None:
     """(stride, padding, dilation) of a depthwise convolution this pass rewrites, else None."""
-    facts = window(conv.name)
-    if conv.name not in CONVOLUTIONS_2D or facts is None or facts.groups is None \
-            or maybe_transposed(conv):
+    found = constant_window(conv)
+    if found is None:
         return None
-    x, weight = (type_dims(v.type) for v in conv.operands[:2])
-    if x is None or weight is None or len(x) != 4 or len(weight) != 4 or None in weight \
-            or x[1] is None or type_dims(conv.results[0].type) is None:
+    channels, weight = type_dims(conv.operands[0].type)[1], type_dims(conv.operands[1].type)
+    if found.groups < 2 or found.groups != channels or weight[1] != 1 \
+            or weight[0] % found.groups or not readable(conv.operands[1]):
         return None
-    groups = constant_int(conv.operands[facts.groups])
-    if groups is None or groups < 2 or groups != x[1] or weight[1] != 1 or weight[0] % groups:
-        return None
-    if element_type(conv.operands[0].type) not in FLOAT_ELEMENTS or not readable(conv.operands[1]):
-        return None
-    found = [constant_int_list(conv.operands[i])
-             for i in (facts.stride, facts.padding, facts.dilation)]
-    if any(v is None or len(v) != 2 for v in found):
-        return None
-    return found[0], found[1], found[2]
+    return found.stride, found.padding, found.dilation
 
 
 def _in_nhwc(conv: ir.Operation, stride: list[int], padding: list[int], dilation: list[int],

@@ -47,15 +47,11 @@ from __future__ import annotations
 
 from iree.compiler import ir
 
-from ..analysis.layout import maybe_transposed
-from ..analysis.op_facts import window
-from ..analysis.op_kinds import CONVOLUTIONS_2D
+from ..analysis.layout import constant_window
 from ..dialects.literals import LITERAL, erase_if_unused, readable, transformed_literal
-from ..dialects.symbolic import FLOAT_ELEMENTS, element_type, type_dims
+from ..dialects.symbolic import type_dims
 from ..dialects.torch_ops import (
     TorchBuilder,
-    constant_int,
-    constant_int_list,
     defining,
     float_constant,
     int_list,
@@ -75,29 +71,18 @@ _PAST_THE_END = 2**62  # a slice end torch clamps to the dim's size
 def _window(conv: ir.Operation) -> tuple[list[int], list[int], list[int]] | None:
     """(stride, padding, dilation) of a convolution `conv` computed as a matmul; None if it
     is not one (see the module's docstring)."""
-    facts = window(conv.name)
-    if conv.name not in CONVOLUTIONS_2D or facts is None or maybe_transposed(conv):
+    found = constant_window(conv)
+    if found is None or found.groups != 1:
         return None
-    x, weight = (type_dims(v.type) for v in conv.operands[:2])
-    out = type_dims(conv.results[0].type)
-    if x is None or weight is None or out is None or len(x) != 4 or len(weight) != 4 \
-            or None in weight or weight[1] < MIN_CHANNELS:
+    weight, out = type_dims(conv.operands[1].type), type_dims(conv.results[0].type)
+    if weight[1] < MIN_CHANNELS or defining(conv.operands[1], LITERAL) is None:
         return None
     pointwise = weight[2] * weight[3] == 1
     if not pointwise and (None in out[2:] or out[2] * out[3] >= weight[0]):
         return None  # an image's columns would outweigh the filter
-    if element_type(conv.operands[0].type) not in FLOAT_ELEMENTS \
-            or defining(conv.operands[1], LITERAL) is None:
-        return None
-    if facts.groups is None or constant_int(conv.operands[facts.groups]) != 1:
-        return None
-    found = [constant_int_list(conv.operands[i])
-             for i in (facts.stride, facts.padding, facts.dilation)]
-    if any(v is None or len(v) != 2 for v in found):
-        return None
-    if pointwise and found[0] == [1, 1]:
+    if pointwise and found.stride == [1, 1]:
         return None  # IREE runs it as a matmul itself
-    return found[0], found[1], found[2]
+    return found.stride, found.padding, found.dilation
 
 
 def _as_matmul(conv: ir.Operation, stride: list[int], padding: list[int],
