@@ -181,11 +181,13 @@ def section(rows: list[Row], compile_seconds: dict[str, float], threads: int = 1
 
     geo = math.exp(statistics.mean(math.log(r.eager_ms / r.dync_ms) for r in rows))
     command = "python -m benchmarks realistic" + (f" --threads {threads}" if threads > 1 else "")
-    device = ("**one thread** for both (torch {} with `torch.set_num_threads(1)`, IREE "
-              "`local-sync`" if threads == 1 else f"**{threads} threads** for both (torch {{}} "
-              f"with `torch.set_num_threads({threads})`, `dync.compile(..., threads={threads})`: "
-              f"IREE `local-task`, code distributed for {threads} threads").format(
-                  torch.__version__)
+    if threads == 1:
+        device = (f"**one thread** for both (torch {torch.__version__} with "
+                  "`torch.set_num_threads(1)`, IREE `local-sync`")
+    else:
+        device = (f"**{threads} threads** for both (torch {torch.__version__} with "
+                  f"`torch.set_num_threads({threads})`, `dync.compile(..., threads={threads})`: "
+                  f"IREE `local-task`, code distributed for {threads} threads")
     lines = [heading(threads), "",
              f"Measured on {stamp()} with `{command}`. Host CPU: {host_cpu()}; {device}, code "
              "for `--iree-llvmcpu-target-cpu=host`). Cold compile: "

@@ -41,9 +41,8 @@ from iree.compiler import ir
 from ..dialects.dync_ir import DATA_TILING, read_flags
 from ..dialects.symbolic import FLOAT_ELEMENTS, element_type, type_dims
 from ..dialects.torch_ops import (
-    BIND,
     TorchBuilder,
-    bindings,
+    bind_from,
     constant_int,
     float_constant,
     vtensor_type,
@@ -147,27 +146,22 @@ class _Binding:
     or ``floordiv(r, ROWS)`` blocks); nothing where the input has none."""
 
     def __init__(self, x: ir.Value, ceil: bool):
-        found = bindings(x)[:1]
-        self.bind_op = found[0] if found else None
+        self.x = x
         self.divide = ir.AffineCeilDivExpr if ceil else ir.AffineFloorDivExpr
 
     def bind(self, *values: ir.Value, ip: ir.InsertionPoint, rows: str = "whole") -> None:
         """Bind `values` with the input's shape, its rows as `rows` says: ``whole`` (the
         blocks' rows), ``nested`` (blocks x ROWS), ``rest`` (the rows after the blocks)."""
-        if self.bind_op is None:
-            return
-        exprs = list(ir.AffineMapAttr(self.bind_op.attributes["shape_expressions"]).value.results)
-        symbols = list(self.bind_op.operands)[1:]
-        block = ir.AffineConstantExpr.get(ROWS)
-        blocks = self.divide.get(exprs[-2], block)
-        middle = {"whole": [ir.AffineMulExpr.get(blocks, block)], "nested": [blocks, block],
-                  "rest": [ir.AffineModExpr.get(exprs[-2], block)]}[rows]
-        shape = [*exprs[:-2], *middle, exprs[-1]]
+
+        def shape(exprs: list) -> list:
+            block = ir.AffineConstantExpr.get(ROWS)
+            blocks = self.divide.get(exprs[-2], block)
+            middle = {"whole": [ir.AffineMulExpr.get(blocks, block)], "nested": [blocks, block],
+                      "rest": [ir.AffineModExpr.get(exprs[-2], block)]}[rows]
+            return [*exprs[:-2], *middle, exprs[-1]]
+
         for value in values:
-            ir.Operation.create(BIND, operands=[value, *symbols], attributes={
-                "shape_expressions": ir.AffineMapAttr.get(ir.AffineMap.get(0, len(symbols),
-                                                                           shape))},
-                loc=self.bind_op.location, ip=ip)
+            bind_from(value, self.x, shape, ip)
 
 
 class SoftmaxRowBlocks(HostCpuPass):

@@ -43,6 +43,7 @@ from ..dialects.torch_ops import (
     constant_int_list,
     defining,
     float_constant,
+    int_list,
     owner,
     vtensor_type,
 )
@@ -107,8 +108,7 @@ def _two_steps(op: ir.Operation) -> ir.Value:
         return value
 
     def ints(*values: int) -> ir.Value:
-        return b("torch.prim.ListConstruct", ir.Type.parse("!torch.list<int>"),
-                 *(b.int(v) for v in values))
+        return int_list(list(values), b.ip, b.loc)
 
     def reduced(y: ir.Value, dims: list[int | None]) -> ir.Value:
         tail = [] if reduce == "torch.aten.amax" else [b.none]

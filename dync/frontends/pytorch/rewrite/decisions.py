@@ -60,6 +60,13 @@ def _tracing() -> bool:
     return torch.compiler.is_exporting()
 
 
+def _as_int(value: Any) -> int | None:
+    """`value` as a Python int when it is one or a symbolic int known to be constant."""
+    if isinstance(value, torch.SymInt):
+        return value.node.maybe_as_int()
+    return int(value) if isinstance(value, int) else None
+
+
 def _is_dynamic(value: Any) -> bool:
     return _tracing() and isinstance(value, torch.Tensor | torch.SymBool | torch.SymInt | torch.SymFloat)
 

@@ -20,6 +20,7 @@ import torch
 from torch.fx.experimental.symbolic_shapes import statically_known_true
 
 from ....errors import UnsupportedConstructError
+from .decisions import _as_int
 
 
 @dataclass(frozen=True)
@@ -35,10 +36,10 @@ class Growth:
 
     def buffer(self, value: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(buffer, length) holding `value`, the tensor before the loop."""
-        size = value.shape[self.dim]
         shape = list(value.shape)
         shape[self.dim] = self.capacity
-        return self._written(value.new_zeros(shape), value), _as_length(size)
+        length = torch.scalar_tensor(value.shape[self.dim], dtype=torch.int64)
+        return self._written(value.new_zeros(shape), value), length
 
     def view(self, buffer: torch.Tensor, length: torch.Tensor, room: int = 0) -> torch.Tensor:
         """The valid prefix of `buffer`; `room` more must fit (an iteration's growth)."""
@@ -51,10 +52,9 @@ class Growth:
               length: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """`buffer` and `length` holding `grown`, an iteration's result for `before` (the
         `view` of `buffer` and `length`)."""
-        size, expected = grown.shape[self.dim], before.shape[self.dim] + self.step
-        if grown.dim() != before.dim() or not statically_known_true(size == expected) or any(
-                not statically_known_true(a == b) for d, (a, b)
-                in enumerate(zip(grown.shape, before.shape, strict=True)) if d != self.dim):
+        expected = before.shape[self.dim] + self.step
+        if _grown_dim(before, grown) != self.dim \
+                or not statically_known_true(grown.shape[self.dim] == expected):
             raise UnsupportedConstructError(
                 f"variable {self.name!r} in a data-dependent loop",
                 f"it grew by {self.step} along dim {self.dim} in the first iteration but not "
@@ -76,24 +76,24 @@ def growth(name: str, before: torch.Tensor, after: torch.Tensor, trips: int | No
            site: str) -> Growth | None:
     """How `after` (one probed iteration's value) grows `before`, when it grows along one dim
     by a static positive amount and `trips` bounds the loop; else None."""
-    if trips is None or before.dtype != after.dtype or before.dim() != after.dim():
+    dim = _grown_dim(before, after)
+    if trips is None or before.dtype != after.dtype or dim is None:
         return None
-    differ = [d for d, (a, b) in enumerate(zip(before.shape, after.shape, strict=True))
-              if not statically_known_true(a == b)]
-    if len(differ) != 1:
-        return None
-    dim = differ[0]
-    step = _static(after.shape[dim] - before.shape[dim])
+    step = _as_int(after.shape[dim] - before.shape[dim])
     least, most = _range(before.shape[dim])
     if step is None or step <= 0 or most is None:
         return None
     return Growth(name, dim, step, least, most + trips * step, site)
 
 
-def _static(value) -> int | None:
-    if isinstance(value, torch.SymInt):
-        return value.node.maybe_as_int()
-    return int(value)
+def _grown_dim(before: torch.Tensor, after: torch.Tensor) -> int | None:
+    """The one dim in which `after`'s shape may differ from `before`'s (of the same rank),
+    else None."""
+    if before.dim() != after.dim():
+        return None
+    differ = [d for d, (a, b) in enumerate(zip(before.shape, after.shape, strict=True))
+              if not statically_known_true(a == b)]
+    return differ[0] if len(differ) == 1 else None
 
 
 def _range(size) -> tuple[int, int | None]:
@@ -105,7 +105,3 @@ def _range(size) -> tuple[int, int | None]:
         return int(size), int(size)
     bounds = size.node.shape_env.bound_sympy(size.node.expr)
     return min(int(bounds.lower), 1), int(bounds.upper) if bounds.upper.is_finite else None
-
-
-def _as_length(size) -> torch.Tensor:
-    return torch.scalar_tensor(size, dtype=torch.int64)

@@ -39,7 +39,7 @@ from .crossing import (
     _same_shape,
     _untraced,
 )
-from .decisions import _as_pred, _is_dynamic, _recorder, _static_decision
+from .decisions import _as_int, _as_pred, _is_dynamic, _recorder, _static_decision
 from .growing import growth
 from .lifting import lifted as _lifted
 from .lifting import recording_usage
@@ -350,12 +350,6 @@ def for_range(bounds: tuple, body_fn: Callable, names: Sequence[str], values: tu
         return (*body_fn(args[-1], *state), args[-1] + step)
 
     return _while_loop(cond, body, (*names, "<loop index>"), (*values, first), site, trips)[:-1]
-
-
-def _as_int(value: Any) -> int | None:
-    if isinstance(value, torch.SymInt):
-        return value.node.maybe_as_int()
-    return int(value) if isinstance(value, int) else None
 
 
 def _upper_bound(count: Any, site: str) -> int | None:
