@@ -98,6 +98,11 @@ class Signature:
     def _tree(self) -> OutputTree | None:
         return None if self.output_tree is None else OutputTree(self.output_tree)
 
+    @functools.cached_property
+    def unsigned_outputs(self) -> bool:
+        """Whether an output is unsigned (IREE returns it as its signed twin)."""
+        return any(spec.dtype in _UNSIGNED for spec in self.outputs)
+
     def declared_dtypes(self, arrays: list) -> list:
         """A call's numpy results in the dtypes the signature declares: IREE computes unsigned
         integers signless and returns them as their signed twins (the same bytes), which are

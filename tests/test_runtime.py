@@ -252,3 +252,30 @@ def test_an_op_iree_computes_signed_runs_exact_on_unsigned_in_graph():
     compiled = dync.compile(_Unsigned(), (x,), mode="graph")
     for got, want in zip(compiled(x), _Unsigned()(x), strict=True):
         assert got.dtype == want.dtype and torch.equal(got, want)
+
+
+class _EveryKindOfResult(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("table", torch.arange(6, dtype=torch.float32))
+
+    def forward(self, x):
+        return (x > 0, x.to(torch.int64), x.to(torch.float16), x.abs().to(torch.uint8),
+                x.sum(), x[:0], self.table)
+
+
+def test_results_of_every_kind_are_the_callers_own():
+    """Results come out through DLPack on the CPU: every dtype, a 0-d and an empty result,
+    and a constant the module returns as it is are equal to eager, and each is a copy the
+    caller owns: writing into one changes no later call (the constant's buffer is IREE's)."""
+    model = _EveryKindOfResult()
+    x = torch.tensor([[1.5, -2.0, 3.0], [0.0, 7.0, -1.0]])
+    compiled = dync.compile(model, (x,), mode="graph", cache=False)
+    for as_numpy in (False, True):
+        got = compiled(x.numpy() if as_numpy else x)
+        for out, want in zip(got, model(x), strict=True):
+            out = torch.from_numpy(out) if as_numpy else out
+            assert out.dtype == want.dtype and out.shape == want.shape
+            torch.testing.assert_close(out, want, rtol=0, atol=0)
+            out.zero_()  # the caller's memory: nothing of the module's
+    torch.testing.assert_close(compiled(x)[-1], model.table, rtol=0, atol=0)

@@ -25,7 +25,7 @@ from ..errors import DyncError, InputError
 from ..keywords import Keywords
 from ..signature import Signature
 from .manifest import Manifest
-from .module import CompiledModule, _to_numpy
+from .module import CompiledModule, _tensor_array, _to_numpy
 from .versions import Versions
 
 Target = tuple[int, str]  # (id of the submodule, attribute)
@@ -123,6 +123,7 @@ class HostModule(CompiledModule):
             name: collections.Counter() for name, *_ in self._subdnns
         }
         self._targets: dict[Target, tuple[Any, str, Callable]] | None = None
+        self._subdnn_plans: dict[str, dict] = {name: {} for name, *_ in self._subdnns}
         self._targets_lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -160,18 +161,19 @@ class HostModule(CompiledModule):
         the model's Python. Raises `InputError` where the arguments are outside its signature."""
         for sub, _, signature, versions in self._subdnns:
             if sub == name:
-                return self._run(signature, versions, [_to_numpy(a) for a in args])
+                return self._run(name, signature, versions, [_to_numpy(a) for a in args])
         raise DyncError(f"this module has no sub-DNN {name!r}")
 
-    def _run(self, signature: Signature, versions: Versions, arrays: list, count=None) -> Any:
-        choice = versions.choose(signature.check_inputs(arrays))
-        return self._invoke(self._function(choice.function), signature,
-                            choice.arguments(arrays), as_torch=True, count=count)
+    def _run(self, name: str, signature: Signature, versions: Versions, arrays: list,
+             count: tuple[collections.Counter, str] | None = None) -> Any:
+        plan = self._plan(self._subdnn_plans[name], signature, versions, arrays)
+        return self._invoke(plan, signature, arrays, True, count)
 
     def _sub_dnn(self, name: str, signature: Signature, versions: Versions, original):
         import torch
 
         stats = self.stats[name]
+        compiled = (stats, "compiled")
         keywords = self._keywords.get(name)
         parameters = inspect.signature(original) if keywords else None
 
@@ -185,8 +187,8 @@ class HostModule(CompiledModule):
                 tensors = keywords.tensors_of(parameters, args, kwargs, is_tensor)
             if tensors is not None and all(is_tensor(a) for a in tensors):
                 try:
-                    return self._run(signature, versions, [_to_numpy(a) for a in tensors],
-                                     count=(stats, "compiled"))
+                    return self._run(name, signature, versions,
+                                     [_tensor_array(a) for a in tensors], compiled)
                 except InputError:
                     pass
             with self._lock:

@@ -9,6 +9,7 @@ import sys
 import threading
 import warnings
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,10 +30,21 @@ from ..report import Report
 from ..signature import Signature
 from .invoke import Function
 from .manifest import Manifest, digest, manifest_path
-from .versions import Versions
+from .versions import Choice, Versions
 
 # Backends whose modules contain machine code for a specific host architecture.
 _HOST_ARCH = {"arm": "aarch64"}
+# Plans kept per entry point: one per combination of argument shapes a module was called with.
+_PLANS_KEPT = 4096
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What a call with arguments of given dtypes and shapes runs."""
+
+    function: Function
+    choice: Choice
+    sizes: tuple[tuple[str, int], ...]  # the dynamic dims' values, as `seen_sizes` counts them
 
 
 class CompiledModule:
@@ -69,6 +81,7 @@ class CompiledModule:
         # How often each assignment of the dynamic dims was called, for `hot_sizes`.
         self.seen_sizes: collections.Counter[tuple[tuple[str, int], ...]] = collections.Counter()
         self.versions = Versions(manifest.entry, manifest.versions, manifest.signature)
+        self._plans: dict[tuple, _Plan] = {}
         self.run_time_fallbacks = 0
 
     @property
@@ -168,13 +181,10 @@ class CompiledModule:
 
     def _call(self, *args: Any) -> Any:
         flat = leaves(args)
-        as_torch = _any_torch(flat)
-        arrays = [_to_numpy(a) for a in flat]
-        bound = self.signature.check_inputs(arrays)
-        choice = self.versions.choose(bound)
-        result = self._invoke(self._function(choice.function), self.signature,
-                              choice.arguments(arrays), as_torch,
-                              count=(self.seen_sizes, tuple(sorted(bound.items()))))
+        arrays, as_torch = _host_arrays(flat)
+        plan = self._plan(self._plans, self.signature, self.versions, arrays)
+        result = self._invoke(plan, self.signature, arrays, as_torch,
+                              (self.seen_sizes, plan.sizes))
         if self._branch_sites:
             result, codes = result
             self.last_trace = [(self._branch_sites[c // 2], bool(c % 2))
@@ -188,22 +198,39 @@ class CompiledModule:
         several dims are dynamic)."""
         return most_frequent_sizes(self.seen_sizes, shapes)
 
-    def _invoke(self, function: Function, signature: Signature, arrays: list,
-                as_torch: bool, count: tuple[collections.Counter, Any] | None = None) -> Any:
-        """Run `function` on `arrays` (one call into the VM context at a time), counting the
-        call in `count` (a counter and its key) under the same lock."""
+    def _plan(self, plans: dict, signature: Signature, versions: Versions,
+              arrays: list[np.ndarray]) -> _Plan:
+        """What a call on `arrays` runs, worked out once per combination of their dtypes and
+        shapes (`plans` holds them): the signature's checks (an `InputError` for arguments
+        outside it), the version, the function."""
+        key = tuple((a.dtype, a.shape) for a in arrays)
+        plan = plans.get(key)
+        if plan is None:
+            bound = signature.check_inputs(arrays)
+            choice = versions.choose(bound)
+            plan = _Plan(self._function(choice.function), choice,
+                         tuple(sorted(bound.items())))
+            if len(plans) < _PLANS_KEPT:
+                plans[key] = plan
+        return plan
+
+    def _invoke(self, plan: _Plan, signature: Signature, arrays: list, as_torch: bool,
+                count: tuple[collections.Counter, Any] | None) -> Any:
+        """Run `plan` on `arrays` (one call into the VM context at a time), counting the call
+        in `count` (a counter and its key) under the same lock."""
+        arrays = plan.choice.arguments(arrays)
         try:
             with self._lock:
                 if count is not None:
                     count[0][count[1]] += 1
-                outputs = function(arrays)
+                outputs = plan.function(arrays)
         except (RuntimeError, IndexError, ValueError) as e:  # iree.runtime status errors
             raise _run_time_error(e) from e
-        outputs = signature.declared_dtypes(outputs)
+        if signature.unsigned_outputs:
+            outputs = signature.declared_dtypes(outputs)
         if as_torch:
-            import torch
-
-            outputs = [torch.from_numpy(o) for o in outputs]
+            from_numpy = sys.modules["torch"].from_numpy
+            outputs = [from_numpy(o) for o in outputs]
         return signature.nest_outputs(outputs)
 
     # -- persistence -----------------------------------------------------------------------
@@ -237,22 +264,39 @@ def _run_time_error(error: Exception) -> DyncError:
     return ModuleRunError(f"the compiled module failed at run time: {text}")
 
 
-def _any_torch(values: list) -> bool:
+def _host_arrays(values: list) -> tuple[list[np.ndarray], bool]:
+    """`values` (torch tensors or numpy arrays) as C-contiguous numpy arrays, and whether any
+    was a torch tensor (then results are torch tensors)."""
     # Without torch imported no argument can be a tensor: a deployed module needs no torch.
     torch = sys.modules.get("torch")
-    return torch is not None and any(isinstance(v, torch.Tensor) for v in values)
+    tensor = torch.Tensor if torch is not None else ()
+    arrays, as_torch = [], False
+    for value in values:
+        if isinstance(value, tensor):
+            as_torch = True
+            arrays.append(_tensor_array(value))
+        else:
+            arrays.append(_to_numpy(value))
+    return arrays, as_torch
+
+
+def _tensor_array(tensor: Any) -> np.ndarray:
+    if tensor.is_meta:
+        raise InputError("an input is on the meta device: it holds no data to compute on")
+    try:
+        array = tensor.numpy(force=True)
+    except TypeError as e:  # a dtype numpy lacks
+        raise InputError(f"{str(tensor.dtype).removeprefix('torch.')} inputs are not supported "
+                         "by the numpy bridge") from e
+    return array if array.flags.c_contiguous else np.asarray(array, order="C")
 
 
 def _to_numpy(value: Any) -> np.ndarray:
     if isinstance(value, np.ndarray):
-        return np.asarray(value, order="C")
+        return value if value.flags.c_contiguous else np.asarray(value, order="C")
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(value, torch.Tensor):
-        if value.dtype == torch.bfloat16:
-            raise InputError("bfloat16 inputs are not supported by the numpy bridge")
-        if value.is_meta:
-            raise InputError("an input is on the meta device: it holds no data to compute on")
-        return np.asarray(value.numpy(force=True), order="C")
+        return _tensor_array(value)
     raise InputError(f"inputs must be torch tensors or numpy arrays, got {type(value).__name__}")
 
 
