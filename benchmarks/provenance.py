@@ -75,21 +75,10 @@ def with_sections_kept(new: str, old: str, owned: frozenset[str]) -> str:
 
 
 def host_cpu() -> str:
-    """The CPU the figures come from: its model name, core count and widest x86 vector ISA
+    """The CPU the figures come from: its model name, core count and widest vector ISA
     (IREE's code generation, and so dync's speed, depends on it)."""
-    import platform
+    from dync import targets
 
-    name, flags = platform.processor() or platform.machine(), set()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                if key.strip() == "model name":
-                    name = value.strip()
-                elif key.strip() == "flags":
-                    flags = set(value.split())
-    except OSError:
-        pass
-    isa = next((label for flag, label in (("avx512f", "AVX-512"), ("avx2", "AVX2"),
-                                          ("asimd", "NEON")) if flag in flags), None)
+    name = targets.host_cpu()[0]
+    isa = {"avx512": "AVX-512", "avx2": "AVX2", "neon": "NEON"}.get(targets.host_vector_isa())
     return f"{name}, {os.cpu_count()} cores" + (f", {isa}" if isa else "")

@@ -39,7 +39,7 @@ def _compile_graph(job: _Job) -> CompiledModule:
                                                    job.args))
         request_versions(program.module, _buckets(options.buckets, program.signature),
                          BUCKET_ATTR)
-        set_backend(program.module, job.target.backend)
+        set_backend(program.module, job.target.backend, job.target.vector_isa)
         with _stage(report, "passes", say):
             run_pipeline(program.module, options.passes)
         versions = _compiled_versions(program.module)

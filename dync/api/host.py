@@ -68,7 +68,8 @@ def _compile_host(job: _Job, graph_error: DyncError | None) -> CompiledModule:
                 request_versions(sub.program.module,
                                  _buckets(options.buckets, sub.program.signature, check=False),
                                  BUCKET_ATTR)
-                set_backend(sub.program.module, job.target.backend)
+                set_backend(sub.program.module, job.target.backend,
+                            job.target.vector_isa)
                 try:
                     with _failures_of("passes"):
                         run_pipeline(sub.program.module, options.passes)

@@ -63,6 +63,11 @@ BACKEND_ATTR = _declare(
     "dync.backend", "module", "\"llvm-cpu\" | \"cuda\" | \"arm\"",
     ("dync.compile",), ("dync-fuse-padding", "dync-bias-pointwise-convs"),
     "the backend the module is compiled for, for passes whose rewrite pays off on one only")
+VECTOR_ISA_ATTR = _declare(
+    "dync.vector_isa", "module", "\"avx512\" | \"avx2\" | \"sse\" | \"neon\"",
+    ("dync.compile",), ("dync-im2col",),
+    "the widest vector extension the CPU code may use (the target preset's; \"host\" read "
+    "from this machine), for kernel choices measured to differ by it")
 PREPROCESSING_ATTR = _declare(
     "dync.iree_preprocessing", "module", "[\"<IREE preprocessing pass>\", ...]",
     ("dync-channels-last",), ("backend", "analysis.layout"),

@@ -32,6 +32,7 @@ from .attributes import (  # noqa: F401 - re-exported: dync_ir.<NAME>_ATTR
     SHAPE_ATTR,
     SUBDNNS_ATTR,
     SYMBOLS_ATTR,
+    VECTOR_ISA_ATTR,
 )
 
 _SYMBOL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -134,11 +135,15 @@ def module_flags(module: ir.Module | ir.Operation) -> tuple[str, ...]:
     return pipeline + tuple(read_flags(module))
 
 
-def set_backend(module: ir.Module | ir.Operation, backend: str) -> None:
-    """Record the backend `module` is compiled for (``dync.backend``), for passes whose
-    rewrites pay off, or are correct in IREE, on some backends only."""
+def set_backend(module: ir.Module | ir.Operation, backend: str,
+                vector_isa: str | None = None) -> None:
+    """Record the backend `module` is compiled for (``dync.backend``) and, for a CPU, the
+    widest vector extension its code may use (``dync.vector_isa``: "avx512", "avx2", ...),
+    for passes whose rewrites pay off, or are correct in IREE, on some targets only."""
     with _op(module).context:
         _op(module).attributes[BACKEND_ATTR] = ir.StringAttr.get(backend)
+        if vector_isa is not None:
+            _op(module).attributes[VECTOR_ISA_ATTR] = ir.StringAttr.get(vector_isa)
 
 
 def read_backend(module: ir.Module | ir.Operation) -> str:
@@ -146,6 +151,13 @@ def read_backend(module: ir.Module | ir.Operation) -> str:
     op = _op(module)
     return ir.StringAttr(op.attributes[BACKEND_ATTR]).value if BACKEND_ATTR in op.attributes \
         else "llvm-cpu"
+
+
+def read_vector_isa(module: ir.Module | ir.Operation) -> str | None:
+    """The vector extension recorded by `set_backend`; None when none was."""
+    op = _op(module)
+    return ir.StringAttr(op.attributes[VECTOR_ISA_ATTR]).value \
+        if VECTOR_ISA_ATTR in op.attributes else None
 
 
 def read_symbols(module: ir.Module | ir.Operation) -> dict[str, SymbolSpec]:

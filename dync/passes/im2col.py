@@ -4,8 +4,10 @@ input's windows (im2col).
 Reads: 2-D convolutions (`torch.aten.conv2d`, `torch.aten.convolution`, not transposed) with
 one group, at least `MIN_CHANNELS` input channels, a floating-point literal weight and
 constant stride, padding and dilation, in every function: those with a kernel larger than
-1×1 and fewer output pixels per image (static) than filters, and strided 1×1 ones; the
-module's backend (only ``llvm-cpu``).
+1×1 and fewer output pixels per image (static) than filters, and strided 1×1 ones; on a
+CPU whose vector extension (``dync.vector_isa``) is in `DIRECT_CONVOLUTION_SLOW` (AVX2, SSE),
+every other one with a kernel larger than 1×1 over a static H x W too; the module's backend
+(only ``llvm-cpu``).
 
 Writes: in place of each, the input permuted to NHWC and, per kernel offset, the
 ``N x Ho x Wo x C`` elements it reads: with a static H x W, strided slices of the rows and
@@ -16,7 +18,10 @@ offset: the slice itself); the columns flattened to rows and multiplied (`torch.
 the weight as a ``(kh*kw*C) x F`` matrix (a literal; for a literal too large to read here, a
 permute and a view of it, which IREE evaluates at compile time); the bias added; the product
 viewed as ``N x Ho x Wo x F`` and permuted back to NCHW. The batch may be dynamic (its size
-read from the columns).
+read from the columns). Where an image's columns would outweigh both its input and the
+filter (the AVX2 case), the output rows are split into horizontal strips whose columns do
+not (``ceil(columns / max(input, filter))`` strips), each strip's columns read and multiplied
+on their own, and the strips' products concatenated along H in NHWC.
 
 Why: IREE 3.13's CPU code for a direct convolution falls far behind on AVX2 when the channels
 are many and the image small: one thread, `x86-64-v3`, 3×3 256→256 at 14×14 ran 3.8 GFLOP/s
@@ -29,7 +34,12 @@ the deep layers of a CNN, where the direct code is worst): the same rewrite for 
 networks (64 filters at 8×8) would pass eager's peak. IREE has the rewrite too
 (``--iree-global-opt-use-im2col-for-convs``), for every convolution of a module: the suite's
 CNNs' peaks rose 2-4x (`tests/test_isolate_subdnns.py`: 860416 against 196608 bytes).
-Computing large images strip by strip, so that their columns stay small, is the next step.
+On AVX2 the direct code is slow on every shape — 3×3 64→64 at 56×56 and 128→128 at 28×28
+ran 33 GFLOP/s against eager's 122-127, at batch 1 and 8 — so there the early layers are
+matmuls too, strip by strip so that the columns never outweigh the input (9 strips for a
+3×3 convolution of stride 1): measured in BENCHMARKS.md "Kernels (AVX2)". On AVX-512 IREE's
+direct code is the faster one on these shapes (3×3 64→64 at 56×56, batch 8: 140 GFLOP/s
+direct, 95 as one matmul).
 
 Why slices of the unpadded input, and strided 1×1 convolutions: IREE fuses a padding into
 the dispatch that produces its input (the store lands inside the padded buffer) and a strided
@@ -45,9 +55,12 @@ CPU convolution schedules make it by shape.
 
 from __future__ import annotations
 
+import math
+
 from iree.compiler import ir
 
 from ..analysis.layout import constant_window
+from ..dialects.dync_ir import read_vector_isa
 from ..dialects.literals import LITERAL, erase_if_unused, readable, transformed_literal
 from ..dialects.symbolic import type_dims
 from ..dialects.torch_ops import (
@@ -64,74 +77,116 @@ from .pipeline import HostCpuPass
 # (one thread, python -m benchmarks ops): from 64 channels up the direct convolution ran at
 # 5-30% of eager and the matmul faster (docs in BENCHMARKS.md "Kernels (AVX2)").
 MIN_CHANNELS = 64
+# Vector extensions on which IREE 3.13's direct convolution code runs at a third of eager or
+# less on every shape (BENCHMARKS.md "Kernels (AVX2)"): there every convolution with
+# `MIN_CHANNELS` becomes a matmul, in strips where its columns would outweigh its input.
+DIRECT_CONVOLUTION_SLOW = frozenset({"avx2", "sse"})
 _NHWC, _NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
 _PAST_THE_END = 2**62  # a slice end torch clamps to the dim's size
 
 
-def _window(conv: ir.Operation) -> tuple[list[int], list[int], list[int]] | None:
-    """(stride, padding, dilation) of a convolution `conv` computed as a matmul; None if it
-    is not one (see the module's docstring)."""
+def _window(conv: ir.Operation, isa: str | None) -> tuple[list[int], list[int], list[int], int] | None:
+    """(stride, padding, dilation, strips) of a convolution `conv` computed as a matmul in
+    `strips` horizontal strips; None if it is not one (see the module's docstring)."""
     found = constant_window(conv)
     if found is None or found.groups != 1:
         return None
-    weight, out = type_dims(conv.operands[1].type), type_dims(conv.results[0].type)
+    x, weight, out = (type_dims(v.type) for v in (conv.operands[0], conv.operands[1],
+                                                   conv.results[0]))
     if weight[1] < MIN_CHANNELS or defining(conv.operands[1], LITERAL) is None:
         return None
     pointwise = weight[2] * weight[3] == 1
-    if not pointwise and (None in out[2:] or out[2] * out[3] >= weight[0]):
-        return None  # an image's columns would outweigh the filter
-    if pointwise and found.stride == [1, 1]:
-        return None  # IREE runs it as a matmul itself
-    return found.stride, found.padding, found.dilation
+    if pointwise:
+        if found.stride == [1, 1]:
+            return None  # IREE runs it as a matmul itself
+        return found.stride, found.padding, found.dilation, 1
+    if None in out[2:]:
+        return None
+    if out[2] * out[3] < weight[0]:  # an image's columns no larger than the filter
+        return found.stride, found.padding, found.dilation, 1
+    if isa not in DIRECT_CONVOLUTION_SLOW or None in x[2:]:
+        return None
+    columns = out[2] * out[3] * weight[1] * weight[2] * weight[3]
+    strips = min(out[2], math.ceil(columns / max(x[1] * x[2] * x[3], math.prod(weight))))
+    return found.stride, found.padding, found.dilation, strips
 
 
 def _as_matmul(conv: ir.Operation, stride: list[int], padding: list[int],
-               dilation: list[int], made: dict) -> None:
+               dilation: list[int], strips: int, made: dict) -> None:
     b = TorchBuilder(conv)
     x, weight, bias = conv.operands[0], conv.operands[1], conv.operands[2]
     n, c, h, w = type_dims(x.type)
     f, _, kh, kw = type_dims(weight.type)
     _, _, ho, wo = type_dims(conv.results[0].type)
     like = conv.results[0].type
+    bounds = [(0, ho)] if strips == 1 else [(ho * i // strips, ho * (i + 1) // strips)
+                                            for i in range(strips)]
 
     spans = None
     if None not in (h, w):
-        spans = [[_span(size, p, i, d, s, o) for i in range(k)]
-                 for size, p, d, s, o, k in zip((h, w), padding, dilation, stride, (ho, wo),
-                                                 (kh, kw), strict=True)]
-        if any(span is None for per_dim in spans for span in per_dim):
+        spans = [([_span(h, padding[0], i, dilation[0], stride[0], start, end)
+                   for i in range(kh)] for start, end in bounds),
+                 [_span(w, padding[1], j, dilation[1], stride[1], 0, wo) for j in range(kw)]]
+        spans[0] = list(spans[0])
+        if any(span is None for per_dim in (*spans[0], spans[1]) for span in per_dim):
             spans = None
+    if spans is None and strips > 1:
+        return  # a strip would read only padding at some kernel offset: left direct
+    matrix = _matrix(b, weight, made)
     if spans is not None:
         x = _nhwc(b, x, like)
-        columns = []
-        for rows in spans[0]:
-            sliced = _read(b, x, 1, rows, stride[0], like)
-            columns += [_border(b, _read(b, sliced, 2, cols, stride[1], like), rows, cols, like)
-                        for cols in spans[1]]
+        parts = [_strip_product(b, x, rows, spans[1], stride, matrix, bias, like)
+                 for rows in spans[0]]
     else:
-        columns = _padded_patches(b, x, (kh, kw), stride, padding, dilation, like)
-    k = kh * kw * c
+        parts = [_product(b, _padded_patches(b, x, (kh, kw), stride, padding, dilation, like),
+                          matrix, bias, like)]
+    if len(parts) == 1:
+        nhwc = parts[0]
+    else:
+        listed = b("torch.prim.ListConstruct", ir.Type.parse("!torch.list<vtensor>"), *parts)
+        nhwc = b("torch.aten.cat", vtensor_type(like, (n, ho, wo, f)), listed, b.int(1))
+    result = b("torch.aten.permute", like, nhwc, int_list(_NCHW, b.ip, b.loc))
+    conv.results[0].replace_all_uses_with(result)
+    conv.erase()
+    erase_if_unused(weight)
+
+
+def _strip_product(b: TorchBuilder, x: ir.Value, row_spans: list, col_spans: list,
+                   stride: list[int], matrix: ir.Value, bias: ir.Value,
+                   like: ir.Type) -> ir.Value:
+    """The NHWC output rows that `row_spans` (one `_span` per kernel row) cover, from NHWC
+    `x`: each kernel offset's elements read inside `x` and zero-padded where it reads the
+    padding, multiplied by `matrix`."""
+    columns = []
+    for rows in row_spans:
+        sliced = _read(b, x, 1, rows, stride[0], like)
+        columns += [_border(b, _read(b, sliced, 2, cols, stride[1], like), rows, cols, like)
+                    for cols in col_spans]
+    return _product(b, columns, matrix, bias, like)
+
+
+def _product(b: TorchBuilder, columns: list[ir.Value], matrix: ir.Value, bias: ir.Value,
+             like: ir.Type) -> ir.Value:
+    """`N x r x Wo x F`: the columns (one `N x r x Wo x C` per kernel offset) concatenated
+    along the channels, flattened to rows, multiplied by `matrix` and the bias added."""
+    n, r, wo, c = type_dims(columns[0].type)
+    k, f = type_dims(matrix.type)
     if len(columns) == 1:
         cols = columns[0]
     else:
         listed = b("torch.prim.ListConstruct", ir.Type.parse("!torch.list<vtensor>"), *columns)
-        cols = b("torch.aten.cat", vtensor_type(like, (n, ho, wo, k)), listed, b.int(3))
-    m = None if None in (n, ho, wo) else n * ho * wo
+        cols = b("torch.aten.cat", vtensor_type(like, (n, r, wo, k)), listed, b.int(3))
+    m = None if None in (n, r, wo) else n * r * wo
     rows_of = b("torch.aten.flatten.using_ints", vtensor_type(like, (m, k)), cols, b.int(0),
                 b.int(2))
-    matrix = _matrix(b, weight, made)
     product = b("torch.aten.mm", vtensor_type(like, (m, f)), rows_of, matrix)
     if defining(bias, "torch.constant.none") is None:
         product = b("torch.aten.add.Tensor", product.type, product, bias, b.int(1))
     sizes = [b.int(d) if d is not None else
              b("torch.aten.size.int", ir.Type.parse("!torch.int"), cols, b.int(axis))
-             for axis, d in enumerate((n, ho, wo))]
-    nhwc = b("torch.aten.view", vtensor_type(like, (n, ho, wo, f)), product,
+             for axis, d in enumerate((n, r, wo))]
+    return b("torch.aten.view", vtensor_type(like, (n, r, wo, f)), product,
              b("torch.prim.ListConstruct", ir.Type.parse("!torch.list<int>"), *sizes, b.int(f)))
-    result = b("torch.aten.permute", like, nhwc, int_list(_NCHW, b.ip, b.loc))
-    conv.results[0].replace_all_uses_with(result)
-    conv.erase()
-    erase_if_unused(weight)
 
 
 def _padded_patches(b: TorchBuilder, x: ir.Value, kernel: tuple[int, int], stride: list[int],
@@ -173,16 +228,17 @@ def _nhwc(b: TorchBuilder, x: ir.Value, like: ir.Type) -> ir.Value:
     return b("torch.tensor_static_info_cast", vtensor_type(like, (n, h, w, c)), static)
 
 
-def _span(size: int, pad: int, index: int, dilation: int, stride: int,
-          out: int) -> tuple[int, int, int, int] | None:
-    """(first input index, count, zeros before, zeros after) of the outputs along one dim that
-    kernel offset `index` reads inside the unpadded input; None when it reads only padding."""
+def _span(size: int, pad: int, index: int, dilation: int, stride: int, start: int,
+          end: int) -> tuple[int, int, int, int] | None:
+    """(first input index, count, zeros before, zeros after) of outputs `start` to `end`
+    (exclusive) along one dim that kernel offset `index` reads inside the unpadded input; None
+    when it reads only padding."""
     offset = index * dilation - pad  # output o reads input o*stride + offset
-    first = max(0, -(offset // stride))
-    last = min(out - 1, (size - 1 - offset) // stride)
+    first = max(start, -(offset // stride))
+    last = min(end - 1, (size - 1 - offset) // stride)
     if last < first:
         return None
-    return first * stride + offset, last - first + 1, first, out - 1 - last
+    return first * stride + offset, last - first + 1, first - start, end - 1 - last
 
 
 def _read(b: TorchBuilder, x: ir.Value, dim: int, span: tuple[int, int, int, int],
@@ -236,8 +292,10 @@ class Im2col(HostCpuPass):
     summary = "convolutions with many input channels as one matmul over their windows (CPU)"
 
     def run_on_cpu(self, module: ir.Operation) -> None:
-        convolutions = [(op, found) for op in nested_ops(module) if (found := _window(op))]
+        isa = read_vector_isa(module)
+        convolutions = [(op, found) for op in nested_ops(module)
+                        if (found := _window(op, isa))]
         made: dict = {}
         with module.context, ir.Location.unknown():
-            for conv, (stride, padding, dilation) in convolutions:
-                _as_matmul(conv, stride, padding, dilation, made)
+            for conv, (stride, padding, dilation, strips) in convolutions:
+                _as_matmul(conv, stride, padding, dilation, strips, made)

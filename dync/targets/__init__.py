@@ -21,6 +21,9 @@ class Target:
     description: str
     driver: str
     flags: tuple[str, ...]
+    # The widest vector extension its code may use ("avx512", "avx2", "sse", "neon"), None
+    # where unknown (GPUs, a CPU whose features could not be read).
+    vector_isa: str | None = None
 
 
 @cache
@@ -63,4 +66,35 @@ def resolve(backend: str = "llvm-cpu", target: str | None = None) -> Target:
         description=preset["description"],
         driver=data["driver"],
         flags=tuple(data["flags"]) + tuple(preset["flags"]),
+        vector_isa=host_vector_isa() if preset.get("isa") == "host" else preset.get("isa"),
     )
+
+
+# /proc/cpuinfo flag -> the vector extension it names, widest first.
+_ISA_FLAGS = (("avx512f", "avx512"), ("avx2", "avx2"), ("sse4_2", "sse"), ("asimd", "neon"))
+
+
+@cache
+def host_cpu() -> tuple[str, frozenset[str]]:
+    """This machine's CPU model name and feature flags, from /proc/cpuinfo (empty where it
+    cannot be read)."""
+    import platform
+
+    name, flags = platform.processor() or platform.machine(), frozenset()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == "model name":
+                    name = value.strip()
+                elif key.strip() in ("flags", "Features"):
+                    flags = frozenset(value.split())
+    except OSError:
+        pass
+    return name, flags
+
+
+def host_vector_isa() -> str | None:
+    """The widest vector extension of this machine's CPU, as `Target.vector_isa` names it."""
+    flags = host_cpu()[1]
+    return next((isa for flag, isa in _ISA_FLAGS if flag in flags), None)

@@ -106,3 +106,53 @@ func.func @pointwise_strided(%arg0: !torch.vtensor<[1,64,4,6],f32>, %arg1: !torc
   %1 = torch.aten.conv2d %arg1, %w, %none, %stride, %zeros, %ones, %int1 : !torch.vtensor<[1,64,?,?],f32>, !torch.vtensor<[8,64,1,1],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[1,8,?,?],f32>
   return %0, %1 : !torch.vtensor<[?,8,2,3],f32>, !torch.vtensor<[1,8,?,?],f32>
 }
+
+// -----
+
+// On AVX2 (`dync.vector_isa`), where IREE's direct convolution runs at a third of eager, a
+// convolution whose columns outweigh its filter becomes a matmul too, in horizontal strips:
+// 3×3 over 64 channels at 6×4 into 8 filters has 24 × 576 columns per image, three times the
+// filter (4608), so three strips of two output rows. Each strip reads its rows inside the
+// input (the first strip's top kernel row one row of zeros, the last strip's bottom one),
+// multiplies its own columns, and the strips are concatenated along H in NHWC.
+// CHECK-LABEL: func.func @strips_on_avx2
+// CHECK-NOT:     torch.aten.conv2d
+// CHECK:         %[[X:.+]] = torch.aten.permute %arg0, {{.*}} -> !torch.vtensor<[?,6,4,64],f32>
+// CHECK:         %[[T0:.+]] = torch.aten.slice.Tensor %[[X]], %int1{{(_[0-9]+)?}}, %int0{{(_[0-9]+)?}}, %int1{{(_[0-9]+)?}}, %int1{{(_[0-9]+)?}} : {{.*}} -> !torch.vtensor<[?,1,4,64],f32>
+// CHECK:         torch.aten.cat {{.*}} -> !torch.vtensor<[?,2,4,576],f32>
+// CHECK:         %[[P0:.+]] = torch.aten.mm {{.*}} -> !torch.vtensor<[?,8],f32>
+// CHECK:         %[[S0:.+]] = torch.aten.view {{.*}} -> !torch.vtensor<[?,2,4,8],f32>
+// CHECK:         torch.aten.slice.Tensor %[[X]], %int1{{(_[0-9]+)?}}, %int1{{(_[0-9]+)?}}, %int3{{(_[0-9]+)?}}, %int1{{(_[0-9]+)?}} : {{.*}} -> !torch.vtensor<[?,2,4,64],f32>
+// CHECK:         %[[S1:.+]] = torch.aten.view {{.*}} -> !torch.vtensor<[?,2,4,8],f32>
+// CHECK:         %[[B2:.+]] = torch.aten.slice.Tensor %[[X]], %int1{{(_[0-9]+)?}}, %int5{{(_[0-9]+)?}}, %int6{{(_[0-9]+)?}}, %int1{{(_[0-9]+)?}} : {{.*}} -> !torch.vtensor<[?,1,4,64],f32>
+// CHECK:         %[[S2:.+]] = torch.aten.view {{.*}} -> !torch.vtensor<[?,2,4,8],f32>
+// CHECK:         %[[L:.+]] = torch.prim.ListConstruct %[[S0]], %[[S1]], %[[S2]] :
+// CHECK:         %[[Y:.+]] = torch.aten.cat %[[L]], %int1{{(_[0-9]+)?}} : {{.*}} -> !torch.vtensor<[?,6,4,8],f32>
+// CHECK:         torch.aten.permute %[[Y]], {{.*}} -> !torch.vtensor<[?,8,6,4],f32>
+module attributes {dync.vector_isa = "avx2"} {
+  func.func @strips_on_avx2(%arg0: !torch.vtensor<[?,64,6,4],f32>) -> !torch.vtensor<[?,8,6,4],f32> {
+    %w = torch.vtensor.literal(dense<1.0> : tensor<8x64x3x3xf32>) : !torch.vtensor<[8,64,3,3],f32>
+    %none = torch.constant.none
+    %int1 = torch.constant.int 1
+    %ones = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+    %0 = torch.aten.conv2d %arg0, %w, %none, %ones, %ones, %ones, %int1 : !torch.vtensor<[?,64,6,4],f32>, !torch.vtensor<[8,64,3,3],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[?,8,6,4],f32>
+    return %0 : !torch.vtensor<[?,8,6,4],f32>
+  }
+}
+
+// -----
+
+// The same convolution for AVX-512, where IREE's direct convolution is faster than these
+// matmuls (BENCHMARKS.md "Kernels"): left alone.
+// CHECK-LABEL: func.func @direct_on_avx512
+// CHECK:         torch.aten.conv2d
+module attributes {dync.vector_isa = "avx512"} {
+  func.func @direct_on_avx512(%arg0: !torch.vtensor<[?,64,6,4],f32>) -> !torch.vtensor<[?,8,6,4],f32> {
+    %w = torch.vtensor.literal(dense<1.0> : tensor<8x64x3x3xf32>) : !torch.vtensor<[8,64,3,3],f32>
+    %none = torch.constant.none
+    %int1 = torch.constant.int 1
+    %ones = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+    %0 = torch.aten.conv2d %arg0, %w, %none, %ones, %ones, %ones, %int1 : !torch.vtensor<[?,64,6,4],f32>, !torch.vtensor<[8,64,3,3],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[?,8,6,4],f32>
+    return %0 : !torch.vtensor<[?,8,6,4],f32>
+  }
+}
