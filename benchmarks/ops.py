@@ -15,20 +15,16 @@ and `--iree-llvmcpu-target-cpu`, run on `local-sync`.
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .isa import CHOICES, TARGET, code_for, rerun_held_to
+
 SECTION = "## Kernels"
 # BENCHMARKS.md's section for each `--isa`.
 HEADINGS = {"native": SECTION, "avx2": f"{SECTION} (AVX2)"}
-_AVX2_ENV = {"ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_ENABLE_INSTRUCTIONS": "AVX2"}
-# The code each `--isa` asks IREE for: dync's target preset and IREE alone's CPU name.
-_CPU = {"native": "host", "avx2": "x86-64-v3"}
 
 
 @dataclass(frozen=True)
@@ -159,10 +155,10 @@ def measure(op: Op, batch: int, isa: str, flags: tuple[str, ...] = (), say=print
     module, example = op.make(batch)
     try:
         start = time.perf_counter()
-        compiled = dync.compile(module, (example,), target=_CPU[isa], mode="graph",
+        compiled = dync.compile(module, (example,), target=TARGET[isa], mode="graph",
                                 extra_flags=flags)
         row.dync_compile_s = time.perf_counter() - start
-        iree = _iree_alone(module, example, _CPU[isa])
+        iree = _iree_alone(module, example, TARGET[isa])
     except Exception as e:  # noqa: BLE001 - a kernel that does not compile is a row, not a stop
         row.error = " ".join(str(e).split())[:200]
         say(f"[ops] {op.name} batch {batch}: {row.error}")
@@ -204,9 +200,7 @@ def section(rows: list[Row], isa: str, peak: float) -> str:
 
     from .provenance import host_cpu, stamp
 
-    code = {"native": "`--iree-llvmcpu-target-cpu=host`",
-            "avx2": "`x86-64-v3` (AVX2; eager held to AVX2 by `ONEDNN_MAX_CPU_ISA` and "
-                    "`MKL_ENABLE_INSTRUCTIONS`)"}[isa]
+    code = code_for(isa)
     lines = [HEADINGS[isa], "",
              f"Measured on {stamp()} with `python -m benchmarks ops --isa {isa}`. Host CPU: "
              f"{host_cpu()}; code for {code}; **one thread** for every contestant (torch "
@@ -236,7 +230,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks ops", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--batch", default="1,8", help="batch sizes, comma-separated (default 1,8)")
-    parser.add_argument("--isa", choices=sorted(_CPU), default="native",
+    parser.add_argument("--isa", choices=CHOICES, default="native",
                         help="native: the code IREE makes for this CPU; avx2: an AVX2 machine")
     parser.add_argument("--only", default="", metavar="SUBSTRING",
                         help="only the kernels whose name contains this")
@@ -246,11 +240,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="put the table into this file as its '## Kernels' (or '## Kernels "
                         "(AVX2)') section")
     args = parser.parse_args(argv)
-    if args.isa == "avx2" and any(os.environ.get(k) != v for k, v in _AVX2_ENV.items()):
-        env = {**os.environ, **_AVX2_ENV}
-        argv = sys.argv[1:] if argv is None else argv
-        sys.exit(subprocess.run([sys.executable, "-m", "benchmarks", "ops", *argv],
-                                env=env).returncode)
+    rerun_held_to(args.isa, "ops", argv)
 
     import torch
 

@@ -1,6 +1,7 @@
-"""`python -m benchmarks realistic [-o BENCHMARKS.md]`: dynamic networks at the sizes people
-deploy, compiled cold by dync with its defaults, checked against eager PyTorch and timed
-against it in the same process, at the same thread count (issue 33).
+"""`python -m benchmarks realistic [--threads N] [--isa native|avx2] [-o BENCHMARKS.md]`:
+dynamic networks at the sizes people deploy, compiled cold by dync with its defaults, checked
+against eager PyTorch and timed against it in the same process, at the same thread count and
+vector extension (issue 33; `--isa avx2`: `benchmarks.isa`).
 
 Models (each at every path that matters for its time):
 
@@ -30,6 +31,8 @@ import statistics
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from .isa import CHOICES, TARGET, code_for, rerun_held_to
 
 SECTION = "## Realistic sizes"
 SEQUENCES = (16, 128, 512)
@@ -72,7 +75,7 @@ def _tokens(length: int, seed: int):
 
 
 def _measure(name: str, variants, example: tuple, dynamic_shapes, inputs,
-             say, threads: int) -> tuple[list[Row], float]:
+             say, threads: int, isa: str) -> tuple[list[Row], float]:
     """Rows for each (path, model) of `variants`, compiled for `example` with
     `dynamic_shapes`, on each (size, args) of `inputs`, every result checked against eager
     first; and the cold compile time of the first variant (the others are the same graph
@@ -85,7 +88,7 @@ def _measure(name: str, variants, example: tuple, dynamic_shapes, inputs,
     for n, (path, model) in enumerate(variants):
         start = time.perf_counter()
         compiled = dync.compile(model, example, dynamic_shapes=dynamic_shapes, cache=False,
-                                threads=threads)
+                                threads=threads, target=TARGET[isa])
         if n == 0:
             seconds = time.perf_counter() - start
             say(f"[realistic] {name}: compiled in {seconds:.0f} s ({compiled.report.mode})")
@@ -99,13 +102,13 @@ def _measure(name: str, variants, example: tuple, dynamic_shapes, inputs,
     return rows, seconds
 
 
-def bert_base_deebert(say=print, threads: int = 1) -> tuple[list[Row], float]:
+def bert_base_deebert(say=print, threads: int = 1, isa: str = "native") -> tuple[list[Row], float]:
     from torch.export import Dim
 
     variants = [("all 12 layers", _bert_base(False)), ("first off-ramp exits", _bert_base(True))]
     inputs = [(f"{n} tokens", (_tokens(n, n),)) for n in SEQUENCES]
     return _measure("bert-base-deebert", variants, (_tokens(128, 0),),
-                    ({1: Dim("seq", min=2, max=512)},), inputs, say, threads)
+                    ({1: Dim("seq", min=2, max=512)},), inputs, say, threads, isa)
 
 
 def _resnet50(threshold: float):
@@ -124,7 +127,7 @@ def _resnet50(threshold: float):
     return model
 
 
-def resnet50_early_exit(say=print, threads: int = 1) -> tuple[list[Row], float]:
+def resnet50_early_exit(say=print, threads: int = 1, isa: str = "native") -> tuple[list[Row], float]:
     import torch
     from torch.export import Dim
 
@@ -133,10 +136,10 @@ def resnet50_early_exit(say=print, threads: int = 1) -> tuple[list[Row], float]:
     gen = torch.Generator().manual_seed(0)
     inputs = [(f"batch {b}", (torch.randn(b, 3, 224, 224, generator=gen),)) for b in BATCHES]
     return _measure("resnet50-early-exit", variants, (torch.randn(2, 3, 224, 224),),
-                    ({0: Dim("batch", min=1, max=8)},), inputs, say, threads)
+                    ({0: Dim("batch", min=1, max=8)},), inputs, say, threads, isa)
 
 
-def transformer_greedy(say=print, threads: int = 1) -> tuple[list[Row], float]:
+def transformer_greedy(say=print, threads: int = 1, isa: str = "native") -> tuple[list[Row], float]:
     import torch
     from torch.export import Dim
 
@@ -152,7 +155,7 @@ def transformer_greedy(say=print, threads: int = 1) -> tuple[list[Row], float]:
               for n in SOURCES]
     example = (torch.randint(3, VOCAB, (1, 16), generator=gen),)
     return _measure("transformer-greedy", variants, example,
-                    ({1: Dim("src", min=2, max=MAX_SRC)},), inputs, say, threads)
+                    ({1: Dim("src", min=2, max=MAX_SRC)},), inputs, say, threads, isa)
 
 
 MODELS = {"bert-base-deebert": bert_base_deebert, "resnet50-early-exit": resnet50_early_exit,
@@ -170,17 +173,20 @@ def _alternate(eager, ours, *args) -> tuple[float, float]:
     return statistics.median(times[0]) * 1e3, statistics.median(times[1]) * 1e3
 
 
-def heading(threads: int) -> str:
-    return SECTION if threads == 1 else f"{SECTION}, {threads} threads"
+def heading(threads: int, isa: str = "native") -> str:
+    text = SECTION if threads == 1 else f"{SECTION}, {threads} threads"
+    return text if isa == "native" else f"{text} ({isa.upper()})"
 
 
-def section(rows: list[Row], compile_seconds: dict[str, float], threads: int = 1) -> str:
+def section(rows: list[Row], compile_seconds: dict[str, float], threads: int = 1,
+            isa: str = "native") -> str:
     import torch
 
     from .provenance import host_cpu, stamp
 
     geo = math.exp(statistics.mean(math.log(r.eager_ms / r.dync_ms) for r in rows))
-    command = "python -m benchmarks realistic" + (f" --threads {threads}" if threads > 1 else "")
+    command = ("python -m benchmarks realistic" + (f" --threads {threads}" if threads > 1 else "")
+               + (f" --isa {isa}" if isa != "native" else ""))
     if threads == 1:
         device = (f"**one thread** for both (torch {torch.__version__} with "
                   "`torch.set_num_threads(1)`, IREE `local-sync`")
@@ -188,9 +194,9 @@ def section(rows: list[Row], compile_seconds: dict[str, float], threads: int = 1
         device = (f"**{threads} threads** for both (torch {torch.__version__} with "
                   f"`torch.set_num_threads({threads})`, `dync.compile(..., threads={threads})`: "
                   f"IREE `local-task`, code distributed for {threads} threads")
-    lines = [heading(threads), "",
+    lines = [heading(threads, isa), "",
              f"Measured on {stamp()} with `{command}`. Host CPU: {host_cpu()}; {device}, code "
-             "for `--iree-llvmcpu-target-cpu=host`). Cold compile: "
+             f"for {code_for(isa)}). Cold compile: "
              + ", ".join(f"{m} {s:.0f} s" for m, s in compile_seconds.items())
              + f". Medians of {REPEATS} alternating calls; each result checked against eager "
              f"first. Geo-mean speedup over the rows: **{geo:.2f}×**.", "",
@@ -210,7 +216,11 @@ def main(argv: list[str] | None = None) -> None:
                         help="which models (default: all): " + ", ".join(MODELS))
     parser.add_argument("--threads", type=int, default=1, metavar="N",
                         help="threads for eager and dync alike (default 1); a table of its own")
+    parser.add_argument("--isa", choices=CHOICES, default="native",
+                        help="native: the code IREE makes for this CPU; avx2: an AVX2 machine "
+                        "(a table of its own)")
     args = parser.parse_args(argv)
+    rerun_held_to(args.isa, "realistic", argv)
     names = [n for n in args.models.split(",") if n]
     unknown = [n for n in names if n not in MODELS]
     if unknown:
@@ -223,11 +233,11 @@ def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(args.threads)
     rows, seconds = [], {}
     for name in names:
-        found, seconds[name] = MODELS[name](threads=args.threads)
+        found, seconds[name] = MODELS[name](threads=args.threads, isa=args.isa)
         rows += found
-    text = section(rows, seconds, args.threads)
+    text = section(rows, seconds, args.threads, args.isa)
     print(text)
     if args.output:
         current = args.output.read_text(encoding="utf-8") if args.output.exists() else ""
-        args.output.write_text(replace_section(current, heading(args.threads), text),
+        args.output.write_text(replace_section(current, heading(args.threads, args.isa), text),
                                encoding="utf-8")
