@@ -4,10 +4,11 @@ input's windows (im2col).
 Reads: 2-D convolutions (`torch.aten.conv2d`, `torch.aten.convolution`, not transposed) with
 one group, at least `MIN_CHANNELS` input channels, a floating-point literal weight and
 constant stride, padding and dilation, in every function: those with a kernel larger than
-1×1 and fewer output pixels per image (static) than filters, and strided 1×1 ones; on a
-CPU whose vector extension (``dync.vector_isa``) is in `DIRECT_CONVOLUTION_SLOW` (AVX2, SSE),
-every other one with a kernel larger than 1×1 over a static H x W too; the module's backend
-(only ``llvm-cpu``).
+1×1 and fewer output pixels per image (static) than filters, and strided 1×1 ones; every
+other one with a kernel larger than 1×1 over a static H x W too where the CPU's vector
+extension (``dync.vector_isa``) has it run faster so (`STRIPS_FROM_FILTERS`: on AVX2 and
+SSE all, on AVX-512 those with 128 filters or more); the module's backend (only
+``llvm-cpu``).
 
 Writes: in place of each, the input permuted to NHWC and, per kernel offset, the
 ``N x Ho x Wo x C`` elements it reads: with a static H x W, strided slices of the rows and
@@ -19,7 +20,7 @@ the weight as a ``(kh*kw*C) x F`` matrix (a literal; for a literal too large to 
 permute and a view of it, which IREE evaluates at compile time); the bias added; the product
 viewed as ``N x Ho x Wo x F`` and permuted back to NCHW. The batch may be dynamic (its size
 read from the columns). Where an image's columns would outweigh both its input and the
-filter (the AVX2 case), the output rows are split into horizontal strips whose columns do
+filter (those last ones), the output rows are split into horizontal strips whose columns do
 not (``ceil(columns / max(input, filter))`` strips), each strip's columns read and multiplied
 on their own, and the strips' products concatenated along H in NHWC.
 
@@ -37,9 +38,8 @@ CNNs' peaks rose 2-4x (`tests/test_isolate_subdnns.py`: 860416 against 196608 by
 On AVX2 the direct code is slow on every shape — 3×3 64→64 at 56×56 and 128→128 at 28×28
 ran 33 GFLOP/s against eager's 122-127, at batch 1 and 8 — so there the early layers are
 matmuls too, strip by strip so that the columns never outweigh the input (9 strips for a
-3×3 convolution of stride 1): measured in BENCHMARKS.md "Kernels (AVX2)". On AVX-512 IREE's
-direct code is the faster one on these shapes (3×3 64→64 at 56×56, batch 8: 140 GFLOP/s
-direct, 95 as one matmul).
+3×3 convolution of stride 1): measured in BENCHMARKS.md "Kernels (AVX2)". On AVX-512 the
+strips pay from 128 filters (`STRIPS_FROM_FILTERS`).
 
 Why slices of the unpadded input, and strided 1×1 convolutions: IREE fuses a padding into
 the dispatch that produces its input (the store lands inside the padded buffer) and a strided
@@ -77,10 +77,13 @@ from .pipeline import HostCpuPass
 # (one thread, python -m benchmarks ops): from 64 channels up the direct convolution ran at
 # 5-30% of eager and the matmul faster (docs in BENCHMARKS.md "Kernels (AVX2)").
 MIN_CHANNELS = 64
-# Vector extensions on which IREE 3.13's direct convolution code runs at a third of eager or
-# less on every shape (BENCHMARKS.md "Kernels (AVX2)"): there every convolution with
-# `MIN_CHANNELS` becomes a matmul, in strips where its columns would outweigh its input.
-DIRECT_CONVOLUTION_SLOW = frozenset({"avx2", "sse"})
+# Per vector extension, the fewest filters from which a convolution whose columns outweigh its
+# filter runs as matmuls over strips (one thread, `python -m benchmarks ops`): on AVX2 IREE
+# 3.13's direct code runs at a third of eager or less on every shape (BENCHMARKS.md "Kernels
+# (AVX2)"); on AVX-512 it is the faster one over 64 filters (3×3 64→64 at 56×56, batch 8: 140
+# GFLOP/s direct, 95 as one matmul) and the slower one from 128 (3×3 128→128 at 28×28, batch
+# 1/8: 129/138 direct, 176/163 in strips; eager 211/222). Other CPUs keep the direct code.
+STRIPS_FROM_FILTERS = {"avx2": 1, "sse": 1, "avx512": 128}
 _NHWC, _NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
 _PAST_THE_END = 2**62  # a slice end torch clamps to the dim's size
 
@@ -104,7 +107,7 @@ def _window(conv: ir.Operation, isa: str | None) -> tuple[list[int], list[int], 
         return None
     if out[2] * out[3] < weight[0]:  # an image's columns no larger than the filter
         return found.stride, found.padding, found.dilation, 1
-    if isa not in DIRECT_CONVOLUTION_SLOW or None in x[2:]:
+    if weight[0] < STRIPS_FROM_FILTERS.get(isa, math.inf) or None in x[2:]:
         return None
     columns = out[2] * out[3] * weight[1] * weight[2] * weight[3]
     strips = min(out[2], math.ceil(columns / max(x[1] * x[2] * x[3], math.prod(weight))))

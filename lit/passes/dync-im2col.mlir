@@ -143,7 +143,7 @@ module attributes {dync.vector_isa = "avx2"} {
 // -----
 
 // The same convolution for AVX-512, where IREE's direct convolution is faster than these
-// matmuls (BENCHMARKS.md "Kernels"): left alone.
+// matmuls below 128 filters (BENCHMARKS.md "Kernels"): left alone.
 // CHECK-LABEL: func.func @direct_on_avx512
 // CHECK:         torch.aten.conv2d
 module attributes {dync.vector_isa = "avx512"} {
@@ -154,5 +154,24 @@ module attributes {dync.vector_isa = "avx512"} {
     %ones = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
     %0 = torch.aten.conv2d %arg0, %w, %none, %ones, %ones, %ones, %int1 : !torch.vtensor<[?,64,6,4],f32>, !torch.vtensor<[8,64,3,3],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[?,8,6,4],f32>
     return %0 : !torch.vtensor<[?,8,6,4],f32>
+  }
+}
+
+// -----
+
+// On AVX-512 from 128 filters: 3×3 over 64 channels at 16×12 into 128 filters has 192 × 576
+// columns per image, 1.5 times the filter (73728): two strips of eight output rows.
+// CHECK-LABEL: func.func @strips_on_avx512
+// CHECK-NOT:     torch.aten.conv2d
+// CHECK-COUNT-2: torch.aten.mm {{.*}} -> !torch.vtensor<[?,128],f32>
+// CHECK:         torch.aten.cat {{.*}} -> !torch.vtensor<[?,16,12,128],f32>
+module attributes {dync.vector_isa = "avx512"} {
+  func.func @strips_on_avx512(%arg0: !torch.vtensor<[?,64,16,12],f32>) -> !torch.vtensor<[?,128,16,12],f32> {
+    %w = torch.vtensor.literal(dense<1.0> : tensor<128x64x3x3xf32>) : !torch.vtensor<[128,64,3,3],f32>
+    %none = torch.constant.none
+    %int1 = torch.constant.int 1
+    %ones = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+    %0 = torch.aten.conv2d %arg0, %w, %none, %ones, %ones, %ones, %int1 : !torch.vtensor<[?,64,16,12],f32>, !torch.vtensor<[128,64,3,3],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[?,128,16,12],f32>
+    return %0 : !torch.vtensor<[?,128,16,12],f32>
   }
 }
