@@ -88,7 +88,8 @@ _NHWC, _NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
 _PAST_THE_END = 2**62  # a slice end torch clamps to the dim's size
 
 
-def _window(conv: ir.Operation, isa: str | None) -> tuple[list[int], list[int], list[int], int] | None:
+def _window(conv: ir.Operation,
+            isa: str | None) -> tuple[list[int], list[int], list[int], int] | None:
     """(stride, padding, dilation, strips) of a convolution `conv` computed as a matmul in
     `strips` horizontal strips; None if it is not one (see the module's docstring)."""
     found = constant_window(conv)
@@ -125,21 +126,20 @@ def _as_matmul(conv: ir.Operation, stride: list[int], padding: list[int],
     bounds = [(0, ho)] if strips == 1 else [(ho * i // strips, ho * (i + 1) // strips)
                                             for i in range(strips)]
 
-    spans = None
+    row_spans = col_spans = None
     if None not in (h, w):
-        spans = [([_span(h, padding[0], i, dilation[0], stride[0], start, end)
-                   for i in range(kh)] for start, end in bounds),
-                 [_span(w, padding[1], j, dilation[1], stride[1], 0, wo) for j in range(kw)]]
-        spans[0] = list(spans[0])
-        if any(span is None for per_dim in (*spans[0], spans[1]) for span in per_dim):
-            spans = None
-    if spans is None and strips > 1:
+        row_spans = [[_span(h, padding[0], i, dilation[0], stride[0], start, end)
+                      for i in range(kh)] for start, end in bounds]
+        col_spans = [_span(w, padding[1], j, dilation[1], stride[1], 0, wo) for j in range(kw)]
+        if None in col_spans or any(None in per_strip for per_strip in row_spans):
+            row_spans = None
+    if row_spans is None and strips > 1:
         return  # a strip would read only padding at some kernel offset: left direct
     matrix = _matrix(b, weight, made)
-    if spans is not None:
+    if row_spans is not None:
         x = _nhwc(b, x, like)
-        parts = [_strip_product(b, x, rows, spans[1], stride, matrix, bias, like)
-                 for rows in spans[0]]
+        parts = [_strip_product(b, x, rows, col_spans, stride, matrix, bias, like)
+                 for rows in row_spans]
     else:
         parts = [_product(b, _padded_patches(b, x, (kh, kw), stride, padding, dilation, like),
                           matrix, bias, like)]
