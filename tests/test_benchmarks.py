@@ -141,3 +141,20 @@ def test_gpu_benchmark_checks_a_suite_model_against_eager(tmp_path):
     assert "error" not in row, row
     assert row["eta"] == 0.0 and row["delta"] <= -4
     assert row["dync_ms"] > 0 and row["eager_ms"] > 0 and row["dync_peak"] > 0
+
+
+def test_call_floor_benchmark_times_the_compiled_paths(monkeypatch):
+    """`python -m benchmarks calls` on a few calls: each step runs in host mode through its
+    sub-DNN (never the Python fallback: `measure` raises then) and in-graph, and the table has
+    a positive figure per contestant."""
+    from benchmarks import calls
+    from benchmarks.models._calls import steps
+
+    monkeypatch.setattr(calls, "CALLS", 50)
+    monkeypatch.setattr(calls, "ROUNDS", 2)
+    rows = calls.measure(say=lambda _: None)
+    assert [r.step for r in rows] == list(steps())
+    for row in rows:
+        assert min(row.eager_us, row.host_us, row.graph_us, row.invoke_us) > 0, row
+    text = calls.section(rows)
+    assert text.startswith(calls.SECTION) and "LSTM cell" in text
