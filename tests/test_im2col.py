@@ -83,12 +83,12 @@ def test_strided_convolutions_read_the_unpadded_input_and_match_eager(tmp_path):
 
 
 class EarlyLayers(nn.Module):
-    """A CNN's early layers, their columns far larger than their filters: 3×3, strided,
-    dilated with a bias, and a 5×3 kernel, over 64 channels at 20×14."""
+    """A CNN's early layers, their columns far larger than their filters: 3×3 from 16
+    channels, strided, dilated with a bias, and a 5×3 kernel, over 64 channels at 20×14."""
 
     def __init__(self):
         super().__init__()
-        self.plain = nn.Conv2d(64, 64, 3, padding=1, bias=False)
+        self.plain = nn.Conv2d(16, 64, 3, padding=1, bias=False)
         self.strided = nn.Conv2d(64, 64, 3, stride=2, padding=1)
         self.dilated = nn.Conv2d(64, 64, 3, padding=2, dilation=2)
         self.tall = nn.Conv2d(64, 64, (5, 3), padding=(1, 1), bias=False)
@@ -104,7 +104,7 @@ def test_on_avx2_early_convolutions_run_as_matmuls_in_strips_and_match_eager(tmp
     H."""
     torch.manual_seed(0)
     model = EarlyLayers().eval()
-    example = torch.randn(2, 64, 20, 14)
+    example = torch.randn(2, 16, 20, 14)
     batch = ({0: Dim("batch", min=1, max=8)},)
     compiled = dync.compile(model, (example,), dynamic_shapes=batch, mode="graph",
                             target="x86-64-v3", dump_ir=tmp_path / "avx2.mlir")
@@ -112,6 +112,6 @@ def test_on_avx2_early_convolutions_run_as_matmuls_in_strips_and_match_eager(tmp
     assert "torch.aten.conv2d " not in text and "torch.aten.convolution " not in text
     assert text.count("torch.aten.mm ") > 4, "more than one matmul per convolution: strips"
     with torch.no_grad():
-        for x in (torch.randn(1, 64, 20, 14), torch.randn(5, 64, 20, 14)):
+        for x in (torch.randn(1, 16, 20, 14), torch.randn(5, 16, 20, 14)):
             for got, expected in zip(compiled(x), model(x), strict=True):
                 torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-3)

@@ -2,13 +2,13 @@
 input's windows (im2col).
 
 Reads: 2-D convolutions (`torch.aten.conv2d`, `torch.aten.convolution`, not transposed) with
-one group, at least `MIN_CHANNELS` input channels, a floating-point literal weight and
-constant stride, padding and dilation, in every function: those with a kernel larger than
-1×1 and fewer output pixels per image (static) than filters, and strided 1×1 ones; every
-other one with a kernel larger than 1×1 over a static H x W too where the CPU's vector
-extension (``dync.vector_isa``) has it run faster so (`STRIPS_FROM_FILTERS`: on AVX2 and
-SSE all, on AVX-512 those with 128 filters or more); the module's backend (only
-``llvm-cpu``).
+one group, a floating-point literal weight and constant stride, padding and dilation, in
+every function: with at least `MIN_CHANNELS` input channels, those with a kernel larger than
+1×1 and fewer output pixels per image (static) than filters, and strided 1×1 ones; and every
+other one with a kernel larger than 1×1 over a static H x W where the CPU's vector extension
+(``dync.vector_isa``) has it run faster so (`STRIP_RULES`: on AVX2 and SSE those whose
+reduction kh*kw*C is at least 64, whatever their channels; on AVX-512 those with 64 channels
+and 128 filters or more); the module's backend (only ``llvm-cpu``).
 
 Writes: in place of each, the input permuted to NHWC and, per kernel offset, the
 ``N x Ho x Wo x C`` elements it reads: with a static H x W, strided slices of the rows and
@@ -39,7 +39,7 @@ On AVX2 the direct code is slow on every shape — 3×3 64→64 at 56×56 and 12
 ran 33 GFLOP/s against eager's 122-127, at batch 1 and 8 — so there the early layers are
 matmuls too, strip by strip so that the columns never outweigh the input (9 strips for a
 3×3 convolution of stride 1): measured in BENCHMARKS.md "Kernels (AVX2)". On AVX-512 the
-strips pay from 128 filters (`STRIPS_FROM_FILTERS`).
+strips pay from 128 filters (`STRIP_RULES`).
 
 Why slices of the unpadded input, and strided 1×1 convolutions: IREE fuses a padding into
 the dispatch that produces its input (the store lands inside the padded buffer) and a strided
@@ -56,6 +56,7 @@ CPU convolution schedules make it by shape.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from iree.compiler import ir
 
@@ -77,13 +78,31 @@ from .pipeline import HostCpuPass
 # (one thread, python -m benchmarks ops): from 64 channels up the direct convolution ran at
 # 5-30% of eager and the matmul faster (docs in BENCHMARKS.md "Kernels (AVX2)").
 MIN_CHANNELS = 64
-# Per vector extension, the fewest filters from which a convolution whose columns outweigh its
-# filter runs as matmuls over strips (one thread, `python -m benchmarks ops`): on AVX2 IREE
-# 3.13's direct code runs at a third of eager or less on every shape (BENCHMARKS.md "Kernels
-# (AVX2)"); on AVX-512 it is the faster one over 64 filters (3×3 64→64 at 56×56, batch 8: 140
-# GFLOP/s direct, 95 as one matmul) and the slower one from 128 (3×3 128→128 at 28×28, batch
-# 1/8: 129/138 direct, 176/163 in strips; eager 211/222). Other CPUs keep the direct code.
-STRIPS_FROM_FILTERS = {"avx2": 1, "sse": 1, "avx512": 128}
+
+
+@dataclass(frozen=True)
+class StripRule:
+    """Which convolutions whose columns outweigh their filter run as matmuls over strips on one
+    vector extension: those with at least `filters` filters, `channels` input channels and
+    `depth` = kh*kw*C (the matmul's reduction)."""
+
+    filters: int
+    channels: int
+    depth: int
+
+
+# Measured one thread at a time (`python -m benchmarks ops`; eager held to the same ISA). On
+# AVX2 IREE 3.13's direct code runs at a third of eager or less on nearly every shape
+# (BENCHMARKS.md "Kernels (AVX2)"), and strips win from a reduction of 64: 3×3 16→16 at 32×32,
+# batch 1/8, 0.55/0.43 -> 0.88/0.78 of eager, 32→32 at 56×56 0.30/0.30 -> 0.72/0.60, 8→16
+# at 64×64 0.56/0.47 -> 0.86/0.63, ResNet-50's 7×7/2 stem 3→64 0.45/0.66 -> 0.59/0.69;
+# 3×3 over 3 channels (depth 27) loses, 0.73/0.79 -> 0.47/0.55. On AVX-512 the direct code is
+# the faster one over 64 filters (3×3 64→64 at 56×56, batch 8: 140 GFLOP/s direct, 95 as one
+# matmul) and the slower one from 128 (3×3 128→128 at 28×28, batch 1/8: 129/138 direct,
+# 176/163 in strips; eager 211/222). Other CPUs (NEON, unknown) keep the direct code.
+STRIP_RULES = {"avx2": StripRule(filters=1, channels=1, depth=64),
+               "sse": StripRule(filters=1, channels=1, depth=64),
+               "avx512": StripRule(filters=128, channels=MIN_CHANNELS, depth=1)}
 _NHWC, _NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
 _PAST_THE_END = 2**62  # a slice end torch clamps to the dim's size
 
@@ -97,18 +116,20 @@ def _window(conv: ir.Operation,
         return None
     x, weight, out = (type_dims(v.type) for v in (conv.operands[0], conv.operands[1],
                                                    conv.results[0]))
-    if weight[1] < MIN_CHANNELS or defining(conv.operands[1], LITERAL) is None:
+    if defining(conv.operands[1], LITERAL) is None:
         return None
     pointwise = weight[2] * weight[3] == 1
     if pointwise:
-        if found.stride == [1, 1]:
-            return None  # IREE runs it as a matmul itself
+        if weight[1] < MIN_CHANNELS or found.stride == [1, 1]:
+            return None  # few channels, or IREE runs it as a matmul itself
         return found.stride, found.padding, found.dilation, 1
     if None in out[2:]:
         return None
-    if out[2] * out[3] < weight[0]:  # an image's columns no larger than the filter
-        return found.stride, found.padding, found.dilation, 1
-    if weight[0] < STRIPS_FROM_FILTERS.get(isa, math.inf) or None in x[2:]:
+    if weight[1] >= MIN_CHANNELS and out[2] * out[3] < weight[0]:
+        return found.stride, found.padding, found.dilation, 1  # columns within the filter
+    rule = STRIP_RULES.get(isa)
+    if (rule is None or None in x[2:] or weight[0] < rule.filters or weight[1] < rule.channels
+            or weight[1] * weight[2] * weight[3] < rule.depth):
         return None
     columns = out[2] * out[3] * weight[1] * weight[2] * weight[3]
     strips = min(out[2], math.ceil(columns / max(x[1] * x[2] * x[3], math.prod(weight))))

@@ -175,3 +175,32 @@ module attributes {dync.vector_isa = "avx512"} {
     return %0 : !torch.vtensor<[?,128,16,12],f32>
   }
 }
+
+// -----
+
+// On AVX2 the channels may be few where the matmul's reduction is not: 3×3 over 8 channels
+// (kh*kw*C = 72) at 8×8 into 16 filters becomes matmuls over strips; over 3 channels (27) it
+// stays direct.
+// CHECK-LABEL: func.func @few_channels_on_avx2
+// CHECK-NOT:     torch.aten.conv2d
+// CHECK:         torch.aten.mm {{.*}} -> !torch.vtensor<[?,16],f32>
+// CHECK-LABEL: func.func @shallow_on_avx2
+// CHECK:         torch.aten.conv2d
+module attributes {dync.vector_isa = "avx2"} {
+  func.func @few_channels_on_avx2(%arg0: !torch.vtensor<[?,8,8,8],f32>) -> !torch.vtensor<[?,16,8,8],f32> {
+    %w = torch.vtensor.literal(dense<1.0> : tensor<16x8x3x3xf32>) : !torch.vtensor<[16,8,3,3],f32>
+    %none = torch.constant.none
+    %int1 = torch.constant.int 1
+    %ones = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+    %0 = torch.aten.conv2d %arg0, %w, %none, %ones, %ones, %ones, %int1 : !torch.vtensor<[?,8,8,8],f32>, !torch.vtensor<[16,8,3,3],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[?,16,8,8],f32>
+    return %0 : !torch.vtensor<[?,16,8,8],f32>
+  }
+  func.func @shallow_on_avx2(%arg0: !torch.vtensor<[?,3,8,8],f32>) -> !torch.vtensor<[?,16,8,8],f32> {
+    %w = torch.vtensor.literal(dense<1.0> : tensor<16x3x3x3xf32>) : !torch.vtensor<[16,3,3,3],f32>
+    %none = torch.constant.none
+    %int1 = torch.constant.int 1
+    %ones = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+    %0 = torch.aten.conv2d %arg0, %w, %none, %ones, %ones, %ones, %int1 : !torch.vtensor<[?,3,8,8],f32>, !torch.vtensor<[16,3,3,3],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[?,16,8,8],f32>
+    return %0 : !torch.vtensor<[?,16,8,8],f32>
+  }
+}
