@@ -153,11 +153,10 @@ def main(argv: list[str] | None = None) -> None:
 
     import torch
 
-    from .provenance import replace_section
+    from .provenance import write_section
 
     torch.set_num_threads(1)
     text = section(measure())
     print(text)
     if args.output:
-        current = args.output.read_text(encoding="utf-8") if args.output.exists() else ""
-        args.output.write_text(replace_section(current, SECTION, text), encoding="utf-8")
+        write_section(args.output, SECTION, text)

@@ -244,7 +244,7 @@ def main(argv: list[str] | None = None) -> None:
 
     import torch
 
-    from .provenance import replace_section
+    from .provenance import write_section
 
     torch.set_num_threads(1)
     batches = [int(b) for b in args.batch.split(",")]
@@ -253,8 +253,7 @@ def main(argv: list[str] | None = None) -> None:
             for batch in batches]
     text = section(rows, args.isa, reach())
     if args.output:
-        old = args.output.read_text(encoding="utf-8") if args.output.exists() else ""
-        args.output.write_text(replace_section(old, HEADINGS[args.isa], text), encoding="utf-8")
+        write_section(args.output, HEADINGS[args.isa], text)
     print(text)
 
 

@@ -59,6 +59,13 @@ def replace_section(text: str, heading: str, new: str) -> str:
     return text[:start + 1] + new + (text[end:] if end >= 0 else "")
 
 
+def write_section(path: Path, heading: str, new: str) -> None:
+    """Put `new` into the file `path` (BENCHMARKS.md) as its section `heading`, the file's other
+    sections kept (`replace_section`); the file is made if it does not exist."""
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    path.write_text(replace_section(text, heading, new), encoding="utf-8")
+
+
 def with_sections_kept(new: str, old: str, owned: frozenset[str]) -> str:
     """`new` (BENCHMARKS.md as one command writes it) followed by the sections of `old` that
     command does not own (`owned`: their headings, "## Kernels") and `new` lacks, in their

@@ -228,7 +228,7 @@ def main(argv: list[str] | None = None) -> None:
 
     import torch
 
-    from .provenance import replace_section
+    from .provenance import write_section
 
     torch.set_num_threads(args.threads)
     rows, seconds = [], {}
@@ -238,6 +238,4 @@ def main(argv: list[str] | None = None) -> None:
     text = section(rows, seconds, args.threads, args.isa)
     print(text)
     if args.output:
-        current = args.output.read_text(encoding="utf-8") if args.output.exists() else ""
-        args.output.write_text(replace_section(current, heading(args.threads, args.isa), text),
-                               encoding="utf-8")
+        write_section(args.output, heading(args.threads, args.isa), text)
