@@ -59,7 +59,13 @@ def _shape(op: ir.Operation) -> tuple[int, int, int] | None:
             return None
         if op.name == "torch.aten.matmul" and len(type_dims(op.operands[1].type) or ()) < 2:
             return None  # a matrix times a vector: its output's last dim is not N
-        m, n, k = out[:-1], out[-1], lhs[-1]
+        rhs = type_dims(op.operands[1].type) or ()
+        if op.name == "torch.aten.matmul" and len(lhs) == 2 and len(rhs) >= 3:
+            # One matrix times a batch of them (dync-pointwise-matmuls' 1×1 convolutions):
+            # weighed as the transposed product, the matrix's dims as N and K.
+            m, n, k = (*out[:-2], out[-1]), lhs[0], lhs[1]
+        else:
+            m, n, k = out[:-1], out[-1], lhs[-1]
     elif op.name in CONVOLUTIONS_2D:
         weight = type_dims(op.operands[1].type)
         if out is None or weight is None or len(out) != 4 or len(weight) != 4 \

@@ -36,6 +36,7 @@ _PASS_MODULES = {
     "dync-int-division": "dync.passes.int_division",
     "dync-isolate-subdnns": "dync.passes.isolate_subdnns",
     "dync-loop-batch": "dync.passes.loop_batch",
+    "dync-pointwise-matmuls": "dync.passes.pointwise_matmuls",
     "dync-pack-sort-keys": "dync.passes.pack_sort_keys",
     "dync-patch-stages": "dync.passes.patch_stages",
     "dync-plan-buffers": "dync.passes.plan_buffers",
@@ -73,8 +74,8 @@ def lower_control_flow(module: ir.Module) -> None:
 DEFAULT_PIPELINE: tuple[str, ...] = (
     "dync-specialize", "dync-bucket", "dync-canonicalize", "dync-rdp", "dync-sink-into-branches",
     "dync-split-subdnns", "dync-loop-batch", "dync-pretranspose-weights",
-    "dync-bias-pointwise-convs", "dync-im2col", "dync-data-tiling", "dync-softmax-row-blocks",
-    "dync-channels-last", "dync-depthwise-nhwc", "dync-spatial-reductions",
+    "dync-pointwise-matmuls", "dync-bias-pointwise-convs", "dync-im2col", "dync-data-tiling",
+    "dync-softmax-row-blocks", "dync-channels-last", "dync-depthwise-nhwc", "dync-spatial-reductions",
     "dync-plan-execution", "dync-patch-stages", "dync-fuse-padding", "dync-isolate-subdnns",
     "dync-canonicalize", "dync-plan-buffers", "dync-check-indices", "dync-int-division",
     "dync-pack-sort-keys",

@@ -80,3 +80,29 @@ module {
     return %0 : !torch.vtensor<[4,256],f32>
   }
 }
+
+// -----
+
+// One matrix times a batch of them (dync-pointwise-matmuls' form of a 1×1 convolution) is
+// weighed by the matrix's dims: 256 filters over 512 channels are wide, whatever the
+// image's 196 pixels.
+// CHECK: module attributes {dync.iree_flags = ["--iree-opt-data-tiling"]}
+// CHECK-LABEL: func.func @filter_times_images
+module {
+  func.func @filter_times_images(%x: !torch.vtensor<[?,512,196],f32>, %w: !torch.vtensor<[256,512],f32>) -> !torch.vtensor<[?,256,196],f32> {
+    %0 = torch.aten.matmul %w, %x : !torch.vtensor<[256,512],f32>, !torch.vtensor<[?,512,196],f32> -> !torch.vtensor<[?,256,196],f32>
+    return %0 : !torch.vtensor<[?,256,196],f32>
+  }
+}
+
+// -----
+
+// 64 filters over 64 channels are narrow, however many pixels: no data tiling.
+// CHECK-NOT: --iree-opt-data-tiling
+// CHECK-LABEL: func.func @narrow_filter_times_images
+module {
+  func.func @narrow_filter_times_images(%x: !torch.vtensor<[?,64,3136],f32>, %w: !torch.vtensor<[64,64],f32>) -> !torch.vtensor<[?,64,3136],f32> {
+    %0 = torch.aten.matmul %w, %x : !torch.vtensor<[64,64],f32>, !torch.vtensor<[?,64,3136],f32> -> !torch.vtensor<[?,64,3136],f32>
+    return %0 : !torch.vtensor<[?,64,3136],f32>
+  }
+}
