@@ -163,3 +163,49 @@ def test_a_recurrent_layers_own_time_loop_is_not_checked(tmp_path):
     torch.testing.assert_close(compiled(ids), model(ids), rtol=1e-4, atol=1e-5)
     with pytest.raises(dync.IndexOutOfRangeError):
         compiled(torch.tensor([[0], [10]]))
+
+
+class TwoLookups(torch.nn.Module):
+    """Two lookups into tables that are never empty (a static embedding, rows of `x` whose
+    count is declared at least 2), then a branch on their values: both checks are read by the
+    host together, at the branch, instead of one sync per lookup."""
+
+    def __init__(self):
+        super().__init__()
+        self.table = torch.nn.Embedding(10, 4)
+
+    def forward(self, ids, x, rows):
+        a = self.table(ids).sum(0)  # LINE: first lookup
+        b = x[rows].sum(0)  # LINE: second lookup
+        if (a + b).sum() > 0:
+            return a * b
+        return a - b
+
+
+def test_checks_read_together_raise_the_first_bad_ones_line(tmp_path):
+    torch.manual_seed(0)
+    model = TwoLookups().eval()
+    ir_path = tmp_path / "two.mlir"
+    x = torch.randn(6, 4)
+    n = Dim("rows", min=2, max=64)
+    compiled = dync.compile(model, (torch.tensor([1, 2]), x, torch.tensor([0, 1])),
+                            dynamic_shapes=({0: N}, {0: n}, {0: Dim("m", min=1, max=64)}),
+                            dump_ir=ir_path)
+    checks = [line for line in ir_path.read_text().splitlines() if "dync index check" in line]
+    assert len(checks) == 2, checks
+    # One read of the first bad check's position, each assert comparing against it.
+    assert ir_path.read_text().count("torch.aten.Int.Tensor") == 1
+    ids, rows = torch.tensor([3, 9, 0]), torch.tensor([5, -6, 2])
+    for table in (x, torch.randn(2, 4), -x):
+        torch.testing.assert_close(compiled(ids, table, rows % 2), model(ids, table, rows % 2))
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(ids, x, rows), model(ids, x, rows))
+    second = rf"test_index_checks\.py:{_line('second lookup')} reads an index outside"
+    first = rf"test_index_checks\.py:{_line('first lookup')} reads an index outside"
+    with pytest.raises(dync.IndexOutOfRangeError, match=second):
+        compiled(ids, x, torch.tensor([0, 6]))
+    with pytest.raises(dync.IndexOutOfRangeError, match=first):
+        compiled(torch.tensor([10]), x, torch.tensor([-7]))
+    with pytest.raises(dync.IndexOutOfRangeError, match=first):
+        compiled(torch.tensor([-1]), x, torch.tensor([0]))
+    torch.testing.assert_close(compiled(ids, x, rows), model(ids, x, rows))

@@ -2,22 +2,33 @@
 
 Reads: every op that reads a tensor at positions given by another tensor (or a run-time
 int): `aten.embedding`, `index_select`, `gather`, the `scatter` family, `index.Tensor`,
-`index_put` and `select.int`, in every function.
-Writes: before each, a check that every index lies in its range — `[0, n)` where eager
+`index_put` and `select.int`, in every function; the size of the dim indexed (static, or the
+declared range of the symbols its shape binding names).
+Writes: for each, a check that every index lies in its range — `[0, n)` where eager
 PyTorch raises for negatives (embedding, index_select, gather, scatter), `[-n, n)` where it
 wraps them (indexing, `select`) — as `torch.runtime.assert` over `any(idx < lo or idx >= n)`
 (a `cf.assert` in IREE, which stops the call with the message); the message starts with
 `INDEX_CHECK` and names the op and its `file:line`, which the runtime turns into
-`dync.IndexOutOfRangeError`. An index that is a constant in range, or that dync's own
-rewriting made in range by construction (a recurrent layer's time-step loop), is not
-checked. Indices of `index_put` are also made non-negative (`remainder` by n):
+`dync.IndexOutOfRangeError`. Where the dim indexed can never be empty (a static size, or a
+shape binding at least 1 over its symbols' declared ranges), the check is computed before the
+op but read by the host only at the next point where the host reads or waits anyway (a read
+of a tensor's value, an `scf` region op, a call, another assert, the block's end), and the
+op meanwhile takes index 0 for a bad one, so that it never reads or writes outside the table;
+checks meeting at one point are read as one int (the position of the first bad one) and
+assert in program order, so the error names the first bad op as before. Elsewhere (a dim
+that may be 0) the check is read right before the op. An index that is a constant in range,
+or that dync's own rewriting made in range by construction (a recurrent layer's time-step
+loop), is not checked. Indices of `index_put` are also made non-negative (`remainder` by n):
 torch-mlir's lowering in IREE 3.13 writes to the wrong rows for negative indices.
 
 Without the check, IREE reads or writes outside the table: garbage results or a crash
-(SIGSEGV), where eager raises `IndexError`. The check costs one reduction over the indices and
-one read of its result by the host per op (an IREE readback: a sync point on a GPU); drop the
-pass from `passes=` to trade safety for that (BENCHMARKS.md measures it). No paper section:
-this is the "bad input gets a clear error" contract of the runtime.
+(SIGSEGV), where eager raises `IndexError`. The check costs one reduction over the indices,
+and each read by the host stops IREE's queue until the device catches up (one thread, 2
+threads for eager: the MoE's three lookups per expert, read before each, cost it 0.235 ms a
+call against 0.173 without checks; read together at the end of each expert, 0.203-0.209
+against 0.171-0.176; the captioner 0.149 -> 0.128-0.130, as without). Drop the pass from
+`passes=` to trade safety for the rest (BENCHMARKS.md measures it). No paper section: this is
+the "bad input gets a clear error" contract of the runtime.
 """
 
 from __future__ import annotations
@@ -26,15 +37,21 @@ from dataclasses import dataclass
 
 from iree.compiler import ir
 
+from ..analysis.op_kinds import HOST_READS
 from ..dialects.locations import made_by, where_in_model
 from ..dialects.symbolic import element_type, type_dims
 from ..dialects.torch_ops import (
+    bindings,
+    bool_constant,
     constant_int,
     constant_ints,
     create,
     defining,
     int_constant,
+    int_list,
+    none_constant,
     none_set,
+    vtensor_of,
     vtensor_type,
 )
 from ..dialects.walk import functions, nested_ops
@@ -73,6 +90,8 @@ _READS = {
     "torch.aten.index_put.hacked_twin": _Reads(table=0, index=1, wraps=True, listed=True),
     "torch.aten._index_put_impl": _Reads(table=0, index=1, wraps=True, listed=True),
 }
+# Ops at which the host waits for the device, besides reads and region ops.
+_WAITS = ("func.call", "torch.runtime.assert")
 _NORMALIZED = {"torch.aten.index_put", "torch.aten.index_put.hacked_twin",
                "torch.aten._index_put_impl"}
 
@@ -89,14 +108,26 @@ class CheckIndices(Pass):
 
     def run(self, module: ir.Operation) -> None:
         for func in functions(module).values():
+            deferred: list[_Deferred] = []
             for op in nested_ops(func):
                 reads = _READS.get(op.name)
                 if reads is not None and not any(made_by(op, path)
                                                  for path in _IN_RANGE_BY_CONSTRUCTION):
-                    _check(op, reads)
+                    _check(op, reads, deferred)
+            _read_deferred(deferred)
 
 
-def _check(op: ir.Operation, reads: _Reads) -> None:
+@dataclass
+class _Deferred:
+    """A check whose read by the host waits for the next point where the host reads anyway:
+    the op checked, a 0-d `i1` tensor set when an index is bad, and the check's message."""
+
+    op: ir.Operation
+    bad: ir.Value
+    message: str
+
+
+def _check(op: ir.Operation, reads: _Reads, deferred: list[_Deferred]) -> None:
     table = op.operands[reads.table]
     rank = len(type_dims(table.type) or ())
     if reads.listed:
@@ -104,8 +135,9 @@ def _check(op: ir.Operation, reads: _Reads) -> None:
         if listed is None:
             return
         indices = list(listed.operands)
-        checked = [_check_one(op, table, axis, index, reads) for axis, index in enumerate(indices)]
-        if op.name in _NORMALIZED and any(v is not None for v in checked):
+        checked = [_check_one(op, table, axis, index, reads, deferred)
+                   for axis, index in enumerate(indices)]
+        if any(v is not None for v in checked):
             new = [v if v is not None else index for v, index in zip(checked, indices, strict=True)]
             op.operands[reads.index] = create("torch.prim.ListConstruct", listed.result.type,
                                               ir.InsertionPoint(op), op.location, operands=new)
@@ -116,13 +148,17 @@ def _check(op: ir.Operation, reads: _Reads) -> None:
         if axis is None or rank == 0:
             return
         axis %= rank
-    _check_one(op, table, axis, op.operands[reads.index], reads)
+    replaced = _check_one(op, table, axis, op.operands[reads.index], reads, deferred)
+    if replaced is not None:
+        op.operands[reads.index] = replaced
 
 
-def _check_one(op: ir.Operation, table: ir.Value, axis: int, index: ir.Value,
-               reads: _Reads) -> ir.Value | None:
-    """Insert the check of `index` into dim `axis` of `table` before `op`; for `index_put`,
-    return the index made non-negative."""
+def _check_one(op: ir.Operation, table: ir.Value, axis: int, index: ir.Value, reads: _Reads,
+               deferred: list[_Deferred]) -> ir.Value | None:
+    """Insert the check of `index` into dim `axis` of `table` before `op`, or, where the table
+    can never be empty, compute it there and add its read to `deferred` (`op` then takes 0 for
+    a bad index: it reads inside the table until the host sees the check fail); return the
+    index `op` should take instead, if any."""
     element = element_type(index.type)
     is_tensor = element is not None
     if is_tensor and (element == "i1" or not element.startswith(("si", "ui", "i"))):
@@ -138,27 +174,135 @@ def _check_one(op: ir.Operation, table: ir.Value, axis: int, index: ir.Value,
         "torch.aten.size.int", "!torch.int", ip, loc, operands=[table, int_constant(axis, ip, loc)])
     low = create("torch.aten.neg.int", "!torch.int", ip, loc, operands=[n]) if reads.wraps \
         else int_constant(0, ip, loc)
+    where = where_in_model(op) or "an unknown line"
+    extent = f"{size}" if size is not None else "size"
+    bounds = f"[-{extent}, {extent})" if reads.wraps else f"[0, {extent})"
+    message = (f"{INDEX_CHECK} {op.name.removeprefix('torch.aten.')} at {where} reads an index "
+               f"outside {bounds} (dim {axis} of its input)")
+    replaced = None
     if is_tensor:
         flags = vtensor_type(ir.Type.parse(str(index.type).replace(element, "i1")),
                              type_dims(index.type))
         below = create("torch.aten.lt.Scalar", flags, ip, loc, operands=[index, low])
         above = create("torch.aten.ge.Scalar", flags, ip, loc, operands=[index, n])
         bad = create("torch.aten.logical_or", flags, ip, loc, operands=[below, above])
-        ok = none_set(bad, ip, loc)
+        if _never_empty(table, axis, size):
+            deferred.append(_Deferred(op, create("torch.aten.any", vtensor_type(flags, ()), ip,
+                                                 loc, operands=[bad]), message))
+            replaced = create("torch.aten.where.ScalarSelf", index.type, ip, loc,
+                              operands=[bad, int_constant(0, ip, loc), index])
+        else:
+            _assert(none_set(bad, ip, loc), message, ip, loc)
     else:
-        ok = create("torch.aten.__and__.bool", "!torch.bool", ip, loc, operands=[
+        _assert(create("torch.aten.__and__.bool", "!torch.bool", ip, loc, operands=[
             create("torch.aten.ge.int", "!torch.bool", ip, loc, operands=[index, low]),
-            create("torch.aten.lt.int", "!torch.bool", ip, loc, operands=[index, n])])
-    where = where_in_model(op) or "an unknown line"
-    extent = f"{size}" if size is not None else "size"
-    bounds = f"[-{extent}, {extent})" if reads.wraps else f"[0, {extent})"
-    ir.Operation.create("torch.runtime.assert", operands=[ok], loc=loc, ip=ip, attributes={
-        "message": ir.StringAttr.get(
-            f"{INDEX_CHECK} {op.name.removeprefix('torch.aten.')} at {where} reads an index "
-            f"outside {bounds} (dim {axis} of its input)")})
+            create("torch.aten.lt.int", "!torch.bool", ip, loc, operands=[index, n])]),
+            message, ip, loc)
     if op.name in _NORMALIZED and is_tensor:
-        return create("torch.aten.remainder.Scalar", index.type, ip, loc, operands=[index, n])
+        return create("torch.aten.remainder.Scalar", index.type, ir.InsertionPoint(op), loc,
+                      operands=[replaced or index, n])
+    return replaced
+
+
+def _assert(ok: ir.Value, message: str, ip: ir.InsertionPoint, loc: ir.Location) -> None:
+    ir.Operation.create("torch.runtime.assert", operands=[ok], loc=loc, ip=ip,
+                        attributes={"message": ir.StringAttr.get(message)})
+
+
+def _read_deferred(deferred: list[_Deferred]) -> None:
+    """Read the deferred checks where the host reads anyway, the checks meeting at one point
+    read together: the first bad one's position (`len(checks)` when none is), one int read by
+    the host, and each check asserting that it is not that one, in program order."""
+    groups: list[tuple[ir.Operation, list[_Deferred]]] = []
+    for check in deferred:
+        point = _next_host_read(check.op)
+        if groups and groups[-1][0].operation == point.operation:
+            groups[-1][1].append(check)
+        else:
+            groups.append((point, [check]))
+    for point, checks in groups:
+        ip, loc = ir.InsertionPoint(point), checks[0].op.location
+        if len(checks) == 1:
+            fine = create("torch.aten.logical_not", checks[0].bad.type, ip, loc,
+                          operands=[checks[0].bad])
+            _assert(create("torch.aten.Bool.Tensor", "!torch.bool", ip, loc, operands=[fine]),
+                    checks[0].message, ip, loc)
+            continue
+        k = len(checks)
+        none = none_constant(ip, loc)
+        listed = create("torch.prim.ListConstruct", "!torch.list<vtensor>", ip, loc,
+                        operands=[c.bad for c in checks])
+        stacked = create("torch.aten.stack", vtensor_of([k], "i1"), ip, loc,
+                         operands=[listed, int_constant(0, ip, loc)])
+        positions = create("torch.aten.arange", vtensor_of([k], "si64"), ip, loc,
+                           operands=[int_constant(k, ip, loc), none, none, none, none])
+        marked = create("torch.aten.where.ScalarOther", vtensor_of([k], "si64"), ip, loc,
+                        operands=[stacked, positions, int_constant(k, ip, loc)])
+        first = create("torch.aten.amin", vtensor_of([], "si64"), ip, loc, operands=[
+            marked, int_list([0], ip, loc), bool_constant(False, ip, loc)])
+        first_bad = create("torch.aten.Int.Tensor", "!torch.int", ip, loc, operands=[first])
+        for i, check in enumerate(checks):
+            _assert(create("torch.aten.ne.int", "!torch.bool", ip, loc,
+                           operands=[first_bad, int_constant(i, ip, loc)]), check.message, ip,
+                    check.op.location)
+
+
+def _never_empty(table: ir.Value, axis: int, size: int | None) -> bool:
+    """Whether dim `axis` of `table` has at least one element for every input: a static size,
+    or one whose shape binding is at least 1 over the declared ranges of its symbols (so that
+    index 0 is always readable)."""
+    if size is not None:
+        return size >= 1
+    found = bindings(table)[:1]
+    if not found:
+        return False
+    exprs = ir.AffineMapAttr(found[0].attributes["shape_expressions"]).value.results
+    if axis >= len(exprs):
+        return False
+    lows = []
+    for symbol in list(found[0].operands)[1:]:
+        owner = symbol.owner
+        lows.append(ir.IntegerAttr(owner.attributes["min_val"]).value
+                    if not isinstance(owner, ir.Block) and owner.name == "torch.symbolic_int"
+                    else None)
+    low = _lower_bound(exprs[axis], lows)
+    return low is not None and low >= 1
+
+
+def _lower_bound(expr, lows: list[int | None]) -> int | None:
+    """The least value of the affine `expr` over symbols each at least `lows[i]` (None when
+    unknown, or when a term may fall as a symbol grows)."""
+    if isinstance(expr, ir.AffineConstantExpr):
+        return expr.value
+    if isinstance(expr, ir.AffineSymbolExpr):
+        return lows[expr.position] if expr.position < len(lows) else None
+    if not isinstance(expr, ir.AffineBinaryExpr):
+        return None
+    lhs, rhs = _lower_bound(expr.lhs, lows), _lower_bound(expr.rhs, lows)
+    if lhs is None or rhs is None or min(lhs, rhs) < 0:
+        return None  # only sums and products of non-negative terms are monotone here
+    if isinstance(expr, ir.AffineAddExpr):
+        return lhs + rhs
+    if isinstance(expr, ir.AffineMulExpr):
+        return lhs * rhs
+    if isinstance(expr, ir.AffineFloorDivExpr) and isinstance(expr.rhs, ir.AffineConstantExpr) \
+            and rhs > 0:
+        return lhs // rhs
+    if isinstance(expr, ir.AffineCeilDivExpr) and isinstance(expr.rhs, ir.AffineConstantExpr) \
+            and rhs > 0:
+        return -(-lhs // rhs)
     return None
+
+
+def _next_host_read(op: ir.Operation) -> ir.Operation:
+    """The first op after `op` in its block where the host reads or waits anyway: a read of a
+    tensor's value, an op with regions, a call, an assert, or the block's terminator."""
+    ops = list(op.operation.block.operations)
+    at = next(i for i, o in enumerate(ops) if o.operation == op.operation)
+    for later in ops[at + 1:]:
+        if later.name in HOST_READS or len(later.regions) or later.name in _WAITS:
+            return later
+    return ops[-1]
 
 
 def _constant_in_range(index: ir.Value, size: int, wraps: bool) -> bool:
