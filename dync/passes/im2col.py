@@ -6,8 +6,8 @@ one group, a floating-point literal weight and constant stride, padding and dila
 every function: with at least `MIN_CHANNELS` input channels, those with a kernel larger than
 1×1 and fewer output pixels per image (static) than filters, and strided 1×1 ones; and every
 other one with a kernel larger than 1×1 over a static H x W where the CPU's vector extension
-(``dync.vector_isa``) has it run faster so (`STRIP_RULES`: on AVX2 and SSE those whose
-reduction kh*kw*C is at least 64, whatever their channels; on AVX-512 those with 64 channels
+(``dync.vector_isa``) has it run faster so (`STRIP_RULES`: on AVX2 and SSE those over 4
+channels or more whose reduction kh*kw*C is at least 64; on AVX-512 those with 64 channels
 and 128 filters or more); the module's backend (only ``llvm-cpu``).
 
 Writes: in place of each, the input permuted to NHWC and, per kernel offset, the
@@ -95,13 +95,16 @@ class StripRule:
 # AVX2 IREE 3.13's direct code runs at a third of eager or less on nearly every shape
 # (BENCHMARKS.md "Kernels (AVX2)"), and strips win from a reduction of 64: 3×3 16→16 at 32×32,
 # batch 1/8, 0.55/0.43 -> 0.88/0.78 of eager, 32→32 at 56×56 0.30/0.30 -> 0.72/0.60, 8→16
-# at 64×64 0.56/0.47 -> 0.86/0.63, ResNet-50's 7×7/2 stem 3→64 0.45/0.66 -> 0.59/0.69;
-# 3×3 over 3 channels (depth 27) loses, 0.73/0.79 -> 0.47/0.55. On AVX-512 the direct code is
+# at 64×64 0.56/0.47 -> 0.86/0.63. 3×3 over 3 channels (depth 27) loses, 0.73/0.79 ->
+# 0.47/0.55; ResNet-50's 7×7/2 stem over 3 channels won alone (0.45/0.66 -> 0.59/0.69) but lost
+# in the network: the early-exit ResNet-50 (x86-64-v3, one thread) exiting first at batch 1
+# 24.1 -> 27.0 ms with the stem in strips, all four stages at batch 4 401 -> 417 ms (eager
+# 21.5 and 346), so image inputs (under 4 channels) stay direct. On AVX-512 the direct code is
 # the faster one over 64 filters (3×3 64→64 at 56×56, batch 8: 140 GFLOP/s direct, 95 as one
 # matmul) and the slower one from 128 (3×3 128→128 at 28×28, batch 1/8: 129/138 direct,
 # 176/163 in strips; eager 211/222). Other CPUs (NEON, unknown) keep the direct code.
-STRIP_RULES = {"avx2": StripRule(filters=1, channels=1, depth=64),
-               "sse": StripRule(filters=1, channels=1, depth=64),
+STRIP_RULES = {"avx2": StripRule(filters=1, channels=4, depth=64),
+               "sse": StripRule(filters=1, channels=4, depth=64),
                "avx512": StripRule(filters=128, channels=MIN_CHANNELS, depth=1)}
 _NHWC, _NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
 _PAST_THE_END = 2**62  # a slice end torch clamps to the dim's size

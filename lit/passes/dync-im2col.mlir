@@ -179,12 +179,15 @@ module attributes {dync.vector_isa = "avx512"} {
 // -----
 
 // On AVX2 the channels may be few where the matmul's reduction is not: 3×3 over 8 channels
-// (kh*kw*C = 72) at 8×8 into 16 filters becomes matmuls over strips; over 3 channels (27) it
-// stays direct.
+// (kh*kw*C = 72) at 8×8 into 16 filters becomes matmuls over strips; over 3 channels it
+// stays direct, the reduction short (27) or not (a 7×7 stem's 147).
 // CHECK-LABEL: func.func @few_channels_on_avx2
 // CHECK-NOT:     torch.aten.conv2d
 // CHECK:         torch.aten.mm {{.*}} -> !torch.vtensor<[?,16],f32>
 // CHECK-LABEL: func.func @shallow_on_avx2
+// CHECK:         torch.aten.conv2d
+// CHECK-LABEL: func.func @stem_on_avx2
+// CHECK-NOT:     torch.aten.mm
 // CHECK:         torch.aten.conv2d
 module attributes {dync.vector_isa = "avx2"} {
   func.func @few_channels_on_avx2(%arg0: !torch.vtensor<[?,8,8,8],f32>) -> !torch.vtensor<[?,16,8,8],f32> {
@@ -202,5 +205,17 @@ module attributes {dync.vector_isa = "avx2"} {
     %ones = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
     %0 = torch.aten.conv2d %arg0, %w, %none, %ones, %ones, %ones, %int1 : !torch.vtensor<[?,3,8,8],f32>, !torch.vtensor<[16,3,3,3],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[?,16,8,8],f32>
     return %0 : !torch.vtensor<[?,16,8,8],f32>
+  }
+  func.func @stem_on_avx2(%arg0: !torch.vtensor<[?,3,32,32],f32>) -> !torch.vtensor<[?,64,16,16],f32> {
+    %w = torch.vtensor.literal(dense<1.0> : tensor<64x3x7x7xf32>) : !torch.vtensor<[64,3,7,7],f32>
+    %none = torch.constant.none
+    %int1 = torch.constant.int 1
+    %int2 = torch.constant.int 2
+    %int3 = torch.constant.int 3
+    %ones = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+    %twos = torch.prim.ListConstruct %int2, %int2 : (!torch.int, !torch.int) -> !torch.list<int>
+    %threes = torch.prim.ListConstruct %int3, %int3 : (!torch.int, !torch.int) -> !torch.list<int>
+    %0 = torch.aten.conv2d %arg0, %w, %none, %twos, %threes, %ones, %int1 : !torch.vtensor<[?,3,32,32],f32>, !torch.vtensor<[64,3,7,7],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[?,64,16,16],f32>
+    return %0 : !torch.vtensor<[?,64,16,16],f32>
   }
 }
