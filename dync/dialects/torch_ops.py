@@ -165,15 +165,10 @@ def _int_ops(expr: sympy.Expr, symbol_value: Callable[[str], ir.Value], ip: ir.I
 
 def none_set(flags: ir.Value, ip: ir.InsertionPoint, loc: ir.Location) -> ir.Value:
     """A `!torch.bool`: whether no element of the `i1` tensor `flags` is set."""
-    return create("torch.aten.Bool.Tensor", "!torch.bool", ip, loc,
-                  operands=[none_set_tensor(flags, ip, loc)])
-
-
-def none_set_tensor(flags: ir.Value, ip: ir.InsertionPoint, loc: ir.Location) -> ir.Value:
-    """A 0-d `i1` tensor: whether no element of the `i1` tensor `flags` is set (not read)."""
     scalar = vtensor_type(flags.type, ())
-    return create("torch.aten.logical_not", scalar, ip, loc, operands=[
+    fine = create("torch.aten.logical_not", scalar, ip, loc, operands=[
         create("torch.aten.any", scalar, ip, loc, operands=[flags])])
+    return create("torch.aten.Bool.Tensor", "!torch.bool", ip, loc, operands=[fine])
 
 
 def bool_constant(value: bool, ip: ir.InsertionPoint, loc: ir.Location) -> ir.Value:

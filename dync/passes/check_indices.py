@@ -35,11 +35,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import sympy
 from iree.compiler import ir
 
 from ..analysis.op_kinds import HOST_READS
 from ..dialects.locations import made_by, where_in_model
-from ..dialects.symbolic import element_type, type_dims
+from ..dialects.symbolic import bounds, element_type, from_affine, narrow_range, type_dims
 from ..dialects.torch_ops import (
     bindings,
     bool_constant,
@@ -259,39 +260,18 @@ def _never_empty(table: ir.Value, axis: int, size: int | None) -> bool:
     exprs = ir.AffineMapAttr(found[0].attributes["shape_expressions"]).value.results
     if axis >= len(exprs):
         return False
-    lows = []
-    for symbol in list(found[0].operands)[1:]:
-        owner = symbol.owner
-        lows.append(ir.IntegerAttr(owner.attributes["min_val"]).value
-                    if not isinstance(owner, ir.Block) and owner.name == "torch.symbolic_int"
-                    else None)
-    low = _lower_bound(exprs[axis], lows)
-    return low is not None and low >= 1
-
-
-def _lower_bound(expr, lows: list[int | None]) -> int | None:
-    """The least value of the affine `expr` over symbols each at least `lows[i]` (None when
-    unknown, or when a term may fall as a symbol grows)."""
-    if isinstance(expr, ir.AffineConstantExpr):
-        return expr.value
-    if isinstance(expr, ir.AffineSymbolExpr):
-        return lows[expr.position] if expr.position < len(lows) else None
-    if not isinstance(expr, ir.AffineBinaryExpr):
-        return None
-    lhs, rhs = _lower_bound(expr.lhs, lows), _lower_bound(expr.rhs, lows)
-    if lhs is None or rhs is None or min(lhs, rhs) < 0:
-        return None  # only sums and products of non-negative terms are monotone here
-    if isinstance(expr, ir.AffineAddExpr):
-        return lhs + rhs
-    if isinstance(expr, ir.AffineMulExpr):
-        return lhs * rhs
-    if isinstance(expr, ir.AffineFloorDivExpr) and isinstance(expr.rhs, ir.AffineConstantExpr) \
-            and rhs > 0:
-        return lhs // rhs
-    if isinstance(expr, ir.AffineCeilDivExpr) and isinstance(expr.rhs, ir.AffineConstantExpr) \
-            and rhs > 0:
-        return -(-lhs // rhs)
-    return None
+    symbols, ranges = [], {}
+    for operand in list(found[0].operands)[1:]:
+        owner = operand.owner
+        if isinstance(owner, ir.Block) or owner.name != "torch.symbolic_int":
+            return False
+        symbols.append(sympy.Symbol(ir.StringAttr(owner.attributes["symbol_name"]).value))
+        narrow_range(ranges, owner)
+    expr = from_affine(exprs[axis], symbols)
+    if expr.has(sympy.Mod):
+        return False  # not monotone: its least value need not lie at a corner of the ranges
+    least = bounds(expr, ranges)
+    return least is not None and least[0] >= 1
 
 
 def _next_host_read(op: ir.Operation) -> ir.Operation:

@@ -2,10 +2,10 @@
 borders becomes a product of its filter by each image's channels, in NCHW.
 
 Reads: 2-D convolutions (not transposed, one group) by a static ``[F, C, 1, 1]`` filter the
-module can read, with stride 1 and no padding, over images of static size with at least `MIN_PIXELS` pixels, in
-every function; the ops around each, through
-elementwise ops and batch norms (operands and users alike), up to the next convolution, pool,
-block argument or other op; the module's backend (only ``llvm-cpu``).
+module can read, with stride 1 and no padding, over images of static size with at least
+`MIN_PIXELS` pixels, in every function; the ops around each, through elementwise ops and
+batch norms (operands and users alike), up to the next convolution, pool, block argument or
+other op; the module's backend (only ``llvm-cpu``).
 Writes: for each such convolution that meets no other convolution or pool that way, in its
 place: ``W[F, C] @ x.flatten(2)`` (`torch.aten.matmul`, the filter broadcast over the batch),
 its bias added as an ``[F, 1]`` column, viewed back to ``N x F x H x W``.
@@ -36,7 +36,14 @@ from ..analysis.layout import constant_window
 from ..analysis.op_kinds import BATCH_NORMS, CONVOLUTIONS, ELEMENTWISE, POOLS
 from ..dialects.literals import erase_if_unused, readable, transformed_literal
 from ..dialects.symbolic import is_tensor, type_dims
-from ..dialects.torch_ops import TorchBuilder, bind_from, defining, users, vtensor_type
+from ..dialects.torch_ops import (
+    TorchBuilder,
+    bind_from,
+    defining,
+    int_list,
+    users,
+    vtensor_type,
+)
 from ..dialects.walk import nested_ops
 from .pipeline import HostCpuPass
 
@@ -90,18 +97,21 @@ def _as_matmul(conv: ir.Operation, made: dict) -> ir.Value:
     n, c, h, w = type_dims(x.type)
     f = type_dims(weight.type)[0]
     hw = h * w
+
+    def flattened(e):  # N x C x H x W -> N x C x HW
+        return [e[0], e[1], e[2] * e[3]]
+
     flat = b("torch.aten.flatten.using_ints", vtensor_type(like, (n, c, hw)), x, b.int(2),
              b.int(3))
-    bind_from(flat, x, lambda e: [e[0], e[1], e[2] * e[3]], b.ip)
+    bind_from(flat, x, flattened, b.ip)
     matrix = transformed_literal(weight, lambda a: a.reshape(f, c), made, before=conv)
     product = b("torch.aten.matmul", vtensor_type(like, (n, f, hw)), matrix, flat)
-    bind_from(product, conv.results[0], lambda e: [e[0], e[1], e[2] * e[3]], b.ip)
+    bind_from(product, conv.results[0], flattened, b.ip)
     if defining(bias, "torch.constant.none") is None:
-        sizes = b("torch.prim.ListConstruct", ir.Type.parse("!torch.list<int>"), b.int(f),
-                  b.int(1))
-        column = b("torch.aten.view", vtensor_type(bias.type, (f, 1)), bias, sizes)
+        column = b("torch.aten.view", vtensor_type(bias.type, (f, 1)), bias,
+                   int_list([f, 1], b.ip, b.loc))
         product = b("torch.aten.add.Tensor", product.type, product, column, b.int(1))
-        bind_from(product, conv.results[0], lambda e: [e[0], e[1], e[2] * e[3]], b.ip)
+        bind_from(product, conv.results[0], flattened, b.ip)
     batch = b.int(n) if n is not None else \
         b("torch.aten.size.int", ir.Type.parse("!torch.int"), x, b.int(0))
     shape = b("torch.prim.ListConstruct", ir.Type.parse("!torch.list<int>"), batch, b.int(f),
