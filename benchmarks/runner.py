@@ -20,7 +20,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 import dync
-from dync.passes import DEFAULT_PIPELINE
+from dync.passes import DEFAULT_PIPELINE, LOW_MEMORY_PIPELINE
 from dync.runtime.module import most_frequent_sizes
 
 from . import baselines, tracing
@@ -73,7 +73,7 @@ class Row:
     predicted_peak: float = float("nan")
     prediction_error: float = float("nan")
     # Ablation: dync's latency with one optimization off (`ABLATIONS` name -> ms), and for
-    # `MEMORY_ABLATIONS` the measured peak (bytes) without it.
+    # `MEMORY_ABLATIONS` the measured peak (bytes) without it (with it: `OPT_IN`).
     ablation: dict[str, float] = field(default_factory=dict)
     ablation_peak: dict[str, float] = field(default_factory=dict)
     # The model's `COMPILE_OPTIONS` ask for shape-specialized versions: its `dync-specialize`
@@ -112,9 +112,11 @@ ABLATIONS: dict[str, dict] = {
     name: {"passes": tuple(p for p in DEFAULT_PIPELINE if p != name)}
     for name in ("dync-rdp", "dync-sink-into-branches", "dync-split-subdnns", "dync-loop-batch",
                  "dync-pretranspose-weights", "dync-bias-pointwise-convs", "dync-channels-last",
-                 "dync-plan-execution", "dync-patch-stages", "dync-fuse-padding",
+                 "dync-plan-execution", "dync-patch-stages",
                  "dync-isolate-subdnns", "dync-check-indices")
 }
+# Passes outside the default pipeline, turned on instead (name -> `dync.compile` options).
+OPT_IN: dict[str, dict] = {"dync-fuse-padding": {"passes": LOW_MEMORY_PIPELINE}}
 # Ablations whose effect is on memory: their measured peak goes in the memory table too.
 MEMORY_ABLATIONS = ("dync-sink-into-branches", "dync-loop-batch", "dync-plan-execution",
                     "dync-patch-stages", "dync-fuse-padding", "dync-isolate-subdnns")
@@ -202,6 +204,8 @@ def run_model(name: str, count: int = 100, *, timing_inputs: int = 30, repeats: 
         if with_ablation:
             variants = {f"without {off}": (off, {**options, **changed})
                         for off, changed in ABLATIONS.items()}
+            variants.update({f"with {on}": (on, {**options, **changed})
+                             for on, changed in OPT_IN.items()})
             if options.get("buckets"):
                 variants[f"without {BUCKET}"] = (
                     BUCKET, {k: v for k, v in options.items() if k != "buckets"})
@@ -582,9 +586,11 @@ def _memory_table(rows: list[Row]) -> list[str]:
              "path; — where a symbol is known only at run time, e.g. a `nonzero` count, or in "
              "host mode). With the ablation, "
              "the measured peak of the module compiled without each pass whose gain is in "
-             "memory.", "",
+             f"memory, and with {', '.join(f'`{n}`' for n in OPT_IN)} (not in the default "
+             "pipeline).", "",
              "| model | eager KiB | dync measured KiB | dync / eager | dync predicted KiB "
-             "| prediction error |" + "".join(f" without {n} KiB |" for n in ablated),
+             "| prediction error |" + "".join(
+                 f" {'with' if n in OPT_IN else 'without'} {n} KiB |" for n in ablated),
              "|---|---|---|---|---|---|" + "---|" * len(ablated)]
     for r in rows:
         lines.append(f"| {r.name} | {_kib(r.eager_peak)} | {_kib(r.dync_peak)} | "
@@ -598,15 +604,18 @@ def _memory_table(rows: list[Row]) -> list[str]:
 def _gain(r: Row, name: str) -> float:
     """An optimization's own gain on `r`: latency without it / with it."""
     ms = r.ablation.get(name, float("nan"))
-    return r.dync_ms / ms if name == SPECIALIZE and not r.specialized else ms / r.dync_ms
+    turned_on = name in OPT_IN or (name == SPECIALIZE and not r.specialized)
+    return r.dync_ms / ms if turned_on else ms / r.dync_ms
 
 
 def _ablation_table(rows: list[Row]) -> list[str]:
-    names = [*ABLATIONS, BUCKET, SPECIALIZE]
+    names = [*ABLATIONS, *OPT_IN, BUCKET, SPECIALIZE]
     lines = ["", "## Ablation: each optimization off in turn", "",
              "dync's median latency (ms) with the default pipeline, and with one pass left out "
              f"of it; `{BUCKET}` runs only where a model's deployment asks for size buckets "
              "(`COMPILE_OPTIONS`: yolo_nms), and is left out by compiling without them; "
+             f"{', '.join(f'`{n}`' for n in OPT_IN)}, not in the default pipeline, is "
+             "added to it (`dync.passes.LOW_MEMORY_PIPELINE`); "
              f"`{SPECIALIZE}`, off by default, is turned on instead, with versions for "
              f"the {HOT_SIZES} most frequent input shapes of the timed inputs (graph mode only; "
              "the sizes are in the notes), except where a model's deployment asks for versions "
@@ -615,7 +624,8 @@ def _ablation_table(rows: list[Row]) -> list[str]:
              "cell: ms, and in parentheses that optimization's own gain (latency without it / "
              "with it; above 1 means it helps). The last row: geo-means of the gains.", "",
              "| model | dync ms | " + " | ".join(
-                 f"with {n}" if n == SPECIALIZE else f"without {n}" for n in names) + " |",
+                 f"with {n}" if n == SPECIALIZE or n in OPT_IN else f"without {n}"
+                 for n in names) + " |",
              "|" + "---|" * (len(names) + 2)]
     for r in rows:
         cells = [f"{_fmt(r.ablation.get(n, float('nan')), '.2f')} ({_fmt(_gain(r, n), '.2f')}×)"

@@ -293,7 +293,8 @@ def test_a_call_failing_in_iree_raises_in_graph_mode(monkeypatch):
 # --- IREE fails on one of the options dync's passes asked for -----------------------------------
 
 class PaddedConvThenWideLinear(nn.Module):
-    """A padded convolution over a static image (dync-fuse-padding asks for pad fusion) and a
+    """A padded convolution over a static image (dync-fuse-padding, in the low-memory pipeline,
+    asks for pad fusion) and a
     wide linear layer doing most of the work (dync-data-tiling asks for data tiling)."""
 
     def __init__(self):
@@ -312,7 +313,7 @@ def test_only_the_option_iree_fails_on_is_dropped(monkeypatch):
     torch.manual_seed(0)
     model = PaddedConvThenWideLinear().eval()
     x = torch.randn(1, 3, 16, 16)
-    compiled = dync.compile(model, (x,), cache=False)
+    compiled = dync.compile(model, (x,), cache=False, passes=dync.passes.LOW_MEMORY_PIPELINE)
     flags = compiled.report.flags
     assert "--iree-opt-data-tiling" in flags and not any("fuse-padding" in f for f in flags)
     (note,) = [n for n in compiled.report.notes if "options dync's passes asked for" in n]

@@ -138,13 +138,15 @@ class PaddedCNN(torch.nn.Module):
 
 
 def test_a_static_version_reads_its_padding_in_place_beside_a_dynamic_fallback(tmp_path):
-    """dync-fuse-padding per entry point: the batch-1 version fuses its padding, the dynamic
-    `main` keeps its padded copies (IREE cannot compile them fused), both agree with eager."""
+    """dync-fuse-padding (the low-memory pipeline) per entry point: the batch-1 version fuses
+    its padding, the dynamic `main` keeps its padded copies (IREE cannot compile them fused),
+    both agree with eager."""
     torch.manual_seed(0)
     model = PaddedCNN().eval()
     batch = torch.export.Dim("batch", min=1, max=8)
     compiled = dync.compile(model, (torch.randn(2, 3, 16, 16),), dynamic_shapes=({0: batch},),
-                            specialize={"batch": [1]}, cache=False)
+                            specialize={"batch": [1]}, cache=False,
+                            passes=dync.passes.LOW_MEMORY_PIPELINE)
     flags = compiled.report.flags
     assert "--iree-dispatch-creation-enable-fuse-padding-into-linalg-consumer-ops" in flags
     assert any(f.startswith("--iree-preprocessing-transform-spec-filename=") for f in flags)

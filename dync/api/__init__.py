@@ -61,7 +61,8 @@ def compile(  # noqa: A001 - the public name is fixed by the design
         graph mode and falls back to host mode when the program cannot be one graph; the
         report lists each fallback with its file, line and reason.
       passes: dync IR passes to run (names or upstream pipeline elements); default
-        `dync.passes.DEFAULT_PIPELINE`.
+        `dync.passes.DEFAULT_PIPELINE`. `dync.passes.LOW_MEMORY_PIPELINE` trades speed for
+        memory: convolutions read their zero padding in place (`dync-fuse-padding`).
       extra_flags: additional IREE compiler flags (process-wide LLVM options among them are
         parsed in a worker process that compiles the module; `dync.backend`).
       progress: True to print each stage to stderr, or a callable receiving stage messages.

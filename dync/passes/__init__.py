@@ -7,6 +7,7 @@ lazily. `run_pipeline` mixes them freely with textual upstream/IREE pass pipelin
 
 from .pipeline import (
     DEFAULT_PIPELINE,
+    LOW_MEMORY_PIPELINE,
     Pass,
     lower_control_flow,
     parse_pipeline,
@@ -14,5 +15,5 @@ from .pipeline import (
     run_pipeline,
 )
 
-__all__ = ["DEFAULT_PIPELINE", "Pass", "lower_control_flow", "parse_pipeline", "registry",
+__all__ = ["DEFAULT_PIPELINE", "LOW_MEMORY_PIPELINE", "Pass", "lower_control_flow", "parse_pipeline", "registry",
            "run_pipeline"]

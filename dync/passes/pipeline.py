@@ -77,10 +77,17 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "dync-pointwise-matmuls", "dync-bias-pointwise-convs", "dync-im2col", "dync-data-tiling",
     "dync-softmax-row-blocks", "dync-channels-last", "dync-depthwise-nhwc",
     "dync-spatial-reductions",
-    "dync-plan-execution", "dync-patch-stages", "dync-fuse-padding", "dync-isolate-subdnns",
+    "dync-plan-execution", "dync-patch-stages", "dync-isolate-subdnns",
     "dync-canonicalize", "dync-plan-buffers", "dync-check-indices", "dync-int-division",
     "dync-pack-sort-keys",
     "dync-distinct-fills", "dync-tie-region-shapes", "dync-fence-region-reads", "dync-check-ir")
+
+# The default pipeline with `dync-fuse-padding`: convolutions read their zero padding in place
+# (no padded copy of their input) where IREE can, for a lower peak at a cost in speed (see the
+# pass): `dync.compile(..., passes=dync.passes.LOW_MEMORY_PIPELINE)`.
+LOW_MEMORY_PIPELINE: tuple[str, ...] = tuple(
+    p for name in DEFAULT_PIPELINE
+    for p in ((name, "dync-fuse-padding") if name == "dync-patch-stages" else (name,)))
 
 
 class Pass:
