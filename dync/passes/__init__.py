@@ -15,5 +15,5 @@ from .pipeline import (
     run_pipeline,
 )
 
-__all__ = ["DEFAULT_PIPELINE", "LOW_MEMORY_PIPELINE", "Pass", "lower_control_flow", "parse_pipeline", "registry",
-           "run_pipeline"]
+__all__ = ["DEFAULT_PIPELINE", "LOW_MEMORY_PIPELINE", "Pass", "lower_control_flow",
+           "parse_pipeline", "registry", "run_pipeline"]

@@ -31,10 +31,8 @@ is folded back into a ``tensor.pad`` and fails the same way. So the pass asks fo
 for entry points whose padded ops all have a fully static input (below); measured on this
 host with every padded op of a module static (20 inputs each): shallow_deep's peak 200.4 ->
 132.2 KiB, the captioner's 47.1 -> 28.8 KiB, SkipNet's 422 -> 401 and 350 -> 321 KiB. It is
-a trade: in the suite's ablation (BENCHMARKS.md) the fused dispatches
-ran 4-16% slower on the CNNs it applies to (geo-mean gain 0.96x), most where it saved little
-memory (ConvNet-AIG 272 -> 256 KiB, RANet unchanged). Choosing per module by the predicted
-peak it saves is the next step.
+a trade, which is why the pass is opt-in (above; BENCHMARKS.md's ablation: "with
+dync-fuse-padding").
 
 Per entry point: the pass asks for the flag when at least one entry point (the entry, a
 shape-specialized version, a size bucket) has only static padded ops, and names the others in

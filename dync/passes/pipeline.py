@@ -85,9 +85,10 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
 # The default pipeline with `dync-fuse-padding`: convolutions read their zero padding in place
 # (no padded copy of their input) where IREE can, for a lower peak at a cost in speed (see the
 # pass): `dync.compile(..., passes=dync.passes.LOW_MEMORY_PIPELINE)`.
-LOW_MEMORY_PIPELINE: tuple[str, ...] = tuple(
-    p for name in DEFAULT_PIPELINE
-    for p in ((name, "dync-fuse-padding") if name == "dync-patch-stages" else (name,)))
+_AFTER_PATCH_STAGES = DEFAULT_PIPELINE.index("dync-patch-stages") + 1
+LOW_MEMORY_PIPELINE: tuple[str, ...] = (DEFAULT_PIPELINE[:_AFTER_PATCH_STAGES]
+                                        + ("dync-fuse-padding",)
+                                        + DEFAULT_PIPELINE[_AFTER_PATCH_STAGES:])
 
 
 class Pass:
