@@ -18,8 +18,13 @@ checks meeting at one point are read as one int (the position of the first bad o
 assert in program order, so the error names the first bad op as before. Elsewhere (a dim
 that may be 0) the check is read right before the op. An index that is a constant in range,
 or that dync's own rewriting made in range by construction (a recurrent layer's time-step
-loop), is not checked. Indices of `index_put` are also made non-negative (`remainder` by n):
-torch-mlir's lowering in IREE 3.13 writes to the wrong rows for negative indices.
+loop), is not checked; nor is one proven in range where it is made (`dync.analysis.value_ranges`:
+the rows and columns `where`/`nonzero` find into a table as long as the dim they count, an
+`argmax`/`topk`/`sort` position along as many entries as the table has, a coordinate clamped
+into the table, sums and multiples of those — also across calls, branches and a decoding loop's
+fed-back token): a MoE's per-expert gathers and `index_add_`, a greedy decoder's token
+embedding. Indices of `index_put` are also made non-negative (`remainder` by n): torch-mlir's
+lowering in IREE 3.13 writes to the wrong rows for negative indices.
 
 Without the check, IREE reads or writes outside the table: garbage results or a crash
 (SIGSEGV), where eager raises `IndexError`. The check costs one reduction over the indices,
@@ -39,6 +44,7 @@ import sympy
 from iree.compiler import ir
 
 from ..analysis.op_kinds import HOST_READS
+from ..analysis.value_ranges import ValueRanges, dim_size
 from ..dialects.locations import made_by, where_in_model
 from ..dialects.symbolic import bounds, element_type, from_affine, narrow_range, type_dims
 from ..dialects.torch_ops import (
@@ -108,13 +114,14 @@ class CheckIndices(Pass):
     summary = "check indices read from data against their table's size (IndexError, not garbage)"
 
     def run(self, module: ir.Operation) -> None:
+        ranges = ValueRanges(module)
         for func in functions(module).values():
             deferred: list[_Deferred] = []
             for op in nested_ops(func):
                 reads = _READS.get(op.name)
                 if reads is not None and not any(made_by(op, path)
                                                  for path in _IN_RANGE_BY_CONSTRUCTION):
-                    _check(op, reads, deferred)
+                    _check(op, reads, deferred, ranges)
             _read_deferred(deferred)
 
 
@@ -128,7 +135,8 @@ class _Deferred:
     message: str
 
 
-def _check(op: ir.Operation, reads: _Reads, deferred: list[_Deferred]) -> None:
+def _check(op: ir.Operation, reads: _Reads, deferred: list[_Deferred],
+           ranges: ValueRanges) -> None:
     table = op.operands[reads.table]
     rank = len(type_dims(table.type) or ())
     if reads.listed:
@@ -136,7 +144,7 @@ def _check(op: ir.Operation, reads: _Reads, deferred: list[_Deferred]) -> None:
         if listed is None:
             return
         indices = list(listed.operands)
-        checked = [_check_one(op, table, axis, index, reads, deferred)
+        checked = [_check_one(op, table, axis, index, reads, deferred, ranges)
                    for axis, index in enumerate(indices)]
         if any(v is not None for v in checked):
             new = [v if v is not None else index for v, index in zip(checked, indices, strict=True)]
@@ -149,13 +157,13 @@ def _check(op: ir.Operation, reads: _Reads, deferred: list[_Deferred]) -> None:
         if axis is None or rank == 0:
             return
         axis %= rank
-    replaced = _check_one(op, table, axis, op.operands[reads.index], reads, deferred)
+    replaced = _check_one(op, table, axis, op.operands[reads.index], reads, deferred, ranges)
     if replaced is not None:
         op.operands[reads.index] = replaced
 
 
 def _check_one(op: ir.Operation, table: ir.Value, axis: int, index: ir.Value, reads: _Reads,
-               deferred: list[_Deferred]) -> ir.Value | None:
+               deferred: list[_Deferred], ranges: ValueRanges) -> ir.Value | None:
     """Insert the check of `index` into dim `axis` of `table` before `op`, or, where the table
     can never be empty, compute it there and add its read to `deferred` (`op` then takes 0 for
     a bad index: it reads inside the table until the host sees the check fail); return the
@@ -170,6 +178,8 @@ def _check_one(op: ir.Operation, table: ir.Value, axis: int, index: ir.Value, re
     size = dims[axis] if axis < len(dims) else None
     if size is not None and _constant_in_range(index, size, reads.wraps):
         return None
+    if ranges.within(index, dim_size(table, axis)):
+        return None  # in range wherever it comes from: no check, nothing to normalize
     ip, loc = ir.InsertionPoint(op), op.location
     n = int_constant(size, ip, loc) if size is not None else create(
         "torch.aten.size.int", "!torch.int", ip, loc, operands=[table, int_constant(axis, ip, loc)])

@@ -134,3 +134,120 @@ func.func @together(%x: !torch.vtensor<[6,4],f32>, %y: !torch.vtensor<[?,4],f32>
   return %3 : !torch.vtensor<[3,4],f32>
 }
 }
+
+// -----
+
+// Not checked: indices proven in range where they are made (`dync.analysis.value_ranges`).
+// The coordinate `nonzero` yields, `remainder` by the size of the dim it counts, reaches a
+// private function through its only call and indexes a table of that same size; the flat
+// index 2 * row + column (column: `remainder` by 2) indexes the [s, 2] table viewed as 2 * s;
+// `argmax` over the 7 logits gives a position in [0, 7) into a 7-row embedding.
+// CHECK-LABEL: func.func private @expert
+// CHECK-NOT:     torch.runtime.assert
+// CHECK-NOT:     torch.aten.remainder.Scalar %{{.*}}, %int2
+// CHECK:         return
+// CHECK-LABEL: func.func @route
+// CHECK-NOT:     torch.runtime.assert
+// CHECK:         return
+module {
+func.func private @expert(%x: !torch.vtensor<[?,4],f32>, %w: !torch.vtensor<[?,2],f32>, %rows: !torch.vtensor<[?],si64>, %cols: !torch.vtensor<[?],si64>) -> (!torch.vtensor<[?,4],f32>, !torch.vtensor<[?],f32>, !torch.vtensor<[?,4],f32>) {
+  %s = torch.symbolic_int "s" {min_val = 2, max_val = 64} : !torch.int
+  %u = torch.symbolic_int "u" {min_val = 0, max_val = 128} : !torch.int
+  torch.bind_symbolic_shape %x, [%s], affine_map<()[s0] -> (s0, 4)> : !torch.vtensor<[?,4],f32>
+  torch.bind_symbolic_shape %w, [%s], affine_map<()[s0] -> (s0, 2)> : !torch.vtensor<[?,2],f32>
+  torch.bind_symbolic_shape %rows, [%u], affine_map<()[s0] -> (s0)> : !torch.vtensor<[?],si64>
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int-1 = torch.constant.int -1
+  %true = torch.constant.bool true
+  %l0 = torch.prim.ListConstruct %rows : (!torch.vtensor<[?],si64>) -> !torch.list<optional<vtensor>>
+  %0 = torch.aten.index.Tensor %x, %l0 : !torch.vtensor<[?,4],f32>, !torch.list<optional<vtensor>> -> !torch.vtensor<[?,4],f32>
+  %twice = torch.aten.mul.Scalar %rows, %int2 : !torch.vtensor<[?],si64>, !torch.int -> !torch.vtensor<[?],si64>
+  %flat = torch.aten.add.Tensor %twice, %cols, %int1 : !torch.vtensor<[?],si64>, !torch.vtensor<[?],si64>, !torch.int -> !torch.vtensor<[?],si64>
+  %shape = torch.prim.ListConstruct %int-1 : (!torch.int) -> !torch.list<int>
+  %wf = torch.aten.view %w, %shape : !torch.vtensor<[?,2],f32>, !torch.list<int> -> !torch.vtensor<[?],f32>
+  torch.bind_symbolic_shape %wf, [%s], affine_map<()[s0] -> (s0 * 2)> : !torch.vtensor<[?],f32>
+  %l1 = torch.prim.ListConstruct %flat : (!torch.vtensor<[?],si64>) -> !torch.list<optional<vtensor>>
+  %1 = torch.aten.index.Tensor %wf, %l1 : !torch.vtensor<[?],f32>, !torch.list<optional<vtensor>> -> !torch.vtensor<[?],f32>
+  %l2 = torch.prim.ListConstruct %rows : (!torch.vtensor<[?],si64>) -> !torch.list<optional<vtensor>>
+  %2 = torch.aten.index_put %x, %l2, %0, %true : !torch.vtensor<[?,4],f32>, !torch.list<optional<vtensor>>, !torch.vtensor<[?,4],f32>, !torch.bool -> !torch.vtensor<[?,4],f32>
+  return %0, %1, %2 : !torch.vtensor<[?,4],f32>, !torch.vtensor<[?],f32>, !torch.vtensor<[?,4],f32>
+}
+func.func @route(%x: !torch.vtensor<[?,4],f32>, %w: !torch.vtensor<[?,2],f32>, %keys: !torch.vtensor<[?],si64>, %logits: !torch.vtensor<[1,7],f32>) -> (!torch.vtensor<[?,4],f32>, !torch.vtensor<[?],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[1,3],f32>) {
+  %s = torch.symbolic_int "s" {min_val = 2, max_val = 64} : !torch.int
+  torch.bind_symbolic_shape %x, [%s], affine_map<()[s0] -> (s0, 4)> : !torch.vtensor<[?,4],f32>
+  torch.bind_symbolic_shape %w, [%s], affine_map<()[s0] -> (s0, 2)> : !torch.vtensor<[?,2],f32>
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %false = torch.constant.bool false
+  %n = torch.aten.size.int %w, %int0 : !torch.vtensor<[?,2],f32>, !torch.int -> !torch.int
+  %row = torch.aten.remainder.Scalar %keys, %n : !torch.vtensor<[?],si64>, !torch.int -> !torch.vtensor<[?],si64>
+  %col = torch.aten.remainder.Scalar %keys, %int2 : !torch.vtensor<[?],si64>, !torch.int -> !torch.vtensor<[?],si64>
+  %list = torch.prim.ListConstruct %row, %col : (!torch.vtensor<[?],si64>, !torch.vtensor<[?],si64>) -> !torch.list<vtensor>
+  %coords = torch.aten.stack %list, %int1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[?,2],si64>
+  %unbound = torch.aten.unbind.int %coords, %int1 : !torch.vtensor<[?,2],si64>, !torch.int -> !torch.list<vtensor>
+  %r, %c = torch.prim.ListUnpack %unbound : !torch.list<vtensor> -> !torch.vtensor<[?],si64>, !torch.vtensor<[?],si64>
+  %0:3 = func.call @expert(%x, %w, %r, %c) : (!torch.vtensor<[?,4],f32>, !torch.vtensor<[?,2],f32>, !torch.vtensor<[?],si64>, !torch.vtensor<[?],si64>) -> (!torch.vtensor<[?,4],f32>, !torch.vtensor<[?],f32>, !torch.vtensor<[?,4],f32>)
+  %token = torch.aten.argmax %logits, %int1, %false : !torch.vtensor<[1,7],f32>, !torch.int, !torch.bool -> !torch.vtensor<[1],si64>
+  %table = torch.vtensor.literal(dense<1.0> : tensor<7x3xf32>) : !torch.vtensor<[7,3],f32>
+  %int-1 = torch.constant.int -1
+  %e = torch.aten.embedding %table, %token, %int-1, %false, %false : !torch.vtensor<[7,3],f32>, !torch.vtensor<[1],si64>, !torch.int, !torch.bool, !torch.bool -> !torch.vtensor<[1,3],f32>
+  return %0#0, %0#1, %0#2, %e : !torch.vtensor<[?,4],f32>, !torch.vtensor<[?],f32>, !torch.vtensor<[?,4],f32>, !torch.vtensor<[1,3],f32>
+}
+}
+
+// -----
+
+// Still checked: a position along 8 logits into 7 rows; a private function's argument
+// where one of its calls passes an index from the input; a token a decoding loop feeds back
+// plus one (its range depends on itself), while the loop's argmax token needs no check.
+// CHECK-LABEL: func.func private @lookup
+// CHECK:         torch.runtime.assert {{.*}} outside [0, 7)
+// CHECK-LABEL: func.func @unproven
+// CHECK:         torch.runtime.assert {{.*}} outside [0, 7)
+// CHECK-NEXT:    call @lookup
+// CHECK:         scf.while
+// CHECK-NOT:     torch.runtime.assert {{.*}}embedding at loop.py:1
+// CHECK:         torch.runtime.assert {{.*}}embedding at loop.py:2 reads an index outside [0, 7)
+// CHECK:         scf.condition
+module {
+func.func private @lookup(%i: !torch.vtensor<[1],si64>) -> !torch.vtensor<[1,3],f32> {
+  %table = torch.vtensor.literal(dense<1.0> : tensor<7x3xf32>) : !torch.vtensor<[7,3],f32>
+  %int-1 = torch.constant.int -1
+  %false = torch.constant.bool false
+  %e = torch.aten.embedding %table, %i, %int-1, %false, %false : !torch.vtensor<[7,3],f32>, !torch.vtensor<[1],si64>, !torch.int, !torch.bool, !torch.bool -> !torch.vtensor<[1,3],f32>
+  return %e : !torch.vtensor<[1,3],f32>
+}
+func.func @unproven(%logits: !torch.vtensor<[1,8],f32>, %ids: !torch.vtensor<[1],si64>, %small: !torch.vtensor<[1,7],f32>) -> (!torch.vtensor<[1,3],f32>, !torch.vtensor<[1,3],f32>, !torch.vtensor<[1,3],f32>, !torch.vtensor<[1],si64>) {
+  %int1 = torch.constant.int 1
+  %int-1 = torch.constant.int -1
+  %false = torch.constant.bool false
+  %table = torch.vtensor.literal(dense<1.0> : tensor<7x3xf32>) : !torch.vtensor<[7,3],f32>
+  %token = torch.aten.argmax %logits, %int1, %false : !torch.vtensor<[1,8],f32>, !torch.int, !torch.bool -> !torch.vtensor<[1],si64>
+  %0 = torch.aten.embedding %table, %token, %int-1, %false, %false : !torch.vtensor<[7,3],f32>, !torch.vtensor<[1],si64>, !torch.int, !torch.bool, !torch.bool -> !torch.vtensor<[1,3],f32>
+  %best = torch.aten.argmax %small, %int1, %false : !torch.vtensor<[1,7],f32>, !torch.int, !torch.bool -> !torch.vtensor<[1],si64>
+  %1 = func.call @lookup(%best) : (!torch.vtensor<[1],si64>) -> !torch.vtensor<[1,3],f32>
+  %2 = func.call @lookup(%ids) : (!torch.vtensor<[1],si64>) -> !torch.vtensor<[1,3],f32>
+  %start = torch_c.to_builtin_tensor %best : !torch.vtensor<[1],si64> -> tensor<1xi64>
+  %r:2 = scf.while (%a = %start, %b = %start) : (tensor<1xi64>, tensor<1xi64>) -> (tensor<1xi64>, tensor<1xi64>) {
+    %ta = torch_c.from_builtin_tensor %a : tensor<1xi64> -> !torch.vtensor<[1],si64>
+    %tb = torch_c.from_builtin_tensor %b : tensor<1xi64> -> !torch.vtensor<[1],si64>
+    %ea = torch.aten.embedding %table, %ta, %int-1, %false, %false : !torch.vtensor<[7,3],f32>, !torch.vtensor<[1],si64>, !torch.int, !torch.bool, !torch.bool -> !torch.vtensor<[1,3],f32> loc("loop.py":1:1)
+    %eb = torch.aten.embedding %table, %tb, %int-1, %false, %false : !torch.vtensor<[7,3],f32>, !torch.vtensor<[1],si64>, !torch.int, !torch.bool, !torch.bool -> !torch.vtensor<[1,3],f32> loc("loop.py":2:1)
+    %sum = torch.aten.add.Tensor %ea, %eb, %int1 : !torch.vtensor<[1,3],f32>, !torch.vtensor<[1,3],f32>, !torch.int -> !torch.vtensor<[1,3],f32>
+    %scores = torch.aten.slice.Tensor %small, %int1, %int1, %int1, %int1 : !torch.vtensor<[1,7],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[1,7],f32>
+    %next = torch.aten.argmax %scores, %int1, %false : !torch.vtensor<[1,7],f32>, !torch.int, !torch.bool -> !torch.vtensor<[1],si64>
+    %na = torch_c.to_builtin_tensor %next : !torch.vtensor<[1],si64> -> tensor<1xi64>
+    %plus = torch.aten.add.Scalar %tb, %int1, %int1 : !torch.vtensor<[1],si64>, !torch.int, !torch.int -> !torch.vtensor<[1],si64>
+    %nb = torch_c.to_builtin_tensor %plus : !torch.vtensor<[1],si64> -> tensor<1xi64>
+    %cond = arith.constant true
+    scf.condition(%cond) %na, %nb : tensor<1xi64>, tensor<1xi64>
+  } do {
+  ^bb0(%x: tensor<1xi64>, %y: tensor<1xi64>):
+    scf.yield %x, %y : tensor<1xi64>, tensor<1xi64>
+  }
+  %out = torch_c.from_builtin_tensor %r#1 : tensor<1xi64> -> !torch.vtensor<[1],si64>
+  return %0, %1, %2, %out : !torch.vtensor<[1,3],f32>, !torch.vtensor<[1,3],f32>, !torch.vtensor<[1,3],f32>, !torch.vtensor<[1],si64>
+}
+}

@@ -1,0 +1,373 @@
+"""The ranges of integer values in a module: what `dync-check-indices` needs to know that an
+index is in range without checking it at run time.
+
+A range is a pair of lists of sympy expressions over the module's shape symbols: every
+element of the value (a `!torch.int`, or every element of an integer tensor) is at least the
+least of `lows` and at most the greatest of `highs`. It is derived from the ops that make the
+value — a constant, a symbol, a tensor's size, `arange`, the indices `argmax`/`topk`/`sort`
+return, `remainder` by a positive divisor (the coordinates dync's own `nonzero` computes: see
+`frontends.pytorch.decompositions._nonzero`), sums and non-negative multiples, and the ops
+that only move values around (views, slices, gathers, `where`, `cat`, `stack`/`unbind`) —
+and across calls: a private function's argument has the union of the ranges its call sites
+pass, a call's result the range of what the callee returns. Anything else (a loop's carried
+value, a branch's result, a float, a conversion) has no range. `within` proves a bound
+by exact cancellation, or, for an expression linear in the symbols, at the corners of their
+declared ranges; it never relies on sympy's sign assumptions about symbols (an unbacked
+symbol may be 0).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy
+from iree.compiler import ir
+
+from ..dialects.symbolic import bound_dims, bounds, element_type, narrow_range, symbol, type_dims
+from ..dialects.torch_ops import bindings, constant_int, owner
+from ..dialects.walk import call_sites, callee, exported, function_argument, functions, nested_ops
+
+# At most this many candidate bounds on each side (a sum multiplies them); beyond: no range.
+_CANDIDATES = 16
+# The largest integer literal whose values are read for its range.
+_LITERAL_ELEMENTS = 1 << 16
+# How deep the derivation follows definitions before it gives up (no range).
+_DEPTH = 200
+
+
+@dataclass(frozen=True)
+class Range:
+    """Every element lies in [min(lows), max(highs)]."""
+
+    lows: tuple[sympy.Expr, ...]
+    highs: tuple[sympy.Expr, ...]
+
+    @staticmethod
+    def exactly(value: sympy.Expr | int) -> Range:
+        v = sympy.sympify(value)
+        return Range((v,), (v,))
+
+    def exact(self) -> sympy.Expr | None:
+        if len(self.lows) == 1 and len(self.highs) == 1 and self.lows[0] == self.highs[0]:
+            return self.lows[0]
+        return None
+
+
+def _union(ranges: list[Range | None]) -> Range | None:
+    if not ranges or any(r is None for r in ranges):
+        return None
+    return _capped(tuple(dict.fromkeys(e for r in ranges for e in r.lows)),
+                   tuple(dict.fromkeys(e for r in ranges for e in r.highs)))
+
+
+def _capped(lows: tuple, highs: tuple) -> Range | None:
+    return Range(lows, highs) if len(lows) <= _CANDIDATES and len(highs) <= _CANDIDATES else None
+
+
+def _plus(a: Range | None, b: Range | None, sign: int = 1) -> Range | None:
+    if a is None or b is None:
+        return None
+    low_b, high_b = (b.lows, b.highs) if sign > 0 else (tuple(-e for e in b.highs),
+                                                      tuple(-e for e in b.lows))
+    return _capped(tuple(dict.fromkeys(sympy.expand(x + y) for x in a.lows for y in low_b)),
+                   tuple(dict.fromkeys(sympy.expand(x + y) for x in a.highs for y in high_b)))
+
+
+def _scaled(a: Range | None, factor: int | None) -> Range | None:
+    if a is None or factor is None or factor < 0:
+        return None
+    return Range(tuple(sympy.expand(e * factor) for e in a.lows),
+                 tuple(sympy.expand(e * factor) for e in a.highs))
+
+
+# Ops whose result holds only values of their first operand (same element type).
+_MOVES = frozenset({
+    "torch.aten.slice.Tensor", "torch.aten.view", "torch.aten.reshape", "torch.aten._unsafe_view",
+    "torch.aten.unsqueeze", "torch.aten.squeeze", "torch.aten.squeeze.dim",
+    "torch.aten.flatten.using_ints", "torch.aten.permute", "torch.aten.transpose.int",
+    "torch.aten.t", "torch.aten.clone", "torch.aten.contiguous", "torch.aten.expand",
+    "torch.aten.broadcast_to", "torch.aten.select.int", "torch.aten.index.Tensor",
+    "torch.aten.index.Tensor_hacked_twin", "torch.aten.index_select", "torch.aten.gather",
+    "torch.aten.narrow", "torch.aten.repeat", "torch.aten.flip", "torch.aten.roll",
+    "torch.aten.detach", "torch.aten.alias", "torch.aten.lift_fresh_copy",
+    "torch_c.to_builtin_tensor", "torch_c.from_builtin_tensor",
+    "torch.tensor_static_info_cast", "torch.prim.NumToTensor.Scalar", "torch.aten.Int.Tensor",
+    "torch.aten.item", "torch.aten.ScalarImplicit",
+})
+# Ops filling a tensor with one value: the operand holding it.
+_FILLS = {"torch.aten.full": 1, "torch.aten.full_like": 1, "torch.aten.new_full": 2,
+          "torch.aten.fill.Scalar": 1}
+# Ops returning positions along a dim: (result, operand holding the dim, None: all elements).
+_POSITIONS = {
+    "torch.aten.argmax": (0, 1), "torch.aten.argmin": (0, 1), "torch.aten.topk": (1, 2),
+    "torch.aten.sort": (1, 1), "torch.aten.max.dim": (1, 1), "torch.aten.min.dim": (1, 1),
+}
+
+
+class ValueRanges:
+    """Ranges of the integer values of `module` (see the module's docstring)."""
+
+    def __init__(self, module: ir.Module | ir.Operation):
+        self._functions = functions(module)
+        self._sites = call_sites(module)
+        self._public = set(exported(module))
+        self.symbol_ranges: dict[str, tuple[int, int]] = {}
+        for op in nested_ops(module.operation):
+            if op.name == "torch.symbolic_int":
+                narrow_range(self.symbol_ranges, op)
+        self._memo: dict[ir.Value, Range | None] = {}
+        self._active: set[ir.Value] = set()
+
+    # -- proofs ----------------------------------------------------------------------------
+    def within(self, value: ir.Value, size: sympy.Expr) -> bool:
+        """Whether every element of `value` is proven to lie in [0, size)."""
+        found = self.of(value)
+        return found is not None and size is not None \
+            and all(self.at_most(sympy.Integer(0), low) for low in found.lows) \
+            and all(self.at_most(high, size - 1) for high in found.highs)
+
+    def at_most(self, a: sympy.Expr, b: sympy.Expr) -> bool:
+        """Whether a <= b for every value of the symbols in their declared ranges."""
+        gap = sympy.expand(b - a)
+        if gap.is_number:
+            return bool(gap >= 0)
+        if not gap.is_polynomial() or sympy.Poly(gap).total_degree() > 1:
+            return False  # the corners bound only a linear expression
+        least = bounds(gap, self.symbol_ranges)
+        return least is not None and least[0] >= 0
+
+    # -- derivation ------------------------------------------------------------------------
+    def of(self, value: ir.Value) -> Range | None:
+        """`value`'s range, or None when nothing bounds it."""
+        if value in self._memo:
+            return self._memo[value]
+        if value in self._active or len(self._active) >= _DEPTH or not _is_integer(value):
+            return None
+        self._active.add(value)
+        try:
+            found = self._derive(value)
+        finally:
+            self._active.discard(value)
+        self._memo[value] = found
+        return found
+
+    def _derive(self, value: ir.Value) -> Range | None:
+        op = owner(value)
+        if op is None:
+            return self._argument(value)
+        name, operands = op.name, list(op.operands)
+        if name in ("func.call", "torch.call"):
+            return self._returned(op, ir.OpResult(value).result_number)
+        if name == "torch.constant.int":
+            return Range.exactly(constant_int(value))
+        if name in ("scf.while", "scf.for"):
+            return self._carried(op, ir.OpResult(value).result_number, result=True)
+        if name in _FILLS:
+            return self.of(operands[_FILLS[name]])
+        if name in ("torch.aten.zeros", "torch.aten.zeros_like", "torch.aten.new_zeros"):
+            return Range.exactly(0)
+        if name in ("torch.aten.ones", "torch.aten.ones_like", "torch.aten.new_ones"):
+            return Range.exactly(1)
+        if name == "scf.if":
+            position = ir.OpResult(value).result_number
+            yields = [list(region.blocks[0].operations)[-1] for region in op.regions]
+            return _union([self.of(y.operands[position]) for y in yields
+                           if y.name == "scf.yield" and position < len(y.operands)]
+                          if all(y.name == "scf.yield" for y in yields) else [])
+        if name == "torch.vtensor.literal":
+            values = _literal_ints(op)
+            return None if not values else Range((sympy.Integer(min(values)),),
+                                                 (sympy.Integer(max(values)),))
+        if name == "torch.aten.clamp":
+            low, high = self.of(operands[1]), self.of(operands[2])
+            if low is None or high is None:
+                return None
+            # min(max(x, low), high): at most `high`; at least `low` unless low > high.
+            return _union([Range(low.lows, high.highs), Range(high.lows, high.highs)])
+        if name == "torch.symbolic_int":
+            return Range.exactly(symbol(ir.StringAttr(op.attributes["symbol_name"]).value))
+        if name == "torch.aten.size.int":
+            axis = constant_int(operands[1])
+            dim = None if axis is None else dim_size(operands[0], axis)
+            return None if dim is None else Range.exactly(dim)
+        if name in _MOVES:
+            return self.of(operands[0])
+        if name in _POSITIONS:
+            result, dim_operand = _POSITIONS[name]
+            if ir.OpResult(value).result_number != result:
+                return self.of(operands[0])  # the values: some of the input's
+            return self._positions(operands[0], operands[dim_operand])
+        if name in ("torch.aten.remainder.Scalar", "torch.aten.remainder.int"):
+            divisor = self.of(operands[1])
+            if divisor is None or not all(self.at_most(sympy.Integer(1), e)
+                                          for e in divisor.lows):
+                return None
+            return Range((sympy.Integer(0),), tuple(sympy.expand(e - 1) for e in divisor.highs))
+        if name in ("torch.aten.add.Tensor", "torch.aten.add.Scalar", "torch.aten.sub.Tensor",
+                    "torch.aten.sub.Scalar"):
+            if constant_int(operands[2]) != 1:
+                return None
+            return _plus(self.of(operands[0]), self.of(operands[1]),
+                         -1 if name.startswith("torch.aten.sub") else 1)
+        if name in ("torch.aten.add.int", "torch.aten.sub.int"):
+            return _plus(self.of(operands[0]), self.of(operands[1]),
+                         -1 if name == "torch.aten.sub.int" else 1)
+        if name in ("torch.aten.mul.Scalar", "torch.aten.mul.int"):
+            return self._product(operands[0], operands[1])
+        if name.startswith("torch.aten.where."):
+            return _union([self.of(operands[1]), self.of(operands[2])])
+        if name in ("torch.aten.cat", "torch.aten.stack"):
+            listed = owner(operands[0])
+            if listed is None or listed.name != "torch.prim.ListConstruct":
+                return None
+            return _union([self.of(v) for v in listed.operands])
+        if name == "torch.prim.ListUnpack":
+            return self._unbound(op, ir.OpResult(value).result_number)
+        if name == "torch.aten.arange":
+            end = self.of(operands[0])
+            return None if end is None else Range(
+                (sympy.Integer(0),), tuple(sympy.expand(e - 1) for e in end.highs))
+        if name == "torch.aten.arange.start":
+            start, end = self.of(operands[0]), self.of(operands[1])
+            if start is None or end is None:
+                return None
+            return Range(start.lows, tuple(sympy.expand(e - 1) for e in end.highs))
+        return None
+
+    def _argument(self, value: ir.Value) -> Range | None:
+        """A function argument: the union over the calls of the function (none for an entry
+        point, which the host calls, or an argument of a nested region's block)."""
+        position = function_argument(value)
+        if position is None:
+            block = value.owner
+            parent = block.owner
+            if parent.name not in ("scf.while", "scf.for"):
+                return None
+            region = next(i for i, r in enumerate(parent.regions) if r.blocks[0] == block)
+            return self._carried(parent.operation, ir.BlockArgument(value).arg_number,
+                                 region=region)
+        func = value.owner.owner
+        name = ir.StringAttr(func.attributes["sym_name"]).value
+        sites = self._sites.get(name)
+        if name in self._public or not sites:
+            return None
+        return _union([self.of(site.operands[position]) if position < len(site.operands)
+                       else None for site in sites])
+
+    def _carried(self, loop: ir.Operation, position: int, result: bool = False,
+                 region: int = 0) -> Range | None:
+        """A value an `scf.while` or `scf.for` carries: its result or a block argument of its
+        `region` at `position`. A value carried into an iteration is the initial one or the one
+        the last iteration yielded; where that depends on the carried value itself, no range
+        (the cycle meets the value being derived)."""
+        terminators = [list(r.blocks[0].operations)[-1] for r in loop.regions]
+        if loop.name == "scf.for":
+            if not result:
+                if position == 0:
+                    return None  # the induction variable
+                position -= 1
+            inits = list(loop.operands)[3:]
+            yielded = terminators[0]
+        else:
+            condition, yielded = terminators
+            if result or region == 1:  # what the condition forwards
+                forwarded = list(condition.operands)[1:]
+                return self.of(forwarded[position]) if position < len(forwarded) else None
+            inits = list(loop.operands)
+        if position >= len(inits) or position >= len(yielded.operands):
+            return None
+        return _union([self.of(inits[position]), self.of(yielded.operands[position])])
+
+    def _returned(self, call: ir.Operation, position: int) -> Range | None:
+        func = self._functions.get(callee(call))
+        if func is None:
+            return None
+        body = func.regions[0].blocks
+        if len(body) != 1:
+            return None
+        ret = list(body[0].operations)[-1]
+        if ret.name != "func.return" or position >= len(ret.operands):
+            return None
+        return self.of(ret.operands[position])
+
+    def _positions(self, tensor: ir.Value, dim: ir.Value) -> Range | None:
+        """[0, n - 1] for positions along `dim` of `tensor` (all its elements where `dim` is
+        `none`)."""
+        dims = _dims(tensor)
+        if dims is None:
+            return None
+        axis = constant_int(dim)
+        if axis is None:
+            if str(dim.type) != "!torch.none" or any(d is None for d in dims):
+                return None
+            n = sympy.Mul(*dims)
+        else:
+            if not dims:
+                return None
+            n = dims[axis % len(dims)]
+            if n is None:
+                return None
+        return Range((sympy.Integer(0),), (sympy.expand(n - 1),))
+
+    def _product(self, a: ir.Value, b: ir.Value) -> Range | None:
+        factor = constant_int(b)
+        if factor is not None:
+            return _scaled(self.of(a), factor)
+        x, y = self.of(a), self.of(b)
+        exact = (x.exact() if x else None, y.exact() if y else None)
+        return None if None in exact else Range.exactly(sympy.expand(exact[0] * exact[1]))
+
+    def _unbound(self, unpack: ir.Operation, position: int) -> Range | None:
+        """An element of `unbind(x, d)`: the `position`th tensor stacked along the same `d`
+        when `x` is such a `stack`, else any value of `x`."""
+        unbind = owner(unpack.operands[0])
+        if unbind is None or unbind.name != "torch.aten.unbind.int":
+            return None
+        source, axis = unbind.operands[0], constant_int(unbind.operands[1])
+        stack = owner(source)
+        if stack is not None and stack.name == "torch.aten.stack" and axis is not None \
+                and constant_int(stack.operands[1]) == axis:
+            listed = owner(stack.operands[0])
+            if listed is not None and listed.name == "torch.prim.ListConstruct" \
+                    and position < len(listed.operands):
+                return self.of(listed.operands[position])
+        return self.of(source)
+
+
+def _literal_ints(literal: ir.Operation) -> list[int] | None:
+    """The values of a dense integer literal, when it is small enough to read."""
+    attr = literal.attributes["value"]
+    if not isinstance(attr, ir.DenseIntElementsAttr):
+        return None
+    dense = ir.DenseIntElementsAttr(attr)
+    if dense.is_splat:
+        return [dense.get_splat_value().value]
+    return list(dense) if len(dense) <= _LITERAL_ELEMENTS else None
+
+
+def _is_integer(value: ir.Value) -> bool:
+    if str(value.type) == "!torch.int":
+        return True
+    element = element_type(value.type)
+    return element is not None and element.startswith(("si", "ui", "i")) and element != "i1"
+
+
+def _dims(tensor: ir.Value) -> list[sympy.Expr | None] | None:
+    """`tensor`'s dims: static sizes, else its shape binding's expressions."""
+    static = type_dims(tensor.type)
+    if static is None:
+        return None
+    found = bindings(tensor)[:1]
+    bound = bound_dims(found[0]) if found else None
+    if bound is not None and len(bound) != len(static):
+        bound = None
+    return [sympy.Integer(d) if d is not None else (bound[i] if bound else None)
+            for i, d in enumerate(static)]
+
+
+def dim_size(tensor: ir.Value, axis: int) -> sympy.Expr | None:
+    """The size of dim `axis` of `tensor`, static or from its shape binding, or None."""
+    dims = _dims(tensor)
+    if not dims:
+        return None
+    return dims[axis % len(dims)] if -len(dims) <= axis < len(dims) else None
