@@ -121,7 +121,11 @@ class ValueRanges:
     # -- proofs ----------------------------------------------------------------------------
     def within(self, value: ir.Value, size: sympy.Expr) -> bool:
         """Whether every element of `value` is proven to lie in [0, size)."""
-        found = self.of(value)
+        try:
+            found = self.of(value)
+        except RecursionError:  # a derivation deeper than the interpreter's stack: unproven
+            self._active.clear()
+            return False
         return found is not None and size is not None \
             and all(self.at_most(sympy.Integer(0), low) for low in found.lows) \
             and all(self.at_most(high, size - 1) for high in found.highs)
