@@ -1,0 +1,67 @@
+"""`dync.analysis.value_ranges`: what it proves and, as much, what it refuses to — a proof
+that an index is in range removes its run-time check, so every refusal below is a check
+that must stay."""
+
+import sympy
+from iree.compiler import ir
+
+from dync.analysis.value_ranges import ValueRanges, dim_size
+from dync.dialects.symbolic import symbol
+from dync.dialects.walk import functions, nested_ops
+
+IR = """
+func.func @f(%x: !torch.vtensor<[?,4],f32>, %keys: !torch.vtensor<[?],si64>,
+             %logits: !torch.vtensor<[?,?],f32>, %n: !torch.int) -> () {
+  %s = torch.symbolic_int "s" {min_val = 2, max_val = 64} : !torch.int
+  %t = torch.symbolic_int "t" {min_val = 1, max_val = 8} : !torch.int
+  %u = torch.symbolic_int "u" {min_val = 0, max_val = 64} : !torch.int
+  torch.bind_symbolic_shape %x, [%s], affine_map<()[s0] -> (s0, 4)> : !torch.vtensor<[?,4],f32>
+  torch.bind_symbolic_shape %logits, [%s, %t], affine_map<()[s0, s1] -> (s0, s1)> : !torch.vtensor<[?,?],f32>
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int3 = torch.constant.int 3
+  %none = torch.constant.none
+  %false = torch.constant.bool false
+  %rows = torch.aten.size.int %x, %int0 : !torch.vtensor<[?,4],f32>, !torch.int -> !torch.int
+  %row = torch.aten.remainder.Scalar %keys, %rows {name = "row"} : !torch.vtensor<[?],si64>, !torch.int -> !torch.vtensor<[?],si64>
+  %by_u = torch.aten.remainder.Scalar %keys, %u {name = "by_u"} : !torch.vtensor<[?],si64>, !torch.int -> !torch.vtensor<[?],si64>
+  %by_n = torch.aten.remainder.Scalar %keys, %n {name = "by_n"} : !torch.vtensor<[?],si64>, !torch.int -> !torch.vtensor<[?],si64>
+  %plus = torch.aten.add.Scalar %row, %int1, %int1 {name = "plus"} : !torch.vtensor<[?],si64>, !torch.int, !torch.int -> !torch.vtensor<[?],si64>
+  %thrice = torch.aten.mul.Scalar %row, %int3 {name = "thrice"} : !torch.vtensor<[?],si64>, !torch.int -> !torch.vtensor<[?],si64>
+  %col = torch.aten.argmax %logits, %int1, %false {name = "col"} : !torch.vtensor<[?,?],f32>, !torch.int, !torch.bool -> !torch.vtensor<[?],si64>
+  %flat = torch.aten.argmax %logits, %none, %false {name = "flat"} : !torch.vtensor<[?,?],f32>, !torch.none, !torch.bool -> !torch.vtensor<[],si64>
+  %held = torch.aten.clamp %keys, %int0, %rows {name = "held"} : !torch.vtensor<[?],si64>, !torch.int, !torch.int -> !torch.vtensor<[?],si64>
+  return
+}
+"""
+
+
+def _named(module) -> dict[str, ir.Value]:
+    return {ir.StringAttr(op.attributes["name"]).value: op.results[0]
+            for op in nested_ops(functions(module)["f"]) if "name" in op.attributes}
+
+
+def test_what_is_proven_and_what_is_not():
+    with ir.Context(), ir.Location.unknown():
+        module = ir.Module.parse(IR)
+        ranges, v = ValueRanges(module), _named(module)
+        s, t = symbol("s"), symbol("t")
+        x, keys = list(functions(module)["f"].regions[0].blocks[0].arguments)[:2]
+        assert dim_size(x, 0) == s
+        assert ranges.within(v["row"], s)  # remainder by the size it indexes
+        assert not ranges.within(v["row"], s - 1)
+        assert not ranges.within(v["plus"], s)  # one past the end
+        assert ranges.within(v["plus"], s + 1)
+        assert ranges.within(v["thrice"], 3 * s - 2) and not ranges.within(v["thrice"], 3 * s - 3)
+        assert ranges.within(v["col"], t) and not ranges.within(v["col"], s)
+        assert ranges.within(v["flat"], s * t)
+        # An unbacked symbol may be 0 (sympy's symbols are positive: not relied on), and an
+        # int argument of an entry point may be anything: no range for their remainders.
+        assert ranges.of(v["by_u"]) is None and ranges.of(v["by_n"]) is None
+        # Clamped to [0, s]: s itself is one past the end of s rows.
+        assert ranges.within(v["held"], s + 1) and not ranges.within(v["held"], s)
+        # Linear bounds are decided at the corners of the declared ranges; others are not.
+        assert ranges.at_most(s, 64) and not ranges.at_most(s, 63)
+        assert not ranges.at_most(s * t, sympy.Integer(512))
+        # The keys themselves come from the caller: nothing bounds them.
+        assert ranges.of(keys) is None
