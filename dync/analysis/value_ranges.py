@@ -4,15 +4,18 @@ index is in range without checking it at run time.
 A range is a pair of lists of sympy expressions over the module's shape symbols: every
 element of the value (a `!torch.int`, or every element of an integer tensor) is at least the
 least of `lows` and at most the greatest of `highs`. It is derived from the ops that make the
-value — a constant, a symbol, a tensor's size, `arange`, the indices `argmax`/`topk`/`sort`
-return, `remainder` by a positive divisor (the coordinates dync's own `nonzero` computes: see
-`frontends.pytorch.decompositions._nonzero`), sums and non-negative multiples, and the ops
-that only move values around (views, slices, gathers, `where`, `cat`, `stack`/`unbind`) —
-and across calls: a private function's argument has the union of the ranges its call sites
-pass, a call's result the range of what the callee returns. Anything else (a loop's carried
-value, a branch's result, a float, a conversion) has no range. `within` proves a bound
-by exact cancellation, or, for an expression linear in the symbols, at the corners of their
-declared ranges; it never relies on sympy's sign assumptions about symbols (an unbacked
+value — a constant or small integer literal, a symbol, a tensor's size, a fill, `arange`, the
+positions `argmax`/`topk`/`sort` return, `remainder` by a divisor proven positive (the
+coordinates dync's own `nonzero` computes: see `frontends.pytorch.decompositions._nonzero`),
+`clamp`, sums and non-negative multiples, and the ops that only move values around (views,
+slices, gathers, `where`, `cat`, `stack`/`unbind`) — and through control flow: a private
+function's argument has the union of the ranges its call sites pass, a call's result the range
+of what the callee returns, an `scf.if` result the union of its yields, a loop's carried value
+the union of its initial value and what an iteration yields, where the latter does not depend
+on the carried value itself (a greedy decoder's `argmax` token; a counter has no range).
+Anything else (a float, a conversion, an entry point's argument) has no range. `within` proves
+a bound by exact cancellation, or, for an expression linear in the symbols, at the corners of
+their declared ranges; it never relies on sympy's sign assumptions about symbols (an unbacked
 symbol may be 0).
 """
 
@@ -240,7 +243,8 @@ class ValueRanges:
 
     def _argument(self, value: ir.Value) -> Range | None:
         """A function argument: the union over the calls of the function (none for an entry
-        point, which the host calls, or an argument of a nested region's block)."""
+        point, which the host calls); a block argument of a loop: what the loop carries (none
+        for any other region's block)."""
         position = function_argument(value)
         if position is None:
             block = value.owner
