@@ -65,3 +65,28 @@ def test_what_is_proven_and_what_is_not():
         assert not ranges.at_most(s * t, sympy.Integer(512))
         # The keys themselves come from the caller: nothing bounds them.
         assert ranges.of(keys) is None
+
+
+def test_a_symbol_declared_narrower_elsewhere_keeps_its_widest_range():
+    """A proof must hold in every function: where one function declares `s` in [2, 8] and
+    another in [2, 64], bounds over `s` use [2, 64] (not the intersection)."""
+    narrower = IR.replace("@f(", "@g(").replace("max_val = 64} : !torch.int\n  %t",
+                                                "max_val = 8} : !torch.int\n  %t")
+    with ir.Context(), ir.Location.unknown():
+        module = ir.Module.parse(IR + narrower)
+        ranges, v = ValueRanges(module), _named(module)
+        s = symbol("s")
+        assert ranges.symbol_ranges["s"] == (2, 64)
+        assert not ranges.at_most(s, 8) and not ranges.at_most(s, 63)
+        assert ranges.within(v["row"], s)
+        # A literal's values bound it: a splat and a small array.
+        literal = ir.Module.parse("""
+func.func @h() -> (!torch.vtensor<[3],si64>, !torch.vtensor<[2],si64>) {
+  %0 = torch.vtensor.literal(dense<[4, -1, 2]> : tensor<3xsi64>) : !torch.vtensor<[3],si64>
+  %1 = torch.vtensor.literal(dense<7> : tensor<2xsi64>) : !torch.vtensor<[2],si64>
+  return %0, %1 : !torch.vtensor<[3],si64>, !torch.vtensor<[2],si64>
+}""")
+        small, splat = list(functions(literal)["h"].regions[0].blocks[0].operations)[:2]
+        found = ValueRanges(literal)
+        assert found.of(small.result) is not None and found.of(small.result).lows == (-1,)
+        assert found.of(small.result).highs == (4,) and found.of(splat.result).exact() == 7

@@ -27,7 +27,7 @@ import sympy
 from iree.compiler import ir
 
 from ..dialects.symbolic import bound_dims, bounds, element_type, narrow_range, symbol, type_dims
-from ..dialects.torch_ops import bindings, constant_int, owner
+from ..dialects.torch_ops import bindings, constant_int, constant_ints, owner
 from ..dialects.walk import call_sites, callee, exported, function_argument, functions, nested_ops
 
 # At most this many candidate bounds on each side (a sum multiplies them); beyond: no range.
@@ -114,10 +114,16 @@ class ValueRanges:
         self._functions = functions(module)
         self._sites = call_sites(module)
         self._public = set(exported(module))
+        # Each symbol over every range a function of the module declares for it: a proof
+        # must hold in each function (a version or bucket may declare a narrower one).
         self.symbol_ranges: dict[str, tuple[int, int]] = {}
         for op in nested_ops(module.operation):
             if op.name == "torch.symbolic_int":
-                narrow_range(self.symbol_ranges, op)
+                declared: dict[str, tuple[int, int]] = {}
+                narrow_range(declared, op)
+                for name, (lo, hi) in declared.items():
+                    old = self.symbol_ranges.get(name, (lo, hi))
+                    self.symbol_ranges[name] = (min(lo, old[0]), max(hi, old[1]))
         self._memo: dict[ir.Value, Range | None] = {}
         self._active: set[ir.Value] = set()
 
@@ -178,11 +184,11 @@ class ValueRanges:
         if name == "scf.if":
             position = ir.OpResult(value).result_number
             yields = [list(region.blocks[0].operations)[-1] for region in op.regions]
-            return _union([self.of(y.operands[position]) for y in yields
-                           if y.name == "scf.yield" and position < len(y.operands)]
-                          if all(y.name == "scf.yield" for y in yields) else [])
+            if any(y.name != "scf.yield" for y in yields):
+                return None
+            return _union([self.of(y.operands[position]) for y in yields])
         if name == "torch.vtensor.literal":
-            values = _literal_ints(op)
+            values = constant_ints(value) if _small_literal(op) else None
             return None if not values else Range((sympy.Integer(min(values)),),
                                                  (sympy.Integer(max(values)),))
         if name == "torch.aten.clamp":
@@ -342,15 +348,11 @@ class ValueRanges:
         return self.of(source)
 
 
-def _literal_ints(literal: ir.Operation) -> list[int] | None:
-    """The values of a dense integer literal, when it is small enough to read."""
+def _small_literal(literal: ir.Operation) -> bool:
+    """Whether a literal is a splat or has few enough elements to read them all."""
     attr = literal.attributes["value"]
-    if not isinstance(attr, ir.DenseIntElementsAttr):
-        return None
-    dense = ir.DenseIntElementsAttr(attr)
-    if dense.is_splat:
-        return [dense.get_splat_value().value]
-    return list(dense) if len(dense) <= _LITERAL_ELEMENTS else None
+    return isinstance(attr, ir.DenseElementsAttr) and (
+        attr.is_splat or len(attr) <= _LITERAL_ELEMENTS)
 
 
 def _is_integer(value: ir.Value) -> bool:
@@ -366,7 +368,9 @@ def _dims(tensor: ir.Value) -> list[sympy.Expr | None] | None:
     if static is None:
         return None
     found = bindings(tensor)[:1]
-    bound = bound_dims(found[0]) if found else None
+    bound = bound_dims(found[0]) if found and all(
+        not isinstance(v.owner, ir.Block) and v.owner.name == "torch.symbolic_int"
+        for v in list(found[0].operands)[1:]) else None
     if bound is not None and len(bound) != len(static):
         bound = None
     return [sympy.Integer(d) if d is not None else (bound[i] if bound else None)
