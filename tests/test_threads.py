@@ -2,6 +2,10 @@
 right answer, a thread running the model eagerly meanwhile runs it unchanged, and the model is
 left as it was between calls, also after an exception."""
 
+import os
+import platform
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -156,3 +160,47 @@ def test_threads_must_be_a_positive_int(threads):
 def test_threads_are_for_cpu_modules():
     with pytest.raises(dync.OptionError, match="only llvm-cpu modules"):
         dync.compile(rm.EarlyExit().eval(), (torch.randn(2, 8),), backend="cuda", threads=2)
+
+
+_HEAP_CHECK = """
+import sys
+import numpy as np
+import dync
+
+def in_heap(array):
+    address = array.ctypes.data
+    for line in open("/proc/self/maps"):
+        span, *rest = line.split()
+        low, high = (int(x, 16) for x in span.split("-"))
+        if low <= address < high:
+            return rest[-1] == "[heap]"
+    return False
+
+before = in_heap(np.ones(80 << 20, np.uint8))
+module = dync.load(sys.argv[1])
+module(np.ones((3, 8), np.float32))
+print(before, in_heap(np.ones(80 << 20, np.uint8)))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc",
+                    reason="glibc's malloc is tuned for local-task modules; this is not glibc")
+def test_a_local_task_module_keeps_large_blocks_in_the_heap(tmp_path):
+    """Loading a `threads=2` module makes glibc serve large blocks from the heap (IREE's
+    local-task device frees a call's transients at its end; an mmap'd block would be mapped
+    and faulted in again at every call: dync.runtime.malloc); DYNC_KEEP_MALLOC=1 leaves
+    malloc as it is. In a process of its own: the setting is process-wide."""
+    model = rm.EarlyExit().eval()
+    compiled = dync.compile(model, (torch.randn(2, 8),),
+                            dynamic_shapes=({0: Dim("b", min=1, max=16)},), threads=2)
+    path = compiled.save(tmp_path / "m.vmfb")
+    script = tmp_path / "heap.py"
+    script.write_text(_HEAP_CHECK)
+
+    def run(**env):
+        done = subprocess.run([sys.executable, str(script), str(path)], capture_output=True,
+                              text=True, env={**os.environ, **env}, check=True)
+        return done.stdout.split()
+
+    assert run() == ["False", "True"]
+    assert run(DYNC_KEEP_MALLOC="1") == ["False", "False"]

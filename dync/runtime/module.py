@@ -29,6 +29,7 @@ from ..output_tree import leaves
 from ..report import Report
 from ..signature import Signature
 from .invoke import Function
+from .malloc import keep_large_blocks
 from .manifest import Manifest, digest, manifest_path
 from .versions import Choice, Versions
 
@@ -138,6 +139,8 @@ class CompiledModule:
             )
         from .. import targets
 
+        if self.manifest.driver == "local-task":
+            keep_large_blocks()  # its transients: see dync.runtime.malloc
         try:
             allocators = targets.allocators(self.backend)
             if allocators:
