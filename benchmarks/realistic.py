@@ -18,8 +18,11 @@ Models (each at every path that matters for its time):
   + the source length, the source 2 to 64 tokens (dynamic). Timed decoding to the length
   bound (EOS never wins) and stopping at the first token (EOS biased to win).
 
-Medians of alternating calls (eager, then dync) after a warm-up; every result is checked
-against eager first. Compile time is the cold `dync.compile` (no cache). Slow (minutes): not
+Medians of calls timed in alternating blocks (eager's, then dync's, twice over), each block
+after an untimed call: strictly alternating calls measured the other contestant's idle threads
+too (at 2 threads, PyTorch's OpenMP workers spin for milliseconds after a call and took a core
+from IREE's next call: an early-exit ResNet-50's first exit, one image, 11.4 ms alternating
+against 5.7-8.0 alone). Every result is checked against eager first. Compile time is the cold `dync.compile` (no cache). Slow (minutes): not
 run by CI.
 """
 
@@ -39,6 +42,7 @@ SEQUENCES = (16, 128, 512)
 BATCHES = (1, 4)
 SOURCES = (8, 32, 64)
 REPEATS = 5
+ROUNDS = 2
 
 
 @dataclass
@@ -163,13 +167,16 @@ MODELS = {"bert-base-deebert": bert_base_deebert, "resnet50-early-exit": resnet5
 
 
 def _alternate(eager, ours, *args) -> tuple[float, float]:
-    eager(*args), ours(*args)
+    """The median ms of `eager` and of `ours` on `args`, timed in alternating blocks of
+    `REPEATS` calls (`ROUNDS` each), every block after an untimed call (see the docstring)."""
     times: tuple[list[float], list[float]] = ([], [])
-    for _ in range(REPEATS):
+    for _ in range(ROUNDS):
         for fn, out in ((eager, times[0]), (ours, times[1])):
-            start = time.perf_counter()
             fn(*args)
-            out.append(time.perf_counter() - start)
+            for _ in range(REPEATS):
+                start = time.perf_counter()
+                fn(*args)
+                out.append(time.perf_counter() - start)
     return statistics.median(times[0]) * 1e3, statistics.median(times[1]) * 1e3
 
 
@@ -198,7 +205,8 @@ def section(rows: list[Row], compile_seconds: dict[str, float], threads: int = 1
              f"Measured on {stamp()} with `{command}`. Host CPU: {host_cpu()}; {device}, code "
              f"for {code_for(isa)}). Cold compile: "
              + ", ".join(f"{m} {s:.0f} s" for m, s in compile_seconds.items())
-             + f". Medians of {REPEATS} alternating calls; each result checked against eager "
+             + f". Medians of {ROUNDS * REPEATS} calls each, in alternating blocks of "
+             f"{REPEATS} (each after an untimed call); each result checked against eager "
              f"first. Geo-mean speedup over the rows: **{geo:.2f}×**.", "",
              "| model | path | input | eager ms | dync ms | speedup |",
              "|---|---|---|---:|---:|---:|"]
