@@ -74,7 +74,8 @@ PREPROCESSING_ATTR = _declare(
     "IREE preprocessing passes the module asks for (IREE's NHWC conversion of convolutions)")
 FLAGS_ATTR = _declare(
     "dync.iree_flags", "module", "[\"<iree-compile flag>\", ...]",
-    ("dync-fuse-padding",), ("backend", "dync.compile", "analysis.padding"),
+    ("dync-fuse-padding",), ("backend", "dync.compile", "analysis.padding",
+                             "dync-decompose-softmax"),
     "IREE compiler flags the module asks for (dropped again if IREE rejects them)")
 COPIED_PADDING_ATTR = _declare(
     "dync.iree_copied_padding", "module", "[\"<entry point>\", ...]",

@@ -3,8 +3,9 @@ blocks of `ROWS` rows, so that the dim IREE vectorizes beside the reduced one is
 
 Reads: `torch.aten.softmax.int`, `torch.aten._softmax`, `torch.aten.log_softmax.int` and
 `torch.aten._log_softmax` over the last dim of a floating-point tensor of rank ≥ 2 whose
-next-to-last dim (the rows) is dynamic, in every function; the module's backend (only
-``llvm-cpu``).
+next-to-last dim (the rows) is dynamic, in every function (an f32 softmax outside a
+data-tiled module is gone by then: `dync-decompose-softmax` runs first); the module's backend
+(only ``llvm-cpu``).
 
 Writes: in place of each, the rows in blocks of `ROWS` viewed as ``... x blocks x ROWS x R``,
 the same softmax over the last dim, the result viewed back, in one of two forms:

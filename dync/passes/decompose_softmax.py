@@ -1,0 +1,102 @@
+"""`dync-decompose-softmax`: on the CPU, a float32 softmax computed as its max, exponentials,
+sum and a product with the sum's reciprocal.
+
+Reads: `torch.aten.softmax.int` (no result dtype asked for) and `torch.aten._softmax` (not
+half to float) over any dim of an f32 tensor, in every function; the module's backend (only
+``llvm-cpu``) and its IREE flags (``dync.iree_flags``: nothing is done in a module IREE
+data-tiles, `dync-data-tiling`, which runs before this pass).
+
+Writes: in place of each, ``e = exp(x - amax(x, dim, keepdim))`` and ``e * reciprocal(sum(e,
+dim, keepdim))`` (`torch.aten.amax`, `sub.Tensor`, `exp`, `sum.dim_IntList`, `reciprocal`,
+`mul.Tensor`): the same arithmetic as the op's own definition, the division done once per
+row. The new tensors' shapes are bound from the input's binding (the reduced dim 1), for
+memory planning. Softmaxes of other element types are left to `dync-softmax-row-blocks`, which
+runs after this pass, and so are log-softmaxes (not measured).
+
+Why: IREE 3.13 compiles `linalg.softmax` on the CPU as one dispatch whose code runs several
+times slower than the same computation written as reductions and elementwise ops, which it
+vectorizes (and, with the reciprocal, divides once per row instead of once per element: with a
+division per element the decomposed form was as slow as the op). One thread, AVX-512, dync
+against dync with this pass: attention scores ``1 x 12 x s x s`` over 512 tokens (dynamic)
+9.9 -> 6.6 ms (eager 1.4; `dync-softmax-row-blocks` alone: 58 ms without it), ``12 x 512 x
+512`` static 4.8 -> 3.3, ``12 x s x 128`` (dynamic rows) 1.30 -> 0.64, small rows (8 x 1000,
+64 x 30) equal. Not beside data tiling: there IREE 3.13 computes the reductions over the
+scores of a data-tiled matmul wrong when the keys are not a multiple of its tile (16): an
+`nn.TransformerEncoderLayer(256, 4, 512)` over 12 tokens differed from eager by 0.38 (right at
+16 and 64 tokens), and a `util.optimization_barrier` in between fails to compile over dynamic
+dims; a BERT-base self-attention over 512 tokens would have gone 23.0 -> 17.9 ms. No paper
+section: a kernel choice at the boundary to IREE (issue 33).
+"""
+
+from __future__ import annotations
+
+from iree.compiler import ir
+
+from ..dialects.dync_ir import DATA_TILING, read_flags
+from ..dialects.symbolic import element_type, type_dims
+from ..dialects.torch_ops import TorchBuilder, bind_from, constant_bool, constant_int, vtensor_type
+from ..dialects.walk import nested_ops
+from .pipeline import HostCpuPass
+
+_SOFTMAX = "torch.aten.softmax.int"
+_SOFTMAX_INTERNAL = "torch.aten._softmax"
+
+
+def _reduced_dim(op: ir.Operation) -> int | None:
+    """The dim (non-negative) of a softmax this pass decomposes, else None."""
+    if op.name not in (_SOFTMAX, _SOFTMAX_INTERNAL) or len(op.operands) != 3:
+        return None
+    x = op.operands[0]
+    dims, dim = type_dims(x.type), constant_int(op.operands[1])
+    if dims is None or not dims or dim is None or not -len(dims) <= dim < len(dims):
+        return None
+    if element_type(x.type) != "f32" or element_type(op.results[0].type) != "f32":
+        return None
+    option = op.operands[2]
+    if op.name == _SOFTMAX:
+        if not str(option.type) == "!torch.none":
+            return None
+    elif constant_bool(option) is not False:
+        return None
+    return dim % len(dims)
+
+
+def _decompose(op: ir.Operation, dim: int) -> ir.Value:
+    b = TorchBuilder(op)
+    x = op.operands[0]
+    dims = type_dims(x.type)
+    reduced = vtensor_type(x.type, [1 if i == dim else d for i, d in enumerate(dims)])
+    dim_list = b("torch.prim.ListConstruct", ir.Type.parse("!torch.list<int>"), b.int(dim))
+    keep = b.bool(True)
+    one = b.int(1)
+    peak = b("torch.aten.amax", reduced, x, dim_list, keep)
+    shifted = b("torch.aten.sub.Tensor", x.type, x, peak, one)
+    exps = b("torch.aten.exp", x.type, shifted)
+    total = b("torch.aten.sum.dim_IntList", reduced, exps, dim_list, keep, b.none)
+    inverse = b("torch.aten.reciprocal", reduced, total)
+    result = b("torch.aten.mul.Tensor", op.results[0].type, exps, inverse)
+
+    def keep_dim(exprs: list) -> list:
+        return [1 if i == dim else e for i, e in enumerate(exprs)]
+
+    for value in (peak, total, inverse):
+        bind_from(value, x, keep_dim, b.ip)
+    for value in (shifted, exps):
+        bind_from(value, x, list, b.ip)
+    return result
+
+
+class DecomposeSoftmax(HostCpuPass):
+    name = "dync-decompose-softmax"
+    summary = "an f32 softmax as max, exp, sum and a reciprocal product (CPU)"
+
+    def run_on_cpu(self, module: ir.Operation) -> None:
+        if DATA_TILING in read_flags(module):
+            return  # IREE's wrong reductions beside data tiling: see the docstring
+        found = [(op, dim) for op in nested_ops(module)
+                 if (dim := _reduced_dim(op)) is not None]
+        with module.context, ir.Location.unknown():
+            for op, dim in found:
+                result = _decompose(op, dim)
+                op.results[0].replace_all_uses_with(result)  # with its binding: the op's shape
+                op.erase()
