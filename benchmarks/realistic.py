@@ -22,8 +22,8 @@ Medians of calls timed in alternating blocks (eager's, then dync's, twice over),
 after an untimed call: strictly alternating calls measured the other contestant's idle threads
 too (at 2 threads, PyTorch's OpenMP workers spin for milliseconds after a call and took a core
 from IREE's next call: an early-exit ResNet-50's first exit, one image, 11.4 ms alternating
-against 5.7-8.0 alone). Every result is checked against eager first. Compile time is the cold `dync.compile` (no cache). Slow (minutes): not
-run by CI.
+against 5.7-8.0 alone). Every result is checked against eager first. Compile time is the cold
+`dync.compile` (no cache). Slow (minutes): not run by CI.
 """
 
 from __future__ import annotations

@@ -54,7 +54,7 @@ def _reduced_dim(op: ir.Operation) -> int | None:
         return None
     option = op.operands[2]
     if op.name == _SOFTMAX:
-        if not str(option.type) == "!torch.none":
+        if str(option.type) != "!torch.none":
             return None
     elif constant_bool(option) is not False:
         return None

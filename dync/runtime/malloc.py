@@ -9,7 +9,7 @@ BERT-base self-attention over 512 tokens, 72 MB of transients, one 2.6 ms `munma
 (`strace -c`), its copies and packs twice as slow as on one thread; the whole call 33 ms at 2
 threads against 25 at one. With `mallopt(M_MMAP_MAX, 0)` (large blocks from the heap) and a
 trim threshold of 2 GiB (freed memory kept for the next call), 18 ms; BERT-base DeeBERT,
-12 layers, 512 tokens, 637 -> 383 ms (`python -m benchmarks realistic --threads 2`).
+12 layers, 512 tokens, 637 -> 385 ms (`python -m benchmarks realistic --threads 2`).
 
 This is process-wide: the first `local-task` module a process loads sets it, and from then on
 memory the process frees stays in it (up to 2 GiB at the top of the heap) for its next
@@ -20,9 +20,9 @@ leaves malloc as it is. Not glibc (musl, macOS): nothing is done.
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import platform
-import threading
 
 # glibc's mallopt parameters (malloc.h).
 M_TRIM_THRESHOLD = -1
@@ -31,20 +31,12 @@ M_MMAP_MAX = -4
 TRIM_THRESHOLD = 2**31 - 1
 OPT_OUT = "DYNC_KEEP_MALLOC"
 
-_lock = threading.Lock()
-_state: dict[str, bool] = {}
 
-
+@functools.cache
 def keep_large_blocks() -> bool:
-    """Tune glibc's malloc as the module docstring says, once per process; whether it is so
-    tuned (False: not glibc, opted out, or mallopt refused)."""
-    with _lock:
-        if "tuned" not in _state:
-            _state["tuned"] = _tune()
-        return _state["tuned"]
-
-
-def _tune() -> bool:
+    """Tune glibc's malloc as the module docstring says, once per process (two threads racing
+    here set the same two parameters twice); whether it is so tuned (False: not glibc, opted
+    out, or mallopt refused)."""
     if os.environ.get(OPT_OUT) == "1" or platform.libc_ver()[0] != "glibc":
         return False
     try:
