@@ -121,10 +121,14 @@ def _sizes(flag: str, requests: list[str] | None) -> dict[str, list[int]]:
     return sizes
 
 
-def _specialize(requests: list[str] | None, off: bool) -> bool | dict[str, list[int]]:
-    """--specialize NAME=SIZE[,SIZE...] (repeatable) / --no-specialize -> compile's `specialize`."""
-    if off or not requests:
+def _specialize(requests: list[str] | None,
+                off: bool) -> bool | dict[str, list[int]] | None:
+    """--specialize NAME=SIZE[,SIZE...] (repeatable) / --no-specialize -> compile's `specialize`
+    (None, neither: dync's default)."""
+    if off:
         return False
+    if not requests:
+        return None
     return _sizes("--specialize", requests)
 
 
@@ -285,7 +289,8 @@ def _compile_options(c: argparse.ArgumentParser) -> None:
     c.add_argument("--iree-flag", action="append", metavar="FLAG", help="extra IREE compiler flag")
     c.add_argument("--specialize", action="append", metavar="NAME=SIZE[,SIZE...]",
                    help="compile shape-specialized versions for these sizes of a dynamic dim "
-                        "(default: none, only the dynamic entry point)")
+                        "(default: none in graph mode; in host mode, versions at the sizes "
+                        "the example called each repeatedly called sub-DNN with)")
     c.add_argument("--bucket", action="append", metavar="NAME=SIZE[,SIZE...]",
                    help="compile zero-padded static versions for dims up to each of these sizes "
                         "of a dynamic dim (repeatable; a version per combination; dync-bucket)")

@@ -29,7 +29,7 @@ class CompileOptions:
     extra_flags: tuple[str, ...] = ()
     dump_ir: str | None = None
     trace_branches: bool = False
-    specialize: bool | Mapping[str, tuple[int, ...]] = False
+    specialize: bool | Mapping[str, tuple[int, ...]] | None = None
     buckets: Mapping[str, tuple[int, ...]] | None = None
     cache: bool | str = True
     check_first_call: bool = True
@@ -56,7 +56,7 @@ class CompileOptions:
             raw, backend=resolved.backend, target=resolved.name, passes=tuple(raw.passes),
             extra_flags=tuple(raw.extra_flags),
             dump_ir=None if raw.dump_ir is None else os.fspath(raw.dump_ir),
-            specialize=raw.specialize if isinstance(raw.specialize, bool)
+            specialize=raw.specialize if raw.specialize is None or isinstance(raw.specialize, bool)
             else _sizes(raw.specialize),
             buckets=None if raw.buckets is None else _sizes(raw.buckets),
             cache=raw.cache if isinstance(raw.cache, bool) else os.fspath(raw.cache),
@@ -67,7 +67,8 @@ class CompileOptions:
         return {"backend": self.backend, "target": self.target, "mode": self.mode,
                 "passes": list(self.passes), "extra_flags": list(self.extra_flags),
                 "trace_branches": self.trace_branches,
-                "specialize": self.specialize if isinstance(self.specialize, bool)
+                "specialize": self.specialize
+                if self.specialize is None or isinstance(self.specialize, bool)
                 else {k: list(v) for k, v in self.specialize.items()},
                 "buckets": None if self.buckets is None
                 else {k: list(v) for k, v in self.buckets.items()},

@@ -35,6 +35,37 @@ def test_recursion_over_a_tree_falls_back_to_host_mode_and_matches_eager(tree):
     assert all(c["compiled"] > 0 and c["python"] == 0 for c in compiled.stats.values())
 
 
+def _versions(compiled, callable_name: str) -> list[dict]:
+    (sub,) = [d for d in compiled.manifest.subdnns if callable_name in d["callable"]]
+    return [v["symbols"] for v in sub["versions"]]
+
+
+def test_a_repeatedly_called_sub_dnn_gets_versions_at_its_example_sizes(tree):
+    """specialize=None (the default): node_forward, called 6 times by the example with 1 or
+    2 children (1 the more often), gets a static version at each; calls with those counts run
+    them, others the dynamic entry, all as eager."""
+    model, compiled = tree
+    (dim,) = _versions(compiled, "node_forward")[0]
+    assert _versions(compiled, "node_forward") == [{dim: 1}, {dim: 2}]
+    assert _versions(compiled, "classifier") == []  # static: nothing to specialize
+    result = dync.verify(model, compiled, TREE.inputs(12, seed=5), decision=TREE.decision)
+    assert result.eta == 0, result
+    ran = {plan.choice.function for plan in compiled._subdnn_plans["subdnn_1"].values()}
+    assert {"subdnn_1", f"subdnn_1__{dim}_1", f"subdnn_1__{dim}_2"} <= ran
+
+
+@pytest.mark.parametrize("specialize, sizes", [(False, []), (True, [1, 2]), ({"D": [3]}, [3])])
+def test_host_mode_specialize_option(specialize, sizes):
+    model, example, dynamic_shapes = TREE.build()
+    if isinstance(specialize, dict):  # the sub-DNN's own dim, as the report names it
+        specialize = {"subdnn_1_0": specialize["D"]}
+    compiled = dync.compile(model, example, dynamic_shapes=dynamic_shapes, cache=False,
+                            specialize=specialize)
+    assert _versions(compiled, "node_forward") == [{"subdnn_1_0": n} for n in sizes]
+    result = dync.verify(model, compiled, TREE.inputs(8, seed=6), decision=TREE.decision)
+    assert result.eta == 0, result
+
+
 def test_each_fallback_is_reported_with_file_line_and_reason(tree):
     _, compiled = tree
     breaks = {b["region"]: b for b in compiled.report.graph_breaks}

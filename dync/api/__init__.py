@@ -35,7 +35,7 @@ def compile(  # noqa: A001 - the public name is fixed by the design
     progress: bool | Callable[[str], None] = False,
     dump_ir: str | os.PathLike | None = None,
     trace_branches: bool = False,
-    specialize: bool | Mapping[str, Sequence[int]] = False,
+    specialize: bool | Mapping[str, Sequence[int]] | None = None,
     buckets: Mapping[str, Sequence[int]] | None = None,
     cache: bool | str | os.PathLike = True,
     check_first_call: bool = True,
@@ -75,9 +75,13 @@ def compile(  # noqa: A001 - the public name is fixed by the design
         by the arguments' shapes at run time. A mapping {Dim name: [sizes]}: a version per
         combination of the listed sizes (at most 16; unlisted dims stay dynamic), e.g. the
         observed hot sizes of an earlier compile, `compiled.hot_sizes()`; True: one
-        version at the example inputs' sizes; False (default): none. On IREE 3.13's CPU
-        backend they did not pay off on the benchmark suite (see BENCHMARKS.md), hence off by
-        default. Graph mode only.
+        version at the example inputs' sizes (host mode: for each sub-DNN, one at each size
+        the example called it with, at most 16); False: none. None (default): none in graph
+        mode, where on IREE 3.13's CPU backend they did not pay off on the benchmark suite
+        (see BENCHMARKS.md); in host mode, a sub-DNN the example calls 3 times or more gets
+        versions at its 4 most frequent sizes there: a static version's IREE command buffer
+        is recorded once, not on every call (a small sub-DNN's invoke 6.7 -> 4.3 us). In
+        host mode a mapping names the sub-DNNs' own dims (the report's sub-DNN signatures).
       buckets: zero-padded static versions (dync-bucket, shape buckets): {Dim name:
         [largest sizes]}, a version per combination (at most 16). A call runs the smallest
         bucket holding all its dims, which zero-pads its arguments at the end of those dims

@@ -69,7 +69,7 @@ MAX_VERSIONS = 16
 
 def _versions(specialize, signature, args) -> list[dict[str, int]]:
     """The symbol assignments to compile versions for (see `compile`'s `specialize`)."""
-    if specialize is False or not signature.symbols:
+    if specialize is None or specialize is False or not signature.symbols:
         return []
     if specialize is True:
         if args is None:

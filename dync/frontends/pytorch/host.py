@@ -19,6 +19,7 @@ its sub-DNN's signature at run time runs the original Python (counted in `HostMo
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import inspect
 from collections.abc import Callable, Iterator
@@ -67,6 +68,8 @@ class SubDnn:
     pass_counts: tuple[dict, dict] | None = None
     # How its calls' keyword arguments feed it (None: it is called with tensors by position).
     keywords: Keywords | None = None
+    # The values its signature's symbols took in the example's calls, most frequent first.
+    sizes: list[dict[str, int]] = field(default_factory=list)
 
 
 @dataclass
@@ -142,8 +145,26 @@ def capture_host(model: torch.nn.Module, args: tuple, dynamic_shapes: Any, conte
             kept = _by_position(key, target, examples.get(key, []), keywords)[1]
             plan.subdnns.append(SubDnn(name, key, program, len(calls[key]),
                                        examples=[(a, result) for a, _, result in kept],
-                                       keywords=keywords))
+                                       keywords=keywords,
+                                       sizes=observed_sizes(program.signature, recorded)))
     return plan
+
+
+def observed_sizes(signature: Signature, recorded: list[tuple]) -> list[dict[str, int]]:
+    """The values `signature`'s symbols took in the `recorded` calls ((args, kwargs, result)
+    each, tensors by position), each assignment once, the most frequent first (ties: the first
+    seen first)."""
+    counts: collections.Counter = collections.Counter()
+    for arguments, _, _ in recorded:
+        try:
+            bound = signature.check_inputs([t.numpy(force=True)
+                                            for t in pytree.tree_leaves(arguments)
+                                            if isinstance(t, torch.Tensor)])
+        except (DyncError, TypeError):  # outside the signature; a dtype numpy lacks
+            continue
+        if bound:
+            counts[tuple(sorted(bound.items()))] += 1
+    return [dict(assignment) for assignment, _ in counts.most_common()]
 
 
 class _Call(torch.nn.Module):
