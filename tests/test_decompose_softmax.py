@@ -56,7 +56,10 @@ def test_masked_scores_and_a_softmax_over_the_first_dim_match_eager():
             torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
 
 
-def test_beside_data_tiling_the_softmax_is_left_whole_and_matches_eager(tmp_path):
+def test_beside_data_tiling_the_softmax_is_decomposed_and_matches_eager(tmp_path):
+    """Data tiling started in dispatch creation leaves rows of the decomposed attention
+    unwritten at key counts off its tile (lit/upstream/iree-data-tiling-softmax-rows-
+    unwritten.mlir): the pass asks for it from global optimization instead."""
     torch.manual_seed(0)
     layer = nn.TransformerEncoderLayer(256, 4, 512, batch_first=True).eval()
     dims = ({1: Dim("tokens", min=1, max=64)},)
@@ -64,9 +67,10 @@ def test_beside_data_tiling_the_softmax_is_left_whole_and_matches_eager(tmp_path
         compiled = dync.compile(layer, (torch.randn(1, 12, 256),), dynamic_shapes=dims,
                                 mode="graph", cache=False, dump_ir=tmp_path / "ir.mlir")
         text = (tmp_path / "ir.mlir").read_text()
-        assert "--iree-opt-data-tiling" in text and "torch.aten.amax" not in text
-        assert _softmax_ops(text)
+        assert "torch.aten.amax" in text and not _softmax_ops(text)
+        assert "--iree-global-opt-data-tiling" in compiled.report.flags
+        assert "--iree-opt-data-tiling" not in compiled.report.flags
         assert not compiled.report.notes, compiled.report.notes  # no flag dropped
-        for tokens in (1, 15, 16, 17, 64):
+        for tokens in (1, 5, 12, 15, 16, 17, 33, 64):
             x = torch.randn(1, tokens, 256)
             torch.testing.assert_close(compiled(x), layer(x), rtol=1e-4, atol=1e-4)

@@ -107,13 +107,32 @@ def read_flags(module: ir.Module | ir.Operation) -> list[str]:
 
 
 # IREE's data tiling, which `dync-data-tiling` requests for a module of wide matmuls; other
-# passes read the request (`read_flags`) where IREE handles their rewrite badly beside it.
+# passes read the request (`data_tiled`) where IREE handles their rewrite badly beside it.
 DATA_TILING = "--iree-opt-data-tiling"
+# The same data tiling started in IREE's global optimization instead of its dispatch creation
+# (which DATA_TILING picks): what a pass asks for where dispatch creation's path miscompiles
+# its rewrite (`dync-decompose-softmax`).
+GLOBAL_DATA_TILING = "--iree-global-opt-data-tiling"
 
 
 def request_flags(module: ir.Module | ir.Operation, flags: list[str]) -> None:
     """Add IREE compiler flags to `module`'s ``dync.iree_flags`` (in order, once)."""
     _add_strings(module, FLAGS_ATTR, flags)
+
+
+def data_tiled(module: ir.Module | ir.Operation) -> bool:
+    """Whether `module` asks IREE for data tiling (on either of its paths)."""
+    return any(f in (DATA_TILING, GLOBAL_DATA_TILING) for f in read_flags(module))
+
+
+def replace_flag(module: ir.Module | ir.Operation, old: str, new: str) -> None:
+    """Put `new` in place of `old` in `module`'s ``dync.iree_flags`` (if requested)."""
+    flags = read_flags(module)
+    if old in flags:
+        flags = [f for f in flags if f != new]
+        flags[flags.index(old)] = new
+        _op(module).attributes[FLAGS_ATTR] = ir.ArrayAttr.get([ir.StringAttr.get(f)
+                                                                for f in flags])
 
 
 def read_copied_padding(module: ir.Module | ir.Operation) -> list[str]:

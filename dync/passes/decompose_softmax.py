@@ -3,14 +3,16 @@ sum and a product with the sum's reciprocal.
 
 Reads: `torch.aten.softmax.int` (no result dtype asked for) and `torch.aten._softmax` (not
 half to float) over any dim of an f32 tensor, in every function; the module's backend (only
-``llvm-cpu``) and its IREE flags (``dync.iree_flags``: nothing is done in a module IREE
-data-tiles, `dync-data-tiling`, which runs before this pass).
+``llvm-cpu``) and its IREE flags (``dync.iree_flags``: whether `dync-data-tiling`, which runs
+before this pass, asked for data tiling).
 
 Writes: in place of each, ``e = exp(x - amax(x, dim, keepdim))`` and ``e * reciprocal(sum(e,
 dim, keepdim))`` (`torch.aten.amax`, `sub.Tensor`, `exp`, `sum.dim_IntList`, `reciprocal`,
 `mul.Tensor`): the same arithmetic as the op's own definition, the division done once per
 row. The new tensors' shapes are bound from the input's binding (the reduced dim 1), for
-memory planning. Softmaxes of other element types are left to `dync-softmax-row-blocks`, which
+memory planning. In a module that asks for data tiling (``--iree-opt-data-tiling``), once a
+softmax is decomposed the request becomes ``--iree-global-opt-data-tiling`` (below).
+Softmaxes of other element types are left to `dync-softmax-row-blocks`, which
 runs after this pass, and so are log-softmaxes (not measured).
 
 Why: IREE 3.13 compiles `linalg.softmax` on the CPU as one dispatch whose code runs several
@@ -20,19 +22,25 @@ division per element the decomposed form was as slow as the op). One thread, AVX
 against dync with this pass: attention scores ``1 x 12 x s x s`` over 512 tokens (dynamic)
 9.9 -> 6.6 ms (eager 1.4; `dync-softmax-row-blocks` alone: 58 ms without it), ``12 x 512 x
 512`` static 4.8 -> 3.3, ``12 x s x 128`` (dynamic rows) 1.30 -> 0.64, small rows (8 x 1000,
-64 x 30) equal. Not beside data tiling: there IREE 3.13 computes the reductions over the
-scores of a data-tiled matmul wrong when the keys are not a multiple of its tile (16): an
-`nn.TransformerEncoderLayer(256, 4, 512)` over 12 tokens differed from eager by 0.38 (right at
-16 and 64 tokens), and a `util.optimization_barrier` in between fails to compile over dynamic
-dims; a BERT-base self-attention over 512 tokens would have gone 23.0 -> 17.9 ms. No paper
-section: a kernel choice at the boundary to IREE (issue 33).
+64 x 30) equal.
+
+Beside data tiling, IREE 3.13's default path to it (started in dispatch creation, what
+``--iree-opt-data-tiling`` picks) leaves rows of the product of the decomposed probabilities
+and the values unwritten when the keys are not a multiple of its tile (16): the dispatch that
+packs the probabilities for the second matmul covers 3 of 4 heads
+(`lit/upstream/iree-data-tiling-softmax-rows-unwritten.mlir`; an
+`nn.TransformerEncoderLayer(256, 4, 512)` over 12 tokens differed from eager by 0.38). Data
+tiling started in global optimization (``--iree-global-opt-data-tiling``) computes it right,
+as fast (that layer over 64 tokens: 0.370 ms on dispatch creation's path, 0.362 on global
+optimization's, 0.703 without data tiling; `iree-benchmark-module`), so the pass asks for that
+one instead. No paper section: a kernel choice at the boundary to IREE (issue 33).
 """
 
 from __future__ import annotations
 
 from iree.compiler import ir
 
-from ..dialects.dync_ir import DATA_TILING, read_flags
+from ..dialects.dync_ir import DATA_TILING, GLOBAL_DATA_TILING, replace_flag
 from ..dialects.symbolic import element_type, type_dims
 from ..dialects.torch_ops import TorchBuilder, bind_from, constant_bool, constant_int, vtensor_type
 from ..dialects.walk import nested_ops
@@ -91,10 +99,10 @@ class DecomposeSoftmax(HostCpuPass):
     summary = "an f32 softmax as max, exp, sum and a reciprocal product (CPU)"
 
     def run_on_cpu(self, module: ir.Operation) -> None:
-        if DATA_TILING in read_flags(module):
-            return  # IREE's wrong reductions beside data tiling: see the docstring
         found = [(op, dim) for op in nested_ops(module)
                  if (dim := _reduced_dim(op)) is not None]
+        if found:  # dispatch creation's data tiling drops rows after it: see the docstring
+            replace_flag(module, DATA_TILING, GLOBAL_DATA_TILING)
         with module.context, ir.Location.unknown():
             for op, dim in found:
                 result = _decompose(op, dim)

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from iree.compiler import ir
 
-from ..dialects.dync_ir import DATA_TILING, read_flags
+from ..dialects.dync_ir import data_tiled
 from ..dialects.symbolic import FLOAT_ELEMENTS, element_type, type_dims
 from ..dialects.torch_ops import (
     TorchBuilder,
@@ -170,7 +170,7 @@ class SoftmaxRowBlocks(HostCpuPass):
     summary = "softmax over a dynamic number of rows computed over blocks of 16 rows (CPU)"
 
     def run_on_cpu(self, module: ir.Operation) -> None:
-        split = DATA_TILING in read_flags(module)
+        split = data_tiled(module)
         softmaxes = [op for op in nested_ops(module) if _blocked(op)]
         with module.context, ir.Location.unknown():
             for op in softmaxes:
