@@ -284,14 +284,22 @@ def _host_arrays(values: list) -> tuple[list[np.ndarray], bool]:
 
 
 def _tensor_array(tensor: Any) -> np.ndarray:
+    try:
+        array = tensor.numpy()  # a CPU tensor with nothing to resolve: its own memory
+    except (RuntimeError, TypeError):  # it needs grad, has a conjugate bit, is meta, ...
+        array = _resolved_array(tensor)
+    return array if array.flags.c_contiguous else np.asarray(array, order="C")
+
+
+def _resolved_array(tensor: Any) -> np.ndarray:
+    """`tensor` as a numpy array, detached, resolved and brought to the CPU as need be."""
     if tensor.is_meta:
         raise InputError("an input is on the meta device: it holds no data to compute on")
     try:
-        array = tensor.numpy(force=True)
+        return tensor.numpy(force=True)
     except TypeError as e:  # a dtype numpy lacks
         raise InputError(f"{str(tensor.dtype).removeprefix('torch.')} inputs are not supported "
                          "by the numpy bridge") from e
-    return array if array.flags.c_contiguous else np.asarray(array, order="C")
 
 
 def _to_numpy(value: Any) -> np.ndarray:
