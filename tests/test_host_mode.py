@@ -54,6 +54,34 @@ def test_a_repeatedly_called_sub_dnn_gets_versions_at_its_example_sizes(tree):
     assert {"subdnn_1", f"subdnn_1__{dim}_1", f"subdnn_1__{dim}_2"} <= ran
 
 
+class GrowingPrefix(nn.Module):
+    """A cell called on longer and longer prefixes (each length once), as a decoder does."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.Sequential(nn.Linear(8, 8), nn.Tanh())
+
+    def forward(self, x):
+        steps = int(x.abs().sum() > 0) + 3  # a Python number read from the data: host mode
+        total = x.new_zeros(())
+        for n in range(1, steps + 1):
+            total = total + self.cell(x[:n]).sum()
+        return total
+
+
+def test_sizes_seen_once_get_no_versions():
+    """A size the example called a sub-DNN with once is no hot size: the cell, called with 1,
+    2, 3 and 4 rows, stays dynamic only (each version would be another compile)."""
+    torch.manual_seed(0)
+    model = GrowingPrefix().eval()
+    compiled = dync.compile(model, (torch.randn(6, 8),),
+                            dynamic_shapes=({0: Dim("rows", min=4, max=16)},), cache=False)
+    assert compiled.report.mode == "host"
+    assert _versions(compiled, "cell") == []
+    x = torch.randn(9, 8)
+    torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("specialize, sizes", [(False, []), (True, [1, 2]), ({"D": [3]}, [3])])
 def test_host_mode_specialize_option(specialize, sizes):
     model, example, dynamic_shapes = TREE.build()

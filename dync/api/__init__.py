@@ -78,9 +78,10 @@ def compile(  # noqa: A001 - the public name is fixed by the design
         version at the example inputs' sizes (host mode: for each sub-DNN, one at each size
         the example called it with, at most 16); False: none. None (default): none in graph
         mode, where on IREE 3.13's CPU backend they did not pay off on the benchmark suite
-        (see BENCHMARKS.md); in host mode, a sub-DNN the example calls 3 times or more gets
-        versions at its 4 most frequent sizes there: a static version's IREE command buffer
-        is recorded once, not on every call (a small sub-DNN's invoke 6.7 -> 4.3 us). In
+        (see BENCHMARKS.md); in host mode, a small sub-DNN (64 torch ops at most) the example
+        calls 3 times or more gets versions at the sizes it was called with twice or more
+        (the 4 most frequent): a static version's IREE command buffer is recorded once, not
+        on every call (a small sub-DNN's invoke 6.7 -> 4.3 us). In
         host mode a mapping names the sub-DNNs' own dims (the report's sub-DNN signatures).
       buckets: zero-padded static versions (dync-bucket, shape buckets): {Dim name:
         [largest sizes]}, a version per combination (at most 16). A call runs the smallest

@@ -13,6 +13,7 @@ from ..dialects.assembly import module_text
 from ..dialects.attributes import BUCKET_ATTR
 from ..dialects.dync_ir import set_backend
 from ..dialects.versions import request_versions
+from ..dialects.walk import nested_ops
 from ..errors import CompilationError, DyncError, InputError, OptionError, UnsupportedConstructError
 from ..passes import lower_control_flow, run_pipeline
 from ..passes.plan_execution import read_execution
@@ -105,12 +106,14 @@ def _compile_host(job: _Job, graph_error: DyncError | None) -> CompiledModule:
     return compiled
 
 
-# `specialize=None` (the default) in host mode: a sub-DNN the example calls at least
-# AUTO_CALLS times gets a version at each of its AUTO_VERSIONS most frequent sizes. A static
-# version's command buffer is recorded once (IREE memoizes it) instead of on every call:
-# tree_lstm's node_forward (7 small dispatches) 6.7 -> 4.3 us an invoke, the whole model
-# 0.49 -> 0.44 ms a tree.
-AUTO_CALLS, AUTO_VERSIONS = 3, 4
+# `specialize=None` (the default) in host mode: a small sub-DNN (at most AUTO_OPS torch ops)
+# the example calls at least AUTO_CALLS times gets a version at each size it was called with
+# at least twice, the AUTO_VERSIONS most frequent. A static version's command buffer is
+# recorded once (IREE memoizes it) instead of on every call: tree_lstm's node_forward (20 ops,
+# 7 small dispatches) 6.7 -> 4.3 us an invoke, the whole model 0.49 -> 0.44 ms a tree. A
+# larger sub-DNN spends its calls computing, and each version is another compile of it; a
+# size seen once (a decoder's growing length) is no hot size.
+AUTO_CALLS, AUTO_VERSIONS, AUTO_OPS = 3, 4, 64
 
 
 def _specialized(specialize, sub) -> list[dict[str, int]]:
@@ -119,12 +122,18 @@ def _specialized(specialize, sub) -> list[dict[str, int]]:
     True: each size it was called with (at most MAX_VERSIONS); a mapping: the combinations of
     the listed sizes of its own dims."""
     if specialize is None:
-        return sub.sizes[:AUTO_VERSIONS] if sub.calls >= AUTO_CALLS else []
+        if sub.calls < AUTO_CALLS or _torch_ops(sub.program.module) > AUTO_OPS:
+            return []
+        return [sizes for sizes, count in sub.sizes if count >= 2][:AUTO_VERSIONS]
     if specialize is True:
-        return sub.sizes[:MAX_VERSIONS]
+        return [sizes for sizes, _ in sub.sizes][:MAX_VERSIONS]
     if not specialize:
         return []
     return _combinations("specialize", specialize, sub.program.signature, check=False)
+
+
+def _torch_ops(module) -> int:
+    return sum(1 for op in nested_ops(module.operation) if op.name.startswith("torch.aten."))
 
 
 def _host_module(job: _Job, vmfb: bytes, session: CompilerSession, signature, plan):

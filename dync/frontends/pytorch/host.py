@@ -68,8 +68,9 @@ class SubDnn:
     pass_counts: tuple[dict, dict] | None = None
     # How its calls' keyword arguments feed it (None: it is called with tensors by position).
     keywords: Keywords | None = None
-    # The values its signature's symbols took in the example's calls, most frequent first.
-    sizes: list[dict[str, int]] = field(default_factory=list)
+    # The values its signature's symbols took in the example's calls and how often, most
+    # frequent first.
+    sizes: list[tuple[dict[str, int], int]] = field(default_factory=list)
 
 
 @dataclass
@@ -150,10 +151,11 @@ def capture_host(model: torch.nn.Module, args: tuple, dynamic_shapes: Any, conte
     return plan
 
 
-def observed_sizes(signature: Signature, recorded: list[tuple]) -> list[dict[str, int]]:
+def observed_sizes(signature: Signature,
+                   recorded: list[tuple]) -> list[tuple[dict[str, int], int]]:
     """The values `signature`'s symbols took in the `recorded` calls ((args, kwargs, result)
-    each, tensors by position), each assignment once, the most frequent first (ties: the first
-    seen first)."""
+    each, tensors by position) and in how many, the most frequent first (ties: the first seen
+    first)."""
     counts: collections.Counter = collections.Counter()
     for arguments, _, _ in recorded:
         try:
@@ -164,7 +166,7 @@ def observed_sizes(signature: Signature, recorded: list[tuple]) -> list[dict[str
             continue
         if bound:
             counts[tuple(sorted(bound.items()))] += 1
-    return [dict(assignment) for assignment, _ in counts.most_common()]
+    return [(dict(assignment), count) for assignment, count in counts.most_common()]
 
 
 class _Call(torch.nn.Module):
