@@ -11,7 +11,8 @@ dim, keepdim))`` (`torch.aten.amax`, `sub.Tensor`, `exp`, `sum.dim_IntList`, `re
 `mul.Tensor`): the same arithmetic as the op's own definition, the division done once per
 row. The new tensors' shapes are bound from the input's binding (the reduced dim 1), for
 memory planning. In a module that asks for data tiling (``--iree-opt-data-tiling``), once a
-softmax is decomposed the request becomes ``--iree-global-opt-data-tiling`` (below).
+softmax whose probabilities reach a matmul (through views and elementwise ops: attention) is
+decomposed, the request becomes ``--iree-global-opt-data-tiling`` (below).
 Softmaxes of other element types are left to `dync-softmax-row-blocks`, which
 runs after this pass, and so are log-softmaxes (not measured).
 
@@ -33,16 +34,27 @@ packs the probabilities for the second matmul covers 3 of 4 heads
 tiling started in global optimization (``--iree-global-opt-data-tiling``) computes it right,
 as fast (that layer over 64 tokens: 0.370 ms on dispatch creation's path, 0.362 on global
 optimization's, 0.703 without data tiling; `iree-benchmark-module`), so the pass asks for that
-one instead. No paper section: a kernel choice at the boundary to IREE (issue 33).
+one instead where the probabilities reach a matmul. Only there: on convolutions global
+optimization's path is the slower one (the early-exit ResNet-50, whose exits' softmaxes feed
+no matmul, 2 threads, batch 1: 39 -> 49 ms on it). No paper section: a kernel choice at the
+boundary to IREE (issue 33).
 """
 
 from __future__ import annotations
 
 from iree.compiler import ir
 
+from ..analysis.op_kinds import ELEMENTWISE, VIEWS
 from ..dialects.dync_ir import DATA_TILING, GLOBAL_DATA_TILING, replace_flag
 from ..dialects.symbolic import element_type, type_dims
-from ..dialects.torch_ops import TorchBuilder, bind_from, constant_bool, constant_int, vtensor_type
+from ..dialects.torch_ops import (
+    TorchBuilder,
+    bind_from,
+    constant_bool,
+    constant_int,
+    users,
+    vtensor_type,
+)
 from ..dialects.walk import nested_ops
 from .pipeline import HostCpuPass
 
@@ -94,6 +106,22 @@ def _decompose(op: ir.Operation, dim: int) -> ir.Value:
     return result
 
 
+# Products whose operands IREE's data tiling packs.
+_PRODUCTS = frozenset({"torch.aten.mm", "torch.aten.matmul", "torch.aten.bmm", "torch.aten.linear",
+                       "torch.aten.addmm", "torch.aten.baddbmm", "torch.aten.einsum"})
+
+
+def _feeds_product(value: ir.Value, depth: int = 8) -> bool:
+    """Whether `value` reaches an operand of a product through views and elementwise ops."""
+    for op in users(value):
+        if op.name in _PRODUCTS:
+            return True
+        if depth and (op.name in VIEWS or op.name in ELEMENTWISE) and any(
+                _feeds_product(result, depth - 1) for result in op.results):
+            return True
+    return False
+
+
 class DecomposeSoftmax(HostCpuPass):
     name = "dync-decompose-softmax"
     summary = "an f32 softmax as max, exp, sum and a reciprocal product (CPU)"
@@ -101,7 +129,8 @@ class DecomposeSoftmax(HostCpuPass):
     def run_on_cpu(self, module: ir.Operation) -> None:
         found = [(op, dim) for op in nested_ops(module)
                  if (dim := _reduced_dim(op)) is not None]
-        if found:  # dispatch creation's data tiling drops rows after it: see the docstring
+        if any(_feeds_product(op.results[0]) for op, _ in found):
+            # dispatch creation's data tiling drops rows after it: see the docstring
             replace_flag(module, DATA_TILING, GLOBAL_DATA_TILING)
         with module.context, ir.Location.unknown():
             for op, dim in found:

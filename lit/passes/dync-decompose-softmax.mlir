@@ -65,19 +65,41 @@ func.func @kept(%arg0: !torch.vtensor<[4,10],f16>, %arg1: !torch.vtensor<[4,10],
 
 // -----
 
-// A module IREE data-tiles (`dync-data-tiling` asked for it): its softmax is decomposed and the
-// data tiling asked for starts in global optimization, where IREE 3.13 computes the product
-// after it right (lit/upstream/iree-data-tiling-softmax-rows-unwritten.mlir).
+// A module IREE data-tiles (`dync-data-tiling` asked for it), with attention: its softmax is
+// decomposed, and as its probabilities reach a matmul (through a view), the data tiling asked
+// for starts in global optimization, where IREE 3.13 computes the product after it right
+// (lit/upstream/iree-data-tiling-softmax-rows-unwritten.mlir).
 // CHECK: module attributes {dync.iree_flags = ["--iree-global-opt-data-tiling", "--other"]}
-// CHECK-LABEL: func.func @data_tiled
+// CHECK-LABEL: func.func @attention
 // CHECK:         torch.aten.amax %arg0
 // CHECK-NOT:     torch.aten.softmax.int
 module attributes {dync.iree_flags = ["--iree-opt-data-tiling", "--other"]} {
-  func.func @data_tiled(%arg0: !torch.vtensor<[12,?,?],f32>) -> !torch.vtensor<[12,?,?],f32> {
+  func.func @attention(%arg0: !torch.vtensor<[12,?,?],f32>, %arg1: !torch.vtensor<[12,?,64],f32>) -> !torch.vtensor<[12,?,64],f32> {
     %int-1 = torch.constant.int -1
     %none = torch.constant.none
     %0 = torch.aten.softmax.int %arg0, %int-1, %none : !torch.vtensor<[12,?,?],f32>, !torch.int, !torch.none -> !torch.vtensor<[12,?,?],f32>
-    return %0 : !torch.vtensor<[12,?,?],f32>
+    %1 = torch.aten.clone %0, %none : !torch.vtensor<[12,?,?],f32>, !torch.none -> !torch.vtensor<[12,?,?],f32>
+    %2 = torch.aten.bmm %1, %arg1 : !torch.vtensor<[12,?,?],f32>, !torch.vtensor<[12,?,64],f32> -> !torch.vtensor<[12,?,64],f32>
+    return %2 : !torch.vtensor<[12,?,64],f32>
+  }
+}
+
+// -----
+
+// A data-tiled module whose softmax reaches no matmul (a classifier's exit test): decomposed,
+// and the data tiling stays dispatch creation's, the faster one on convolutions.
+// CHECK: module attributes {dync.iree_flags = ["--iree-opt-data-tiling"]}
+// CHECK-LABEL: func.func @exit_test
+// CHECK:         torch.aten.amax %arg0
+module attributes {dync.iree_flags = ["--iree-opt-data-tiling"]} {
+  func.func @exit_test(%arg0: !torch.vtensor<[?,1000],f32>) -> !torch.vtensor<[?],f32> {
+    %int1 = torch.constant.int 1
+    %false = torch.constant.bool false
+    %none = torch.constant.none
+    %dims = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+    %0 = torch.aten.softmax.int %arg0, %int1, %none : !torch.vtensor<[?,1000],f32>, !torch.int, !torch.none -> !torch.vtensor<[?,1000],f32>
+    %1 = torch.aten.amax %0, %dims, %false : !torch.vtensor<[?,1000],f32>, !torch.list<int>, !torch.bool -> !torch.vtensor<[?],f32>
+    return %1 : !torch.vtensor<[?],f32>
   }
 }
 
