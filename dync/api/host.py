@@ -118,9 +118,9 @@ AUTO_CALLS, AUTO_VERSIONS, AUTO_OPS = 3, 4, 64
 
 def _specialized(specialize, sub) -> list[dict[str, int]]:
     """The versions of host-mode sub-DNN `sub` that `specialize` (`compile`'s) asks for:
-    None: its most frequent sizes in the example's calls where it was called repeatedly;
-    True: each size it was called with (at most MAX_VERSIONS); a mapping: the combinations of
-    the listed sizes of its own dims."""
+    None: for a small sub-DNN the example called repeatedly, the sizes it called it with
+    twice or more (see AUTO_CALLS); True: each size it was called with (at most
+    MAX_VERSIONS); a mapping: the combinations of the listed sizes of its own dims."""
     if specialize is None:
         if sub.calls < AUTO_CALLS or _torch_ops(sub.program.module) > AUTO_OPS:
             return []
