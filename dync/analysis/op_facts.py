@@ -54,6 +54,11 @@ BATCH_NORM = "batch norm"
 REDUCTION = "reduction"
 # A view whose result's shape is the list its operand 1 holds.
 RESHAPE = "reshape"
+# A softmax over one dim (its operand 1), or a log-softmax.
+SOFTMAX = "softmax"
+LOG_SOFTMAX = "log softmax"
+# A matrix product: IREE lowers it to a contraction, whose operands its data tiling packs.
+MATMUL = "matmul"
 
 # Computes with its integer operands as signed numbers in IREE's lowering (torch-mlir 2025,
 # IREE 3.13), so it is wrong on unsigned integers of 128 and above: measured with uint8
@@ -119,12 +124,17 @@ _add("_to_copy fill.Tensor to.dtype type_as", ELEMENTWISE)
 # -- same shape, not elementwise -----------------------------------------------------------------
 _add("""softmax.int log_softmax.int _softmax _log_softmax layer_norm batch_norm group_norm""",
      NORMALIZATION, shape=SAME)
+_add("softmax.int _softmax", SOFTMAX)
+_add("log_softmax.int _log_softmax", LOG_SOFTMAX)
 _add("batch_norm _native_batch_norm_legit_no_training", BATCH_NORM)
 _add("softmax.int log_softmax.int _softmax _log_softmax mean.dim sum.dim_IntList amax amin",
      REDUCTION)
 _add("cumsum", SCAN, shape=SAME)
 _add("empty_like", FACTORY, shape=SAME)
 _add("rand_like randn_like bernoulli", RANDOM, shape=SAME)
+
+# -- products ------------------------------------------------------------------------------------
+_add("mm matmul bmm linear addmm baddbmm einsum", MATMUL)
 
 # -- scatters ------------------------------------------------------------------------------------
 _add("index_put scatter.src scatter.value scatter_add index_add copy", SCATTER, shape=SAME)

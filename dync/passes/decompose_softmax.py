@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from iree.compiler import ir
 
-from ..analysis.op_kinds import ELEMENTWISE, VIEWS
+from ..analysis.op_kinds import ELEMENTWISE, MATMULS, SOFTMAXES, VIEWS
 from ..dialects.dync_ir import DATA_TILING, GLOBAL_DATA_TILING, replace_flag
 from ..dialects.symbolic import element_type, type_dims
 from ..dialects.torch_ops import (
@@ -59,12 +59,11 @@ from ..dialects.walk import nested_ops
 from .pipeline import HostCpuPass
 
 _SOFTMAX = "torch.aten.softmax.int"
-_SOFTMAX_INTERNAL = "torch.aten._softmax"
 
 
 def _reduced_dim(op: ir.Operation) -> int | None:
     """The dim (non-negative) of a softmax this pass decomposes, else None."""
-    if op.name not in (_SOFTMAX, _SOFTMAX_INTERNAL) or len(op.operands) != 3:
+    if op.name not in SOFTMAXES or len(op.operands) != 3:
         return None
     x = op.operands[0]
     dims, dim = type_dims(x.type), constant_int(op.operands[1])
@@ -106,15 +105,10 @@ def _decompose(op: ir.Operation, dim: int) -> ir.Value:
     return result
 
 
-# Products whose operands IREE's data tiling packs.
-_PRODUCTS = frozenset({"torch.aten.mm", "torch.aten.matmul", "torch.aten.bmm", "torch.aten.linear",
-                       "torch.aten.addmm", "torch.aten.baddbmm", "torch.aten.einsum"})
-
-
 def _feeds_product(value: ir.Value, depth: int = 8) -> bool:
-    """Whether `value` reaches an operand of a product through views and elementwise ops."""
+    """Whether `value` reaches an operand of a matmul through views and elementwise ops."""
     for op in users(value):
-        if op.name in _PRODUCTS:
+        if op.name in MATMULS:
             return True
         if depth and (op.name in VIEWS or op.name in ELEMENTWISE) and any(
                 _feeds_product(result, depth - 1) for result in op.results):
