@@ -277,6 +277,27 @@ class MaskedSelectionInBranch(nn.Module):
         return h
 
 
+class RoutingByTupleNonzero(nn.Module):
+    """Top-1 routing written as research code writes it: each expert's rows found with
+    `nonzero(as_tuple=True)` (ATen's `nonzero_numpy`), an expert that gets none skipped, the
+    results written back with a subscript assignment."""
+
+    def __init__(self):
+        super().__init__()
+        self.gate = nn.Linear(8, 3)
+        self.experts = nn.ModuleList(nn.Linear(8, 8) for _ in range(3))
+
+    def forward(self, x):
+        weight, choice = torch.softmax(self.gate(x), -1).max(-1)
+        out = torch.zeros_like(x)
+        for i, expert in enumerate(self.experts):
+            rows = (choice == i).nonzero(as_tuple=True)[0]
+            if rows.numel() == 0:
+                continue
+            out[rows] = expert(x[rows]) * weight[rows, None]
+        return out + x
+
+
 class EarlyReturnInNestedBranch(nn.Module):
     """An early return from a branch nested in another, after a selection that picks no row
     for negative inputs: the inner branch's two results share one IREE allocation, which the
@@ -685,6 +706,7 @@ CONSTRUCTS = {
     "sequence grown from the input until a break": (GrowFromInput, VECTOR, True),
     "masked selection and nonzero in a branch": (MaskedSelectionInBranch, VECTOR, True),
     "early return from a nested branch": (EarlyReturnInNestedBranch, VECTOR, True),
+    "routing by nonzero(as_tuple=True)": (RoutingByTupleNonzero, VECTOR, True),
     ".data in forward": (DataAttribute, VECTOR, True),
 }
 

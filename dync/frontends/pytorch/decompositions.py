@@ -165,6 +165,8 @@ DECOMPOSITIONS = {
     torch.ops.aten.meshgrid.indexing: _meshgrid,
     torch.ops.aten.meshgrid.default: _meshgrid,
     torch.ops.aten.where.default: lambda cond: torch.ops.aten.nonzero.default(cond).unbind(1),
+    torch.ops.aten.nonzero_numpy.default:  # nonzero(as_tuple=True)
+        lambda x: torch.ops.aten.nonzero.default(x).unbind(1),
     torch.ops.aten.lstm_cell.default: _lstm_cell,
     torch.ops.aten.gru_cell.default: _gru_cell,
     torch.ops.aten.scaled_dot_product_attention.default: _attention,
