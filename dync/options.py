@@ -33,6 +33,7 @@ class CompileOptions:
     buckets: Mapping[str, tuple[int, ...]] | None = None
     cache: bool | str = True
     check_first_call: bool = True
+    eager_if_faster: bool = True
     threads: int = 1
     resolved: targets.Target | None = field(default=None, compare=False, repr=False)
 
@@ -72,7 +73,8 @@ class CompileOptions:
                 else {k: list(v) for k, v in self.specialize.items()},
                 "buckets": None if self.buckets is None
                 else {k: list(v) for k, v in self.buckets.items()},
-                "check_first_call": self.check_first_call, "threads": self.threads}
+                "check_first_call": self.check_first_call,
+                "eager_if_faster": self.eager_if_faster, "threads": self.threads}
 
 
 def _with_threads(target: targets.Target, threads: Any) -> targets.Target:

@@ -47,7 +47,9 @@ def test_a_repeatedly_called_sub_dnn_gets_versions_at_its_example_sizes(tree):
     model, compiled = tree
     (dim,) = _versions(compiled, "node_forward")[0]
     assert _versions(compiled, "node_forward") == [{dim: 1}, {dim: 2}]
-    assert _versions(compiled, "classifier") == []  # static: nothing to specialize
+    # The classifier (one Linear on one row) is faster in eager: it runs as Python.
+    assert "classifier" in {b["region"] for b in compiled.report.graph_breaks
+                            if b["stage"] == "timing"}
     result = dync.verify(model, compiled, TREE.inputs(12, seed=5), decision=TREE.decision)
     assert result.eta == 0, result
     ran = {plan.choice.function for plan in compiled._subdnn_plans["subdnn_1"].values()}
@@ -74,7 +76,7 @@ def test_sizes_seen_once_get_no_versions():
     2, 3 and 4 rows, stays dynamic only (each version would be another compile)."""
     torch.manual_seed(0)
     model = GrowingPrefix().eval()
-    compiled = dync.compile(model, (torch.randn(6, 8),),
+    compiled = dync.compile(model, (torch.randn(6, 8),), eager_if_faster=False,
                             dynamic_shapes=({0: Dim("rows", min=4, max=16)},), cache=False)
     assert compiled.report.mode == "host"
     assert _versions(compiled, "cell") == []
@@ -127,7 +129,8 @@ def test_forced_host_mode_checks_the_declared_inputs():
     torch.manual_seed(0)
     model = rm.EarlyExit().eval()
     batch = Dim("batch", min=1, max=16)
-    compiled = dync.compile(model, (torch.randn(2, 8),), dynamic_shapes=({0: batch},), mode="host")
+    compiled = dync.compile(model, (torch.randn(2, 8),), dynamic_shapes=({0: batch},), mode="host",
+                            eager_if_faster=False)  # six one-layer sub-DNNs stay compiled
     assert compiled.report.mode == "host" and len(compiled.report.subdnns) == 6
     gen = torch.Generator().manual_seed(0)
     for n, scale in ((1, 0.1), (5, 3.0), (16, -0.5)):
@@ -154,7 +157,7 @@ def test_a_call_outside_its_sub_dnn_signature_runs_the_python():
     rows beyond 16 runs the original code: counted, never wrong."""
     torch.manual_seed(0)
     model = Repeat().eval()
-    compiled = dync.compile(model, (torch.randn(2, 8) * 0.1,),
+    compiled = dync.compile(model, (torch.randn(2, 8) * 0.1,), eager_if_faster=False,
                             dynamic_shapes=({0: Dim("batch", min=1, max=16)},))
     assert compiled.report.mode == "host"
     assert compiled.report.graph_breaks[0]["source"].endswith(f"test_host_mode.py:{_line('times =')}")
@@ -216,7 +219,7 @@ def test_a_static_size_equal_to_the_example_batch_stays_static():
     other batch sizes run compiled, not as Python."""
     torch.manual_seed(0)
     model = SquareLayer().eval()
-    compiled = dync.compile(model, (torch.randn(4, 4) * 0.1,),
+    compiled = dync.compile(model, (torch.randn(4, 4) * 0.1,), eager_if_faster=False,
                             dynamic_shapes=({0: Dim("batch", min=1, max=16)},))
     assert compiled.report.mode == "host"
     (sub,) = compiled.report.subdnns
@@ -260,7 +263,7 @@ def test_a_block_called_with_keyword_arguments_is_captured(tmp_path):
     with eager, and so does the module saved and loaded."""
     torch.manual_seed(0)
     model = KeywordCalls().eval()
-    compiled = dync.compile(model, (torch.randn(2, 8) * 0.1,),
+    compiled = dync.compile(model, (torch.randn(2, 8) * 0.1,), eager_if_faster=False,
                             dynamic_shapes=({0: Dim("batch", min=1, max=16)},), mode="host")
     assert [s["callable"] for s in compiled.report.subdnns] == ["block"], \
         compiled.report.explain()
@@ -273,3 +276,50 @@ def test_a_block_called_with_keyword_arguments_is_captured(tmp_path):
     loaded = dync.load(compiled.save(tmp_path / "keywords.vmfb"), model=model)
     for x in inputs:
         torch.testing.assert_close(loaded(x), model(x), rtol=1e-4, atol=1e-5)
+
+
+class Doubler(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+class ManySmallOps(nn.Module):
+    """Forty elementwise ops on one row: ~1.5 µs each in eager, one small dispatch compiled."""
+
+    def forward(self, x):
+        for k in range(20):
+            x = torch.tanh(x * (1.0 + k / 100.0)) + 0.25
+        return x
+
+
+class CheapAndDearCalls(nn.Module):
+    """Host code (a loop over a Python list of the rows) calling a sub-DNN cheaper in eager
+    than any compiled call (one multiply) and one far dearer (forty ops)."""
+
+    def __init__(self):
+        super().__init__()
+        self.cheap, self.dear = Doubler(), ManySmallOps()
+
+    def forward(self, x):
+        rows = [self.dear(self.cheap(x[i:i + 1])) for i in range(len(x.tolist()))]
+        return torch.cat(rows)
+
+
+def test_a_sub_dnn_slower_compiled_than_eager_runs_as_python():
+    """eager_if_faster (default): each sub-DNN is timed against eager on the example's calls;
+    the one-multiply call runs as Python (a graph break of stage "timing" with both times),
+    the forty-op one stays compiled; with it off, both are compiled. Outputs match eager."""
+    torch.manual_seed(0)
+    model, x = CheapAndDearCalls().eval(), torch.randn(4, 8)
+    rows = Dim("rows", min=1, max=16)
+    for eager_if_faster, compiled_calls in ((True, {"dear"}), (False, {"cheap", "dear"})):
+        compiled = dync.compile(model, (x,), dynamic_shapes=({0: rows},), mode="host",
+                                cache=False, eager_if_faster=eager_if_faster)
+        assert {d["callable"] for d in compiled.report.subdnns} == compiled_calls
+        timing = [b for b in compiled.report.graph_breaks if b["stage"] == "timing"]
+        assert [b["region"] for b in timing] == (["cheap"] if eager_if_faster else [])
+        if timing:
+            assert "eager PyTorch is faster" in timing[0]["reason"]
+            assert "µs compiled" in timing[0]["reason"]
+        y = torch.randn(7, 8)
+        torch.testing.assert_close(compiled(y), model(y), rtol=1e-5, atol=1e-5)

@@ -39,6 +39,7 @@ def compile(  # noqa: A001 - the public name is fixed by the design
     buckets: Mapping[str, Sequence[int]] | None = None,
     cache: bool | str | os.PathLike = True,
     check_first_call: bool = True,
+    eager_if_faster: bool = True,
     threads: int = 1,
 ) -> CompiledModule:
     """Compile a PyTorch `nn.Module` or an ONNX model (path or `ModelProto`).
@@ -103,6 +104,12 @@ def compile(  # noqa: A001 - the public name is fixed by the design
         `mode="auto"` falls back from; `mode="graph"` refuses). Off for a model whose
         results are random (sampling, dropout in training mode). Modules that cannot run on
         this machine (cross-compiled) are not checked; the report notes it.
+      eager_if_faster: host mode: with the first call checked, each sub-DNN is also timed
+        against eager PyTorch on the calls the example made (interleaved, the least of
+        several rounds), and one that runs slower compiled (by more than 10%) runs as Python,
+        a graph break of stage "timing" with both times (a one-layer call on one row costs a
+        few µs in eager, ~10 in any compiled module's call). False keeps every sub-DNN that
+        compiles.
       threads: CPU threads the module runs on (llvm-cpu). 1 (default): IREE's local-sync
         device, code for one thread. More: IREE's local-task device (its workers, one per
         core by default) with each dispatch's code distributed for that many threads; the
@@ -121,7 +128,8 @@ def compile(  # noqa: A001 - the public name is fixed by the design
     options = CompileOptions.normalized(
         backend=backend, target=target, mode=mode, passes=passes, extra_flags=extra_flags,
         dump_ir=dump_ir, trace_branches=trace_branches, specialize=specialize, buckets=buckets,
-        cache=cache, check_first_call=check_first_call, threads=threads,
+        cache=cache, check_first_call=check_first_call, eager_if_faster=eager_if_faster,
+        threads=threads,
         onnx=_is_onnx(model))
     args = None if args is None else _as_tuple(args)
     if _check_torch_model(model, args):

@@ -219,16 +219,18 @@ def _check_subdnns(compiled, plan, job: _Job) -> list:
     """The sub-DNNs of `plan` whose compiled function disagrees with the calls the example
     made (or fails on them): each gets a fallback at the first call."""
     from ..differential import disagreement
-    from ..frontends.pytorch.host import fallback, label
+    from ..frontends.pytorch.host import fallback, label, source_line
 
     failed, report, say = [], job.report, job.say
     with _stage(report, "first call", say):
         for sub in plan.subdnns:
+            ran = []
             for arguments, want in sub.examples:
                 try:
                     if not _runs_here(compiled, sub.name, report):
                         return failed
                     problem = disagreement(compiled.call_subdnn(sub.name, *arguments), want)
+                    ran.append(arguments)
                 except InputError:
                     continue  # a call outside the signature runs as Python anyway
                 except DyncError as e:
@@ -240,4 +242,48 @@ def _check_subdnns(compiled, plan, job: _Job) -> list:
                     say(f"host mode: {label(sub.key)} disagrees with eager; it runs as Python")
                     failed.append(sub)
                     break
+            else:
+                slower = _slower_than_eager(compiled, sub, ran, job) if ran else None
+                if slower:
+                    plan.fallbacks.append(fallback(label(sub.key), _staged(
+                        CompilationError(slower), "timing"), source_line(job.model, sub.key)))
+                    say(f"host mode: {label(sub.key)} runs as Python ({slower})")
+                    failed.append(sub)
     return failed
+
+
+# Timing a sub-DNN against eager: at least MIN_ROUNDS rounds over its example calls, more
+# while under TIMING_BUDGET_S; compiled must not be slower than eager by more than SLACK.
+MIN_ROUNDS, MAX_ROUNDS, TIMING_BUDGET_S, SLACK = 3, 50, 0.25, 1.1
+
+
+def _slower_than_eager(compiled, sub, examples: list[tuple], job: _Job) -> str | None:
+    """Why sub-DNN `sub` should run as Python: its compiled calls on `examples` (the
+    example's, already checked) take longer than eager PyTorch's; None where they do not or
+    `eager_if_faster` is off. Each contestant's time is the least over interleaved rounds."""
+    import time
+
+    import torch
+
+    from ..frontends.pytorch.host import buffers_restored, eager_call
+
+    if not job.options.eager_if_faster:
+        return None
+    eager = eager_call(job.model, sub)
+    contestants = [lambda *a: compiled.call_subdnn(sub.name, *a), eager]
+    best = [float("inf")] * len(contestants)
+    start = time.perf_counter()
+    with buffers_restored(job.model), torch.no_grad():
+        for rounds in range(1, MAX_ROUNDS + 1):
+            for k, run in enumerate(contestants):
+                began = time.perf_counter()
+                for arguments in examples:
+                    run(*arguments)
+                best[k] = min(best[k], time.perf_counter() - began)
+            if rounds >= MIN_ROUNDS and time.perf_counter() - start > TIMING_BUDGET_S:
+                break
+    mine, theirs = (t / len(examples) * 1e6 for t in best)
+    if mine <= theirs * SLACK:
+        return None
+    return (f"eager PyTorch is faster on the example's calls: {theirs:.1f} µs a call against "
+            f"{mine:.1f} µs compiled")

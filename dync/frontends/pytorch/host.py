@@ -24,6 +24,7 @@ import contextlib
 import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -140,7 +141,7 @@ def capture_host(model: torch.nn.Module, args: tuple, dynamic_shapes: Any, conte
                                         func_name=name)
             except DyncError as e:
                 host.add(key)
-                plan.fallbacks.append(fallback(label(key), e, _where(model, key)))
+                plan.fallbacks.append(fallback(label(key), e, source_line(model, key)))
                 continue
             captured.add(key)
             kept = _by_position(key, target, examples.get(key, []), keywords)[1]
@@ -239,6 +240,16 @@ def resolve(root: torch.nn.Module, key: Key, rewrite: bool = False) -> Callable:
     if rewrite and needs_rewrite(method):
         method = rewrite_function(method, owner=type(module)).function
     return method.__get__(module)
+
+
+def eager_call(root: torch.nn.Module, sub: SubDnn) -> Callable:
+    """Sub-DNN `sub` as eager PyTorch runs it, taking its inputs by position (its compiled
+    function's arguments)."""
+    target = resolve(root, sub.key)
+    if sub.keywords is None:
+        return target
+    names, constants = sub.keywords.tensors, sub.keywords.constants
+    return lambda *tensors: target(**dict(zip(names, tensors, strict=True)), **constants)
 
 
 def callables(root: torch.nn.Module) -> Iterator[tuple[Key, torch.nn.Module, str]]:
@@ -477,12 +488,20 @@ def _finite(value: Any, default: int) -> int:
         return default
 
 
-def _where(model: torch.nn.Module, key: Key) -> str:
+def source_line(model: torch.nn.Module, key: Key) -> str:
+    """file:line of the def behind `key`; "-" where Python cannot tell or it is PyTorch's own
+    (an `nn.Linear`: the label names the submodule)."""
     try:
         fn = resolve(model, key)
-        return f"{inspect.getsourcefile(fn)}:{inspect.getsourcelines(fn)[1]}"
+        where = inspect.getsourcefile(fn)
+        if where is None or str(Path(where).resolve()).startswith(_TORCH_DIR):
+            return "-"
+        return f"{where}:{inspect.getsourcelines(fn)[1]}"
     except (OSError, TypeError):
         return "-"
+
+
+_TORCH_DIR = str(Path(torch.__file__).resolve().parent) + "/"
 
 
 def _first_line(e: Exception) -> str:
