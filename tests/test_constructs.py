@@ -298,6 +298,27 @@ class RoutingByTupleNonzero(nn.Module):
         return out + x
 
 
+class RankChangeAfterBreak(nn.Module):
+    """A greedy loop (the chatbot tutorial's decoder): the state is reshaped for the next
+    step only on the path that does not `break`, so the two paths of the data-dependent if
+    give it different ranks. It is dead after the loop: the breaking path need not hand it on."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = x[:1]
+        outs = []
+        for _ in range(4):
+            h = torch.tanh(self.lin(h)).sum(0)
+            outs.append(h)
+            if h.sum() > 0.5:
+                break
+            h = h.unsqueeze(0)
+        return torch.stack(outs).sum(0) + x
+
+
 class EarlyReturnInNestedBranch(nn.Module):
     """An early return from a branch nested in another, after a selection that picks no row
     for negative inputs: the inner branch's two results share one IREE allocation, which the
@@ -707,6 +728,8 @@ CONSTRUCTS = {
     "masked selection and nonzero in a branch": (MaskedSelectionInBranch, VECTOR, True),
     "early return from a nested branch": (EarlyReturnInNestedBranch, VECTOR, True),
     "routing by nonzero(as_tuple=True)": (RoutingByTupleNonzero, VECTOR, True),
+    "a variable of another rank on the path that does not break":
+        (RankChangeAfterBreak, VECTOR, True),
     ".data in forward": (DataAttribute, VECTOR, True),
 }
 

@@ -172,7 +172,12 @@ def _plain_container(value: Any) -> bool:
 
 
 def _returns(names: Sequence[str], probe: tuple) -> bool:
-    return RETURNED in names and probe[list(names).index(RETURNED)] is True
+    return _breaks(names, probe, RETURNED)
+
+
+def _breaks(names: Sequence[str], probe: tuple, flag: str) -> bool:
+    """Whether the branch `probe` came from surely sets `flag` (a `break`'s, a `return`'s)."""
+    return flag in names and probe[list(names).index(flag)] is True
 
 
 def _mask(outputs: tuple, dead: Sequence[bool], live: tuple) -> tuple:

@@ -26,9 +26,9 @@ _OPAQUE = (ast.Global, ast.Nonlocal, ast.Yield, ast.YieldFrom, ast.Await, ast.Br
 
 @dataclass
 class Liveness:
-    """`after[id(stmt)]`: the names live right after an `if`; `head[id(loop)]`: the names
-    live at the head of a `while`/`for` (what an iteration must hand to the next, or to the
-    code after the loop)."""
+    """`after[id(stmt)]`: the names live right after an `if` or a loop (for a loop: what a
+    `break` must hand on); `head[id(loop)]`: the names live at the head of a `while`/`for`
+    (what an iteration must hand to the next, or to the code after the loop)."""
 
     after: dict[int, frozenset[str]] = field(default_factory=dict)
     head: dict[int, frozenset[str]] = field(default_factory=dict)
@@ -65,6 +65,8 @@ class _Dataflow:
         if isinstance(stmt, ast.If):
             self.result.after[id(stmt)] = live
             return _reads(stmt.test) | self.block(stmt.body, live) | self.block(stmt.orelse, live)
+        if isinstance(stmt, ast.While | ast.For):
+            self.result.after[id(stmt)] = live
         if isinstance(stmt, ast.While):
             exit_live = _reads(stmt.test) | self.block(stmt.orelse, live)
             return self._loop(stmt, exit_live, frozenset())

@@ -27,6 +27,7 @@ from .crossing import (
     RETURNED,
     UNDEFINED,
     _as_output,
+    _breaks,
     _capacity,
     _carry_in,
     _carry_out,
@@ -102,16 +103,20 @@ def not_(value: Any) -> Any:
 
 
 def if_(pred: Any, true_fn: Callable, false_fn: Callable, names: Sequence[str], values: tuple,
-        site: str, returned_if_false: bool = False) -> tuple:
+        site: str, returned_if_false: bool = False,
+        breaks: tuple[tuple[str, tuple[str, ...]], ...] = ()) -> tuple:
     """`if pred: ... else: ...` whose branches assign `names` (passed and returned in order).
 
     `returned_if_false` marks the guards the rewriter puts after a data-dependent `return`:
-    their false branch is the path that has already returned.
+    their false branch is the path that has already returned. `breaks` gives, for each flag
+    of a `break` the branches may set, the names live after that loop: a branch that sets it
+    leaves the loop, and the others are dead on it.
     """
     decision = _static_decision(pred, site)
     if decision is not None:
         return (true_fn if decision else false_fn)(*values)
-    return _cond(_as_pred(pred), true_fn, false_fn, names, values, site, returned_if_false)
+    return _cond(_as_pred(pred), true_fn, false_fn, names, values, site, returned_if_false,
+                 breaks)
 
 
 def if_exp(pred: Any, true_fn: Callable[[], Any], false_fn: Callable[[], Any], site: str) -> Any:
@@ -125,7 +130,7 @@ def if_exp(pred: Any, true_fn: Callable[[], Any], false_fn: Callable[[], Any], s
 
 
 def _cond(pred: torch.Tensor, true_fn, false_fn, names, values, site: str,
-          returned_if_false: bool = False) -> tuple:
+          returned_if_false: bool = False, breaks=()) -> tuple:
     # Look at what each branch produces without recording it, to decide which variables
     # cross the branch as tensors, which stay static, and which need a placeholder.
     probe = _Probe((true_fn, false_fn), values, site, "if")
@@ -139,6 +144,15 @@ def _cond(pred: torch.Tensor, true_fn, false_fn, names, values, site: str,
     dead_false = returned_if_false or _returns(names, probe_false)
     mask_true = [dead_true and not dead_false and not keep for keep in live]
     mask_false = [dead_false and not dead_true and not keep for keep in live]
+    for flag, after_loop in breaks:
+        # Only one branch leaves the loop: what it hands on is what is read after the loop
+        # (and the flags the loop machinery reads); the others' values come from the branch
+        # that stays, as after a return. (A tensor flag: the probe cannot tell, nothing dies.)
+        left = [_breaks(names, probe, flag) for probe in (probe_true, probe_false)]
+        if left[0] != left[1]:
+            dead = [n not in after_loop and not n.startswith("__dync_") for n in names]
+            mask = mask_true if left[0] else mask_false
+            mask[:] = [m or d for m, d in zip(mask, dead, strict=True)]
     probe_true = _mask(probe_true, mask_true, probe_false)
     probe_false = _mask(probe_false, mask_false, probe_true)
     kinds = [_output_kind(n, t, f, site) for n, t, f in zip(names, probe_true, probe_false, strict=True)]

@@ -280,6 +280,7 @@ class _ExitsToFlags:
         returns = self.lower_returns and _exits(loop.body, (ast.Return,))
         brk = f"__dync_break_{k}" if has_break else None
         cont = f"__dync_continue_{k}" if has_continue else None
+        loop.dync_break = brk
         self.loops.append((brk, cont))
         body = self.block(loop.body)
         self.loops.pop()
@@ -318,6 +319,7 @@ class _Functionalize(ast.NodeTransformer):
         self.filename = filename
         self.first_line = first_line
         self.live = live
+        self.after_break: dict[str, frozenset[str]] = {}  # break flag -> live after its loop
 
     def _live(self, names: list[str], node: ast.stmt, table: str) -> list[str]:
         """`names` less those dead after `node` (`table` "after") or at its head ("head")."""
@@ -354,6 +356,11 @@ class _Functionalize(ast.NodeTransformer):
         return names_tuple, _call("state", locals_call, inputs_tuple)
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
+        if self.live is not None:  # before the visit replaces the loops
+            for loop in ast.walk(node):
+                flag = getattr(loop, "dync_break", None)
+                if flag and id(loop) in self.live.after:
+                    self.after_break[flag] = self.live.after[id(loop)]
         self.generic_visit(node)
         return node
 
@@ -370,6 +377,10 @@ class _Functionalize(ast.NodeTransformer):
         if getattr(node, "dync_guard", None) == RET_FLAG:
             # The false branch is "already returned": only the return value is live there.
             call.keywords.append(ast.keyword(arg="returned_if_false", value=_const(True)))
+        breaks = tuple((flag, tuple(sorted(live))) for flag, live in self.after_break.items()
+                       if flag in outputs)
+        if breaks:  # a branch that breaks hands on only what is live after its loop
+            call.keywords.append(ast.keyword(arg="breaks", value=_const(breaks)))
         out = [then_fn, else_fn, self._bind(outputs, call)]
         return [ast.copy_location(s, node) for s in out]
 
