@@ -8,12 +8,17 @@ every function: with at least `MIN_CHANNELS` input channels, those with a kernel
 other one with a kernel larger than 1×1 over a static H x W where the CPU's vector extension
 (``dync.vector_isa``) has it run faster so (`STRIP_RULES`: on AVX2 and SSE those over 4
 channels or more whose reduction kh*kw*C is at least 64; on AVX-512 those with 64 channels
-and 128 filters or more); the module's backend (only ``llvm-cpu``).
+and 128 filters or more); on every CPU, those whose windows tile a static H x W (stride =
+kernel, no padding or dilation: a ViT's patch embedding, a ConvNeXt stem); the module's
+backend (only ``llvm-cpu``).
 
 Writes: in place of each, the input permuted to NHWC and, per kernel offset, the
 ``N x Ho x Wo x C`` elements it reads: with a static H x W, strided slices of the rows and
 columns it reads inside the input and zeros (`torch.aten.constant_pad_nd` of the slice) where
 it reads the padding; over a dynamic H x W, strided slices of the input zero-padded whole.
+(Windows that tile the input: its rows and columns some window reads, viewed as
+``N x C x Ho x kh x Wo x kw`` tiles and permuted to ``N x Ho x Wo x kh x kw x C``, one
+transpose instead of a slice per kernel offset; the columns are the input itself.)
 They are concatenated along the channels into the columns ``N x Ho x Wo x (kh*kw*C)`` (one
 offset: the slice itself); the columns flattened to rows and multiplied (`torch.aten.mm`) by
 the weight as a ``(kh*kw*C) x F`` matrix (a literal; for a literal too large to read here, a
@@ -49,6 +54,11 @@ one thread, AVX-512) the 1×1 convolution before a strided 3×3 one ran 46-99 GF
 strided 1×1 shortcut 15, against 220-245 for the flattened ones; with the patches read from
 the unpadded input and the shortcut as a slice and a matmul, stages 3-4 ran 100 -> 50 ms
 (eager 72). Reading the unpadded input also keeps a padded copy of it out of memory.
+Why windows that tile the input, on every CPU: IREE 3.13's direct code for them is far
+behind (the lone convolution compiled by `dync.compile`, one thread, an AVX-512 Xeon at
+2.1 GHz: ViT-B/16's 3→768 16×16/16 at 224×224 97.5 ms against eager's 2.9, a 4×4/4 stem 3→96
+at 224×224 9.0 against 0.40), while their columns cost no memory the input does not: as the
+matmul 3.9 and 0.60 ms.
 No paper section: a kernel choice at the boundary to IREE (issue 33), as TVM's and oneDNN's
 CPU convolution schedules make it by shape.
 """
@@ -128,6 +138,8 @@ def _window(conv: ir.Operation,
         return found.stride, found.padding, found.dilation, 1
     if None in out[2:]:
         return None
+    if _patches(found.stride, found.padding, found.dilation, weight[2:]) and None not in x[2:]:
+        return found.stride, found.padding, found.dilation, 1  # its columns are its input
     if weight[1] >= MIN_CHANNELS and out[2] * out[3] < weight[0]:
         return found.stride, found.padding, found.dilation, 1  # columns within the filter
     rule = STRIP_RULES.get(isa)
@@ -160,7 +172,9 @@ def _as_matmul(conv: ir.Operation, stride: list[int], padding: list[int],
     if row_spans is None and strips > 1:
         return  # a strip would read only padding at some kernel offset: left direct
     matrix = _matrix(b, weight, made)
-    if row_spans is not None:
+    if _patches(stride, padding, dilation, (kh, kw)):
+        parts = [_product(b, [_patch_columns(b, x, (kh, kw), like)], matrix, bias, like)]
+    elif row_spans is not None:
         x = _nhwc(b, x, like)
         parts = [_strip_product(b, x, rows, col_spans, stride, matrix, bias, like)
                  for rows in row_spans]
@@ -214,6 +228,38 @@ def _product(b: TorchBuilder, columns: list[ir.Value], matrix: ir.Value, bias: i
              for axis, d in enumerate((n, r, wo))]
     return b("torch.aten.view", vtensor_type(like, (n, r, wo, f)), product,
              b("torch.prim.ListConstruct", ir.Type.parse("!torch.list<int>"), *sizes, b.int(f)))
+
+
+def _patches(stride: list[int], padding: list[int], dilation: list[int], kernel) -> bool:
+    """Whether the windows tile the input without overlap or gaps (a ViT's patch embedding,
+    a ConvNeXt stem or downsampling layer): kernel larger than 1x1, stride = kernel, no
+    padding or dilation."""
+    return (list(stride) == list(kernel) and kernel[0] * kernel[1] > 1 and not any(padding)
+            and list(dilation) == [1, 1])
+
+
+def _patch_columns(b: TorchBuilder, x: ir.Value, kernel: tuple[int, int],
+                   like: ir.Type) -> ir.Value:
+    """The columns `N x Ho x Wo x (kh*kw*C)` of a convolution whose windows tile the static
+    H x W input `x` (`_patches`): the rows and columns the windows cover, viewed as
+    ``N x C x Ho x kh x Wo x kw`` and permuted (one transpose, no copy per kernel offset)."""
+    n, c, h, w = type_dims(x.type)
+    (kh, kw), (_, _, ho, wo) = kernel, type_dims(like)
+    for dim, (size, covered) in enumerate(((h, ho * kh), (w, wo * kw)), start=2):
+        if covered != size:  # the last rows or columns no window reaches
+            dims = list(type_dims(x.type))
+            dims[dim] = covered
+            x = b("torch.aten.slice.Tensor", vtensor_type(like, tuple(dims)), x, b.int(dim),
+                  b.int(0), b.int(covered), b.int(1))
+    batch = b.int(n) if n is not None else b("torch.aten.size.int",
+                                             ir.Type.parse("!torch.int"), x, b.int(0))
+    tiles = b("torch.aten.view", vtensor_type(like, (n, c, ho, kh, wo, kw)), x,
+              b("torch.prim.ListConstruct", ir.Type.parse("!torch.list<int>"), batch,
+                *(b.int(d) for d in (c, ho, kh, wo, kw))))
+    windows = b("torch.aten.permute", vtensor_type(like, (n, ho, wo, kh, kw, c)), tiles,
+                int_list([0, 2, 4, 3, 5, 1], b.ip, b.loc))
+    return b("torch.aten.flatten.using_ints", vtensor_type(like, (n, ho, wo, kh * kw * c)),
+             windows, b.int(3), b.int(5))
 
 
 def _padded_patches(b: TorchBuilder, x: ir.Value, kernel: tuple[int, int], stride: list[int],

@@ -219,3 +219,35 @@ module attributes {dync.vector_isa = "avx2"} {
     return %0 : !torch.vtensor<[?,64,16,16],f32>
   }
 }
+
+// -----
+
+// Windows that tile the input (stride = kernel, no padding), on any CPU and over 3 channels:
+// the rows and columns some window reads (8 of 9), viewed as N x C x 2 x 4 x 2 x 4 tiles and
+// permuted to N x 2 x 2 x 4 x 4 x C: the columns, without a slice per kernel offset.
+// CHECK-LABEL: func.func @patches_on_avx512
+// CHECK-NOT:     torch.aten.conv2d
+// CHECK:         %[[W:.+]] = torch.vtensor.literal({{.*}} : tensor<48x8xf32>)
+// CHECK:         %[[R:.+]] = torch.aten.slice.Tensor %arg0, %int2{{(_[0-9]+)?}}, %int0{{(_[0-9]+)?}}, %int8{{(_[0-9]+)?}}, %int1{{(_[0-9]+)?}} : {{.*}} -> !torch.vtensor<[?,3,8,9],f32>
+// CHECK:         %[[C:.+]] = torch.aten.slice.Tensor %[[R]], %int3{{(_[0-9]+)?}}, %int0{{(_[0-9]+)?}}, %int8{{(_[0-9]+)?}}, %int1{{(_[0-9]+)?}} : {{.*}} -> !torch.vtensor<[?,3,8,8],f32>
+// CHECK:         %[[N:.+]] = torch.aten.size.int %[[C]], %int0
+// CHECK:         %[[T:.+]] = torch.aten.view %[[C]], {{.*}} -> !torch.vtensor<[?,3,2,4,2,4],f32>
+// CHECK:         %[[P:.+]] = torch.aten.permute %[[T]], {{.*}} -> !torch.vtensor<[?,2,2,4,4,3],f32>
+// CHECK:         %[[COLS:.+]] = torch.aten.flatten.using_ints %[[P]], %int3{{(_[0-9]+)?}}, %int5{{(_[0-9]+)?}} : {{.*}} -> !torch.vtensor<[?,2,2,48],f32>
+// CHECK:         %[[ROWS:.+]] = torch.aten.flatten.using_ints %[[COLS]], {{.*}} -> !torch.vtensor<[?,48],f32>
+// CHECK:         torch.aten.mm %[[ROWS]], %[[W]]
+// CHECK:         torch.aten.permute {{.*}} -> !torch.vtensor<[?,8,2,2],f32>
+module attributes {dync.vector_isa = "avx512"} {
+  func.func @patches_on_avx512(%arg0: !torch.vtensor<[?,3,9,9],f32>) -> !torch.vtensor<[?,8,2,2],f32> {
+    %w = torch.vtensor.literal(dense<1.0> : tensor<8x3x4x4xf32>) : !torch.vtensor<[8,3,4,4],f32>
+    %none = torch.constant.none
+    %int0 = torch.constant.int 0
+    %int1 = torch.constant.int 1
+    %int4 = torch.constant.int 4
+    %fours = torch.prim.ListConstruct %int4, %int4 : (!torch.int, !torch.int) -> !torch.list<int>
+    %zeros = torch.prim.ListConstruct %int0, %int0 : (!torch.int, !torch.int) -> !torch.list<int>
+    %ones = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+    %0 = torch.aten.conv2d %arg0, %w, %none, %fours, %zeros, %ones, %int1 : !torch.vtensor<[?,3,9,9],f32>, !torch.vtensor<[8,3,4,4],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[?,8,2,2],f32>
+    return %0 : !torch.vtensor<[?,8,2,2],f32>
+  }
+}
