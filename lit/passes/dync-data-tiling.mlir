@@ -106,3 +106,28 @@ module {
     return %0 : !torch.vtensor<[?,64,3136],f32>
   }
 }
+
+// -----
+
+// K = N = 128 counts as wide on AVX-512 (`WIDE_BY_ISA`), not on AVX2 (256).
+// CHECK: module attributes {dync.iree_flags = ["--iree-opt-data-tiling"], dync.vector_isa = "avx512"}
+// CHECK-LABEL: func.func @narrow_layer_on_avx512
+module attributes {dync.vector_isa = "avx512"} {
+  func.func @narrow_layer_on_avx512(%x: !torch.vtensor<[?,128],f32>, %w: !torch.vtensor<[128,128],f32>) -> !torch.vtensor<[?,128],f32> {
+    %none = torch.constant.none
+    %0 = torch.aten.linear %x, %w, %none : !torch.vtensor<[?,128],f32>, !torch.vtensor<[128,128],f32>, !torch.none -> !torch.vtensor<[?,128],f32>
+    return %0 : !torch.vtensor<[?,128],f32>
+  }
+}
+
+// -----
+
+// CHECK-NOT: --iree-opt-data-tiling
+// CHECK-LABEL: func.func @narrow_layer_on_avx2
+module attributes {dync.vector_isa = "avx2"} {
+  func.func @narrow_layer_on_avx2(%x: !torch.vtensor<[?,128],f32>, %w: !torch.vtensor<[128,128],f32>) -> !torch.vtensor<[?,128],f32> {
+    %none = torch.constant.none
+    %0 = torch.aten.linear %x, %w, %none : !torch.vtensor<[?,128],f32>, !torch.vtensor<[128,128],f32>, !torch.none -> !torch.vtensor<[?,128],f32>
+    return %0 : !torch.vtensor<[?,128],f32>
+  }
+}
