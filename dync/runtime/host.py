@@ -102,6 +102,18 @@ def routed(targets: dict[Target, tuple[Any, str, Callable]]) -> Iterator[None]:
                         setattr(module, attribute, dispatch.saved)
 
 
+_NOTHING = contextlib.nullcontext()
+
+
+def _shape_carrier(value: Any, torch) -> Any:
+    """What `Signature.check_inputs` reads of an argument the model itself will take: a
+    tensor's shape and dtype as they are (no conversion); anything else as graph mode takes
+    it (an error for what is no tensor or array)."""
+    if isinstance(value, torch.Tensor) and not value.is_meta:
+        return value
+    return _to_numpy(value)
+
+
 class HostModule(CompiledModule):
     """`compiled(*args)` runs `model.forward` with each captured call replaced by its
     sub-DNN; a call whose arguments are outside its sub-DNN's signature runs the original
@@ -134,8 +146,12 @@ class HostModule(CompiledModule):
         import torch
 
         if self.signature.inputs:  # the model's declared inputs, as graph mode checks them
-            self.signature.check_inputs([_to_numpy(a) for a in args])
-        with routed(self._routes()), torch.no_grad():
+            self.signature.check_inputs([_shape_carrier(a, torch) for a in args])
+        # Each context costs microseconds a call (a small tree net's call is ~70 us in eager):
+        # none where nothing is routed (every sub-DNN runs as Python) or grad is off already.
+        routes = self._routes()
+        with (routed(routes) if routes else _NOTHING,
+              torch.no_grad() if torch.is_grad_enabled() else _NOTHING):
             return self.model(*args)
 
     def _routes(self) -> dict[Target, tuple[Any, str, Callable]]:
