@@ -217,7 +217,9 @@ def _host_vmfb(plan, session: CompilerSession, job: _Job) -> tuple[bytes, Compil
 
 def _check_subdnns(compiled, plan, job: _Job) -> list:
     """The sub-DNNs of `plan` whose compiled function disagrees with the calls the example
-    made (or fails on them): each gets a fallback at the first call."""
+    made (or fails on them), each with a fallback at the first call, and those that agree
+    but run slower than eager on those calls (`_slower_than_eager`), each with one at
+    "timing"."""
     from ..differential import disagreement
     from ..frontends.pytorch.host import fallback, label, source_line
 
