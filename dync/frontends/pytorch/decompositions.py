@@ -106,6 +106,12 @@ def _nonzero(x):
     return torch.stack(coords[::-1], dim=1)
 
 
+def _nonzero_per_dim(x):
+    """`torch.where(cond)` and `nonzero(as_tuple=True)`: the indices of the nonzeros, one
+    tensor per dim (through `nonzero`, decomposed in turn)."""
+    return torch.ops.aten.nonzero.default(x).unbind(1)
+
+
 def _meshgrid(tensors, indexing="ij"):
     """meshgrid as reshape + expand (torch-mlir's own decomposition yields non-value tensors
     that IREE rejects: "operand types should have the same type as the list contained type")."""
@@ -164,9 +170,8 @@ DECOMPOSITIONS = {
     torch.ops.aten.nonzero.default: _nonzero,
     torch.ops.aten.meshgrid.indexing: _meshgrid,
     torch.ops.aten.meshgrid.default: _meshgrid,
-    torch.ops.aten.where.default: lambda cond: torch.ops.aten.nonzero.default(cond).unbind(1),
-    torch.ops.aten.nonzero_numpy.default:  # nonzero(as_tuple=True)
-        lambda x: torch.ops.aten.nonzero.default(x).unbind(1),
+    torch.ops.aten.where.default: _nonzero_per_dim,
+    torch.ops.aten.nonzero_numpy.default: _nonzero_per_dim,  # nonzero(as_tuple=True)
     torch.ops.aten.lstm_cell.default: _lstm_cell,
     torch.ops.aten.gru_cell.default: _gru_cell,
     torch.ops.aten.scaled_dot_product_attention.default: _attention,
