@@ -319,6 +319,54 @@ class RankChangeAfterBreak(nn.Module):
         return torch.stack(outs).sum(0) + x
 
 
+class RecurrentOverStaticLength(nn.Module):
+    """Stacked bidirectional GRU and a ReLU RNN over a static number of steps, the batch
+    dynamic (a decoder's step, a fixed-window encoder): torch exports them as `aten.gru.input`
+    and `aten.rnn_relu.input`, which torch-mlir cannot lower."""
+
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRU(8, 6, num_layers=2, bidirectional=True)
+        self.rnn = nn.RNN(12, 8, nonlinearity="relu", batch_first=True)
+
+    def forward(self, x):
+        steps = torch.stack([x, x * 0.5, -x])  # (3, batch, 8)
+        out, h = self.gru(steps)
+        out, _ = self.rnn(out.transpose(0, 1))
+        return out.sum(1) + h.sum(0).repeat(1, 2)[:, :8]
+
+
+class _SubclassedLSTM(nn.LSTM):
+    def forward(self, x):
+        return super().forward(x)[0].relu()
+
+
+class SubclassedLSTMOverStaticLength(nn.Module):
+    """A subclass of nn.LSTM whose forward calls nn.LSTM's: the layer reaches the exported
+    graph as `aten.lstm.input`, decomposed like the modules dync rewrites."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = _SubclassedLSTM(8, 8, batch_first=True)
+
+    def forward(self, x):
+        return self.lstm(torch.stack([x, 2 * x], dim=1)).sum(1)
+
+
+class StackedRecurrentOverDynamicLength(nn.Module):
+    """A two-layer bidirectional LSTM over a sequence of dynamic length (the rows): each layer
+    a loop over what the previous loop produced, projected before it."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(8, 5, num_layers=2, bidirectional=True)
+        self.out = nn.Linear(10, 8)
+
+    def forward(self, x):
+        out, (h, c) = self.lstm(x.unsqueeze(1))
+        return self.out(out.squeeze(1)) + (h.sum(0) + c.sum(0)).sum()
+
+
 class EarlyReturnInNestedBranch(nn.Module):
     """An early return from a branch nested in another, after a selection that picks no row
     for negative inputs: the inner branch's two results share one IREE allocation, which the
@@ -730,6 +778,11 @@ CONSTRUCTS = {
     "routing by nonzero(as_tuple=True)": (RoutingByTupleNonzero, VECTOR, True),
     "a variable of another rank on the path that does not break":
         (RankChangeAfterBreak, VECTOR, True),
+    "recurrent layers over a static number of steps": (RecurrentOverStaticLength, VECTOR, True),
+    "a subclass of nn.LSTM over a static number of steps":
+        (SubclassedLSTMOverStaticLength, VECTOR, True),
+    "stacked bidirectional LSTM over a dynamic length":
+        (StackedRecurrentOverDynamicLength, VECTOR, True),
     ".data in forward": (DataAttribute, VECTOR, True),
 }
 

@@ -4,6 +4,8 @@ ops torch-mlir does lower."""
 
 import torch
 
+from .rewrite.recurrent import recurrent_layers
+
 
 def _linear(x, weight, bias):
     out = x @ weight.t()
@@ -24,6 +26,18 @@ def _gru_cell(x, h, w_ih, w_hh, b_ih=None, b_hh=None):
     r, z = torch.sigmoid(i_r + h_r), torch.sigmoid(i_z + h_z)
     n = torch.tanh(i_n + r * h_n)
     return (1 - z) * n + z * h
+
+
+def _recurrent(mode: str, lstm: bool = False):
+    """`aten.gru.input` & co. (a recurrent layer called functionally; `nn.GRU` modules are
+    rewritten before export, see `rewrite/recurrent.py`)."""
+
+    def decomposition(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+                      batch_first):
+        return recurrent_layers(mode, input, list(hx) if lstm else [hx], params, has_biases,
+                                num_layers, bidirectional, batch_first)
+
+    return decomposition
 
 
 def _batch_norm_inference(x, weight, bias, running_mean, running_var, momentum, eps):
@@ -174,5 +188,9 @@ DECOMPOSITIONS = {
     torch.ops.aten.nonzero_numpy.default: _nonzero_per_dim,  # nonzero(as_tuple=True)
     torch.ops.aten.lstm_cell.default: _lstm_cell,
     torch.ops.aten.gru_cell.default: _gru_cell,
+    torch.ops.aten.gru.input: _recurrent("GRU"),
+    torch.ops.aten.lstm.input: _recurrent("LSTM", lstm=True),
+    torch.ops.aten.rnn_tanh.input: _recurrent("RNN_TANH"),
+    torch.ops.aten.rnn_relu.input: _recurrent("RNN_RELU"),
     torch.ops.aten.scaled_dot_product_attention.default: _attention,
 }

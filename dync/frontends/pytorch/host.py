@@ -504,6 +504,9 @@ def source_line(model: torch.nn.Module, key: Key) -> str:
 _TORCH_DIR = str(Path(torch.__file__).resolve().parent) + "/"
 
 
-def _first_line(e: Exception) -> str:
+def _first_line(e: Exception, limit: int = 400) -> str:
+    """`e` on one line; a long message keeps its start and its end (where a failed IREE
+    compile names the reproducer it saved)."""
     text = f"{e.construct}: {e.reason}" if hasattr(e, "construct") else str(e)
-    return " ".join(text.split())[:300]
+    text = " ".join(text.split())
+    return text if len(text) <= limit else f"{text[:limit - 160]} … {text[-150:]}"

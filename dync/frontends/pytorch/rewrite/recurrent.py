@@ -1,28 +1,32 @@
-"""`nn.RNN`/`nn.LSTM`/`nn.GRU` over a sequence of dynamic length: one `while_loop` per layer
-and direction.
+"""`nn.RNN`/`nn.LSTM`/`nn.GRU` as the ops torch-mlir lowers: one product for the input
+projection of every time step, then the recurrence over the steps — unrolled for a short static
+length, one `while_loop` per layer and direction otherwise.
 
-torch's decomposition of these layers unrolls the time steps in Python, which specializes the
-sequence length to the example's (an export error for a dynamic dim). While exporting, and
-only when the length is symbolic, the rewriter runs them as loops over the time steps with
-the layer's own cell op (`aten.gru_cell`, `aten.lstm_cell`, `aten.rnn_*_cell`) instead.
-Eager runs and static lengths use the module's own forward.
+Exported as they are, these layers are `aten.gru.input` / `aten.lstm.input` /
+`aten.rnn_*.input`, which torch-mlir (as bundled in IREE 3.13) cannot lower ("Heterogeneous
+lists are not supported"), and torch's own decomposition unrolls every step in Python, which
+specializes a dynamic sequence length to the example's (an export error). While exporting, the
+rewriter runs the modules through `recurrent_layers` instead; the same function is the
+decomposition of the ATen ops (`decompositions.py`) for layers called functionally. Eager runs
+and training use the module's own forward.
+
+The input projection `x_t W_ihᵀ + b_ih` does not depend on the state, so it is computed for
+all steps as one (time·batch)×input by input×gates product before the recurrence, as cuDNN and
+oneDNN do; each step is then one batch×hidden product and the gates' elementwise ops.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
 from torch import nn
 from torch._higher_order_ops.while_loop import while_loop_op
 
-_CELLS = {
-    "GRU": torch.ops.aten.gru_cell.default,
-    "LSTM": torch.ops.aten.lstm_cell.default,
-    "RNN_TANH": torch.ops.aten.rnn_tanh_cell.default,
-    "RNN_RELU": torch.ops.aten.rnn_relu_cell.default,
-}
+# A static length up to this many steps is unrolled (no loop, no condition read back per
+# step); a longer or dynamic one is a while_loop.
+UNROLL_STEPS = 32
 
 
 def looped_forward(module: nn.Module) -> Callable | None:
@@ -35,77 +39,110 @@ def looped_forward(module: nn.Module) -> Callable | None:
         if (not torch.compiler.is_exporting() or module.training
                 or not isinstance(input, torch.Tensor)):
             return original(input, hx)
-        time_dim = 1 if module.batch_first and input.dim() == 3 else 0
-        if isinstance(input.shape[time_dim], int):
-            return original(input, hx)
-        return _run(module, input, hx)
+        return _module_forward(module, input, hx)
 
     return forward
 
 
-def _run(module: nn.Module, input: torch.Tensor, hx: Any):
+def _module_forward(module: nn.Module, input: torch.Tensor, hx: Any):
     lstm = module.mode == "LSTM"
     batched = input.dim() == 3
     x = input if batched else input.unsqueeze(1)
-    if module.batch_first and batched:
-        x = x.transpose(0, 1)  # (time, batch, features)
+    batch = x.shape[0 if module.batch_first else 1]
     directions = 2 if module.bidirectional else 1
-    shape = (module.num_layers * directions, x.shape[1], module.hidden_size)
+    shape = (module.num_layers * directions, batch, module.hidden_size)
     if hx is None:
-        h0 = x.new_zeros(shape)
-        c0 = x.new_zeros(shape) if lstm else None
-    else:
-        h0, c0 = hx if lstm else (hx, None)
-        if not batched:
-            h0, c0 = h0.unsqueeze(1), (c0.unsqueeze(1) if lstm else None)
-    finals_h, finals_c = [], []
-    layer_input = x
-    for layer in range(module.num_layers):
+        hx = (x.new_zeros(shape), x.new_zeros(shape)) if lstm else x.new_zeros(shape)
+    elif not batched:
+        hx = (hx[0].unsqueeze(1), hx[1].unsqueeze(1)) if lstm else hx.unsqueeze(1)
+    output, *finals = recurrent_layers(
+        module.mode, x, list(hx) if lstm else [hx],
+        [getattr(module, name) for name in module._flat_weights_names], module.bias,
+        module.num_layers, module.bidirectional, module.batch_first)
+    if not batched:
+        output, finals = output.squeeze(1), [f.squeeze(1) for f in finals]
+    return output, (tuple(finals) if lstm else finals[0])
+
+
+def recurrent_layers(mode: str, input: torch.Tensor, hx: Sequence[torch.Tensor],
+                     params: Sequence[torch.Tensor], has_biases: bool, num_layers: int,
+                     bidirectional: bool, batch_first: bool, unroll: int = UNROLL_STEPS):
+    """The layers' (output, h_n[, c_n]) for a batched `input`, as the ATen op computes them:
+    `hx` is [h_0] or [h_0, c_0] (LSTM), `params` each layer's and direction's weight_ih,
+    weight_hh[, bias_ih, bias_hh] in order (a module's `_flat_weights_names`)."""
+    x = input.transpose(0, 1) if batch_first else input  # (time, batch, features)
+    directions = 2 if bidirectional else 1
+    per_cell = 4 if has_biases else 2
+    finals: list[list[torch.Tensor]] = [[] for _ in hx]
+    for layer in range(num_layers):
         outputs = []
         for reverse in range(directions):
             k = layer * directions + reverse
-            suffix = f"_l{layer}" + ("_reverse" if reverse else "")
-            weights = [getattr(module, f"{w}{suffix}") for w in ("weight_ih", "weight_hh")]
-            if module.bias:
-                weights += [getattr(module, f"{b}{suffix}") for b in ("bias_ih", "bias_hh")]
-            sequence = layer_input.flip(0) if reverse else layer_input
-            state = (h0[k], c0[k]) if lstm else (h0[k],)
-            out, *final = _scan(module.mode, sequence, state, weights)
+            w_ih, w_hh, *biases = params[k * per_cell:(k + 1) * per_cell]
+            b_ih, b_hh = biases if biases else (None, None)
+            sequence = x.flip(0) if reverse else x
+            projected = _linear(sequence, w_ih, b_ih)
+            out, *final = _recurrence(mode, projected, tuple(h[k] for h in hx), w_hh, b_hh, unroll)
             outputs.append(out.flip(0) if reverse else out)
-            finals_h.append(final[0])
-            if lstm:
-                finals_c.append(final[1])
-        layer_input = torch.cat(outputs, dim=2) if directions == 2 else outputs[0]
-    output = layer_input
-    if module.batch_first and batched:
-        output = output.transpose(0, 1)
-    h_n = torch.stack(finals_h)
-    c_n = torch.stack(finals_c) if lstm else None
-    if not batched:
-        output, h_n = output.squeeze(1), h_n.squeeze(1)
-        c_n = c_n.squeeze(1) if lstm else None
-    return output, ((h_n, c_n) if lstm else h_n)
+            for kept, state in zip(finals, final, strict=True):
+                kept.append(state)
+        x = torch.cat(outputs, dim=2) if directions == 2 else outputs[0]
+    output = x.transpose(0, 1) if batch_first else x
+    return (output, *(torch.stack(f) for f in finals))
 
 
-def _scan(mode: str, sequence: torch.Tensor, state: tuple, weights: list) -> tuple:
-    """Run the cell over the time steps of `sequence` (time, batch, features) from `state`:
-    (outputs (time, batch, hidden), *final state)."""
-    cell, lstm, n = _CELLS[mode], mode == "LSTM", len(state)
+def _linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+    out = x @ weight.t()
+    return out + bias if bias is not None else out
+
+
+def _step(mode: str, projected: torch.Tensor, state: tuple, w_hh: torch.Tensor,
+          b_hh: torch.Tensor | None) -> tuple:
+    """One time step from the step's input projection: the new state, (h,) or (h, c)."""
+    h = state[0]
+    recurrent = _linear(h, w_hh, b_hh)
+    if mode == "GRU":
+        i_r, i_z, i_n = projected.chunk(3, -1)
+        h_r, h_z, h_n = recurrent.chunk(3, -1)
+        r, z = torch.sigmoid(i_r + h_r), torch.sigmoid(i_z + h_z)
+        n = torch.tanh(i_n + r * h_n)
+        return ((1 - z) * n + z * h,)
+    if mode == "LSTM":
+        i, f, g, o = (projected + recurrent).chunk(4, -1)
+        c = torch.sigmoid(f) * state[1] + torch.sigmoid(i) * torch.tanh(g)
+        return (torch.sigmoid(o) * torch.tanh(c), c)
+    pre = projected + recurrent
+    return (torch.tanh(pre) if mode == "RNN_TANH" else torch.relu(pre),)
+
+
+def _recurrence(mode: str, projected: torch.Tensor, state: tuple, w_hh: torch.Tensor,
+                b_hh: torch.Tensor | None, unroll: int) -> tuple:
+    """The steps over `projected` (time, batch, gates) from `state`: (outputs (time, batch,
+    hidden), *final state)."""
+    steps = projected.shape[0]
+    if isinstance(steps, int) and steps <= unroll:
+        outputs = []
+        for t in range(steps):
+            state = _step(mode, projected[t], state, w_hh, b_hh)
+            outputs.append(state[0])
+        if not outputs:
+            return (projected.new_zeros((0, *state[0].shape)), *state)
+        return (torch.stack(outputs), *state)
+    n = len(state)
+    weights = (w_hh,) if b_hh is None else (w_hh, b_hh)
 
     def cond(i, out, *rest):
         return i < rest[n].shape[0]
 
     def body(i, out, *rest):
-        hidden, (seq, *w) = rest[:n], rest[n:]
-        x_t = seq.index_select(0, i.reshape(1)).squeeze(0)
-        biases = (w[2], w[3]) if len(w) == 4 else (None, None)
-        new = cell(x_t, list(hidden) if lstm else hidden[0], w[0], w[1], *biases)
-        new = tuple(new) if lstm else (new,)
+        hidden, (inputs, *w) = rest[:n], rest[n:]
+        step_input = inputs.index_select(0, i.reshape(1)).squeeze(0)
+        new = _step(mode, step_input, hidden, w[0], w[1] if len(w) == 2 else None)
         out = out.index_put((i.reshape(1),), new[0].unsqueeze(0))
         return (i + 1, out, *new)
 
-    out = sequence.new_zeros((sequence.shape[0], *state[0].shape))
+    out = projected.new_zeros((steps, *state[0].shape))
     start = torch.zeros((), dtype=torch.int64)
     carried = (start, out, *(s.clone() for s in state))
-    _, out, *final = while_loop_op(cond, body, carried, (sequence, *weights))
+    _, out, *final = while_loop_op(cond, body, carried, (projected, *weights))
     return (out, *final)
