@@ -336,6 +336,27 @@ class RecurrentOverStaticLength(nn.Module):
         return out.sum(1) + h.sum(0).repeat(1, 2)[:, :8]
 
 
+class AdaptiveComputation(nn.Module):
+    """ACT (Graves 2016): a recurrent cell ponders the input until the accumulated halting
+    probability of every row reaches 1 - eps or a step bound; the input, concatenated with a
+    first-step flag, is read by every step."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.GRUCell(9, 8)
+        self.halt = nn.Linear(8, 1)
+
+    def forward(self, x):
+        h, acc, total = torch.zeros_like(x), torch.zeros_like(x), torch.zeros(x.shape[0], 1)
+        first, n = torch.ones(x.shape[0], 1), 0
+        while n < 6 and bool((total < 0.99).any()):
+            h = self.cell(torch.cat([x, first], 1), h)
+            first = torch.zeros_like(first)
+            p = torch.minimum(torch.sigmoid(self.halt(h)), 1 - total) * (total < 0.99).float()
+            acc, total, n = acc + p * h, total + p, n + 1
+        return acc + total
+
+
 class _SubclassedLSTM(nn.LSTM):
     def forward(self, x):
         return super().forward(x)[0].relu()
@@ -779,6 +800,7 @@ CONSTRUCTS = {
     "a variable of another rank on the path that does not break":
         (RankChangeAfterBreak, VECTOR, True),
     "recurrent layers over a static number of steps": (RecurrentOverStaticLength, VECTOR, True),
+    "adaptive computation time over a dynamic batch": (AdaptiveComputation, VECTOR, True),
     "a subclass of nn.LSTM over a static number of steps":
         (SubclassedLSTMOverStaticLength, VECTOR, True),
     "stacked bidirectional LSTM over a dynamic length":

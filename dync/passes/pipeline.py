@@ -50,7 +50,7 @@ _PASS_MODULES = {
     "dync-specialize": "dync.passes.specialize",
     "dync-split-subdnns": "dync.passes.split_subdnns",
     "dync-tie-region-shapes": "dync.passes.tie_region_shapes",
-    "dync-unbind-loop-invariants": "dync.passes.unbind_loop_invariants",
+    "dync-unbind-loop-carried": "dync.passes.unbind_loop_carried",
 }
 
 # torch.prim.If/Loop -> scf.if/scf.while, the last step of every import (the frontends are
@@ -83,7 +83,7 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "dync-canonicalize", "dync-plan-buffers", "dync-check-indices", "dync-int-division",
     "dync-pack-sort-keys",
     "dync-distinct-fills", "dync-tie-region-shapes", "dync-fence-region-reads",
-    "dync-unbind-loop-invariants", "dync-check-ir")
+    "dync-unbind-loop-carried", "dync-check-ir")
 
 # The default pipeline with `dync-fuse-padding`: convolutions read their zero padding in place
 # (no padded copy of their input) where IREE can, for a lower peak at a cost in speed (see the

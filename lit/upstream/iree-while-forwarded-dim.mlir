@@ -1,15 +1,16 @@
-// An IREE 3.13 crash dync works around (dync-unbind-loop-invariants), pinned so that an
-// upgrade that fixes it shows up here. The form of a recurrent layer's loop after
-// dync-split-subdnns: the loop's step function gets the carried output buffer and the
-// sequence it walks through, computed before the loop, and binds both to one shape symbol.
-// Inlined into the loop, the symbol's value becomes a dim defined in the loop body; the
-// scf.while then forwards it as an extra index result of its condition region, and
-// `ConvertToStream`'s `ScfWhileOpConversion` crashes on that loop (a memcpy in
-// `applySignatureConversion`, a stack dump and exit code 245 or 250). Written by hand after the crash of a
-// two-layer bidirectional LSTM over a dynamic length. Without the invariant's binding in the
-// step function, the module compiles and every row is written: tanh(0.5 + 1) = 0.905148.
+// An IREE 3.13 crash dync works around (dync-unbind-loop-carried), pinned so that an upgrade
+// that fixes it shows up here. The form of a recurrent layer's loop after dync-split-subdnns:
+// the loop's step function gets the carried output buffer and the sequence it walks through,
+// computed before the loop, and binds both to one shape symbol. Inlined into the loop, the
+// symbol's value (from the sequence's binding) is computed in the loop body, the carried
+// buffer's dim is tied to it, the scf.while forwards that dim as an extra index result of its
+// condition region, and `ConvertToStream`'s `ScfWhileOpConversion` crashes on the loop (a
+// memcpy in `applySignatureConversion`: a stack dump, exit code 245 or 250). Written by hand
+// after the crash of a two-layer bidirectional LSTM over a dynamic length. Without the
+// carried buffer's binding in the step function, the module compiles and every row is
+// written: tanh(0.5 + 1) = 0.905148.
 // RUN: not iree-compile %s --iree-input-type=torch --iree-hal-target-device=local --iree-hal-local-target-device-backends=llvm-cpu --iree-llvmcpu-target-cpu=generic -o /dev/null 2>&1 | FileCheck %s --check-prefix=CRASH
-// RUN: dync-opt %s --dync-unbind-loop-invariants | iree-compile - --iree-input-type=torch --iree-hal-target-device=local --iree-hal-local-target-device-backends=llvm-cpu --iree-llvmcpu-target-cpu=generic -o %t.vmfb
+// RUN: dync-opt %s --dync-unbind-loop-carried | iree-compile - --iree-input-type=torch --iree-hal-target-device=local --iree-hal-local-target-device-backends=llvm-cpu --iree-llvmcpu-target-cpu=generic -o %t.vmfb
 // RUN: iree-run-module --module=%t.vmfb --device=local-sync --function=main --input=3x8xf32=0.5 | FileCheck %s
 // CRASH: ScfWhileOpConversion
 // CHECK: 3x8xf32=[0.905148 0.905148 0.905148 0.905148 0.905148 0.905148 0.905148 0.905148][0.905148 0.905148 0.905148 0.905148 0.905148 0.905148 0.905148 0.905148][0.905148 0.905148 0.905148 0.905148 0.905148 0.905148 0.905148 0.905148]

@@ -1,7 +1,7 @@
-// RUN: dync-opt %s --dync-unbind-loop-invariants | FileCheck %s
+// RUN: dync-opt %s --dync-unbind-loop-carried | FileCheck %s
 
-// The step function a loop calls gets the sequence it walks through (defined before the loop)
-// and the carried output: the sequence's binding in the callee goes, the carried tensor's
+// The step function a loop calls gets the carried output and the sequence it walks through
+// (defined before the loop): the carried tensor's binding in the callee goes, the sequence's
 // stays, and so do the caller's bindings. A function called outside any loop keeps all of
 // its bindings.
 // CHECK-LABEL: func.func @main
@@ -15,8 +15,8 @@
 // CHECK:         torch.bind_symbolic_shape
 // CHECK-LABEL: func.func private @step
 // CHECK-NEXT:    torch.symbolic_int "t"
-// CHECK-NEXT:    torch.bind_symbolic_shape %arg0, [
-// CHECK-NOT:     torch.bind_symbolic_shape %arg1
+// CHECK-NEXT:    torch.bind_symbolic_shape %arg1, [
+// CHECK-NOT:     torch.bind_symbolic_shape %arg0
 // CHECK:         return
 module {
   func.func @main(%arg0: !torch.vtensor<[?,8],f32>) -> !torch.vtensor<[?,8],f32> {
