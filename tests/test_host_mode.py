@@ -323,3 +323,40 @@ def test_a_sub_dnn_slower_compiled_than_eager_runs_as_python():
             assert "µs compiled" in timing[0]["reason"]
         y = torch.randn(7, 8)
         torch.testing.assert_close(compiled(y), model(y), rtol=1e-5, atol=1e-5)
+
+
+class PrunesTokens(torch.nn.Module):
+    """Token pruning (DynamicViT-style): the rows a score keeps, a count only the data decides,
+    go through the next block, which the example calls once."""
+
+    def __init__(self):
+        super().__init__()
+        self.blocks = torch.nn.ModuleList(torch.nn.Linear(8, 8) for _ in range(2))
+        self.score = torch.nn.Linear(8, 1)
+
+    def forward(self, x):
+        x = self.blocks[0](x)
+        keep = torch.sigmoid(self.score(x))[0, :, 0] > 0.5
+        if int(keep.sum()) >= 2:
+            x = x[:, keep]
+        return self.blocks[1](x).mean(1)
+
+
+def test_a_size_the_data_decides_is_dynamic_in_the_sub_dnn_that_reads_it():
+    """The example keeps some count of its 16 rows; a run on the example's values shuffled
+    keeps another, so the block after the pruning is compiled over a dynamic row count and
+    every call runs compiled, whatever the inputs keep (it was compiled for the example's
+    count alone, other counts running as Python)."""
+    torch.manual_seed(0)
+    model = PrunesTokens().eval()
+    compiled = dync.compile(model, (torch.randn(1, 16, 8),), eager_if_faster=False)
+    assert compiled.report.mode == "host"
+    name = next(d["name"] for d in compiled.report.subdnns if d["callable"] == "blocks.1")
+    gen = torch.Generator().manual_seed(1)
+    kept = set()
+    for scale in (0.2, 1.0, 3.0, -2.0, 5.0, -0.5):
+        x = torch.randn(1, 16, 8, generator=gen) * scale
+        kept.add(int((torch.sigmoid(model.score(model.blocks[0](x)))[0, :, 0] > 0.5).sum()))
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
+    assert len(kept) > 2
+    assert compiled.stats[name] == {"compiled": 6}

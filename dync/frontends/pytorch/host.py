@@ -54,6 +54,10 @@ def label(key: Key) -> str:
 #: Recorded calls kept per sub-DNN for its first-call check.
 EXAMPLES_KEPT = 3
 
+#: Runs of the example with its floating-point values shuffled, whose calls tell the sizes the
+#: data decides (a token count a pruning layer keeps): dynamic in the sub-DNNs they reach.
+SHUFFLED_RUNS = 2
+
 
 @dataclass
 class SubDnn:
@@ -115,6 +119,7 @@ def capture_host(model: torch.nn.Module, args: tuple, dynamic_shapes: Any, conte
     declared = DeclaredShapes.of(model.forward, args, dynamic_shapes)
     root_dims = _root_dims(args, declared)
     resized = _resized_example(args, declared)
+    shuffled = [_shuffled_example(args, seed) for seed in range(SHUFFLED_RUNS)]
     host: set[Key] = set()
     captured: set[Key] = set()
     while True:
@@ -123,6 +128,7 @@ def capture_host(model: torch.nn.Module, args: tuple, dynamic_shapes: Any, conte
         if not new:
             break
         resized_calls = _record_resized(model, resized, host)
+        shuffled_calls = [_record_resized(model, example, host) for example in shuffled]
         for key in new:
             name = f"subdnn_{len(plan.subdnns)}"
             try:
@@ -132,7 +138,10 @@ def capture_host(model: torch.nn.Module, args: tuple, dynamic_shapes: Any, conte
                 if resized_calls is not None and resized_calls.get(key):
                     probe = (_by_position(key, target, resized_calls[key], keywords)[1],
                              resized[1])
-                example, dims = _example_and_dims(key, recorded, root_dims, name, probe, say)
+                other_data = [c for run in shuffled_calls if run is not None and run.get(key)
+                              for c in _by_position(key, target, run[key], keywords)[1]]
+                example, dims = _example_and_dims(key, recorded, root_dims, name, probe, say,
+                                                  other_data)
                 say(f"host mode: capturing {label(key)} as {name}")
                 # `_Call.forward(*args)`: the specs of a varargs parameter are one tuple.
                 call = _Call(model, key) if keywords is None \
@@ -340,9 +349,12 @@ def _copied(value: Any) -> Any:
 
 def _example_and_dims(key: Key, calls: list[tuple], root_dims: dict[int, Any], name: str,
                       probe: tuple[list | None, dict[int, dict[int, Any]]] | None = None,
-                      say: Callable[[str], None] = lambda _: None):
+                      say: Callable[[str], None] = lambda _: None,
+                      other_data: list[tuple] = ()):
     """The example a sub-DNN is exported with and its dims' specs. A dim whose size differs
-    between the calls the example made is dynamic; one of constant size is dynamic when the
+    between the calls the example made, or in the calls of a run on the example's values
+    shuffled (`other_data`: sizes the data decides, such as the tokens a pruning layer keeps),
+    is dynamic; one of constant size is dynamic when the
     same call in the run on the resized example (`probe`: its calls, and which root dim each
     new size of an example size stands for) has another size, the root's dim when it moved
     with one, and
@@ -369,11 +381,15 @@ def _example_and_dims(key: Key, calls: list[tuple], root_dims: dict[int, Any], n
             groups[sizes] = Dim(f"{name}_{len(groups)}", min=1)
         return groups[sizes]
 
+    alike = [a for a, _, _ in other_data if len(a) == len(example) and all(
+        isinstance(y, torch.Tensor) and y.dim() == x.dim() for x, y in zip(example, a, strict=True))]
     dims = []
     for i, x in enumerate(example):
         spec = {}
         for d in range(x.dim()):
             sizes = tuple(a[i].shape[d] for a, _, _ in calls)
+            if any(a[i].shape[d] not in sizes for a in alike):
+                sizes += tuple(a[i].shape[d] for a in alike)
             size = sizes[0]
             if len(set(sizes)) > 1:
                 spec[d] = group(sizes)
@@ -438,9 +454,24 @@ def _resized_example(args: tuple, declared: DeclaredShapes
     return tuple(resized), moved
 
 
+def _shuffled_example(args: tuple, seed: int) -> tuple[tuple, None] | None:
+    """The example with the elements of each floating-point tensor shuffled (same shapes, same
+    values, other data), for a run that tells the sizes the data decides; None when no
+    argument is floating-point. Integer and bool tensors (token ids, masks, a tree's child
+    indices) are left alone: shuffled, they could stop making sense to the model."""
+    generator = torch.Generator().manual_seed(seed)
+    shuffled, changed = [], False
+    for x in args:
+        if isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel() > 1:
+            order = torch.randperm(x.numel(), generator=generator)
+            x, changed = x.reshape(-1)[order].reshape(x.shape), True
+        shuffled.append(x)
+    return (tuple(shuffled), None) if changed else None
+
+
 def _record_resized(model, resized, host: set[Key]) -> dict[Key, list[tuple]] | None:
-    """The calls of a run on the resized example; None without one or when the model fails
-    on it (a model may accept only its example's sizes)."""
+    """The calls of a run on the resized (or shuffled) example; None without one or when the
+    model fails on it (a model may accept only its example's sizes)."""
     if resized is None:
         return None
     try:
