@@ -364,14 +364,16 @@ class _SubclassedLSTM(nn.LSTM):
 
 class SubclassedLSTMOverStaticLength(nn.Module):
     """A subclass of nn.LSTM whose forward calls nn.LSTM's: the layer reaches the exported
-    graph as `aten.lstm.input`, decomposed like the modules dync rewrites."""
+    graph as `aten.lstm.input`, decomposed like the modules dync rewrites (over 20 steps, more
+    than are unrolled: a loop)."""
 
     def __init__(self):
         super().__init__()
         self.lstm = _SubclassedLSTM(8, 8, batch_first=True)
 
     def forward(self, x):
-        return self.lstm(torch.stack([x, 2 * x], dim=1)).sum(1)
+        steps = x.unsqueeze(1) * torch.linspace(-1.0, 1.0, 20).reshape(1, 20, 1)
+        return self.lstm(steps).sum(1)
 
 
 class StackedRecurrentOverDynamicLength(nn.Module):
