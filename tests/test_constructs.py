@@ -390,6 +390,20 @@ class StackedRecurrentOverDynamicLength(nn.Module):
         return self.out(out.squeeze(1)) + (h.sum(0) + c.sum(0)).sum()
 
 
+class ProjectedLSTMOverDynamicLength(nn.Module):
+    """An LSTM with `proj_size` (its h projected to fewer features each step) over a sequence
+    of dynamic length."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(8, 6, proj_size=4)
+        self.out = nn.Linear(4, 8)
+
+    def forward(self, x):
+        out, (h, c) = self.lstm(x.unsqueeze(1))
+        return self.out(out.squeeze(1)) + h.sum() + c.sum()
+
+
 class EarlyReturnInNestedBranch(nn.Module):
     """An early return from a branch nested in another, after a selection that picks no row
     for negative inputs: the inner branch's two results share one IREE allocation, which the
@@ -805,6 +819,7 @@ CONSTRUCTS = {
     "adaptive computation time over a dynamic batch": (AdaptiveComputation, VECTOR, True),
     "a subclass of nn.LSTM over a static number of steps":
         (SubclassedLSTMOverStaticLength, VECTOR, True),
+    "an LSTM with proj_size over a dynamic length": (ProjectedLSTMOverDynamicLength, VECTOR, True),
     "stacked bidirectional LSTM over a dynamic length":
         (StackedRecurrentOverDynamicLength, VECTOR, True),
     ".data in forward": (DataAttribute, VECTOR, True),

@@ -4,28 +4,15 @@ ops torch-mlir does lower."""
 
 import torch
 
-from .rewrite.recurrent import recurrent_layers
-
-
-def _linear(x, weight, bias):
-    out = x @ weight.t()
-    return out + bias if bias is not None else out
+from .rewrite.recurrent import linear, recurrent_layers, step
 
 
 def _lstm_cell(x, hx, w_ih, w_hh, b_ih=None, b_hh=None):
-    h, c = hx
-    gates = _linear(x, w_ih, b_ih) + _linear(h, w_hh, b_hh)
-    i, f, g, o = gates.chunk(4, 1)
-    c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
-    return torch.sigmoid(o) * torch.tanh(c), c
+    return step("LSTM", linear(x, w_ih, b_ih), tuple(hx), w_hh, b_hh)
 
 
 def _gru_cell(x, h, w_ih, w_hh, b_ih=None, b_hh=None):
-    i_r, i_z, i_n = _linear(x, w_ih, b_ih).chunk(3, 1)
-    h_r, h_z, h_n = _linear(h, w_hh, b_hh).chunk(3, 1)
-    r, z = torch.sigmoid(i_r + h_r), torch.sigmoid(i_z + h_z)
-    n = torch.tanh(i_n + r * h_n)
-    return (1 - z) * n + z * h
+    return step("GRU", linear(x, w_ih, b_ih), (h,), w_hh, b_hh)[0]
 
 
 def _recurrent(mode: str, lstm: bool = False):

@@ -22,7 +22,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import inspect
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -350,15 +350,14 @@ def _copied(value: Any) -> Any:
 def _example_and_dims(key: Key, calls: list[tuple], root_dims: dict[int, Any], name: str,
                       probe: tuple[list | None, dict[int, dict[int, Any]]] | None = None,
                       say: Callable[[str], None] = lambda _: None,
-                      other_data: list[tuple] = ()):
+                      other_data: Sequence[tuple] = ()):
     """The example a sub-DNN is exported with and its dims' specs. A dim whose size differs
-    between the calls the example made, or in the calls of a run on the example's values
+    between the calls the example made, or in the calls of the runs on the example's values
     shuffled (`other_data`: sizes the data decides, such as the tokens a pruning layer keeps),
-    is dynamic; one of constant size is dynamic when the
-    same call in the run on the resized example (`probe`: its calls, and which root dim each
-    new size of an example size stands for) has another size, the root's dim when it moved
-    with one, and
-    static when it did not: a layer 4 wide with an example batch of 4 stays 4 wide. Without
+    is dynamic; one of constant size is dynamic when the same call in the run on the resized
+    example (`probe`: its calls, and which root dim each new size of an example size stands
+    for) has another size, the root's dim when it moved with one, and static when it did
+    not: a layer 4 wide with an example batch of 4 stays 4 wide. Without
     that run, a size equal to one of the root's dynamic example sizes is taken to be that dim,
     with a warning (a static dim of that size would make other sizes run as Python)."""
     for a, _, result in calls:

@@ -34,7 +34,7 @@ UNROLL_CELLS = 16
 
 def looped_forward(module: nn.Module) -> Callable | None:
     """A replacement `forward` for a recurrent layer, or None for layers left alone."""
-    if type(module) not in (nn.RNN, nn.LSTM, nn.GRU) or getattr(module, "proj_size", 0):
+    if type(module) not in (nn.RNN, nn.LSTM, nn.GRU):
         return None
     original = module.forward
 
@@ -53,9 +53,11 @@ def _module_forward(module: nn.Module, input: torch.Tensor, hx: Any):
     x = input if batched else input.unsqueeze(1)
     batch = x.shape[0 if module.batch_first else 1]
     directions = 2 if module.bidirectional else 1
-    shape = (module.num_layers * directions, batch, module.hidden_size)
+    cells = module.num_layers * directions
+    shape = (cells, batch, getattr(module, "proj_size", 0) or module.hidden_size)
     if hx is None:
-        hx = (x.new_zeros(shape), x.new_zeros(shape)) if lstm else x.new_zeros(shape)
+        hx = ((x.new_zeros(shape), x.new_zeros((cells, batch, module.hidden_size))) if lstm
+              else x.new_zeros(shape))
     elif not batched:
         hx = (hx[0].unsqueeze(1), hx[1].unsqueeze(1)) if lstm else hx.unsqueeze(1)
     output, *finals = recurrent_layers(
@@ -72,22 +74,29 @@ def recurrent_layers(mode: str, input: torch.Tensor, hx: Sequence[torch.Tensor],
                      bidirectional: bool, batch_first: bool):
     """The layers' (output, h_n[, c_n]) for a batched `input`, as the ATen op computes them:
     `hx` is [h_0] or [h_0, c_0] (LSTM), `params` each layer's and direction's weight_ih,
-    weight_hh[, bias_ih, bias_hh] in order (a module's `_flat_weights_names`)."""
+    weight_hh[, bias_ih, bias_hh][, weight_hr (an LSTM's `proj_size`)] in order (a module's
+    `_flat_weights_names`); NotImplemented for any other layout."""
     x = input.transpose(0, 1) if batch_first else input  # (time, batch, features)
     directions = 2 if bidirectional else 1
+    per_cell = 4 if has_biases else 2
+    projections = len(params) == num_layers * directions * (per_cell + 1) and mode == "LSTM"
+    if len(params) != num_layers * directions * (per_cell + projections):
+        return NotImplemented
+    per_cell += projections  # an LSTM with `proj_size`: weight_hr last
     steps = x.shape[0]
     unroll = isinstance(steps, int) and steps * num_layers * directions <= UNROLL_CELLS
-    per_cell = 4 if has_biases else 2
     finals: list[list[torch.Tensor]] = [[] for _ in hx]
     for layer in range(num_layers):
         outputs = []
         for reverse in range(directions):
             k = layer * directions + reverse
-            w_ih, w_hh, *biases = params[k * per_cell:(k + 1) * per_cell]
-            b_ih, b_hh = biases if biases else (None, None)
+            w_ih, w_hh, *rest = params[k * per_cell:(k + 1) * per_cell]
+            w_hr = rest.pop() if projections else None
+            b_ih, b_hh = rest if rest else (None, None)
             sequence = x.flip(0) if reverse else x
-            projected = _linear(sequence, w_ih, b_ih)
-            out, *final = _recurrence(mode, projected, tuple(h[k] for h in hx), w_hh, b_hh, unroll)
+            projected = linear(sequence, w_ih, b_ih)
+            out, *final = _recurrence(mode, projected, tuple(h[k] for h in hx),
+                                      (w_hh, b_hh, w_hr), unroll)
             outputs.append(out.flip(0) if reverse else out)
             for kept, state in zip(finals, final, strict=True):
                 kept.append(state)
@@ -96,16 +105,17 @@ def recurrent_layers(mode: str, input: torch.Tensor, hx: Sequence[torch.Tensor],
     return (output, *(torch.stack(f) for f in finals))
 
 
-def _linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
     out = x @ weight.t()
     return out + bias if bias is not None else out
 
 
-def _step(mode: str, projected: torch.Tensor, state: tuple, w_hh: torch.Tensor,
-          b_hh: torch.Tensor | None) -> tuple:
-    """One time step from the step's input projection: the new state, (h,) or (h, c)."""
+def step(mode: str, projected: torch.Tensor, state: tuple, w_hh: torch.Tensor,
+         b_hh: torch.Tensor | None, w_hr: torch.Tensor | None = None) -> tuple:
+    """One time step of a cell ("GRU", "LSTM", "RNN_TANH", "RNN_RELU") from the step's input
+    projection `x W_ihᵀ + b_ih`: the new state, (h,) or (h, c); `w_hr` projects an LSTM's h."""
     h = state[0]
-    recurrent = _linear(h, w_hh, b_hh)
+    recurrent = linear(h, w_hh, b_hh)
     if mode == "GRU":
         i_r, i_z, i_n = projected.chunk(3, -1)
         h_r, h_z, h_n = recurrent.chunk(3, -1)
@@ -115,39 +125,41 @@ def _step(mode: str, projected: torch.Tensor, state: tuple, w_hh: torch.Tensor,
     if mode == "LSTM":
         i, f, g, o = (projected + recurrent).chunk(4, -1)
         c = torch.sigmoid(f) * state[1] + torch.sigmoid(i) * torch.tanh(g)
-        return (torch.sigmoid(o) * torch.tanh(c), c)
+        h = torch.sigmoid(o) * torch.tanh(c)
+        return (h if w_hr is None else h @ w_hr.t(), c)
     pre = projected + recurrent
     return (torch.tanh(pre) if mode == "RNN_TANH" else torch.relu(pre),)
 
 
-def _recurrence(mode: str, projected: torch.Tensor, state: tuple, w_hh: torch.Tensor,
-                b_hh: torch.Tensor | None, unroll: bool) -> tuple:
-    """The steps over `projected` (time, batch, gates) from `state`, unrolled or as a loop:
-    (outputs (time, batch, hidden), *final state)."""
+def _recurrence(mode: str, projected: torch.Tensor, state: tuple, weights: tuple,
+                unroll: bool) -> tuple:
+    """The steps over `projected` (time, batch, gates) from `state` with the recurrent
+    `weights` (w_hh, b_hh or None, w_hr or None), unrolled or as a loop: (outputs (time, batch,
+    hidden), *final state)."""
     steps = projected.shape[0]
     if unroll:
         outputs = []
         for t in range(steps):
-            state = _step(mode, projected[t], state, w_hh, b_hh)
+            state = step(mode, projected[t], state, *weights)
             outputs.append(state[0])
         if not outputs:
             return (projected.new_zeros((0, *state[0].shape)), *state)
         return (torch.stack(outputs), *state)
-    n = len(state)
-    weights = (w_hh,) if b_hh is None else (w_hh, b_hh)
+    n, present = len(state), [w is not None for w in weights]
 
     def cond(i, out, *rest):
         return i < rest[n].shape[0]
 
     def body(i, out, *rest):
-        hidden, (inputs, *w) = rest[:n], rest[n:]
+        hidden, inputs, given = rest[:n], rest[n], iter(rest[n + 1:])
         step_input = inputs.index_select(0, i.reshape(1)).squeeze(0)
-        new = _step(mode, step_input, hidden, w[0], w[1] if len(w) == 2 else None)
+        new = step(mode, step_input, hidden, *(next(given) if p else None for p in present))
         out = out.index_put((i.reshape(1),), new[0].unsqueeze(0))
         return (i + 1, out, *new)
 
     out = projected.new_zeros((steps, *state[0].shape))
     start = torch.zeros((), dtype=torch.int64)
     carried = (start, out, *(s.clone() for s in state))
-    _, out, *final = while_loop_op(cond, body, carried, (projected, *weights))
+    invariant = (projected, *(w for w in weights if w is not None))
+    _, out, *final = while_loop_op(cond, body, carried, invariant)
     return (out, *final)
