@@ -127,8 +127,8 @@ def capture_host(model: torch.nn.Module, args: tuple, dynamic_shapes: Any, conte
         new = [k for k in calls if k not in host and k not in captured]
         if not new:
             break
-        resized_calls = _record_resized(model, resized, host)
-        shuffled_calls = [_record_resized(model, example, host) for example in shuffled]
+        resized_calls = _record_other(model, resized and resized[0], host)
+        shuffled_calls = [_record_other(model, example, host) for example in shuffled]
         for key in new:
             name = f"subdnn_{len(plan.subdnns)}"
             try:
@@ -453,7 +453,7 @@ def _resized_example(args: tuple, declared: DeclaredShapes
     return tuple(resized), moved
 
 
-def _shuffled_example(args: tuple, seed: int) -> tuple[tuple, None] | None:
+def _shuffled_example(args: tuple, seed: int) -> tuple | None:
     """The example with the elements of each floating-point tensor shuffled (same shapes, same
     values, other data), for a run that tells the sizes the data decides; None when no
     argument is floating-point. Integer and bool tensors (token ids, masks, a tree's child
@@ -465,16 +465,16 @@ def _shuffled_example(args: tuple, seed: int) -> tuple[tuple, None] | None:
             order = torch.randperm(x.numel(), generator=generator)
             x, changed = x.reshape(-1)[order].reshape(x.shape), True
         shuffled.append(x)
-    return (tuple(shuffled), None) if changed else None
+    return tuple(shuffled) if changed else None
 
 
-def _record_resized(model, resized, host: set[Key]) -> dict[Key, list[tuple]] | None:
-    """The calls of a run on the resized (or shuffled) example; None without one or when the
-    model fails on it (a model may accept only its example's sizes)."""
-    if resized is None:
+def _record_other(model, args: tuple | None, host: set[Key]) -> dict[Key, list[tuple]] | None:
+    """The calls of a run on `args`, another example (resized or shuffled); None without one
+    or when the model fails on it (a model may accept only its example's sizes)."""
+    if args is None:
         return None
     try:
-        return _record(model, resized[0], host, keep=0)[0]
+        return _record(model, args, host, keep=0)[0]
     except Exception:  # noqa: BLE001 - the model's own failure: fall back on sizes alone
         return None
 

@@ -126,7 +126,7 @@ def step(mode: str, projected: torch.Tensor, state: tuple, w_hh: torch.Tensor,
         i, f, g, o = (projected + recurrent).chunk(4, -1)
         c = torch.sigmoid(f) * state[1] + torch.sigmoid(i) * torch.tanh(g)
         h = torch.sigmoid(o) * torch.tanh(c)
-        return (h if w_hr is None else h @ w_hr.t(), c)
+        return (h if w_hr is None else linear(h, w_hr, None), c)
     pre = projected + recurrent
     return (torch.tanh(pre) if mode == "RNN_TANH" else torch.relu(pre),)
 
