@@ -12,9 +12,9 @@ inputs and two outputs), one thread:
 * IREE invoke: `VmContext.invoke` of the same function on argument buffers made beforehand,
   results left in IREE's buffers: the floor under dync's own work.
 
-Host mode and eager are timed as the loop's time over `CALLS` calls less its time over none,
-per call; in-graph and invoke over `CALLS` calls. Each figure is the median of `ROUNDS`
-rounds, the contestants taking turns round by round.
+Host mode and eager are timed as the loop's time over `CALLS` calls less the least of
+`EMPTY_RUNS` times over none, per call; in-graph and invoke over `CALLS` calls. Each figure
+is the median of `ROUNDS` rounds, the contestants taking turns round by round.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from pathlib import Path
 SECTION = "## Call floor"
 CALLS = 2000
 ROUNDS = 15
+EMPTY_RUNS = 5
 
 
 @dataclass
@@ -79,14 +80,17 @@ def _contestants(step, args) -> dict:
             context.invoke(vm_function, arguments, rt.VmVariantList(2))
 
     def looped(fn):
-        def run(calls):
-            many = torch.zeros(calls)
+        def timed(times):
             start = time.perf_counter()
-            fn(many, *args)
-            middle = time.perf_counter()
-            fn(none, *args)
-            end = time.perf_counter()
-            return ((middle - start) - (end - middle)) / calls * 1e6
+            fn(times, *args)
+            return time.perf_counter() - start
+
+        def run(calls):
+            loop = timed(torch.zeros(calls))
+            # The fixed cost of a call of the model is the least its empty loop takes: noise
+            # only adds time, and one slow empty run would make a short loop's figure negative.
+            fixed = min(timed(none) for _ in range(EMPTY_RUNS))
+            return (loop - fixed) / calls * 1e6
         return run
 
     def direct(fn):
