@@ -126,9 +126,12 @@ def mlp_model(dim_param: str = "batch", opset: int = OPSET) -> onnx.ModelProto:
 
 
 def loop_model(
-    trip_count: int | None = 3, dim_param: str = "batch", scan_output: bool = False
+    trip_count: int | None = 3, dim_param: str = "batch", scan_output: bool = False,
+    reads_input: bool = False,
 ) -> onnx.ModelProto:
-    """Repeat `h = tanh(h @ W)` on `x: float32[batch, 8]`, a Loop without scan outputs.
+    """Repeat `h = tanh(h @ W)` on `x: float32[batch, 8]`, a Loop without scan outputs
+    (`reads_input`: `h = tanh(h @ W + relu(x))`, the body reading `relu(x)`, computed before
+    the loop).
 
     With an int `trip_count` the count is a constant; with None it is a second graph input
     `n: int64[]` (a scalar the caller passes). `scan_output` adds a scan output (every
@@ -149,7 +152,10 @@ def loop_model(
     body_nodes = [
         helper.make_node("Identity", ["cond_in"], ["cond_out"], name="body_cond"),
         helper.make_node("MatMul", ["h_in", "W"], ["h_mm"], name="body_matmul"),
-        helper.make_node("Tanh", ["h_mm"], ["h_out"], name="body_tanh"),
+        *([helper.make_node("Add", ["h_mm", "x_relu"], ["h_sum"], name="body_add")]
+          if reads_input else []),
+        helper.make_node("Tanh", ["h_sum" if reads_input else "h_mm"], ["h_out"],
+                         name="body_tanh"),
     ]
     body_outputs = [
         helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
@@ -180,9 +186,11 @@ def loop_model(
     )
     graph = helper.make_graph(
         [
+            *([helper.make_node("Relu", ["x"], ["x_relu"], name="before")]
+              if reads_input else []),
             helper.make_node(
                 "Loop", [count, "keep_going", "x"], loop_outputs, body=body, name="repeat"
-            )
+            ),
         ],
         "loop_model",
         inputs,

@@ -63,6 +63,11 @@ CASES = {
         "both branches (outputs [batch, 16] and [batch, 4])"),
     "loop_constant_trip_count": Case(
         om.loop_model, _scaled(1.0), lambda feeds: 3, lambda paths: paths == {3}, "3 trips"),
+    # An scf.for whose body's function gets the carried h and a value computed before the
+    # loop, both of the batch's size (see dync-unbind-loop-carried).
+    "loop_reading_the_graph_input": Case(
+        lambda: om.loop_model(reads_input=True), _scaled(1.0), lambda feeds: 3,
+        lambda paths: paths == {3}, "3 trips"),
     "loop_trip_count_input": Case(
         lambda: om.loop_model(trip_count=None),
         lambda batch: [{"x": _x(batch, batch), "n": np.array(n, np.int64)} for n in (0, 1, 4)],

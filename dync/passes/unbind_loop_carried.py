@@ -1,9 +1,9 @@
 """`dync-unbind-loop-carried`: a function called inside a loop does not bind the shapes of the
 values the loop carries.
 
-Reads: every `func.call` nested in an `scf.while`, and the operands it passes that the loop
-defines (its carried tensors, through their `torch_c.from_builtin_tensor` casts, and what the
-body computes from them); operands defined before the loop are its invariants.
+Reads: every `func.call` nested in an `scf.while` or `scf.for`, and the operands it passes
+that the loop defines (its carried tensors, through their `torch_c.from_builtin_tensor` casts,
+and what the body computes from them); operands defined before the loop are its invariants.
 Writes: the callee's `torch.bind_symbolic_shape` ops of those arguments are erased (the
 caller's bindings of the same values stay; a callee called elsewhere too loses them there).
 
@@ -19,6 +19,9 @@ length, each layer a loop over what the previous loop produced). Unbound, a carr
 keeps the dims the loop carries for it. Erasing the invariant's binding instead does not do:
 an adaptive-computation loop over the model's input then failed in the same conversion
 ("failed to legalize unresolved target materialization from ('index')").
+An `scf.for` (an ONNX `Loop` over a trip count, see `dync-exact-loops`) with the same callee
+fails IREE's flow stage instead ("'tensor.dim' op unexpected during shape cleanup";
+`lit/upstream/iree-for-carried-dim.mlir`), and unbinding mends it the same way.
 No paper section: a workaround at the boundary to IREE, run last.
 """
 
@@ -53,7 +56,7 @@ def _carried_arguments(module: ir.Operation) -> dict[str, set[int]]:
     """For each function called in a loop, the positions of the arguments the loop defines."""
     found: dict[str, set[int]] = {}
     for func in functions(module).values():
-        for loop in ops_named(func, "scf.while"):
+        for loop in [*ops_named(func, "scf.while"), *ops_named(func, "scf.for")]:
             for call in ops_named(loop, "func.call"):
                 found.setdefault(callee(call), set()).update(
                     i for i, v in enumerate(call.operands) if _defined_in(v, loop))

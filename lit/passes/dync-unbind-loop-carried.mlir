@@ -18,6 +18,16 @@
 // CHECK-NEXT:    torch.bind_symbolic_shape %arg1, [
 // CHECK-NOT:     torch.bind_symbolic_shape %arg0
 // CHECK:         return
+
+// The same in an `scf.for`: its iteration arguments are what it carries.
+// CHECK-LABEL: func.func @counted
+// CHECK:         scf.for
+// CHECK:           func.call @for_step
+// CHECK-LABEL: func.func private @for_step
+// CHECK-NEXT:    torch.symbolic_int "t"
+// CHECK-NEXT:    torch.bind_symbolic_shape %arg1, [
+// CHECK-NOT:     torch.bind_symbolic_shape %arg0
+// CHECK:         return
 module {
   func.func @main(%arg0: !torch.vtensor<[?,8],f32>) -> !torch.vtensor<[?,8],f32> {
     %t = torch.symbolic_int "t" {min_val = 2, max_val = 64} : !torch.int
@@ -54,5 +64,29 @@ module {
     %0 = torch.aten.add.Tensor %arg1, %arg2, %int1 : !torch.vtensor<[?,8],f32>, !torch.vtensor<[?,8],f32>, !torch.int -> !torch.vtensor<[?,8],f32>
     %true = torch.constant.bool true
     return %0, %true : !torch.vtensor<[?,8],f32>, !torch.bool
+  }
+  func.func @counted(%arg0: !torch.vtensor<[?,8],f32>) -> !torch.vtensor<[?,8],f32> {
+    %t = torch.symbolic_int "t" {min_val = 2, max_val = 64} : !torch.int
+    torch.bind_symbolic_shape %arg0, [%t], affine_map<()[s0] -> (s0, 8)> : !torch.vtensor<[?,8],f32>
+    %init = torch_c.to_builtin_tensor %arg0 : !torch.vtensor<[?,8],f32> -> tensor<?x8xf32>
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c3 = arith.constant 3 : index
+    %r = scf.for %k = %c0 to %c3 step %c1 iter_args(%acc = %init) -> (tensor<?x8xf32>) {
+      %a = torch_c.from_builtin_tensor %acc : tensor<?x8xf32> -> !torch.vtensor<[?,8],f32>
+      %next = func.call @for_step(%a, %arg0) : (!torch.vtensor<[?,8],f32>, !torch.vtensor<[?,8],f32>) -> !torch.vtensor<[?,8],f32>
+      %n = torch_c.to_builtin_tensor %next : !torch.vtensor<[?,8],f32> -> tensor<?x8xf32>
+      scf.yield %n : tensor<?x8xf32>
+    }
+    %out = torch_c.from_builtin_tensor %r : tensor<?x8xf32> -> !torch.vtensor<[?,8],f32>
+    return %out : !torch.vtensor<[?,8],f32>
+  }
+  func.func private @for_step(%arg0: !torch.vtensor<[?,8],f32>, %arg1: !torch.vtensor<[?,8],f32>) -> !torch.vtensor<[?,8],f32> {
+    %t = torch.symbolic_int "t" {min_val = 2, max_val = 64} : !torch.int
+    torch.bind_symbolic_shape %arg0, [%t], affine_map<()[s0] -> (s0, 8)> : !torch.vtensor<[?,8],f32>
+    torch.bind_symbolic_shape %arg1, [%t], affine_map<()[s0] -> (s0, 8)> : !torch.vtensor<[?,8],f32>
+    %int1 = torch.constant.int 1
+    %0 = torch.aten.add.Tensor %arg0, %arg1, %int1 : !torch.vtensor<[?,8],f32>, !torch.vtensor<[?,8],f32>, !torch.int -> !torch.vtensor<[?,8],f32>
+    return %0 : !torch.vtensor<[?,8],f32>
   }
 }
