@@ -502,6 +502,20 @@ class FreshTensorsWrittenInPlace(nn.Module):
         return a + 10 * b + c + 100 * d + n[:, None] + 1000 * m[:, None] + f
 
 
+class CollapseRepeats(nn.Module):
+    """Greedy CTC decoding's collapse of repeats and blanks: a boolean mask made with
+    `ones_like(..., dtype=torch.bool)`, written through a slice, then a selection
+    (dync-distinct-fills made the mask's value explicit as a boolean, which torch's fills do
+    not take)."""
+
+    def forward(self, x):
+        best = (x * 3.0).long().flatten()  # a label per frame, 0 the blank
+        keep = torch.ones_like(best, dtype=torch.bool)
+        keep[1:] = best[1:] != best[:-1]
+        keep &= best != 0
+        return x.flatten()[keep] * 2.0
+
+
 class StableSorts(nn.Module):
     """`sort(stable=True)`, `argsort(stable=True)`, `msort`: ops IREE does not lower."""
 
@@ -823,6 +837,7 @@ CONSTRUCTS = {
     "stacked bidirectional LSTM over a dynamic length":
         (StackedRecurrentOverDynamicLength, VECTOR, True),
     ".data in forward": (DataAttribute, VECTOR, True),
+    "boolean mask from ones_like written through a slice": (CollapseRepeats, VECTOR, True),
 }
 
 

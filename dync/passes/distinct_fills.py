@@ -36,7 +36,6 @@ from ..analysis.op_kinds import SCATTERS
 from ..dialects.symbolic import element_type, is_tensor, type_dims
 from ..dialects.torch_ops import (
     bindings,
-    bool_constant,
     create,
     float_constant,
     int_constant,
@@ -129,17 +128,16 @@ def _private_copy(chain: list[ir.Operation], ip: ir.InsertionPoint) -> ir.Value:
 
 
 def _scalar_kind(result: ir.Type) -> str:
+    """The kind of scalar a fill of `result` takes: a boolean tensor's fill value is an int
+    (torch's fills take no `!torch.bool`: `ones_like(x, dtype=torch.bool)` made explicit as
+    `full_like(x, true)` failed to verify)."""
     element = element_type(result) or "f32"
-    if element == "i1":
-        return "!torch.bool"
     return "!torch.float" if element.startswith(("f", "bf")) else "!torch.int"
 
 
 def _constant(kind: str, value: int, ip: ir.InsertionPoint, loc: ir.Location) -> ir.Value:
     if kind == "!torch.float":
         return float_constant(float(value), ip, loc)
-    if kind == "!torch.bool":
-        return bool_constant(bool(value), ip, loc)
     return int_constant(value, ip, loc)
 
 
@@ -164,9 +162,9 @@ def _refill(op: ir.Operation, name: str, at: int, explicit: int | None) -> ir.Va
 def _offset(op: ir.Operation) -> ir.Value:
     """`op` (an arange) plus a barrier's 0; the sum."""
     result = op.results[0]
-    kind = _scalar_kind(result.type)
-    if kind == "!torch.bool":
+    if element_type(result.type) == "i1":
         return result
+    kind = _scalar_kind(result.type)
     ip, loc = ir.InsertionPoint.after(op), op.location
     zero = scalar_through_barrier(_constant(kind, 0, ip, loc), ip, loc)
     one = int_constant(1, ip, loc)

@@ -75,3 +75,23 @@ func.func @written_twice(%x: !torch.vtensor<[?,8],f32>, %row: !torch.vtensor<[8]
   %a2 = torch.aten.select_scatter %a, %row, %int0, %int1 : !torch.vtensor<[?,8],f32>, !torch.vtensor<[8],f32>, !torch.int, !torch.int -> !torch.vtensor<[?,8],f32>
   return %a1, %a2 : !torch.vtensor<[?,8],f32>, !torch.vtensor<[?,8],f32>
 }
+
+// A boolean fill's value made explicit is an int (torch's fills take no `!torch.bool`).
+// CHECK-LABEL: func.func @boolean
+// CHECK:         %[[I64:.*]] = torch_c.to_i64 %int1
+// CHECK-NEXT:    %[[B:.*]] = util.optimization_barrier %[[I64]] : i64
+// CHECK-NEXT:    %[[V:.*]] = torch_c.from_i64 %[[B]]
+// CHECK-NEXT:    %[[K:.*]] = torch.aten.full_like %arg0, %[[V]], %int11
+// CHECK-SAME:      -> !torch.vtensor<[?],i1>
+// CHECK-NEXT:    torch.aten.slice_scatter %[[K]], %arg1
+func.func @boolean(%ids: !torch.vtensor<[?],si64>, %mask: !torch.vtensor<[?],i1>) -> !torch.vtensor<[?],i1> {
+  %none = torch.constant.none
+  %false = torch.constant.bool false
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int11 = torch.constant.int 11
+  %end = torch.constant.int 9223372036854775807
+  %k = torch.aten.ones_like %ids, %int11, %none, %none, %false, %none : !torch.vtensor<[?],si64>, !torch.int, !torch.none, !torch.none, !torch.bool, !torch.none -> !torch.vtensor<[?],i1>
+  %0 = torch.aten.slice_scatter %k, %mask, %int0, %int1, %end, %int1 : !torch.vtensor<[?],i1>, !torch.vtensor<[?],i1>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[?],i1>
+  return %0 : !torch.vtensor<[?],i1>
+}
