@@ -101,7 +101,7 @@ class Row:
 
 
 # The pipeline without dync's own passes: only the housekeeping every compile needs.
-BASELINE_PASSES = ("dync-canonicalize", "dync-int-division", "dync-pack-sort-keys",
+BASELINE_PASSES = ("dync-canonicalize", "dync-collapse-views", "dync-int-division", "dync-pack-sort-keys",
                    "dync-distinct-fills", "dync-tie-region-shapes", "dync-fence-region-reads",
                    "dync-unbind-loop-carried", "dync-check-ir")
 

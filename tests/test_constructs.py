@@ -516,6 +516,39 @@ class CollapseRepeats(nn.Module):
         return x.flatten()[keep] * 2.0
 
 
+class PointwiseConv1dOverPoints(nn.Module):
+    """PointNet's shared MLP: 1×1 `Conv1d`s with batch norms over a dynamic number of points
+    given channels-last, a max over the points, a classifier wide enough for data tiling
+    (dync-pointwise-conv1d, dync-fence-reductions)."""
+
+    def __init__(self):
+        super().__init__()
+        self.mlp = nn.Sequential(nn.Conv1d(3, 16, 1), nn.BatchNorm1d(16), nn.ReLU(),
+                                 nn.Conv1d(16, 128, 1, bias=False), nn.ReLU())
+        self.head = nn.Sequential(nn.Linear(128, 128), nn.ReLU(), nn.Linear(128, 4))
+
+    def forward(self, points):
+        return self.head(self.mlp(points.transpose(1, 2)).amax(2))
+
+
+class AttentionOverBatchAndLength(nn.Module):
+    """`nn.TransformerEncoderLayer` and `nn.MultiheadAttention` with a key padding mask over a
+    dynamic batch and a dynamic length: attention merges its heads back with a view of
+    `[s, b, heads, e]` to `[s*b, heads*e]`, which torch-mlir lowered as if the batch were 1
+    (dync-collapse-views)."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True)
+        self.attention = nn.MultiheadAttention(16, 4, batch_first=True)
+
+    def forward(self, x):
+        h = self.layer(x)
+        n = x.shape[1]
+        padded = (torch.arange(n) >= n - 1)[None, :].expand(x.shape[0], n)
+        return self.attention(h, h, h, key_padding_mask=padded, need_weights=False)[0]
+
+
 class StableSorts(nn.Module):
     """`sort(stable=True)`, `argsort(stable=True)`, `msort`: ops IREE does not lower."""
 
@@ -777,6 +810,8 @@ class DataAttribute(nn.Module):
 VECTOR = ((4, 8), {0: ("batch", 2, 64)})
 IMAGE = ((2, 3, 16, 16), {0: ("batch", 2, 16), 2: ("h", 8, 64), 3: ("w", 8, 64)})
 BATCH_OF_IMAGES = ((2, 3, 16, 16), {0: ("batch", 2, 16)})
+POINTS = ((2, 24, 3), {0: ("batch", 2, 16), 1: ("points", 4, 256)})
+SEQUENCES = ((2, 6, 16), {0: ("batch", 2, 16), 1: ("length", 2, 32)})
 
 # name: (build, shape spec, captured in one graph)
 CONSTRUCTS = {
@@ -838,6 +873,8 @@ CONSTRUCTS = {
         (StackedRecurrentOverDynamicLength, VECTOR, True),
     ".data in forward": (DataAttribute, VECTOR, True),
     "boolean mask from ones_like written through a slice": (CollapseRepeats, VECTOR, True),
+    "point-wise Conv1d over a dynamic number of points": (PointwiseConv1dOverPoints, POINTS, True),
+    "attention over a dynamic batch and length": (AttentionOverBatchAndLength, SEQUENCES, True),
 }
 
 

@@ -240,14 +240,24 @@ class TorchBuilder:
 
 
 def through_barrier(value: ir.Value, ip: ir.InsertionPoint, loc: ir.Location) -> ir.Value:
-    """`value` (a static `!torch.vtensor`) through a `util.optimization_barrier`, between
-    `torch_c` casts."""
+    """`value` (a `!torch.vtensor`) through a `util.optimization_barrier`, between `torch_c`
+    casts. A dynamic dim of the barrier's result is tied (`flow.tensor.tie_shape`) to its
+    `tensor.dim` before the barrier: IREE cannot see through the barrier, and an untied dim
+    failed its flow stage ("'tensor.dim' op unexpected during shape cleanup")."""
     # IREE's context registers `util` lazily, and an op built by name while it is not
     # loaded resolves to another op of the dialect later.
     value.context.dialects["util"]
-    builtin = builtin_type(value.type)
+    builtin = builtin_type(value.type, dynamic=True)
     to = create("torch_c.to_builtin_tensor", builtin, ip, loc, operands=[value])
     barrier = create(BARRIER, builtin, ip, loc, operands=[to])
+    dynamic = [i for i, d in enumerate(type_dims(value.type)) if d is None]
+    if dynamic:
+        value.context.dialects["flow"]
+        index = ir.IndexType.get()
+        dims = [create("tensor.dim", index, ip, loc, operands=[
+            to, create("arith.constant", index, ip, loc, value=ir.IntegerAttr.get(index, i))])
+            for i in dynamic]
+        barrier = create("flow.tensor.tie_shape", builtin, ip, loc, operands=[barrier, *dims])
     return create("torch_c.from_builtin_tensor", value.type, ip, loc, operands=[barrier])
 
 
