@@ -549,6 +549,17 @@ class AttentionOverBatchAndLength(nn.Module):
         return self.attention(h, h, h, key_padding_mask=padded, need_weights=False)[0]
 
 
+class AttentionOverLongSequences(AttentionOverBatchAndLength):
+    """The same over 128 tokens of width 128 (data tiling on AVX-512): IREE computed the
+    scores of the heads split after a transpose, and the padding mask merged with the heads
+    and split again, wrong from about 100 tokens on (dync-collapse-views)."""
+
+    def __init__(self):
+        nn.Module.__init__(self)
+        self.layer = nn.TransformerEncoderLayer(128, 4, 256, dropout=0.0, batch_first=True)
+        self.attention = nn.MultiheadAttention(128, 4, batch_first=True)
+
+
 class StableSorts(nn.Module):
     """`sort(stable=True)`, `argsort(stable=True)`, `msort`: ops IREE does not lower."""
 
@@ -812,6 +823,7 @@ IMAGE = ((2, 3, 16, 16), {0: ("batch", 2, 16), 2: ("h", 8, 64), 3: ("w", 8, 64)}
 BATCH_OF_IMAGES = ((2, 3, 16, 16), {0: ("batch", 2, 16)})
 POINTS = ((2, 24, 3), {0: ("batch", 2, 16), 1: ("points", 4, 256)})
 SEQUENCES = ((2, 6, 16), {0: ("batch", 2, 16), 1: ("length", 2, 32)})
+LONG_SEQUENCES = ((2, 128, 128), {0: ("batch", 2, 8), 1: ("length", 8, 256)})
 
 # name: (build, shape spec, captured in one graph)
 CONSTRUCTS = {
@@ -875,6 +887,8 @@ CONSTRUCTS = {
     "boolean mask from ones_like written through a slice": (CollapseRepeats, VECTOR, True),
     "point-wise Conv1d over a dynamic number of points": (PointwiseConv1dOverPoints, POINTS, True),
     "attention over a dynamic batch and length": (AttentionOverBatchAndLength, SEQUENCES, True),
+    "attention over long sequences of a dynamic batch":
+        (AttentionOverLongSequences, LONG_SEQUENCES, True),
 }
 
 

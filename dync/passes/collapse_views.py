@@ -1,5 +1,6 @@
-"""`dync-collapse-views`: a view that merges dims of a tensor with two or more dynamic dims is
-taken one `flatten` at a time.
+"""`dync-collapse-views`: views of tensors with dynamic dims in the forms torch-mlir and IREE
+get right: a merge of dims one `flatten` at a time, and a merge undone after a permute as a
+permute of the unmerged dims.
 
 Reads: `torch.aten.view`, `reshape` and `_unsafe_view` whose input has two or more dynamic
 dims and whose result merges runs of consecutive input dims (each result dim the product of
@@ -8,6 +9,13 @@ and another dim, in every function.
 Writes: in its place one `torch.aten.flatten.using_ints` per run of two or more dims (the last
 run first, so the earlier dims keep their positions), each bound from the input's binding.
 
+Reads, too: a view (`view`, `reshape`, `_unsafe_view`, `unflatten.int`) of a `transpose.int`
+or `permute` of a view, where the first view merges a dynamic dim with others (its dims
+products of runs of the dims both views are made of, "atoms", splitting only static dims of
+its input) and the last view splits the permuted tensor into exactly those atoms.
+Writes: in its place the input split into the atoms (`unflatten.int`, static sizes) and
+permuted into the last view's order; each new tensor bound from the input's binding.
+
 Why: torch-mlir's lowering of `aten.view` in IREE 3.13 pairs the result's dynamic dims with
 the input's one to one: `[s, b, 2, 16] -> [s*b, 32]` (the heads of `nn.MultiheadAttention`
 merged back, `F.multi_head_attention_forward`, over a dynamic batch and length) became a
@@ -15,7 +23,17 @@ collapse of `?x1x2x16`, asserting at run time that the batch is 1 or returning `
 instead of `s*b` (`lit/upstream/torch-view-merging-dynamic-dims.mlir`): every
 `nn.MultiheadAttention` and `nn.TransformerEncoderLayer` over a dynamic batch and a dynamic
 length returned wrong values, or failed at the first call. `flatten.using_ints` names the
-dims it merges, and lowers right. No paper section: a repair at the boundary to torch-mlir.
+dims it merges, and lowers right. The heads are split out the same way they are merged
+back: `[s, b, 32] -> [s, b*2, 16]`, transposed, `-> [b, 2, s, 16]`; IREE computed the
+attention scores of that chain wrong from about 100 tokens on over a dynamic batch (64 were
+right; found on a padded Transformer encoder, kept by the construct "attention over long
+sequences of a dynamic batch"), and right from `[s, b, 2, 16]` permuted.
+
+Reads, last: a view of a view that restores the first's input dims (the padding mask of
+`nn.MultiheadAttention`: `[b, 1, 1, s]` expanded over the heads, merged to `[b*H, 1, s]`,
+split to `[b, H, 1, s]`). Writes: the input itself in its place. With data tiling on, IREE
+added that mask to the scores wrong from about 100 tokens on, also at batch 1.
+No paper section: a repair at the boundary to torch-mlir and IREE.
 """
 
 from __future__ import annotations
@@ -28,12 +46,17 @@ from ..dialects.torch_ops import (
     TorchBuilder,
     bind_from,
     bindings,
+    constant_int,
+    constant_int_list,
+    int_list,
+    owner,
     vtensor_type,
 )
 from ..dialects.walk import nested_ops
 from .pipeline import Pass
 
 VIEWS = ("torch.aten.view", "torch.aten.reshape", "torch.aten._unsafe_view")
+PERMUTES = ("torch.aten.transpose.int", "torch.aten.permute")
 
 
 def _runs(source: tuple[sympy.Expr, ...], result: tuple[sympy.Expr, ...]) \
@@ -97,13 +120,139 @@ def _flattened(op: ir.Operation, runs: list[tuple[int, int]]) -> ir.Value:
     return value
 
 
+def _dims(value: ir.Value) -> tuple[sympy.Expr, ...] | None:
+    found = bindings(value)[:1]
+    return bound_dims(found[0]) if found else None
+
+
+def _divides(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr | None:
+    """b / a where it is a product of dims (no denominator); else None."""
+    quotient = sympy.cancel(b / a)
+    return quotient if sympy.fraction(quotient)[1] == 1 else None
+
+
+def _atoms(xs, ys) -> tuple[list, list[list[int]], list[list[int]]] | None:
+    """The dims `xs` and `ys` are both merges of runs of (in order), and for each dim of
+    `xs` and of `ys`, the positions of its run; None where there are none."""
+    atoms: list = []
+    runs_x: list[list[int]] = [[] for _ in xs]
+    runs_y: list[list[int]] = [[] for _ in ys]
+    i = j = 0
+    x, y = (xs[0], ys[0]) if xs and ys else (None, None)
+    while i < len(xs) and j < len(ys):
+        runs_x[i].append(len(atoms))
+        runs_y[j].append(len(atoms))
+        if sympy.expand(x - y) == 0:
+            atoms.append(x)
+            i, j = i + 1, j + 1
+            x, y = (xs[i] if i < len(xs) else None), (ys[j] if j < len(ys) else None)
+        elif (rest := _divides(y, x)) is not None:
+            atoms.append(y)
+            x, j = rest, j + 1
+            y = ys[j] if j < len(ys) else None
+        elif (rest := _divides(x, y)) is not None:
+            atoms.append(x)
+            y, i = rest, i + 1
+            x = xs[i] if i < len(xs) else None
+        else:
+            return None
+    return (atoms, runs_x, runs_y) if i == len(xs) and j == len(ys) else None
+
+
+def _permutation(op: ir.Operation, rank: int) -> list[int] | None:
+    if op.name == "torch.aten.permute":
+        perm = constant_int_list(op.operands[1])
+        return [d % rank for d in perm] if perm is not None and len(perm) == rank else None
+    a, b = constant_int(op.operands[1]), constant_int(op.operands[2])
+    if a is None or b is None:
+        return None
+    perm = list(range(rank))
+    perm[a % rank], perm[b % rank] = perm[b % rank], perm[a % rank]
+    return perm
+
+
+def _split_after_permute(op: ir.Operation):
+    """(input, its splits, the permutation of atoms) where `op` is a view of a permute of a
+    view this pass rewrites (see the module docstring); else None."""
+    if op.name not in VIEWS + ("torch.aten.unflatten.int",):
+        return None
+    permute = owner(op.operands[0])
+    if permute is None or permute.name not in PERMUTES:
+        return None
+    merge = owner(permute.operands[0])
+    if merge is None or merge.name not in VIEWS:
+        return None
+    x = merge.operands[0]
+    xs, ms, cs = _dims(x), _dims(merge.results[0]), _dims(op.results[0])
+    x_types = type_dims(x.type)
+    if xs is None or ms is None or cs is None or x_types is None:
+        return None
+    found = _atoms(xs, ms)
+    perm = _permutation(permute, len(ms))
+    if found is None or perm is None:
+        return None
+    atoms, runs_x, runs_m = found
+    if not any(len(runs_m[k]) > 1 and any(not atoms[a].is_number for a in runs_m[k])
+               for k in range(len(ms))):
+        return None  # no dynamic dim merged
+    if any(len(run) > 1 and x_types[k] is None for k, run in enumerate(runs_x)):
+        return None  # a dynamic dim of the input would be split
+    order = [a for k in perm for a in runs_m[k]]
+    if len(order) != len(cs) or any(sympy.expand(atoms[a] - c) != 0
+                                    for a, c in zip(order, cs, strict=True)):
+        return None
+    splits = [(k, [int(atoms[a]) for a in run]) for k, run in enumerate(runs_x) if len(run) > 1]
+    return x, splits, order
+
+
+def _unmerged(op: ir.Operation, x: ir.Value, splits, order: list[int]) -> ir.Value:
+    b = TorchBuilder(op)
+    value = x
+    for dim, sizes in reversed(splits):
+        dims = list(type_dims(value.type))
+        split = b("torch.aten.unflatten.int",
+                  vtensor_type(value.type, dims[:dim] + sizes + dims[dim + 1:]), value,
+                  b.int(dim), int_list(sizes, b.ip, b.loc))
+
+        def spread(e, dim=dim, sizes=sizes):
+            return e[:dim] + list(sizes) + e[dim + 1:]
+
+        bind_from(split, value, spread, b.ip)
+        value = split
+    return b("torch.aten.permute", op.results[0].type, value, int_list(order, b.ip, b.loc))
+
+
+def _undone(op: ir.Operation) -> ir.Value | None:
+    """The tensor a view of a view gives back unchanged (the second restores the first's
+    input dims, as `nn.MultiheadAttention` does with its padding mask: merged with the heads,
+    split again); None for any other op."""
+    if op.name not in VIEWS + ("torch.aten.unflatten.int",):
+        return None
+    merge = owner(op.operands[0])
+    if merge is None or merge.name not in VIEWS + ("torch.aten.flatten.using_ints",):
+        return None
+    x = merge.operands[0]
+    xs, cs = _dims(x), _dims(op.results[0])
+    if xs is None or cs is None or len(xs) != len(cs) or x.type != op.results[0].type \
+            or any(sympy.expand(a - c) != 0 for a, c in zip(xs, cs, strict=True)):
+        return None
+    return x
+
+
 class CollapseViews(Pass):
     name = "dync-collapse-views"
     summary = "views merging dims of tensors with several dynamic dims as one flatten at a time"
 
     def run(self, module: ir.Operation) -> None:
-        found = [(op, runs) for op in nested_ops(module) if (runs := _merges(op))]
         with module.context, ir.Location.unknown():
-            for op, runs in found:
+            for op, x in [(op, x) for op in nested_ops(module) if (x := _undone(op))]:
+                for bind in bindings(op.results[0]):  # the tensor it gives back has its own
+                    bind.erase()
+                op.results[0].replace_all_uses_with(x)
+                op.erase()
+            for op in [op for op in nested_ops(module) if _split_after_permute(op)]:
+                op.results[0].replace_all_uses_with(_unmerged(op, *_split_after_permute(op)))
+                op.erase()
+            for op, runs in [(op, runs) for op in nested_ops(module) if (runs := _merges(op))]:
                 op.results[0].replace_all_uses_with(_flattened(op, runs))
                 op.erase()

@@ -48,3 +48,53 @@ func.func @left_alone(%arg0: !torch.vtensor<[?,2,16],f32>, %arg1: !torch.vtensor
   torch.bind_symbolic_shape %2, [%s, %b], affine_map<()[s0, s1] -> (s0, s1 * 2, 3)> : !torch.vtensor<[?,?,3],f32>
   return %0, %1, %2 : !torch.vtensor<[?,32],f32>, !torch.vtensor<[?,?,2],f32>, !torch.vtensor<[?,?,3],f32>
 }
+
+// -----
+
+// The heads split out after a transpose (`[s, b, 32] -> [s, b*2, 16]`, transposed, `-> [b, 2,
+// s, 16]`): the input's static 32 split into 2 x 16 and permuted into the last view's order.
+// CHECK-LABEL: func.func @heads_split
+// CHECK:         %[[U:.+]] = torch.aten.unflatten.int %arg0, %int2{{.*}}, %{{.+}} : !torch.vtensor<[?,?,32],f32>, !torch.int, !torch.list<int> -> !torch.vtensor<[?,?,2,16],f32>
+// CHECK-NEXT:    torch.bind_symbolic_shape %[[U]], [%{{.+}}, %{{.+}}], affine_map<()[s0, s1] -> (s0, s1, 2, 16)>
+// CHECK:         %[[P:.+]] = torch.aten.permute %[[U]], %{{.+}} : !torch.vtensor<[?,?,2,16],f32>, !torch.list<int> -> !torch.vtensor<[?,2,?,16],f32>
+// CHECK:         torch.aten.tanh %[[P]]
+func.func @heads_split(%arg0: !torch.vtensor<[?,?,32],f32>, %l0: !torch.list<int>, %l1: !torch.list<int>) -> !torch.vtensor<[?,2,?,16],f32> {
+  %s = torch.symbolic_int "s" {min_val = 2, max_val = 256} : !torch.int
+  %b = torch.symbolic_int "b" {min_val = 1, max_val = 16} : !torch.int
+  torch.bind_symbolic_shape %arg0, [%s, %b], affine_map<()[s0, s1] -> (s0, s1, 32)> : !torch.vtensor<[?,?,32],f32>
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %0 = torch.aten.view %arg0, %l0 : !torch.vtensor<[?,?,32],f32>, !torch.list<int> -> !torch.vtensor<[?,?,16],f32>
+  torch.bind_symbolic_shape %0, [%s, %b], affine_map<()[s0, s1] -> (s0, s1 * 2, 16)> : !torch.vtensor<[?,?,16],f32>
+  %1 = torch.aten.transpose.int %0, %int0, %int1 : !torch.vtensor<[?,?,16],f32>, !torch.int, !torch.int -> !torch.vtensor<[?,?,16],f32>
+  torch.bind_symbolic_shape %1, [%s, %b], affine_map<()[s0, s1] -> (s1 * 2, s0, 16)> : !torch.vtensor<[?,?,16],f32>
+  %2 = torch.aten.view %1, %l1 : !torch.vtensor<[?,?,16],f32>, !torch.list<int> -> !torch.vtensor<[?,2,?,16],f32>
+  torch.bind_symbolic_shape %2, [%s, %b], affine_map<()[s0, s1] -> (s1, 2, s0, 16)> : !torch.vtensor<[?,2,?,16],f32>
+  %3 = torch.aten.tanh %2 : !torch.vtensor<[?,2,?,16],f32> -> !torch.vtensor<[?,2,?,16],f32>
+  return %3 : !torch.vtensor<[?,2,?,16],f32>
+}
+
+// -----
+
+// A mask merged with the heads and split again: the split gives back the expanded mask, whose
+// own binding stays the only one.
+// CHECK-LABEL: func.func @merged_and_split
+// CHECK:         %[[E:.+]] = torch.aten.expand %arg0
+// CHECK-NOT:     torch.aten.view
+// CHECK:         torch.aten.add.Tensor %arg1, %[[E]]
+func.func @merged_and_split(%arg0: !torch.vtensor<[?,1,1,?],f32>, %arg1: !torch.vtensor<[?,4,?,?],f32>, %l0: !torch.list<int>, %l1: !torch.list<int>, %l2: !torch.list<int>) -> !torch.vtensor<[?,4,?,?],f32> {
+  %s = torch.symbolic_int "s" {min_val = 2, max_val = 256} : !torch.int
+  %b = torch.symbolic_int "b" {min_val = 1, max_val = 16} : !torch.int
+  torch.bind_symbolic_shape %arg0, [%s, %b], affine_map<()[s0, s1] -> (s1, 1, 1, s0)> : !torch.vtensor<[?,1,1,?],f32>
+  torch.bind_symbolic_shape %arg1, [%s, %b], affine_map<()[s0, s1] -> (s1, 4, s0, s0)> : !torch.vtensor<[?,4,?,?],f32>
+  %false = torch.constant.bool false
+  %int1 = torch.constant.int 1
+  %0 = torch.aten.expand %arg0, %l0, %false : !torch.vtensor<[?,1,1,?],f32>, !torch.list<int>, !torch.bool -> !torch.vtensor<[?,4,1,?],f32>
+  torch.bind_symbolic_shape %0, [%s, %b], affine_map<()[s0, s1] -> (s1, 4, 1, s0)> : !torch.vtensor<[?,4,1,?],f32>
+  %1 = torch.aten.reshape %0, %l1 : !torch.vtensor<[?,4,1,?],f32>, !torch.list<int> -> !torch.vtensor<[?,1,?],f32>
+  torch.bind_symbolic_shape %1, [%s, %b], affine_map<()[s0, s1] -> (s1 * 4, 1, s0)> : !torch.vtensor<[?,1,?],f32>
+  %2 = torch.aten.view %1, %l2 : !torch.vtensor<[?,1,?],f32>, !torch.list<int> -> !torch.vtensor<[?,4,1,?],f32>
+  torch.bind_symbolic_shape %2, [%b, %s], affine_map<()[s0, s1] -> (s0, 4, 1, s1)> : !torch.vtensor<[?,4,1,?],f32>
+  %3 = torch.aten.add.Tensor %arg1, %2, %int1 : !torch.vtensor<[?,4,?,?],f32>, !torch.vtensor<[?,4,1,?],f32>, !torch.int -> !torch.vtensor<[?,4,?,?],f32>
+  return %3 : !torch.vtensor<[?,4,?,?],f32>
+}
