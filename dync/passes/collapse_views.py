@@ -94,6 +94,10 @@ def _merges(op: ir.Operation) -> list[tuple[int, int]] | None:
     merged = [(a, b) for a, b in runs if b > a]
     if not any(None in dims[a:b + 1] for a, b in merged):
         return None
+    flat = tuple(None if None in dims[a:b + 1] else int(sympy.prod(dims[a:b + 1]))
+                 for a, b in runs)
+    if flat != type_dims(op.results[0].type):
+        return None  # the flattens' types would not be the view's (a dim torch left unknown)
     return merged
 
 
