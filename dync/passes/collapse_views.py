@@ -59,6 +59,11 @@ VIEWS = ("torch.aten.view", "torch.aten.reshape", "torch.aten._unsafe_view")
 PERMUTES = ("torch.aten.transpose.int", "torch.aten.permute")
 
 
+def _dims(value: ir.Value) -> tuple[sympy.Expr, ...] | None:
+    found = bindings(value)[:1]
+    return bound_dims(found[0]) if found else None
+
+
 def _runs(source: tuple[sympy.Expr, ...], result: tuple[sympy.Expr, ...]) \
         -> list[tuple[int, int]] | None:
     """For each result dim, the (first, last) input dims it is the product of; None where the
@@ -85,10 +90,8 @@ def _merges(op: ir.Operation) -> list[tuple[int, int]] | None:
     dims = type_dims(x.type)
     if dims is None or sum(d is None for d in dims) < 2 or type_dims(op.results[0].type) is None:
         return None
-    given, made = bindings(x)[:1], bindings(op.results[0])[:1]
-    if not given or not made:
-        return None
-    runs = _runs(bound_dims(given[0]), bound_dims(made[0]))
+    given, made = _dims(x), _dims(op.results[0])
+    runs = None if given is None or made is None else _runs(given, made)
     if runs is None:
         return None
     merged = [(a, b) for a, b in runs if b > a]
@@ -122,11 +125,6 @@ def _flattened(op: ir.Operation, runs: list[tuple[int, int]]) -> ir.Value:
             bind_from(flat, value, merge, b.ip)
         value = flat
     return value
-
-
-def _dims(value: ir.Value) -> tuple[sympy.Expr, ...] | None:
-    found = bindings(value)[:1]
-    return bound_dims(found[0]) if found else None
 
 
 def _divides(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr | None:
@@ -245,7 +243,7 @@ def _undone(op: ir.Operation) -> ir.Value | None:
 
 class CollapseViews(Pass):
     name = "dync-collapse-views"
-    summary = "views merging dims of tensors with several dynamic dims as one flatten at a time"
+    summary = "views of tensors with dynamic dims in forms torch-mlir and IREE lower right"
 
     def run(self, module: ir.Operation) -> None:
         with module.context, ir.Location.unknown():
@@ -254,8 +252,9 @@ class CollapseViews(Pass):
                     bind.erase()
                 op.results[0].replace_all_uses_with(x)
                 op.erase()
-            for op in [op for op in nested_ops(module) if _split_after_permute(op)]:
-                op.results[0].replace_all_uses_with(_unmerged(op, *_split_after_permute(op)))
+            for op, found in [(op, found) for op in nested_ops(module)
+                              if (found := _split_after_permute(op))]:
+                op.results[0].replace_all_uses_with(_unmerged(op, *found))
                 op.erase()
             for op, runs in [(op, runs) for op in nested_ops(module) if (runs := _merges(op))]:
                 op.results[0].replace_all_uses_with(_flattened(op, runs))
