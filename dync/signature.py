@@ -75,6 +75,9 @@ class TensorSpec:
     name: str
     dtype: str
     shape: tuple[Dim, ...]
+    # The one value an input may take: the module was compiled for its example's value
+    # (an ONNX input that sets a node's axes, `onnx_fixed_inputs`).
+    value: int | tuple[int, ...] | None = None
 
     @property
     def rank(self) -> int:
@@ -117,10 +120,26 @@ class Signature:
         tree = self._tree
         return flat if tree is None else tree.nest(flat)
 
+    @functools.cached_property
+    def _fixed(self) -> tuple[tuple[int, TensorSpec], ...]:
+        return tuple((i, spec) for i, spec in enumerate(self.inputs) if spec.value is not None)
+
+    def check_values(self, arrays: Sequence[Any]) -> None:
+        """Refuse a call whose input fixed at compile time (`TensorSpec.value`) has another
+        value: the module computes with the fixed one."""
+        for i, spec in self._fixed:
+            if i < len(arrays) and not np.array_equal(np.asarray(arrays[i]), spec.value):
+                got = np.asarray(arrays[i]).tolist()
+                want = list(spec.value) if isinstance(spec.value, tuple) else spec.value
+                raise InputError(
+                    f"input {spec.name!r} = {got!r:.200}: this module was compiled for the value "
+                    f"{want} of its example (it sets a node's axes, which IREE needs at "
+                    "compile time); compile again with an example of this value")
+
     def to_json(self) -> dict:
         return {
-            "inputs": [asdict(t) for t in self.inputs],
-            "outputs": [asdict(t) for t in self.outputs],
+            "inputs": [_spec_json(t) for t in self.inputs],
+            "outputs": [_spec_json(t) for t in self.outputs],
             "symbols": {k: asdict(v) for k, v in self.symbols.items()},
             "output_tree": self.output_tree,
         }
@@ -268,6 +287,27 @@ def _expect(condition: Any, where: str, problem: str) -> None:
         raise ModuleFormatError(f"{where}: {problem}")
 
 
+def _spec_json(spec: TensorSpec) -> dict:
+    data = asdict(spec)
+    if spec.value is None:
+        del data["value"]
+    elif isinstance(spec.value, tuple):
+        data["value"] = list(spec.value)
+    return data
+
+
+def _fixed_value(data: dict, where: str) -> int | tuple[int, ...] | None:
+    value = data.get("value")
+    if value is None:
+        return None
+    shape = list(data["shape"])
+    ok = (_is_int(value) and shape == []) or (
+        isinstance(value, list) and all(_is_int(v) for v in value) and shape == [len(value)])
+    _expect(ok, where, f"{data['name']!r} has a fixed value {value!r:.60} that is not "
+            "ints of its shape")
+    return value if _is_int(value) else tuple(value)
+
+
 def _tensor_spec(data: Any, where: str) -> TensorSpec:
     _expect(isinstance(data, dict) and isinstance(data.get("name"), str)
             and isinstance(data.get("shape"), list | tuple), where,
@@ -279,4 +319,5 @@ def _tensor_spec(data: Any, where: str) -> TensorSpec:
             parse_shape_expr(dim, where=where)
         else:
             _expect(_is_int(dim) and dim >= 0, where, f"{data['name']!r} has dim {dim!r:.40}")
-    return TensorSpec(data["name"], data["dtype"], tuple(data["shape"]))
+    return TensorSpec(data["name"], data["dtype"], tuple(data["shape"]),
+                      _fixed_value(data, where))

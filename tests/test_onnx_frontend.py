@@ -131,12 +131,9 @@ def _lowered_torch_ir(model: onnx.ModelProto) -> str:
     session = CompilerSession(targets.resolve("llvm-cpu"))
     try:
         proto = onnx.shape_inference.infer_shapes(model, data_prop=True)
-        nodes = onnx_frontend._name_nodes(proto.graph)
         onnx_frontend._require_dialects(session.context)
-        with session.context, onnx_frontend.ir.Location.unknown():
-            module = onnx_frontend._import_graph(proto, session.context)
-            onnx_frontend._lower(module, nodes, 17)
-            return str(module)
+        _, module = onnx_frontend._imported(proto, session.context, [])
+        return str(module)
     finally:
         session.close()
 

@@ -81,6 +81,35 @@ def test_weighted_mean_softmax_cross_entropy_is_expanded():
            np.array([0.9, 0.7, 0.8, 0.9, 0.9], np.float32))
 
 
+@pytest.mark.parametrize("op,reduction", [("NegativeLogLikelihoodLoss", "mean"),
+                                          ("SoftmaxCrossEntropyLoss", "none")])
+def test_losses_over_extra_dims_are_expanded(op, reduction):
+    """Over [N, C, d1, d2] the lowering gives torch's nll_loss_forward, which IREE does not
+    compile; the softmax cross entropy's body holds the NLL loss, expanded in turn."""
+    rng = np.random.default_rng(3)
+    model = _model(
+        [helper.make_node(op, ["x", "t"], ["loss"], reduction=reduction, ignore_index=2)],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4, 3, 2]),
+         helper.make_tensor_value_info("t", TensorProto.INT64, [2, 3, 2])],
+        [helper.make_tensor_value_info("loss", TensorProto.FLOAT,
+                                       [] if reduction == "mean" else [2, 3, 2])])
+    _check(model, rng.standard_normal((2, 4, 3, 2), dtype=np.float32),
+           rng.integers(0, 4, (2, 3, 2)))
+
+
+@pytest.mark.parametrize("a_shape,b_shape,y_shape", [([3], [2, 3, 4], [2, 4]),
+                                                     ([2, 1, 4, 3], [3], [2, 1, 4])])
+def test_a_vector_times_a_batch_of_matrices(a_shape, b_shape, y_shape):
+    rng = np.random.default_rng(4)
+    model = _model(
+        [helper.make_node("MatMul", ["a", "b"], ["y"])],
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, a_shape),
+         helper.make_tensor_value_info("b", TensorProto.FLOAT, b_shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, y_shape)])
+    _check(model, rng.standard_normal(a_shape, dtype=np.float32),
+           rng.standard_normal(b_shape, dtype=np.float32))
+
+
 def test_det_pivots_and_of_a_dynamic_size_is_refused_naming_the_node():
     """[[0, 1], [2, 3]] has a zero leading minor (unpivoted elimination: NaN); singular and
     batched matrices too."""

@@ -2,7 +2,8 @@
 
 Steps:
 
-1. load; sequence and optional inputs become tensor inputs as the example inputs fix them
+1. load; inputs that set a node's axes are fixed at their example value (`onnx_fixed_inputs`);
+   sequence and optional inputs become tensor inputs as the example inputs fix them
    (`onnx_structure`); `onnx.checker.check_model`, upgrade the default-domain opset to 17
    when it is older (IREE's recommendation), ONNX shape inference with data propagation (as
    `iree-import-onnx` does);
@@ -19,8 +20,9 @@ Steps:
 4. the ONNX ops are lowered to torch aten/prim ops by the same pipeline IREE runs for ONNX
    input (`torch-onnx-to-torch-backend-pipeline` with IREE's backend-legal ops); `If`/`Loop`
    become `torch.prim.If`/`torch.prim.Loop` (the scatter of each Scan output row gets the
-   end torch-mlir leaves out). An op with no lowering is reported by its ONNX op type and
-   node name;
+   end torch-mlir leaves out). The op types left unlowered whose schema defines a function
+   are expanded into their bodies and steps 2-4 retried (`onnx_functions`); another op with
+   no lowering is reported by its ONNX op type and node name;
 5. every dynamic dim of a graph input (a `dim_param` or an unnamed dim) becomes a shape
    symbol, declared with `torch.symbolic_int` and bound to the argument with
    `torch.bind_symbolic_shape`, as IREE's FX importer does for `torch.export`;
@@ -46,7 +48,9 @@ from ..dialects.walk import ops_named
 from ..errors import CompilationError, DyncError, UnsupportedConstructError
 from .common import ImportedProgram, Lowering, finish_import
 from .onnx_constants import fold_constants
-from .onnx_graphs import subgraphs
+from .onnx_fixed_inputs import fix_axes_inputs
+from .onnx_functions import has_function, op_key
+from .onnx_graphs import all_nodes, copied, graph_arguments
 from .onnx_inputs import DynamicShapes, _bind_input_symbols, _input_symbols, _sanitize, _signature
 from .onnx_loops import relax_growing
 from .onnx_ranks import complete_ranks, rankless
@@ -102,21 +106,17 @@ def import_onnx(
     ``[1, 2**31 - 1]``. `args`, the example inputs, fix the length of sequence inputs and the
     presence of optional ones (`onnx_structure`).
     """
-    notes: list[str] = []
-    proto = _structured(_load(model), args, notes)
+    proto, fixed, notes = fix_axes_inputs(_load(model), args)
+    proto = _structured(proto, args, notes)
     proto = _prepare(proto, model if not isinstance(model, onnx.ModelProto) else None, notes)
     proto = _with_constants_folded(proto, notes)
     proto, sequence_outputs = _without_sequences(proto, notes)
-    proto = _rewrite_for_iree(proto, notes)
-    nodes = _name_nodes(proto.graph)
-    _require_ranks(proto)
-    inputs = _graph_inputs(proto.graph)
+    inputs = graph_arguments(proto.graph)  # the rewrites below keep them
     symbols, input_dims = _input_symbols(inputs, dynamic_shapes or {})
-
     _require_dialects(context)
+    proto, module = _imported(proto, context, notes)
+
     with context, ir.Location.unknown():
-        module = _import_graph(proto, context)
-        _lower(module, nodes, _default_opset(proto))
         entry = _entry_function(module)
         _strip_onnx_meta(entry)
         _bind_input_symbols(entry, input_dims, symbols)
@@ -124,7 +124,7 @@ def import_onnx(
             ir.FunctionType(ir.TypeAttr(entry.attributes["function_type"]).value).results
         )
 
-    signature = _signature(proto.graph, inputs, input_dims, symbols, result_types)
+    signature = _signature(proto.graph, inputs, input_dims, symbols, result_types, fixed)
     if sequence_outputs and any(n is not None for n in sequence_outputs):
         signature.output_tree = output_tree(sequence_outputs)
     program = finish_import(module, signature, "onnx", lower)
@@ -207,10 +207,10 @@ def _require_ranks(proto: onnx.ModelProto) -> None:
 
 def _structured(proto: onnx.ModelProto, args: tuple | None, notes: list[str]) -> onnx.ModelProto:
     """`proto` with its sequence and optional inputs as tensor inputs (a copy, when any)."""
-    structure = structure_of(_graph_inputs(proto.graph), args)
+    structure = structure_of(graph_arguments(proto.graph), args)
     if not structure:
         return proto
-    proto = _copy(proto)
+    proto = copied(proto)
     notes.extend(flatten_structured_inputs(proto.graph, structure))
     return proto
 
@@ -258,11 +258,50 @@ def _without_sequences(proto: onnx.ModelProto, notes: list[str]
         raise DyncError(f"ONNX shape inference failed after evaluating sequences: {e}") from e
 
 
-def _rewrite_for_iree(proto: onnx.ModelProto, notes: list[str]) -> onnx.ModelProto:
+def _imported(proto: onnx.ModelProto, context: ir.Context, notes: list[str]
+              ) -> tuple[onnx.ModelProto, ir.Module]:
+    """The graph rewritten for IREE's importer, imported into `context` and lowered to torch
+    ops. The ops the importer leaves unlowered whose schema defines a function are expanded
+    into their bodies and the import retried (a body's ops may need the same in turn)."""
+    opset = _default_opset(proto) or TARGET_OPSET
+    expandable = {op_key(n) for n in all_nodes(proto.graph) if has_function(*op_key(n), opset)}
+    original = copied(proto) if expandable else proto
+    expand: frozenset[tuple[str, str]] = frozenset()
+    while True:
+        attempt_notes: list[str] = []
+        rewritten = _rewrite_for_iree(copied(original) if expand else proto, attempt_notes, expand)
+        if expand:  # the bodies compute axes and shapes from the inputs' shapes
+            rewritten = _with_constants_folded(rewritten, attempt_notes)
+        nodes = _name_nodes(rewritten.graph)
+        _require_ranks(rewritten)
+        with context, ir.Location.unknown():
+            module = _import_graph(rewritten, context)
+            leftovers = _converted(module, nodes)
+            unlowered = {op_key(node) for _, loc in leftovers
+                         if (node := _node_for(loc, nodes)) is not None}
+            more = {key for key in unlowered - expand if has_function(*key, opset)}
+            if leftovers and more and unlowered <= expand | more:
+                expand |= more
+                continue
+            if leftovers:
+                _raise_unconverted(leftovers, nodes, _default_opset(rewritten))
+            _lower_to_backend(module, nodes)
+        notes.extend(attempt_notes)
+        if expand:
+            notes.append("expanded ONNX " + ", ".join(sorted(t for _, t in expand)) + " into "
+                         "their function bodies from the ONNX schema (IREE's importer has no "
+                         "lowering for them)")
+        return rewritten, module
+
+
+def _rewrite_for_iree(proto: onnx.ModelProto, notes: list[str],
+                      expand: frozenset[tuple[str, str]] = frozenset()) -> onnx.ModelProto:
     """Rewrite or refuse the nodes IREE would lower to other values or not at all
-    (`onnx_rewrites` and the rules it gathers), and infer the shapes the rewrites added."""
+    (`onnx_rewrites` and the rules it gathers), expand the op types in `expand` into their
+    function bodies, and infer the shapes the rewrites added."""
     complete_ranks(proto.graph)  # the rewrites read shapes, Loop bodies' often left out
-    rewritten = rewrite_for_iree(proto.graph, _default_opset(proto) or TARGET_OPSET)
+    rewritten = rewrite_for_iree(proto.graph, _default_opset(proto) or TARGET_OPSET,
+                                 expand=expand)
     if not rewritten:
         return proto
     notes.append("rewrote ONNX " + ", ".join(rewritten) + " into ops IREE lowers to the "
@@ -282,7 +321,7 @@ def _name_unnamed_input_dims(proto: onnx.ModelProto, *, copy: bool) -> onnx.Mode
     cannot do for an unnamed dim. The caller's proto is copied rather than changed.
     """
     graph = proto.graph
-    inputs = _graph_inputs(graph)
+    inputs = graph_arguments(graph)
     unnamed = [
         (i, axis)
         for i, inp in enumerate(inputs)
@@ -293,9 +332,9 @@ def _name_unnamed_input_dims(proto: onnx.ModelProto, *, copy: bool) -> onnx.Mode
     if not unnamed:
         return proto
     if copy:
-        proto = _copy(proto)
+        proto = copied(proto)
         graph = proto.graph
-        inputs = _graph_inputs(graph)
+        inputs = graph_arguments(graph)
     taken = {
         d.dim_param
         for v in list(graph.input) + list(graph.output) + list(graph.value_info)
@@ -311,12 +350,6 @@ def _name_unnamed_input_dims(proto: onnx.ModelProto, *, copy: bool) -> onnx.Mode
         taken.add(name)
         inputs[i].type.tensor_type.shape.dim[axis].dim_param = name
     return proto
-
-
-def _copy(proto: onnx.ModelProto) -> onnx.ModelProto:
-    duplicate = onnx.ModelProto()
-    duplicate.CopyFrom(proto)
-    return duplicate
 
 
 def _infer_shapes_from_file(path: Path) -> onnx.ModelProto:
@@ -347,28 +380,15 @@ def _name_nodes(graph: onnx.GraphProto) -> dict[str, onnx.NodeProto]:
     """
     nodes: dict[str, onnx.NodeProto] = {}
     counter = 0
-
-    def visit(g: onnx.GraphProto) -> None:
-        nonlocal counter
-        for node in g.node:
-            if not node.name:
-                node.name = f"{node.op_type}_{counter}"
-                counter += 1
-            nodes.setdefault(node.name, node)
-            for sub in subgraphs(node):
-                visit(sub)
-
-    visit(graph)
+    for node in all_nodes(graph):
+        if not node.name:
+            node.name = f"{node.op_type}_{counter}"
+            counter += 1
+        nodes.setdefault(node.name, node)
     return nodes
 
 
 # --------------------------------------------------------------------------- shape symbols
-
-
-def _graph_inputs(graph: onnx.GraphProto) -> list[onnx.ValueInfoProto]:
-    """The graph inputs that become arguments: initializers (old-style weights) excluded."""
-    initialized = {t.name for t in graph.initializer}
-    return [i for i in graph.input if i.name not in initialized]
 
 
 # --------------------------------------------------------------------------- import + lowering
@@ -400,14 +420,17 @@ def _import_graph(proto: onnx.ModelProto, context: ir.Context) -> ir.Module:
     return module
 
 
-def _lower(module: ir.Module, nodes: dict[str, onnx.NodeProto], opset: int | None) -> None:
+def _converted(module: ir.Module, nodes: dict[str, onnx.NodeProto]) -> list[tuple[str, str]]:
+    """Convert the module's ONNX ops to torch ops; returns the ops left unconverted (op name,
+    location)."""
     try:
         PassManager.parse(ONNX_TO_TORCH).run(module.operation)
     except ir.MLIRError as e:
         _raise_for_node(e, nodes, "convert-torch-onnx-to-torch failed")
-    leftovers = _unconverted_ops(module)
-    if leftovers:
-        _raise_unconverted(leftovers, nodes, opset)
+    return _unconverted_ops(module)
+
+
+def _lower_to_backend(module: ir.Module, nodes: dict[str, onnx.NodeProto]) -> None:
     _mend_scan_output_scatters(module)
     try:
         PassManager.parse(ONNX_TO_TORCH_BACKEND).run(module.operation)

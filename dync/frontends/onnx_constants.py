@@ -9,6 +9,9 @@ values are constants. Each node whose inputs are all known — constants, or the
 of a value of static shape — is computed here by ONNX's reference evaluator and becomes a
 `Constant`, when its outputs are small; an If whose condition is known becomes the nodes of
 its branch. Anything that depends on an input's values or on a dynamic dim is left as it is.
+The nodes of subgraphs (If branches, Loop and Scan bodies) are folded the same way, except
+that there a `Shape` is known only for a value of the main graph, and a `Size` of a shape
+(a rank) always: a Loop body's values may change shape from one iteration to the next.
 Nothing is executed but the ONNX ops of the model, by ONNX's own evaluator.
 """
 
@@ -53,6 +56,9 @@ class _Folder:
         self.opsets = list(model.opset_import)
         self.known = constant_values(graph, _MAX_ELEMENTS)
         self.types = value_types(graph)
+        self.main_values = set(self.types)
+        self.nested = False  # folding a subgraph's nodes
+        self.ranks: dict[str, int] = {}  # a Shape's output -> its length (the input's rank)
         self.taken = names_in(graph)
         self.folded: list[str] = []  # op types of the nodes computed
         self.inlined: list[str] = []  # the Ifs replaced by a branch
@@ -62,10 +68,20 @@ class _Folder:
         dims = named_shape(self.types.get(name))
         return None if dims is None or not all(isinstance(d, int) for d in dims) else dims
 
+    def lasting_shape(self, name: str) -> list[int] | None:
+        """The static shape of `name` where it holds on every run of the graph that defines it:
+        any value's of the main graph; in a subgraph (a Loop body's values may change shape
+        from one iteration to the next) a main-graph value's, or a `Shape` output's."""
+        if not self.nested or name in self.main_values:
+            return self.static_shape(name)
+        return [self.ranks[name]] if name in self.ranks else None
+
     def evaluate(self, node: onnx.NodeProto) -> list[np.ndarray] | None:
         """The outputs of `node` when its inputs are known and its outputs small, else None."""
         if node.op_type in ("Shape", "Size") and node.input[0] not in self.known:
-            shape = self.static_shape(node.input[0])
+            shape = self.lasting_shape(node.input[0])
+            if shape is None and node.op_type == "Shape":
+                self._note_rank(node)
             return None if shape is None else [_shape_value(node, shape)]
         if (subgraphs(node) or node.op_type in _RANDOM or node.op_type == "Constant"
                 or node.domain not in ("", "ai.onnx") or self.may_be_big(node)
@@ -96,6 +112,27 @@ class _Folder:
             if shape is None and node.op_type in _SIZED_BY_VALUES:
                 return True
         return False
+
+    def _note_rank(self, node: onnx.NodeProto) -> None:
+        t = self.types.get(node.input[0])
+        if t is not None and t.tensor_type.HasField("shape"):
+            rank = len(t.tensor_type.shape.dim)
+            self.ranks[node.output[0]] = len(_shape_value(node, [0] * rank))
+
+    def fold_subgraphs(self, node: onnx.NodeProto) -> bool:
+        """Fold the nodes of `node`'s subgraphs; returns whether any was."""
+        changed = False
+        for sub in subgraphs(node):
+            saved = self.types, self.nested, len(self.folded), len(self.inlined)
+            self.types, self.nested = {**self.types, **value_types(sub)}, True
+            nodes = self.fold(list(sub.node))
+            if (len(self.folded), len(self.inlined)) != saved[2:]:
+                del sub.node[:]
+                sub.node.extend(nodes)
+                del sub.value_info[:]  # inference types the subgraph again
+                changed = True
+            self.types, self.nested = saved[0], saved[1]
+        return changed
 
     def condition(self, node: onnx.NodeProto) -> onnx.GraphProto | None:
         """The branch an If takes, when its condition is known."""
@@ -143,7 +180,7 @@ class _Folder:
                 continue
             values = self.evaluate(node)
             if values is None:
-                if self.localize(node):
+                if self.localize(node) | self.fold_subgraphs(node):
                     self.localized.append(node.name or node.output[0])
                 kept.append(node)
                 continue
@@ -185,9 +222,10 @@ def _inline(node: onnx.NodeProto, branch: onnx.GraphProto, taken: set[str]
 
 
 def fold_constants(model: onnx.ModelProto) -> tuple[list[str], list[str], list[str]]:
-    """Compute, in place, the nodes of the main graph whose values are known at compile time,
-    inline the Ifs whose condition is, and copy into subgraphs the known values they read;
-    returns the op types folded, the Ifs inlined and the nodes whose subgraphs got copies."""
+    """Compute, in place, the nodes of the main graph and its subgraphs whose values are known
+    at compile time, inline the Ifs whose condition is, and copy into subgraphs the known
+    values they read; returns the op types folded, the Ifs inlined and the nodes whose
+    subgraphs got copies or were folded."""
     graph = model.graph
     folder = _Folder(model)
     nodes = folder.fold(list(graph.node))

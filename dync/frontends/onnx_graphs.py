@@ -5,6 +5,8 @@ replacement nodes with."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
@@ -25,6 +27,26 @@ def fresh_name(taken: set[str], hint: str) -> str:
 def subgraphs(node: onnx.NodeProto) -> list[onnx.GraphProto]:
     """The graphs a node's attributes hold (an If's branches, a Loop's or Scan's body)."""
     return [g for a in node.attribute for g in ([a.g] if a.HasField("g") else []) + list(a.graphs)]
+
+
+def copied(model: onnx.ModelProto) -> onnx.ModelProto:
+    duplicate = onnx.ModelProto()
+    duplicate.CopyFrom(model)
+    return duplicate
+
+
+def graph_arguments(graph: onnx.GraphProto) -> list[onnx.ValueInfoProto]:
+    """The graph inputs that become arguments: initializers (old-style weights) excluded."""
+    initialized = {t.name for t in graph.initializer}
+    return [i for i in graph.input if i.name not in initialized]
+
+
+def all_nodes(graph: onnx.GraphProto) -> Iterator[onnx.NodeProto]:
+    """The nodes of `graph` and of its nodes' subgraphs, each node before its subgraphs'."""
+    for node in graph.node:
+        yield node
+        for sub in subgraphs(node):
+            yield from all_nodes(sub)
 
 
 def attribute(node: onnx.NodeProto, name: str, default=None):

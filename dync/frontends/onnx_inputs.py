@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import numpy as np
 import onnx
 from iree.compiler import ir
 
@@ -263,14 +264,25 @@ def _bind_input_symbols(
         )
 
 
+def _fixed_value(value: np.ndarray | None) -> int | tuple[int, ...] | None:
+    if value is None:
+        return None
+    return int(value) if value.ndim == 0 else tuple(int(v) for v in value)
+
+
 def _signature(
     graph: onnx.GraphProto,
     inputs: list[onnx.ValueInfoProto],
     input_dims: dict[str, tuple[Dim, ...]],
     symbols: dict[str, _Symbol],
     result_types: list[ir.Type],
+    fixed: dict[str, np.ndarray] | None = None,
 ) -> Signature:
-    input_specs = [TensorSpec(i.name, _dtype(i, "input"), input_dims[i.name]) for i in inputs]
+    """The module's signature; `fixed` holds the inputs fixed at their example's value."""
+    fixed = fixed or {}
+    input_specs = [TensorSpec(i.name, _dtype(i, "input"), input_dims[i.name],
+                              value=_fixed_value(fixed.get(i.name)))
+                   for i in inputs]
     # dim_param -> symbol, for the params the inputs have.
     param_symbol: dict[str, str] = {}
     for inp in inputs:

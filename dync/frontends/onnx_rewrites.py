@@ -16,7 +16,14 @@ into ONNX ops whose lowerings are right, or refused with the op, the attribute a
 - `LpNormalization` of an all-zero slice: ONNX gives 0, the lowering 0/0 = NaN.
 - `SoftmaxCrossEntropyLoss` with weights and mean reduction (the lowering returns inf) and
   `SpaceToDepth` in CRD mode (the lowering ignores the mode): replaced by the op's own function
-  body from the ONNX schema, as ONNX's `_expanded` tests do.
+  body from the ONNX schema, as ONNX's `_expanded` tests do (`onnx_functions`).
+- `NegativeLogLikelihoodLoss` and `SoftmaxCrossEntropyLoss` over more than a batch of class
+  scores (input rank above 2): torch's `nll_loss_forward`, which the lowering gives, does not
+  compile in IREE; replaced by their function bodies (the loss's inner one too).
+- `RotaryEmbedding`: lowered to `torch.onnx.rotary_embedding`, which IREE does not compile (or
+  not at all without position ids): replaced by its function body.
+- `MatMul` of a vector and a batch of matrices (rank 3 and up): torch's `matmul`, which the
+  lowering gives, does not compile in IREE; the vector made a matrix, the dim squeezed out.
 - `Det`: the lowering eliminates without pivoting (NaN for any matrix with a zero leading
   minor); rewritten as elimination with partial pivoting unrolled over the static size.
 - `Resize` in linear or cubic mode with `align_corners` (wrong when downsampling): rewritten as
@@ -35,7 +42,7 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from . import onnx_loops, onnx_lowerings
+from . import onnx_functions, onnx_loops, onnx_lowerings
 from .onnx_graphs import (
     GraphEditor,
     attribute,
@@ -119,77 +126,58 @@ def _lp_normalization(node: onnx.NodeProto, g: GraphEditor) -> bool:
     return True
 
 
-def _expand(node: onnx.NodeProto, g: GraphEditor) -> bool:
-    """Replace `node` by its function body from the ONNX schema."""
-    schema = onnx.defs.get_schema(node.op_type, g.opset, node.domain)
-    types = [g.types.get(name, onnx.TypeProto()).SerializeToString() for name in node.input]
-    version = max(v for v in schema.context_dependent_function_opset_versions if v <= g.opset)
-    # The body builder reads absent attributes as empty, not as their defaults: fill them in.
-    node_with_defaults = onnx.NodeProto()
-    node_with_defaults.CopyFrom(node)
-    present = {a.name for a in node.attribute}
-    node_with_defaults.attribute.extend(
-        a.default_value for name, a in schema.attributes.items()
-        if name not in present and a.default_value.type != onnx.AttributeProto.UNDEFINED)
-    body = onnx.FunctionProto.FromString(
-        schema.get_context_dependent_function_with_opset_version(
-            version, node_with_defaults.SerializeToString(), types))
-    attributes = {a.name: a for a in node_with_defaults.attribute}
-    for inner in body.node:  # before any upgrade: the version converter drops references
-        resolved = [_resolved(a, attributes) for a in inner.attribute]
-        del inner.attribute[:]
-        inner.attribute.extend(a for a in resolved if a is not None)
-    if version != g.opset:
-        body = _upgraded(body, version, g.opset)
-    names = dict(zip(body.input, node.input, strict=False))
-    names.update((f, a) for f, a in zip(body.output, node.output, strict=False) if a)
-
-    def rename(name: str) -> str:
-        if name and name not in names:
-            names[name] = g.fresh(f"{node.name or node.op_type}_{name}")
-        return names.get(name, name)
-
-    for inner in body.node:
-        inner.input[:] = [rename(n) for n in inner.input]
-        inner.output[:] = [rename(n) for n in inner.output]
-        g.emitted.append(inner)
-    return True
+_NLL = frozenset({("", "NegativeLogLikelihoodLoss")})
 
 
-def _resolved(attribute: onnx.AttributeProto,
-              given: dict[str, onnx.AttributeProto]) -> onnx.AttributeProto | None:
-    """A function body's attribute with a reference to the node's attribute resolved (None when
-    the node does not give it: the inner op's default then applies)."""
-    if attribute.ref_attr_name and attribute.ref_attr_name not in given:
-        return None
-    resolved = onnx.AttributeProto()  # a copy: the caller clears the list `attribute` is in
-    resolved.CopyFrom(given[attribute.ref_attr_name] if attribute.ref_attr_name else attribute)
-    resolved.name = attribute.name
-    return resolved
+def _beyond_2d(node: onnx.NodeProto, g: GraphEditor) -> bool:
+    rank = g.rank(node.input[0])
+    return rank is None or rank > 2
 
 
-def _upgraded(body: onnx.FunctionProto, version: int, opset: int) -> onnx.FunctionProto:
-    """`body`, written at `version`, with its ops converted to the model's `opset`."""
-    graph = helper.make_graph(
-        list(body.node), "body", [helper.make_empty_tensor_value_info(n) for n in body.input],
-        [helper.make_empty_tensor_value_info(n) for n in body.output
-         if any(n in inner.output for inner in body.node)])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", version)])
-    converted = onnx.version_converter.convert_version(model, opset).graph
-    upgraded = onnx.FunctionProto()
-    upgraded.CopyFrom(body)
-    del upgraded.node[:]
-    upgraded.node.extend(converted.node)
-    return upgraded
+def _negative_log_likelihood(node: onnx.NodeProto, g: GraphEditor) -> bool:
+    return _beyond_2d(node, g) and onnx_functions.expand(node, g)
 
 
 def _softmax_cross_entropy(node: onnx.NodeProto, g: GraphEditor) -> bool:
     weighted = len(node.input) > 2 and node.input[2]
-    return bool(weighted and attribute(node, "reduction", "mean") == "mean") and _expand(node, g)
+    weighted_mean = bool(weighted and attribute(node, "reduction", "mean") == "mean")
+    beyond_2d = _beyond_2d(node, g)
+    if beyond_2d and onnx_functions.expand(node, g, _NLL):
+        return True
+    return weighted_mean and _expanded(
+        node, g, "with weights and mean reduction", "the lowering returns inf")
 
 
 def _space_to_depth(node: onnx.NodeProto, g: GraphEditor) -> bool:
-    return attribute(node, "mode", "DCR") == "CRD" and _expand(node, g)
+    return attribute(node, "mode", "DCR") == "CRD" and _expanded(
+        node, g, "in CRD mode", "the lowering ignores the mode")
+
+
+def _expanded(node: onnx.NodeProto, g: GraphEditor, what: str, why: str) -> bool:
+    """`node` replaced by its function body; refused where the body cannot be built."""
+    if not onnx_functions.expand(node, g):
+        refuse_wrong_values(node, what, why)
+    return True
+
+
+def _rotary_embedding(node: onnx.NodeProto, g: GraphEditor) -> bool:
+    return onnx_functions.expand(node, g)
+
+
+def _matmul_with_a_vector(node: onnx.NodeProto, g: GraphEditor) -> bool:
+    """A vector times a batch of matrices (or the reverse): the vector made a one-row (one
+    column) matrix, multiplied, and the added dim squeezed out, as numpy's matmul defines it."""
+    a, b = node.input
+    ranks = g.rank(a), g.rank(b)
+    if None in ranks or 1 not in ranks or max(ranks) <= 2:
+        return False
+    if ranks[0] == 1:
+        product = g.op("MatMul", g.op("Unsqueeze", a, g.const([0], np.int64)), b)
+        g.squeeze(product, [-2], out=node.output[0])
+    else:
+        product = g.op("MatMul", a, g.op("Unsqueeze", b, g.const([1], np.int64)))
+        g.squeeze(product, [-1], out=node.output[0])
+    return True
 
 
 def _det(node: onnx.NodeProto, g: GraphEditor) -> bool:
@@ -382,6 +370,9 @@ _RULES: dict[str, Callable[[onnx.NodeProto, GraphEditor], bool]] = {
     "BitShift": _bit_shift,
     "LpNormalization": _lp_normalization,
     "SoftmaxCrossEntropyLoss": _softmax_cross_entropy,
+    "NegativeLogLikelihoodLoss": _negative_log_likelihood,
+    "RotaryEmbedding": _rotary_embedding,
+    "MatMul": _matmul_with_a_vector,
     "SpaceToDepth": _space_to_depth,
     "Det": _det,
     "LSTM": _lstm,
@@ -394,17 +385,23 @@ _RULES: dict[str, Callable[[onnx.NodeProto, GraphEditor], bool]] = {
 
 
 def rewrite_for_iree(graph: onnx.GraphProto, opset: int,
-                     outer: dict[str, onnx.TypeProto] | None = None) -> list[str]:
+                     outer: dict[str, onnx.TypeProto] | None = None,
+                     expand: frozenset[tuple[str, str]] = frozenset()) -> list[str]:
     """Rewrite (in place) or refuse the nodes of `graph` and its subgraphs that IREE's importer
-    would lower to other values than ONNX's; returns one note per rewritten op type."""
+    would lower to other values than ONNX's, and replace the nodes of the op types in `expand`
+    ((domain, op type): ops it does not lower) by their function bodies; returns one note per
+    rewritten op type."""
     g = GraphEditor(graph, opset, outer or {})
     rewritten: set[str] = set()
     for node in graph.node:
+        if onnx_functions.op_key(node) in expand and onnx_functions.expand(node, g, expand):
+            rewritten.add(node.op_type)
+            continue
         if node.domain not in ("", "ai.onnx"):
             g.emitted.append(node)
             continue
         for sub in subgraphs(node):
-            rewritten.update(rewrite_for_iree(sub, opset, g.types))
+            rewritten.update(rewrite_for_iree(sub, opset, g.types, expand))
         rule = _RULES.get(node.op_type)
         if rule is not None and rule(node, g):
             rewritten.add(node.op_type)

@@ -186,6 +186,7 @@ class CompiledModule:
         flat = leaves(args)
         arrays, as_torch = _host_arrays(flat)
         plan = self._plan(self._plans, self.signature, self.versions, arrays)
+        self.signature.check_values(arrays)
         result = self._invoke(plan, self.signature, arrays, as_torch,
                               (self.seen_sizes, plan.sizes))
         if self._branch_sites:

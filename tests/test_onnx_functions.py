@@ -1,0 +1,98 @@
+"""ONNX ops IREE's importer has no lowering for, defined by a function in their schema
+(`dync/frontends/onnx_functions.py`): expanded into their bodies and compiled, matching ONNX's
+reference evaluator — over a dynamic dim, inside a subgraph, and where the body holds another
+such op. An op with neither keeps the error that names it and its node."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+from onnx.reference import ReferenceEvaluator
+
+import dync
+from dync.errors import UnsupportedConstructError
+
+
+def _model(nodes, inputs, outputs, opset: int) -> onnx.ModelProto:
+    graph = helper.make_graph(nodes, "g", inputs, outputs)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def _matches(model: onnx.ModelProto, compiled, *args: np.ndarray) -> None:
+    names = [i.name for i in model.graph.input]
+    want = ReferenceEvaluator(model).run(None, dict(zip(names, args, strict=True)))
+    got = compiled(*args)
+    got = list(got) if isinstance(got, (list, tuple)) else [got]
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        g = np.asarray(g)
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+
+
+def _float(name: str, shape: list) -> onnx.ValueInfoProto:
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+
+def test_causal_attention_over_a_dynamic_length_is_expanded():
+    """Attention (opset 23) with a causal mask and grouped key/value heads: no lowering in the
+    importer; its body (66 nodes) is compiled once and right at every length."""
+    model = _model(
+        [helper.make_node("Attention", ["q", "k", "v"], ["y"], is_causal=1, q_num_heads=4,
+                          kv_num_heads=2)],
+        [_float("q", [2, "s", 32]), _float("k", [2, "s", 16]), _float("v", [2, "s", 16])],
+        [_float("y", [2, "s", 32])], opset=23)
+    compiled = dync.compile(model, cache=False)
+    assert any("expanded ONNX Attention" in note for note in compiled.report.notes)
+    rng = np.random.default_rng(0)
+    for length in (1, 5, 17):
+        q = rng.standard_normal((2, length, 32), dtype=np.float32)
+        k, v = (rng.standard_normal((2, length, 16), dtype=np.float32) for _ in range(2))
+        _matches(model, compiled, q, k, v)
+
+
+def test_rms_normalization_in_a_branch_is_expanded():
+    """RMSNormalization (opset 23) in both branches of an If whose condition is an input: the
+    subgraphs' nodes are expanded too."""
+    def branch(name: str, axis: int) -> onnx.GraphProto:
+        return helper.make_graph(
+            [helper.make_node("RMSNormalization", ["x", "scale"], [f"{name}_y"], axis=axis,
+                              epsilon=1e-3)],
+            name, [], [_float(f"{name}_y", [3, 4])])
+
+    model = _model(
+        [helper.make_node("If", ["c"], ["y"], then_branch=branch("then", -1),
+                          else_branch=branch("else", 0))],
+        [helper.make_tensor_value_info("c", TensorProto.BOOL, []), _float("x", [3, 4]),
+         _float("scale", [4])],
+        [_float("y", [3, 4])], opset=23)
+    compiled = dync.compile(model, cache=False)
+    rng = np.random.default_rng(1)
+    x, scale = rng.standard_normal((3, 4), dtype=np.float32), rng.random(4, dtype=np.float32)
+    for condition in (True, False):
+        _matches(model, compiled, np.array(condition), x, scale)
+
+
+def test_a_body_holding_another_unlowered_op_is_expanded_in_turn():
+    """SwiGLU's body computes Swish, which the importer does not lower either."""
+    opset = max(v for v in onnx.defs.get_schema("SwiGLU").function_opset_versions)
+    model = _model(
+        [helper.make_node("SwiGLU", ["a", "b"], ["y"], alpha=1.5)],
+        [_float("a", ["n", 8]), _float("b", ["n", 8])], [_float("y", ["n", 8])], opset=opset)
+    compiled = dync.compile(model, cache=False)
+    assert any("Swish" in note and "SwiGLU" in note for note in compiled.report.notes)
+    rng = np.random.default_rng(2)
+    for rows in (1, 6):
+        a, b = (rng.standard_normal((rows, 8), dtype=np.float32) for _ in range(2))
+        _matches(model, compiled, a, b)
+
+
+def test_an_op_with_no_lowering_and_no_function_names_its_node():
+    model = _model(
+        [helper.make_node("CumProd", ["x", "axis"], ["y"], name="running_product")],
+        [_float("x", [3, 4]), helper.make_tensor_value_info("axis", TensorProto.INT64, [])],
+        [_float("y", [3, 4])], opset=onnx.defs.get_schema("CumProd").since_version)
+    with pytest.raises(UnsupportedConstructError, match="CumProd.*running_product.*no lowering"):
+        dync.compile(model, cache=False)
