@@ -901,15 +901,26 @@ def _compile(name: str):
     spec = {axis: Dim(n, min=lo, max=hi) for axis, (n, lo, hi) in dims.items()}
     compiled = dync.compile(model, (torch.randn(*shape),), dynamic_shapes=(spec,),
                             cache=False)
-    return model, compiled, shape
+    return model, compiled, (shape, dims)
 
 
-def _check(model, compiled, shape) -> None:
+def _sizes(shape, dims) -> list[tuple[int, ...]]:
+    """Batches of 2 and 5 at the example's other dims, then every dynamic dim at its least,
+    at its greatest, and at an odd size between (a wrong answer seen only past the example's
+    sizes: lists left by break around an early return, wrong from H or W = 33 on)."""
+    def at(pick) -> tuple[int, ...]:
+        return tuple(pick(*dims[a][1:]) if a in dims else d for a, d in enumerate(shape))
+
+    return [(2, *shape[1:]), (5, *shape[1:]), at(lambda lo, hi: lo), at(lambda lo, hi: hi),
+            at(lambda lo, hi: (lo + hi) // 2 | 1 if (lo + hi) // 2 | 1 <= hi else lo)]
+
+
+def _check(model, compiled, shape_and_dims) -> None:
     torch.manual_seed(1)
     signs = set()
-    for batch in (2, 5):
+    for size in _sizes(*shape_and_dims):
         for sign in (1.0, -1.0):
-            x = sign * (torch.rand(batch, *shape[1:]) + 0.1)
+            x = sign * (torch.rand(*size) + 0.1)
             signs.add(bool(x.mean() > 0))
             with torch.no_grad():
                 want = model(x.clone())  # a model may write into its input

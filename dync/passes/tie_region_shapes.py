@@ -6,16 +6,18 @@ Reads: `scf.if`/`scf.while` results (through `torch_c.from_builtin_tensor`) and 
 Writes: after each such tensor whose bound dims are computed from symbols the arguments have
 (a dim of an argument bound to the plain symbol) — the symbols themselves, or sums, products,
 floor and ceiling divisions of them (a strided convolution's or a pooling's output size) — a
-`torch.aten.view` of it to those same sizes, read with `torch.aten.size.int` from the
-arguments and computed at the function's entry; the tensor's later uses read the view, which
-is bound like the tensor.
+`flow.tensor.tie_shape` of it (between `torch_c` casts) to those same sizes, read with
+`torch.aten.size.int` from the arguments and computed at the function's entry; the tensor's
+later uses read the tied tensor, which is bound like the tensor.
 
 Why: IREE 3.13 gives each dynamic dim that leaves an `scf.if` an SSA value of its own. A
 dispatch that meets such a tensor and sizes read from the arguments (a `view` to
 `x.size(0), n, x.size(2), x.size(3)` after a loop, then a reduction added to the loop's
 tensor) gets one dim under two workload ordinals, and its workgroup count covers half the
 output: the rest is left unwritten (`lit/upstream/iree-region-dims-two-ordinals.mlir`). The
-view states the dims with the arguments' values, and the dispatch sees one value per dim.
+tie states the dims with the arguments' values, and the dispatch sees one value per dim. (A
+`torch.aten.view` to those sizes did the same, but IREE computed some views of a list's
+bounded buffer wrong once H or W passed 32: lists left by break around an early return.)
 A dim computed from the symbols meets the same bug (a loop over a strided convolution's output
 left half unwritten), so it is computed from the arguments too.
 No paper section: a workaround at the boundary to IREE, run last.
@@ -30,11 +32,13 @@ from ..dialects.symbolic import bound_dims
 from ..dialects.torch_ops import (
     BIND,
     bindings,
+    builtin_type,
     create,
     int_constant,
     int_expression,
     is_int_expression,
     leaves_region,
+    type_dims,
 )
 from ..dialects.walk import functions, ops_named
 from .pipeline import Pass
@@ -58,8 +62,8 @@ def _region_tensors(func: ir.Operation) -> list[ir.Operation]:
 
 class TieRegionShapes(Pass):
     name = "dync-tie-region-shapes"
-    summary = ("view the tensors leaving scf.if/scf.while to sizes read from the function's "
-               "arguments, so that IREE sees one value per dim")
+    summary = ("tie the dims of the tensors leaving scf.if/scf.while to sizes read from the "
+               "function's arguments, so that IREE sees one value per dim")
 
     def run(self, module: ir.Operation) -> None:
         for func in functions(module).values():
@@ -101,13 +105,24 @@ class _EntrySizes:
 
 def _tie(bind: ir.Operation, dims: tuple[sympy.Expr, ...], sizes: _EntrySizes) -> None:
     value, ip, loc = bind.operands[0], ir.InsertionPoint(bind), bind.location
-    listed = [int_constant(int(d), ip, loc) if d.is_Integer else sizes.of(d) for d in dims]
-    shape = create("torch.prim.ListConstruct", "!torch.list<int>", ip, loc, operands=listed)
-    view = create("torch.aten.view", value.type, ip, loc, operands=[value, shape])
-    ir.Operation.create(BIND, operands=[view, *list(bind.operands)[1:]],
+    builtin = builtin_type(value.type, dynamic=True)
+    if builtin is None:
+        return
+    value.context.dialects["flow"]  # registered lazily: see `torch_ops.through_barrier`
+    index = ir.IndexType.get()
+    to = create("torch_c.to_builtin_tensor", builtin, ip, loc, operands=[value])
+    tied_dims = []
+    for dim, static in zip(dims, type_dims(value.type), strict=True):
+        if static is None:
+            size = int_constant(int(dim), ip, loc) if dim.is_Integer else sizes.of(dim)
+            raw = create("torch_c.to_i64", "i64", ip, loc, operands=[size])
+            tied_dims.append(create("arith.index_cast", index, ip, loc, operands=[raw]))
+    tied = create("flow.tensor.tie_shape", builtin, ip, loc, operands=[to, *tied_dims])
+    back = create("torch_c.from_builtin_tensor", value.type, ip, loc, operands=[tied])
+    ir.Operation.create(BIND, operands=[back, *list(bind.operands)[1:]],
                         attributes={"shape_expressions": bind.attributes["shape_expressions"]},
                         loc=loc, ip=ip)
-    value.replace_all_uses_except(view, [op.operation for op in (view.owner, *bindings(value))])
-    # The tensor's own binding stays before its first use, the view (IREE rewrites the uses
+    value.replace_all_uses_except(back, [op.operation for op in (to.owner, *bindings(value))])
+    # The tensor's own binding stays before its first use, the cast (IREE rewrites the uses
     # after a binding; dync-canonicalize).
-    bind.move_before(shape.owner.operation)
+    bind.move_before(to.owner.operation)

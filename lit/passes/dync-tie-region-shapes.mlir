@@ -1,7 +1,8 @@
 // RUN: dync-opt %s --split-input-file --dync-tie-region-shapes | FileCheck %s
 
-// A tensor leaving an scf.if is viewed to sizes read from the argument bound to the same
-// symbol; its later uses read the view, bound like the tensor.
+// A tensor leaving an scf.if gets its dynamic dims tied (flow.tensor.tie_shape) to sizes read
+// from the argument bound to the same symbol; its later uses read the tied tensor, bound like
+// the tensor.
 // CHECK-LABEL: func.func @main
 // CHECK:         %[[B:.+]] = torch.symbolic_int "batch"
 // CHECK:         torch.bind_symbolic_shape %arg0
@@ -9,12 +10,14 @@
 // CHECK:         %[[SIZE:.+]] = torch.aten.size.int %arg0, %[[AXIS]]
 // CHECK:         %[[IF:.+]] = scf.if
 // CHECK:         %[[T:.+]] = torch_c.from_builtin_tensor %[[IF]]
-// CHECK:         %[[C8:.+]] = torch.constant.int 8
 // CHECK:         torch.bind_symbolic_shape %[[T]], [%[[B]]]
-// CHECK:         %[[SHAPE:.+]] = torch.prim.ListConstruct %[[SIZE]], %[[C8]]
-// CHECK:         %[[VIEW:.+]] = torch.aten.view %[[T]], %[[SHAPE]]
-// CHECK:         torch.bind_symbolic_shape %[[VIEW]], [%[[B]]], affine_map<()[s0] -> (s0, 8)>
-// CHECK:         torch.aten.add.Tensor %[[VIEW]], %arg0
+// CHECK:         %[[RAW:.+]] = torch_c.to_builtin_tensor %[[T]]
+// CHECK:         %[[I64:.+]] = torch_c.to_i64 %[[SIZE]]
+// CHECK:         %[[DIM:.+]] = arith.index_cast %[[I64]] : i64 to index
+// CHECK:         %[[TIED:.+]] = flow.tensor.tie_shape %[[RAW]] : tensor<?x8xf32>{%[[DIM]]}
+// CHECK:         %[[BACK:.+]] = torch_c.from_builtin_tensor %[[TIED]]
+// CHECK:         torch.bind_symbolic_shape %[[BACK]], [%[[B]]], affine_map<()[s0] -> (s0, 8)>
+// CHECK:         torch.aten.add.Tensor %[[BACK]], %arg0
 module attributes {dync.symbols = {batch = {max = 64 : i64, min = 1 : i64}}} {
   func.func @main(%arg0: !torch.vtensor<[?,8],f32> {dync.shape = ["batch", 8]}, %flag: !torch.bool) -> (!torch.vtensor<[?,8],f32> {dync.shape = ["batch", 8]}) attributes {dync.entry} {
     %b = torch.symbolic_int "batch" {min_val = 1, max_val = 64} : !torch.int
@@ -41,7 +44,7 @@ module attributes {dync.symbols = {batch = {max = 64 : i64, min = 1 : i64}}} {
 // Left alone: a dim no argument has (a size the branch computed from data), and a dim that
 // is an expression of the arguments' symbols beyond sums, products and integer divisions.
 // CHECK-LABEL: func.func @main
-// CHECK-NOT:     torch.aten.view
+// CHECK-NOT:     flow.tensor.tie_shape
 // CHECK-NOT:     torch.aten.size.int
 // CHECK:         return
 module attributes {dync.symbols = {batch = {max = 64 : i64, min = 1 : i64}, u0 = {max = 64 : i64, min = 0 : i64}}} {
@@ -84,9 +87,13 @@ module attributes {dync.symbols = {batch = {max = 64 : i64, min = 1 : i64}, u0 =
 // CHECK:         %[[HW:.+]] = torch.aten.mul.int %[[SH]], %[[SW]]
 // CHECK:         scf.if
 // CHECK:         %[[T:.+]] = torch_c.from_builtin_tensor
-// CHECK:         %[[SHAPE:.+]] = torch.prim.ListConstruct %[[OH]], %[[CEIL]], %[[HW]]
-// CHECK:         %[[VIEW:.+]] = torch.aten.view %[[T]], %[[SHAPE]]
-// CHECK:         return %[[VIEW]]
+// CHECK:         %[[RAW:.+]] = torch_c.to_builtin_tensor %[[T]]
+// CHECK:         torch_c.to_i64 %[[OH]]
+// CHECK:         torch_c.to_i64 %[[CEIL]]
+// CHECK:         torch_c.to_i64 %[[HW]]
+// CHECK:         %[[TIED:.+]] = flow.tensor.tie_shape %[[RAW]]
+// CHECK:         %[[BACK:.+]] = torch_c.from_builtin_tensor %[[TIED]]
+// CHECK:         return %[[BACK]]
 module attributes {dync.symbols = {height = {max = 64 : i64, min = 8 : i64}, width = {max = 64 : i64, min = 8 : i64}}} {
   func.func @main(%arg0: !torch.vtensor<[?,?],f32> {dync.shape = ["height", "width"]}, %flag: !torch.bool) -> (!torch.vtensor<[?,?,?],f32> {dync.shape = ["(height - 1) // 2 + 1", "-(-width // 3)", "height * width"]}) attributes {dync.entry} {
     %h = torch.symbolic_int "height" {min_val = 8, max_val = 64} : !torch.int
