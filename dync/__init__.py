@@ -9,6 +9,7 @@ from .errors import (
     ModuleFormatError,
     ModuleRunError,
     OptionError,
+    OutsideCompiledRange,
     UnsupportedConstructError,
 )
 from .runtime import CompiledModule, HostModule, load
@@ -25,6 +26,7 @@ __all__ = [
     "ModuleFormatError",
     "ModuleRunError",
     "OptionError",
+    "OutsideCompiledRange",
     "UnsupportedConstructError",
     "Verification",
     "__version__",

@@ -46,6 +46,12 @@ class InputError(DyncError, ValueError):
     """Arguments passed to a compiled module do not match its signature."""
 
 
+class OutsideCompiledRange(InputError):
+    """A dynamic dim's size lies in its declared range but outside the part of it the module
+    was compiled for (the trace holds only there: `SymbolSpec.declared`). Under
+    `mode="auto"` the call runs in eager PyTorch instead."""
+
+
 class ModuleRunError(DyncError):
     """A compiled module failed at run time in IREE (not a check compiled into it: those raise
     `IndexOutOfRangeError` or `IntegerDivisionByZeroError`). Under `mode="auto"` the call

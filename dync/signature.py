@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import sympy
 
-from .errors import InputError, ModuleFormatError
+from .errors import InputError, ModuleFormatError, OutsideCompiledRange
 from .output_tree import OutputTree
 from .shape_expr import parse_cached, parse_shape_expr
 
@@ -68,6 +68,29 @@ class SymbolSpec:
     name: str
     min: int
     max: int
+    # The range the user declared, where the module holds only for [min, max] inside it
+    # (torch.export's trace assumes something of the size: `assumes`, its guards as text).
+    declared: tuple[int, int] | None = None
+    assumes: str = ""
+
+    def to_json(self) -> dict:
+        data: dict[str, Any] = {"name": self.name, "min": self.min, "max": self.max}
+        if self.declared is not None:
+            data["declared"] = list(self.declared)
+            data["assumes"] = self.assumes
+        return data
+
+    def outside(self, spec_name: str, axis: int, got: int) -> InputError:
+        """The error for size `got` of this symbol outside [min, max]."""
+        where = f"input {spec_name!r} dim {axis} ({self.name}) = {got}"
+        if self.declared is not None and self.declared[0] <= got <= self.declared[1]:
+            return OutsideCompiledRange(
+                f"{where} is in its declared range [{self.declared[0]}, {self.declared[1]}], "
+                f"but the module holds only for {self.name} in [{self.min}, {self.max}]: "
+                f"torch.export's trace assumes {self.assumes or 'more of it'} "
+                "(mode='auto' runs such calls in eager PyTorch)")
+        low, high = self.declared or (self.min, self.max)
+        return InputError(f"{where} is outside its declared range [{low}, {high}]")
 
 
 @dataclass(frozen=True)
@@ -140,7 +163,7 @@ class Signature:
         return {
             "inputs": [_spec_json(t) for t in self.inputs],
             "outputs": [_spec_json(t) for t in self.outputs],
-            "symbols": {k: asdict(v) for k, v in self.symbols.items()},
+            "symbols": {k: v.to_json() for k, v in self.symbols.items()},
             "output_tree": self.output_tree,
         }
 
@@ -158,7 +181,7 @@ class Signature:
             _expect(isinstance(spec, dict) and spec.get("name") == name and _IDENTIFIER.fullmatch(name)
                     and _is_int(spec.get("min")) and _is_int(spec.get("max"))
                     and 0 <= spec["min"] <= spec["max"], where, f"malformed symbol {name!r}")
-            symbols[name] = SymbolSpec(name, spec["min"], spec["max"])
+            symbols[name] = SymbolSpec(name, spec["min"], spec["max"], *_declared(spec, where))
         tree = data.get("output_tree")
         _expect(tree is None or isinstance(tree, str), where, "the output tree is not text")
         signature = cls(
@@ -212,10 +235,7 @@ class Signature:
                 elif want in self.symbols:
                     sym = self.symbols[want]
                     if not sym.min <= got <= sym.max:
-                        raise InputError(
-                            f"input {spec.name!r} dim {axis} ({want}) = {got} is outside its "
-                            f"declared range [{sym.min}, {sym.max}]"
-                        )
+                        raise sym.outside(spec.name, axis, got)
                     if bound.setdefault(want, got) != got:
                         raise InputError(
                             f"input {spec.name!r} dim {axis} ({want}) = {got}, but {want} = "
@@ -276,6 +296,7 @@ def evaluate(expr: str, values: dict[str, int]) -> int | None:
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*", re.ASCII)
+_MAX_ASSUMES = 2000
 
 
 def _is_int(value: Any) -> bool:
@@ -285,6 +306,17 @@ def _is_int(value: Any) -> bool:
 def _expect(condition: Any, where: str, problem: str) -> None:
     if not condition:
         raise ModuleFormatError(f"{where}: {problem}")
+
+
+def _declared(spec: dict, where: str) -> tuple[tuple[int, int] | None, str]:
+    declared, assumes = spec.get("declared"), spec.get("assumes", "")
+    if declared is None:
+        return None, ""
+    _expect(isinstance(declared, list) and len(declared) == 2 and all(map(_is_int, declared))
+            and declared[0] <= spec["min"] and spec["max"] <= declared[1]
+            and isinstance(assumes, str) and len(assumes) <= _MAX_ASSUMES, where,
+            f"malformed declared range of symbol {spec['name']!r}")
+    return (declared[0], declared[1]), assumes
 
 
 def _spec_json(spec: TensorSpec) -> dict:

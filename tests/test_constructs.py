@@ -818,6 +818,29 @@ class DataAttribute(nn.Module):
         return x.data * 2.0 + x
 
 
+class HalfTheTokensByTopK(nn.Module):
+    """Mixture-of-depths routing: `k = max(1, s // 2)` of the tokens by a score. Python's
+    `max` on the size makes torch.export assume `k != 1`, and with the declared `Dim`s it
+    refused the whole export (so host mode): the module is compiled for the lengths where
+    the trace holds, and the others run in eager."""
+
+    def forward(self, x):
+        k = max(1, x.shape[1] // 2)
+        score, picked = torch.topk(x.sum(dim=-1), k, dim=1)
+        rows = torch.gather(x, 1, picked[..., None].expand(-1, -1, x.shape[2]))
+        return rows * torch.sigmoid(score)[..., None]
+
+
+class BranchOnADynamicSize(nn.Module):
+    """`if x.shape[1] > 16: x = x[:, :16]`, as models that cap a sequence's length write it:
+    compiled for the lengths the example's path holds for, the others run in eager."""
+
+    def forward(self, x):
+        if x.shape[1] > 16:
+            x = x[:, :16]
+        return torch.tanh(x).cumsum(dim=1)
+
+
 VECTOR = ((4, 8), {0: ("batch", 2, 64)})
 IMAGE = ((2, 3, 16, 16), {0: ("batch", 2, 16), 2: ("h", 8, 64), 3: ("w", 8, 64)})
 BATCH_OF_IMAGES = ((2, 3, 16, 16), {0: ("batch", 2, 16)})
@@ -887,6 +910,8 @@ CONSTRUCTS = {
     "boolean mask from ones_like written through a slice": (CollapseRepeats, VECTOR, True),
     "point-wise Conv1d over a dynamic number of points": (PointwiseConv1dOverPoints, POINTS, True),
     "attention over a dynamic batch and length": (AttentionOverBatchAndLength, SEQUENCES, True),
+    "Python max of a dynamic size as top-k's k": (HalfTheTokensByTopK, SEQUENCES, True),
+    "branch on a dynamic size": (BranchOnADynamicSize, SEQUENCES, True),
     "attention over long sequences of a dynamic batch":
         (AttentionOverLongSequences, LONG_SEQUENCES, True),
 }

@@ -230,10 +230,11 @@ def generate(seed: int, candidate: int = 0) -> Program:
         example = ("(torch.randn(2, 4, 16, 16),), "
                    "({0: Dim('batch', min=1, max=16), 2: Dim('height', min=8, max=64), "
                    "3: Dim('width', min=8, max=64)},)")
-        sizes = "[(b, 4, hw[0], hw[1]) for b in (1, 3) for hw in ((8, 8), (12, 20), (16, 16))]"
+        sizes = ("[(b, 4, hw[0], hw[1]) for b in (1, 3) for hw in ((8, 8), (12, 20), (16, 16))]"
+                 " + [(16, 4, 64, 64), (5, 4, 63, 33)]")
     else:
         example = "(torch.randn(4, 8),), ({0: Dim('batch', min=1, max=64)},)"
-        sizes = "[(b, 8) for b in (1, 2, 5, 9)]"
+        sizes = "[(b, 8) for b in (1, 2, 5, 9, 63, 64)]"
     source = "\n".join([
         f'"""dync fuzz program, seed {seed}: {", ".join(sorted(w.constructs)) or "straight-line"}."""',
         "import torch",

@@ -22,6 +22,8 @@ import re
 
 from iree.compiler import ir
 
+from ..errors import ModuleFormatError
+from ..shape_expr import parse_cached
 from ..signature import Dim, Signature, SymbolSpec
 from .attributes import (  # noqa: F401 - re-exported: dync_ir.<NAME>_ATTR
     BACKEND_ATTR,
@@ -298,7 +300,11 @@ def _check_dims(where: str, dims: tuple[Dim, ...], ty: ir.Type, symbols: dict) -
         if isinstance(d, int) and s is not None and d != s:
             problems.append(f"{where} dim {axis}: {SHAPE_ATTR} says {d}, type says {s}")
         if isinstance(d, str):
-            unknown = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", d)) - set(symbols)
+            try:
+                unknown = {str(s) for s in parse_cached(d).free_symbols} - set(symbols)
+            except ModuleFormatError as e:
+                problems.append(f"{where} dim {axis}: {e}")
+                continue
             if unknown:
                 problems.append(f"{where} dim {axis}: undeclared symbol(s) {sorted(unknown)}")
     return problems

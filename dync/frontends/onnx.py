@@ -222,8 +222,8 @@ def _with_constants_folded(proto: onnx.ModelProto, notes: list[str]) -> onnx.Mod
     folded: list[str] = []
     inlined: list[str] = []
     for _ in range(_FOLD_ROUNDS):
-        ops, ifs, localized = fold_constants(proto)
-        if not ops and not ifs and not localized:
+        ops, ifs, subgraphs = fold_constants(proto)
+        if not ops and not ifs and not subgraphs:
             break
         folded.extend(ops)
         inlined.extend(ifs)
@@ -264,7 +264,8 @@ def _imported(proto: onnx.ModelProto, context: ir.Context, notes: list[str]
     ops. The ops the importer leaves unlowered whose schema defines a function are expanded
     into their bodies and the import retried (a body's ops may need the same in turn)."""
     opset = _default_opset(proto) or TARGET_OPSET
-    expandable = {op_key(n) for n in all_nodes(proto.graph) if has_function(*op_key(n), opset)}
+    expandable = {key for key in {op_key(n) for n in all_nodes(proto.graph)}
+                  if has_function(*key, opset)}
     original = copied(proto) if expandable else proto
     expand: frozenset[tuple[str, str]] = frozenset()
     while True:
@@ -386,9 +387,6 @@ def _name_nodes(graph: onnx.GraphProto) -> dict[str, onnx.NodeProto]:
             counter += 1
         nodes.setdefault(node.name, node)
     return nodes
-
-
-# --------------------------------------------------------------------------- shape symbols
 
 
 # --------------------------------------------------------------------------- import + lowering

@@ -62,7 +62,7 @@ class _Folder:
         self.taken = names_in(graph)
         self.folded: list[str] = []  # op types of the nodes computed
         self.inlined: list[str] = []  # the Ifs replaced by a branch
-        self.localized: list[str] = []  # the nodes given copies of outer constants
+        self.with_subgraphs_changed: list[str] = []  # given outer constants or folded inside
 
     def static_shape(self, name: str) -> list[int] | None:
         dims = named_shape(self.types.get(name))
@@ -181,7 +181,7 @@ class _Folder:
             values = self.evaluate(node)
             if values is None:
                 if self.localize(node) | self.fold_subgraphs(node):
-                    self.localized.append(node.name or node.output[0])
+                    self.with_subgraphs_changed.append(node.name or node.output[0])
                 kept.append(node)
                 continue
             try:
@@ -229,7 +229,7 @@ def fold_constants(model: onnx.ModelProto) -> tuple[list[str], list[str], list[s
     graph = model.graph
     folder = _Folder(model)
     nodes = folder.fold(list(graph.node))
-    if folder.folded or folder.inlined or folder.localized:
+    if folder.folded or folder.inlined or folder.with_subgraphs_changed:
         del graph.node[:]
         graph.node.extend(nodes)
         # The inlined Ifs' outputs were typed for both branches: inference types them again.
@@ -237,4 +237,4 @@ def fold_constants(model: onnx.ModelProto) -> tuple[list[str], list[str], list[s
         kept = [v for v in graph.value_info if v.name not in retyped]
         del graph.value_info[:]
         graph.value_info.extend(kept)
-    return folder.folded, folder.inlined, folder.localized
+    return folder.folded, folder.inlined, folder.with_subgraphs_changed

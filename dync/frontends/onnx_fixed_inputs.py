@@ -19,6 +19,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
+from .onnx_functions import DEFAULT_DOMAINS
 from .onnx_graphs import all_nodes, copied, fresh_name, graph_arguments, names_in
 
 # op type -> the index of its axes input.
@@ -40,10 +41,8 @@ def fix_axes_inputs(model: onnx.ModelProto, args: Sequence | None
     example = {value.name: arg for value, arg in zip(inputs, args, strict=True)}
     readers: dict[str, list[str]] = {}
     for node in all_nodes(model.graph):
-        index = AXES_INPUT.get(node.op_type)
-        if (node.domain in ("", "ai.onnx") and index is not None and len(node.input) > index
-                and node.input[index] in example):
-            readers.setdefault(node.input[index], []).append(node.name or node.op_type)
+        if (axes := _axes_operand(node)) is not None and axes in example:
+            readers.setdefault(axes, []).append(node.name or node.op_type)
     values = {name: value for name in readers
               if (value := _axes_value(example[name])) is not None}
     if not values:
@@ -52,10 +51,8 @@ def fix_axes_inputs(model: onnx.ModelProto, args: Sequence | None
     taken = names_in(model.graph)
     constants = {name: fresh_name(taken, f"{name}_fixed") for name in values}
     for node in all_nodes(model.graph):
-        index = AXES_INPUT.get(node.op_type)
-        if (node.domain in ("", "ai.onnx") and index is not None and len(node.input) > index
-                and node.input[index] in constants):
-            node.input[index] = constants[node.input[index]]
+        if (axes := _axes_operand(node)) is not None and axes in constants:
+            node.input[AXES_INPUT[node.op_type]] = constants[axes]
     front = [helper.make_node("Constant", [], [constants[name]],
                               value=numpy_helper.from_array(value, constants[name]))
              for name, value in values.items()]
@@ -66,6 +63,14 @@ def fix_axes_inputs(model: onnx.ModelProto, args: Sequence | None
              f"which IREE needs at compile time: fixed at the example's {value.tolist()} "
              "(a call with another value is refused)" for name, value in values.items()]
     return model, values, notes
+
+
+def _axes_operand(node: onnx.NodeProto) -> str | None:
+    """The name of the value `node` reads as its axes, if it has an axes operand."""
+    index = AXES_INPUT.get(node.op_type)
+    if node.domain in DEFAULT_DOMAINS and index is not None and len(node.input) > index:
+        return node.input[index] or None
+    return None
 
 
 def _axes_value(arg) -> np.ndarray | None:

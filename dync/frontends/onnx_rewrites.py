@@ -160,10 +160,6 @@ def _expanded(node: onnx.NodeProto, g: GraphEditor, what: str, why: str) -> bool
     return True
 
 
-def _rotary_embedding(node: onnx.NodeProto, g: GraphEditor) -> bool:
-    return onnx_functions.expand(node, g)
-
-
 def _matmul_with_a_vector(node: onnx.NodeProto, g: GraphEditor) -> bool:
     """A vector times a batch of matrices (or the reverse): the vector made a one-row (one
     column) matrix, multiplied, and the added dim squeezed out, as numpy's matmul defines it."""
@@ -371,7 +367,7 @@ _RULES: dict[str, Callable[[onnx.NodeProto, GraphEditor], bool]] = {
     "LpNormalization": _lp_normalization,
     "SoftmaxCrossEntropyLoss": _softmax_cross_entropy,
     "NegativeLogLikelihoodLoss": _negative_log_likelihood,
-    "RotaryEmbedding": _rotary_embedding,
+    "RotaryEmbedding": onnx_functions.expand,
     "MatMul": _matmul_with_a_vector,
     "SpaceToDepth": _space_to_depth,
     "Det": _det,

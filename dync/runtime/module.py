@@ -24,6 +24,7 @@ from ..errors import (
     IntegerDivisionByZeroError,
     ModuleFormatError,
     ModuleRunError,
+    OutsideCompiledRange,
 )
 from ..output_tree import leaves
 from ..report import Report
@@ -55,9 +56,10 @@ class CompiledModule:
     numpy arrays); they are checked against the signature (rank, dtype, each dim in range)
     before anything runs.
 
-    `fallback`, when set, runs a call the module fails on in IREE (a `ModuleRunError`) and
-    returns its result instead: `dync.compile(mode="auto")` sets it to the eager model, so
-    that a program that runs in eager never fails compiled. The first such call warns; every
+    `fallback`, when set, runs a call the module fails on in IREE (a `ModuleRunError`), or
+    whose sizes lie outside the part of their declared range it was compiled for
+    (`OutsideCompiledRange`), and returns its result instead: `dync.compile(mode="auto")`
+    sets it to the eager model, so that a program that runs in eager never fails compiled. The first such call warns; every
     one is counted in `run_time_fallbacks` and the first few are in `report.notes`.
     """
 
@@ -164,19 +166,19 @@ class CompiledModule:
     def __call__(self, *args: Any) -> Any:
         try:
             return self._call(*args)
-        except ModuleRunError as e:
+        except (ModuleRunError, OutsideCompiledRange) as e:
             if self.fallback is None:
                 raise
             self._note_fallback(e, args)
             return self.fallback(*args)
 
-    def _note_fallback(self, error: ModuleRunError, args: tuple) -> None:
+    def _note_fallback(self, error: ModuleRunError | OutsideCompiledRange, args: tuple) -> None:
         shapes = ", ".join("x".join(map(str, np.shape(a))) or "scalar" for a in leaves(args))
         reason = str(error).splitlines()[0][:400]
         note = f"a call on inputs of shape {shapes} ran in eager PyTorch: {reason}"
         self.run_time_fallbacks += 1
         notes = self.manifest.report.setdefault("notes", [])
-        if self.run_time_fallbacks == 1:
+        if self.run_time_fallbacks == 1 and isinstance(error, ModuleRunError):
             warnings.warn(f"dync: {note} (mode='auto'; later such calls are counted in "
                           "run_time_fallbacks; please report it)", RuntimeWarning, stacklevel=3)
         if self.run_time_fallbacks <= self.NOTED_FALLBACKS:

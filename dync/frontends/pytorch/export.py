@@ -22,6 +22,7 @@ from torch.utils._sympy.numbers import int_oo
 from ...errors import DyncError, OptionError, UnsupportedConstructError
 from ...signature import Signature, SymbolSpec, TensorSpec, dtype_name
 from ..common import ImportedProgram, Lowering, finish_import
+from . import guards
 from .declared_shapes import DeclaredShapes
 from .decompositions import DECOMPOSITIONS
 from .importer import DyncGraphNodeImporter
@@ -56,11 +57,17 @@ def import_module(
     if trace_branches:
         model, export_shapes = _WithBranchTrace(model), declared.for_varargs()
     with recording_compiled_branches() if trace_branches else contextlib.nullcontext() as recorder:
-        ep, rewrite = _export(model, args, export_shapes)
+        try:
+            ep, rewrite = _export(model, args, export_shapes)
+            guarded = None
+        except DyncError as error:
+            ep, rewrite, guarded = _export_guarded(model, args, declared, trace_branches, error)
     names = _user_symbol_names(declared, args, ep)
     importer = FxImporter(context=context, graph_node_importer_cls=DyncGraphNodeImporter)
     signature = _signature(ep, names)
     notes = _tighten_ranges_from_asserts(ep, signature, names)
+    if guarded is not None:
+        notes.extend(_narrowed(signature, guarded(names)))
     importer.import_frozen_program(ep, func_name=func_name, import_symbolic_shape_expressions=True)
     module = importer.module
     _apply_symbols(module, names, signature.symbols)
@@ -69,6 +76,44 @@ def import_module(
     program.rewritten = rewrite.sources
     program.branch_sites = list(recorder.sites) if trace_branches else []
     return program
+
+
+def _export_guarded(model, args: tuple, declared: DeclaredShapes, trace_branches: bool,
+                    error: DyncError):
+    """torch.export again with `Dim.DYNAMIC` hints after `error`, when the trace held for
+    only part of the declared ranges (`guards`); `error` again when that does not help.
+    Returns the program, its rewrite and a function of the symbol names giving the ranges
+    where it holds."""
+    hints = guards.hinted(declared, args) if guards.violated(error) else None
+    if hints is None:
+        raise error
+    try:  # `model` is wrapped already when `trace_branches`
+        ep, rewrite = _export(model, args, hints.for_varargs() if trace_branches
+                              else hints.for_export())
+    except DyncError:
+        raise error from None
+
+    def ranges(names: dict[str, str]) -> dict[str, SymbolSpec]:
+        found = guards.guarded_ranges(ep, declared, args, names)
+        if found is None:
+            raise error
+        return found
+
+    return ep, rewrite, ranges
+
+
+def _narrowed(signature: Signature, ranges: dict[str, SymbolSpec]) -> list[str]:
+    """Give `signature` the ranges the trace holds over; a note for each one narrowed."""
+    notes = []
+    for name, spec in ranges.items():
+        signature.symbols[name] = spec
+        if spec.declared is not None:
+            notes.append(
+                f"torch.export's trace holds for {name} in [{spec.min}, {spec.max}] of its "
+                f"declared [{spec.declared[0]}, {spec.declared[1]}] (it assumes "
+                f"{spec.assumes}): compiled for that range; mode='auto' runs calls outside it "
+                "in eager PyTorch")
+    return notes
 
 
 def check_model(model: torch.nn.Module, args: Sequence[Any]) -> None:
@@ -208,7 +253,8 @@ def _decomposed(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgra
 def _importable_sym_ops(ep: torch.export.ExportedProgram) -> None:
     """`torch.sym_sum([a, b, c])` (what torch makes of a sum of sizes: a strided conv's output
     size inside a branch) as `a + b + c`, and `torch.sym_not(b)` (a runtime check on an
-    unbacked size) as `aten.__not__`: forms the FX importer knows."""
+    unbacked size) as `aten.__not__`, `torch.sym_max`/`sym_min` of ints (Python's `max(1, s
+    // 2)` on a size) as `prim.max.int`/`prim.min.int`: forms the FX importer knows."""
     for module in ep.graph_module.modules():
         if not isinstance(module, torch.fx.GraphModule):
             continue
@@ -216,6 +262,9 @@ def _importable_sym_ops(ep: torch.export.ExportedProgram) -> None:
         for node in list(graph.nodes):
             if node.op == "call_function" and node.target is torch.sym_not:
                 node.target = torch.ops.aten.__not__.default
+            if node.op == "call_function" and node.target in _INT_MIN_MAX and all(
+                    isinstance(_meta_value(a), int | torch.SymInt) for a in node.args):
+                node.target = _INT_MIN_MAX[node.target]
             if node.op != "call_function" or node.target is not torch.sym_sum:
                 continue
             terms = list(node.args[0])
@@ -229,6 +278,13 @@ def _importable_sym_ops(ep: torch.export.ExportedProgram) -> None:
             node.replace_all_uses_with(total)
             graph.erase_node(node)
         module.recompile()
+
+
+_INT_MIN_MAX = {torch.sym_max: torch.ops.prim.max.int, torch.sym_min: torch.ops.prim.min.int}
+
+
+def _meta_value(arg: Any) -> Any:
+    return arg.meta.get("val") if isinstance(arg, torch.fx.Node) else arg
 
 
 def _quiet_export(model, args, dynamic_shapes) -> torch.export.ExportedProgram:

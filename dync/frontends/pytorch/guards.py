@@ -1,0 +1,147 @@
+"""Dynamic dims that torch.export can trace over only part of their declared range.
+
+A model that computes with a dynamic size in Python (`k = max(1, s // 2)` feeding a `topk`,
+`if x.shape[1] > 32: x = x[:, :32]`) makes torch.export assume something of that size (that
+`k != 1`, that `s <= 32`). With the user's `Dim`s it then refuses the whole export
+("Constraints violated"), and the model would run as Python. Exported again with
+`Dim.DYNAMIC` hints over the same ranges, torch keeps the assumptions as guards on the
+exported program instead. `guarded_ranges` finds where they hold: for each dim, the widest
+range around the example's size in which the program's own guard function accepts inputs
+(sizes checked one by one on meta tensors, the other dims at the example's), then the box of
+those ranges checked at its corners and at sampled points. The module is compiled for that
+box; `SymbolSpec.declared` keeps the declared range, and a call inside it but outside the box
+runs in eager PyTorch under `mode="auto"` (`OutsideCompiledRange` otherwise).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import random
+import re
+from typing import Any
+
+import torch
+from torch.utils import _pytree as pytree
+
+from ...signature import SymbolSpec
+from .declared_shapes import DeclaredShapes
+
+# How far from the example's size each dim's range is searched, one size at a time.
+_SEARCH = 1 << 14
+_SAMPLES = 256
+
+
+def violated(error: Exception) -> bool:
+    """Whether torch.export failed because the trace holds for part of a declared range."""
+    return "Constraints violated" in str(error)
+
+
+def hinted(declared: DeclaredShapes, args: tuple) -> DeclaredShapes | None:
+    """`declared` with each `Dim` replaced by a `Dim.DYNAMIC` hint over its range; None when
+    a spec is not a plain `Dim` (a derived `2 * n`, a hint already) or a `Dim` spans
+    arguments: the ranges found are per dim, and one `Dim` on several tensors is one size."""
+    specs, seen = [], set()
+    for i, spec in enumerate(declared.specs):
+        dims = declared.dims(args, i)
+        if not dims:
+            specs.append(spec)
+            continue
+        for dim in dims.values():
+            if not _plain(dim) or id(dim) in seen:
+                return None
+            seen.add(id(dim))
+        rank = args[i].dim()
+        specs.append({axis: torch.export.Dim.DYNAMIC(min=dim.min, max=_finite_max(dim))
+                      for axis, dim in dims.items() if 0 <= axis < rank or -rank <= axis < 0})
+    return dataclasses.replace(declared, specs=tuple(specs))
+
+
+def guarded_ranges(ep: torch.export.ExportedProgram, declared: DeclaredShapes, args: tuple,
+                   names: dict[str, str]) -> dict[str, SymbolSpec] | None:
+    """The range of each declared dim where `ep` (exported with `hinted` dims) holds, as
+    symbols whose `declared` is set where that range is narrower; None when there is no such
+    box (a guard ties dims together, or a dim was made static)."""
+    guards = getattr(ep.module(), "_guards_fn", None)
+    where = _declared_axes(declared, args)
+    if guards is None or not where or sorted(names.values()) != sorted(where):
+        return None
+    example = {name: args[i].shape[axis] for name, (i, axis, _) in where.items()}
+
+    def holds(sizes: dict[str, int]) -> bool:
+        shaped = [list(a.shape) if isinstance(a, torch.Tensor) else None for a in args]
+        for name, (i, axis, _) in where.items():
+            shaped[i][axis] = sizes[name]
+        inputs = [torch.empty(s, dtype=a.dtype, device="meta") if s is not None else a
+                  for s, a in zip(shaped, args, strict=True)]
+        try:
+            guards(*pytree.tree_leaves(tuple(inputs)))
+        except Exception:  # noqa: BLE001 - a guard that fails, whatever torch raises
+            return False
+        return True
+
+    if not holds(example):
+        return None
+    box = {}
+    for name, (_, _, dim) in where.items():
+        low, high = example[name], example[name]
+        while low > dim.min and example[name] - low < _SEARCH and holds({**example, name: low - 1}):
+            low -= 1
+        limit = _finite_max(dim)
+        while high < limit and high - example[name] < _SEARCH and holds({**example, name: high + 1}):
+            high += 1
+        box[name] = (low, high)
+    if not all(holds(point) for point in _points(box)):
+        return None
+    assumes = _assumptions(ep, declared, args)
+    symbols = {}
+    for name, (low, high) in box.items():
+        dim = where[name][2]
+        narrowed = (low, high) != (dim.min, _finite_max(dim))
+        symbols[name] = SymbolSpec(name, low, high, (dim.min, _finite_max(dim)) if narrowed
+                                   else None, assumes if narrowed else "")
+    return symbols
+
+
+def _plain(dim: Any) -> bool:
+    return (isinstance(dim, torch.export.dynamic_shapes._Dim) and not hasattr(dim, "root")
+            and isinstance(dim.min, int) and dim.min >= 0)
+
+
+def _finite_max(dim: Any) -> int:
+    return dim.max if isinstance(dim.max, int) and dim.max < 2**62 else 2**62
+
+
+def _declared_axes(declared: DeclaredShapes, args: tuple) -> dict[str, tuple[int, int, Any]]:
+    """Each declared `Dim`'s name -> (argument, axis, the `Dim`)."""
+    where = {}
+    for i in range(len(args)):
+        for axis, dim in declared.dims(args, i).items():
+            where[dim.__name__] = (i, axis % args[i].dim(), dim)
+    return where
+
+
+def _points(box: dict[str, tuple[int, int]]):
+    """The box's corners (up to 2^10) and `_SAMPLES` points inside it, drawn alike each time."""
+    names = list(box)
+    corners = itertools.product(*(sorted(set(box[n])) for n in names[:10]))
+    middle = {n: box[n][0] for n in names[10:]}
+    for corner in corners:
+        yield {**dict(zip(names, corner, strict=False)), **middle}
+    rng = random.Random(0)
+    for _ in range(_SAMPLES):
+        yield {n: rng.randint(*box[n]) for n in names}
+
+
+def _assumptions(ep: torch.export.ExportedProgram, declared: DeclaredShapes,
+                 args: tuple) -> str:
+    """The guards torch.export keeps, with `L['x'].size()[1]` spelled as the dim's name."""
+    names = {(declared.names[i], axis % args[i].dim()): dim.__name__
+             for i in range(len(args)) for axis, dim in declared.dims(args, i).items()}
+
+    def spelled(match: re.Match) -> str:
+        return names.get((match[1], int(match[2])), match[0])
+
+    guards = [re.sub(r"L\['(\w+)'\]\.size\(\)\[(\d+)\]", spelled, g)
+              for g in getattr(ep, "_guards_code", [])]
+    return "; ".join(guards)[:1000]

@@ -1,0 +1,96 @@
+"""Dynamic dims torch.export traces over only part of their declared range (`k = max(1,
+s // 2)`, a branch on a size): compiled for the range where the trace holds
+(`dync.frontends.pytorch.guards`); a call outside it but inside the declared range runs in
+eager under mode='auto' and is refused, naming both ranges and the assumption, otherwise."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+from torch.export import Dim
+
+import dync
+from dync.errors import InputError, ModuleFormatError, OutsideCompiledRange
+from dync.signature import Signature, SymbolSpec
+
+
+class HalfTheRows(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x):
+        k = max(1, x.shape[1] // 2)  # the trace assumes k != 1, i.e. length >= 4
+        score, picked = torch.topk(x.sum(dim=-1), k, dim=1)
+        rows = torch.gather(x, 1, picked[..., None].expand(-1, -1, x.shape[2]))
+        return self.proj(rows) * torch.sigmoid(score)[..., None]
+
+
+def _shapes():
+    return ({0: Dim("batch", min=1, max=8), 1: Dim("length", min=2, max=64)},)
+
+
+@pytest.fixture(scope="module")
+def model():
+    torch.manual_seed(0)
+    return HalfTheRows().eval()
+
+
+@pytest.fixture(scope="module")
+def graph_module(model):
+    return dync.compile(model, (torch.randn(2, 16, 8),), dynamic_shapes=_shapes(), mode="graph",
+                        cache=False)
+
+
+def test_compiled_for_the_range_where_the_trace_holds(model, graph_module):
+    length = graph_module.signature.symbols["length"]
+    assert (length.min, length.max, length.declared) == (4, 64, (2, 64))
+    assert "max(1, length // 2) != 1" in length.assumes
+    assert graph_module.signature.symbols["batch"].declared is None  # nothing assumed of it
+    assert any("holds for length in [4, 64] of its declared [2, 64]" in note
+               for note in graph_module.report.notes)
+    for batch, size in [(1, 4), (3, 5), (8, 64), (2, 37)]:
+        x = torch.randn(batch, size, 8)
+        with torch.no_grad():
+            torch.testing.assert_close(graph_module(x), model(x), rtol=1e-4, atol=1e-5)
+
+
+def test_a_size_outside_it_is_refused_naming_both_ranges(graph_module, tmp_path):
+    with pytest.raises(OutsideCompiledRange, match=r"length\) = 3 is in its declared range "
+                       r"\[2, 64\], but the module holds only for length in \[4, 64\]"):
+        graph_module(torch.randn(2, 3, 8))
+    with pytest.raises(InputError, match=r"outside its declared range \[2, 64\]") as caught:
+        graph_module(torch.randn(2, 65, 8))
+    assert not isinstance(caught.value, OutsideCompiledRange)
+    loaded = dync.load(graph_module.save(tmp_path / "half.vmfb"))
+    assert loaded.signature.symbols["length"] == graph_module.signature.symbols["length"]
+    with pytest.raises(OutsideCompiledRange, match="max"):
+        loaded(torch.randn(2, 2, 8))
+
+
+def test_auto_runs_such_a_call_in_eager(model):
+    compiled = dync.compile(model, (torch.randn(2, 16, 8),), dynamic_shapes=_shapes(),
+                            cache=False)
+    assert compiled.report.mode == "in-graph", compiled.report.explain()
+    for size in (2, 3, 4, 40):
+        x = torch.randn(3, size, 8)
+        with torch.no_grad():
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
+    assert compiled.run_time_fallbacks == 2
+    assert sum("ran in eager PyTorch" in note for note in compiled.report.notes) == 2
+
+
+def test_the_manifest_keeps_the_declared_range_and_checks_it():
+    spec = SymbolSpec("n", 4, 64, (2, 64), "max(1, n // 2) != 1")
+    data = Signature([], [], {"n": spec}).to_json()
+    assert Signature.from_json(data).symbols["n"] == spec
+    assert "declared" not in Signature([], [], {"n": SymbolSpec("n", 2, 9)}).to_json()["symbols"]["n"]
+    for declared in ([5, 64], [2, 9], [2], ["2", 64], None):
+        bad = {**data, "symbols": {"n": {**data["symbols"]["n"], "declared": declared}}}
+        if declared is None:
+            bad["symbols"]["n"]["assumes"] = 7  # no declared range, so no assumption read
+            assert Signature.from_json(bad).symbols["n"].declared is None
+            continue
+        with pytest.raises(ModuleFormatError, match="declared range"):
+            Signature.from_json(bad)
