@@ -841,6 +841,48 @@ class BranchOnADynamicSize(nn.Module):
         return torch.tanh(x).cumsum(dim=1)
 
 
+class PadToAMultipleOfASize(nn.Module):
+    """A sequence zero-padded to a multiple of 8 computed from its length with Python's `%`,
+    `(-length) % 8` as window partitions write it: the FX importer takes `%` of ints for
+    `fmod`, which IREE cannot lower (so eager), and aten's `remainder.int` lowers to a
+    truncating remainder (-1 for a length of 17: a wrong shape)."""
+
+    def forward(self, x):
+        pad = (-x.shape[1]) % 8
+        windows = F.pad(x, (0, 0, 0, pad)).reshape(x.shape[0], -1, 8, x.shape[2])
+        return windows.softmax(dim=2).sum(dim=2)
+
+
+class GreedyNonMaximumSuppression(nn.Module):
+    """Greedy NMS as detectors write it: the rows a score threshold keeps, sorted, then a
+    `for` over them that skips suppressed boxes (`continue`), appends each kept index to a
+    Python list and suppresses its overlaps; `torch.tensor(chosen)` picks the boxes. The
+    `cond` in the loop gave the suppression mask a fresh size (torch cannot see that both
+    branches keep the rows' count), so the loop did not keep its shape, and
+    `torch.tensor` of the list was refused (host mode)."""
+
+    def forward(self, x):
+        scores = x[:, 4]
+        boxes = torch.cat([x[:, :2] * 4, x[:, :2] * 4 + x[:, 2:4].abs() + 0.5], dim=1)
+        keep = scores > 0.3
+        boxes, scores = boxes[keep], scores[keep]
+        order = scores.argsort(descending=True)
+        boxes, scores = boxes[order], scores[order]
+        chosen = []
+        alive = torch.ones(len(scores), dtype=torch.bool)
+        for i in range(len(scores)):
+            if not alive[i]:
+                continue
+            chosen.append(i)
+            lt = torch.maximum(boxes[i, :2], boxes[:, :2])
+            rb = torch.minimum(boxes[i, 2:], boxes[:, 2:])
+            inter = (rb - lt).clamp(min=0).prod(1)
+            area = (boxes[:, 2:] - boxes[:, :2]).prod(1)
+            alive &= inter / (area[i] + area - inter) <= 0.5
+        picked = torch.tensor(chosen, dtype=torch.long)
+        return boxes[picked], scores[picked]
+
+
 VECTOR = ((4, 8), {0: ("batch", 2, 64)})
 IMAGE = ((2, 3, 16, 16), {0: ("batch", 2, 16), 2: ("h", 8, 64), 3: ("w", 8, 64)})
 BATCH_OF_IMAGES = ((2, 3, 16, 16), {0: ("batch", 2, 16)})
@@ -912,6 +954,8 @@ CONSTRUCTS = {
     "attention over a dynamic batch and length": (AttentionOverBatchAndLength, SEQUENCES, True),
     "Python max of a dynamic size as top-k's k": (HalfTheTokensByTopK, SEQUENCES, True),
     "branch on a dynamic size": (BranchOnADynamicSize, SEQUENCES, True),
+    "greedy NMS over the rows a mask kept": (GreedyNonMaximumSuppression, VECTOR, True),
+    "padding to a multiple computed with % of a size": (PadToAMultipleOfASize, SEQUENCES, True),
     "attention over long sequences of a dynamic batch":
         (AttentionOverLongSequences, LONG_SEQUENCES, True),
 }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import itertools
 import logging
@@ -251,33 +252,56 @@ def _decomposed(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgra
 
 
 def _importable_sym_ops(ep: torch.export.ExportedProgram) -> None:
-    """`torch.sym_sum([a, b, c])` (what torch makes of a sum of sizes: a strided conv's output
-    size inside a branch) as `a + b + c`, and `torch.sym_not(b)` (a runtime check on an
-    unbacked size) as `aten.__not__`, `torch.sym_max`/`sym_min` of ints (Python's `max(1, s
-    // 2)` on a size) as `prim.max.int`/`prim.min.int`: forms the FX importer knows."""
+    """Arithmetic on sizes in forms the FX importer lowers and IREE compiles:
+    `torch.sym_sum([a, b, c])` (a strided conv's output size inside a branch) as `a + b + c`,
+    `torch.sym_not(b)` (a runtime check on an unbacked size) as `aten.__not__`,
+    `torch.sym_max`/`sym_min` of ints (Python's `max(1, s // 2)`) as `prim.max.int`/`min.int`,
+    and `a % b` of ints as `a - (a // b) * b`: the importer takes `%` for `fmod`, which IREE
+    does not lower, and aten's `remainder.int` lowers to a truncating remainder, where
+    Python's `%` (`(-s) % 8`, padding to a multiple) floors, as `//` does in both."""
     for module in ep.graph_module.modules():
         if not isinstance(module, torch.fx.GraphModule):
             continue
         graph = module.graph
         for node in list(graph.nodes):
-            if node.op == "call_function" and node.target is torch.sym_not:
+            if node.op != "call_function":
+                continue
+            if node.target is torch.sym_not:
                 node.target = torch.ops.aten.__not__.default
-            if node.op == "call_function" and node.target in _INT_MIN_MAX and all(
-                    isinstance(_meta_value(a), int | torch.SymInt) for a in node.args):
+            elif node.target in _INT_MIN_MAX and _of_ints(node):
                 node.target = _INT_MIN_MAX[node.target]
-            if node.op != "call_function" or node.target is not torch.sym_sum:
-                continue
-            terms = list(node.args[0])
-            if not any(isinstance(term, torch.fx.Node) for term in terms):
-                continue
-            with graph.inserting_before(node):
-                total = terms[0]
-                for term in terms[1:]:
-                    total = graph.call_function(operator.add, (total, term))
-                    total.meta = dict(node.meta)
-            node.replace_all_uses_with(total)
-            graph.erase_node(node)
+            elif node.target is operator.mod and _of_ints(node):
+                _replace(graph, node, _floor_mod, *node.args)
+            elif node.target is torch.sym_sum and any(
+                    isinstance(term, torch.fx.Node) for term in node.args[0]):
+                _replace(graph, node, _sum, *node.args[0])
         module.recompile()
+
+
+def _floor_mod(op, a, b):
+    return op(operator.sub, a, op(operator.mul, op(operator.floordiv, a, b), b))
+
+
+def _sum(op, *terms):
+    return functools.reduce(lambda total, term: op(operator.add, total, term), terms)
+
+
+def _replace(graph: torch.fx.Graph, node: torch.fx.Node, build, *args) -> None:
+    """`node` replaced by what `build(op, *args)` makes, `op(target, *operands)` adding a node
+    (typed as `node` is: ints, for the importer)."""
+    def op(target, *operands):
+        made = graph.call_function(target, operands)
+        made.meta = dict(node.meta)
+        return made
+
+    with graph.inserting_before(node):
+        result = build(op, *args)
+    node.replace_all_uses_with(result)
+    graph.erase_node(node)
+
+
+def _of_ints(node: torch.fx.Node) -> bool:
+    return all(isinstance(_meta_value(a), int | torch.SymInt) for a in node.args)
 
 
 _INT_MIN_MAX = {torch.sym_max: torch.ops.prim.max.int, torch.sym_min: torch.ops.prim.min.int}

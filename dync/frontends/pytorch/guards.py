@@ -61,7 +61,8 @@ def guarded_ranges(ep: torch.export.ExportedProgram, declared: DeclaredShapes, a
                    names: dict[str, str]) -> dict[str, SymbolSpec] | None:
     """The range of each declared dim where `ep` (exported with `hinted` dims) holds, as
     symbols whose `declared` is set where that range is narrower; None when there is no such
-    box (a guard ties dims together, or a dim was made static)."""
+    box (a guard ties dims together, or a dim was made static) or a range reaches neither
+    end of its declared one."""
     guards = getattr(ep.module(), "_guards_fn", None)
     where = _declared_axes(declared, args)
     if guards is None or not where or sorted(names.values()) != sorted(where):
@@ -91,7 +92,8 @@ def guarded_ranges(ep: torch.export.ExportedProgram, declared: DeclaredShapes, a
         while high < limit and high - example[name] < _SEARCH and holds({**example, name: high + 1}):
             high += 1
         box[name] = (low, high)
-    if not all(holds(point) for point in _points(box)):
+    if not all(holds(point) for point in _points(box)) or not all(
+            _reaches_an_end(box[name], where[name][2]) for name in box):
         return None
     assumes = _assumptions(ep, declared, args)
     symbols = {}
@@ -101,6 +103,14 @@ def guarded_ranges(ep: torch.export.ExportedProgram, declared: DeclaredShapes, a
         symbols[name] = SymbolSpec(name, low, high, (dim.min, _finite_max(dim)) if narrowed
                                    else None, assumes if narrowed else "")
     return symbols
+
+
+def _reaches_an_end(found: tuple[int, int], dim: Any) -> bool:
+    """Whether a range found for `dim` runs to one end of its declared range: what a
+    threshold (`s > 32`, `k != 1`) leaves. One that stops short of both (a size specialized
+    to the example's, `s % 4 == 0`) would compile the model for a few sizes and run the
+    rest in eager: the export error, with torch's suggested fix, serves the user better."""
+    return found[0] == dim.min or found[1] == _finite_max(dim)
 
 
 def _plain(dim: Any) -> bool:

@@ -268,9 +268,12 @@ def _mismatch(name: str, site: str, what: str) -> UnsupportedConstructError:
 
 
 def _same_shape(a: torch.Tensor, b: torch.Tensor) -> bool:
-    return a.dim() == b.dim() and all(
-        statically_known_true(x == y) for x, y in zip(a.shape, b.shape, strict=True)
-    )
+    # Compared outside the proxy tracer: a size of a probe's result may be an unbacked
+    # symbol the tracer never saw (a loop over the rows a mask kept), and `==` would trace.
+    with disable_proxy_modes_tracing():
+        return a.dim() == b.dim() and all(
+            statically_known_true(x == y) for x, y in zip(a.shape, b.shape, strict=True)
+        )
 
 
 def _carry_in(value: Any, after: Any) -> torch.Tensor:

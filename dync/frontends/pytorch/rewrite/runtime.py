@@ -19,6 +19,7 @@ from typing import Any
 import torch
 from torch._higher_order_ops.cond import cond_op
 from torch._higher_order_ops.while_loop import while_loop_op
+from torch.fx.experimental.proxy_tensor import disable_proxy_modes_tracing
 
 from ....errors import UnsupportedConstructError
 from .crossing import (
@@ -183,10 +184,28 @@ def _cond(pred: torch.Tensor, true_fn, false_fn, names, values, site: str,
     merged = list(probe_true)  # static outputs are identical in both branches
     for i, value in zip(tensor_positions, results, strict=False):  # the lists' buffers follow
         merged[i] = value
+        _keep_sizes(value, probe_true[i], probe_false[i])
     buffers = results[len(tensor_positions):]
     for k, (tl, _, _) in enumerate(grown):
         tl.set_bounded(buffers[2 * k], buffers[2 * k + 1])
     return tuple(merged)
+
+
+def _keep_sizes(result: Any, one: Any, other: Any) -> None:
+    """Tell the shape environment that a dim of `cond`'s `result` is the size both branches
+    gave it: torch makes a fresh data-dependent size for an output whose size is one (the
+    rows a mask kept) even when both branches keep it, and a loop carrying the result would
+    then not keep its shape."""
+    if not all(isinstance(t, torch.Tensor) for t in (result, one, other)) \
+            or not result.dim() == one.dim() == other.dim():
+        return
+    with disable_proxy_modes_tracing():
+        for got, a, b in zip(result.shape, one.shape, other.shape, strict=True):
+            if isinstance(got, torch.SymInt) and isinstance(a, torch.SymInt) \
+                    and isinstance(b, torch.SymInt) and a.node.expr == b.node.expr \
+                    and got.node.expr != a.node.expr \
+                    and got.node.expr.is_symbol and str(got.node.expr).startswith("u"):
+                torch._check(got == a)
 
 
 # -- while -------------------------------------------------------------------------------------

@@ -23,6 +23,8 @@ from typing import Any
 
 import torch
 
+from .lists import TensorList
+
 # Literals bigger than this stay constants (and a branch holding one falls back).
 MAX_TRACED_LITERAL = 256
 
@@ -112,7 +114,13 @@ def _replaced(index: Any, new: Any) -> Any:
 
 
 def tensor(data: Any, *args: Any, **kwargs: Any) -> torch.Tensor:
-    """`torch.tensor(data, ...)`."""
+    """`torch.tensor(data, ...)`; of a list of numbers appended on a data-dependent path
+    (its bounded buffer, `lists.TensorList`), the numbers appended."""
+    if isinstance(data, TensorList) and data.bounded and data.buffer.dim() == 1 and not args \
+            and set(kwargs) <= {"dtype", "device", "requires_grad"}:
+        items = data.valid()
+        dtype = kwargs.get("dtype") or items.dtype
+        return items.to(dtype=dtype, device=kwargs.get("device"))
     if not _tracing() or args or isinstance(data, torch.Tensor):
         return torch.tensor(data, *args, **kwargs)
     items, shape = _flatten(data)
