@@ -21,6 +21,15 @@ class Printing(torch.nn.Module):
         return y.relu()
 
 
+class KeepRatio(torch.nn.Module):
+    def forward(self, x):
+        keep = int(x.shape[1] * 0.7)  # LINE: ratio
+        y = x[:, :keep]
+        if y.mean() > 0:
+            y = y * 2.0
+        return y
+
+
 def _line(marker: str) -> int:
     lines = Path(__file__).read_text().splitlines()
     return next(i + 1 for i, line in enumerate(lines) if line.endswith(f"# LINE: {marker}"))
@@ -44,6 +53,15 @@ def test_print_in_forward_is_refused_in_graph_mode_with_its_line():
     with pytest.raises(dync.UnsupportedConstructError, match=r"print\(\)") as info:
         dync.compile(Printing().eval(), (torch.randn(2, 8),), mode="graph")
     assert info.value.source.endswith(f"test_clear_errors.py:{_line('print')}")
+
+
+def test_int_of_a_float_from_a_size_is_refused_with_its_line_and_the_fix():
+    """`int(x.shape[1] * 0.7)`: torch.export would specialize the size (in a rewritten
+    forward it failed with "'SymFloat' object has no attribute 'reshape'")."""
+    shapes = ({1: torch.export.Dim("length", min=2, max=64)},)
+    with pytest.raises(dync.UnsupportedConstructError, match=r"x.shape\[1\] \* 7 // 10") as info:
+        dync.compile(KeepRatio(), (torch.randn(2, 16),), dynamic_shapes=shapes, mode="graph")
+    assert info.value.source.endswith(f"test_clear_errors.py:{_line('ratio')}")
 
 
 def test_meta_tensors_are_refused_before_compiling(cond_compiled):

@@ -883,6 +883,18 @@ class GreedyNonMaximumSuppression(nn.Module):
         return boxes[picked], scores[picked]
 
 
+class IntOfASize(nn.Module):
+    """`int(x.shape[0])` in a forward the rewriter rewrites (it has a branch on data): the
+    size stays symbolic. It failed with "'SymInt' object has no attribute 'reshape'" (eager)."""
+
+    def forward(self, x):
+        n = int(x.shape[0])
+        h = x.reshape(n, x.shape[1], 1).tanh()
+        if h.mean() > 0:
+            h = h * 2.0
+        return h.sum(dim=2) + n
+
+
 VECTOR = ((4, 8), {0: ("batch", 2, 64)})
 IMAGE = ((2, 3, 16, 16), {0: ("batch", 2, 16), 2: ("h", 8, 64), 3: ("w", 8, 64)})
 BATCH_OF_IMAGES = ((2, 3, 16, 16), {0: ("batch", 2, 16)})
@@ -954,6 +966,7 @@ CONSTRUCTS = {
     "attention over a dynamic batch and length": (AttentionOverBatchAndLength, SEQUENCES, True),
     "Python max of a dynamic size as top-k's k": (HalfTheTokensByTopK, SEQUENCES, True),
     "branch on a dynamic size": (BranchOnADynamicSize, SEQUENCES, True),
+    "int() of a dynamic size": (IntOfASize, VECTOR, True),
     "greedy NMS over the rows a mask kept": (GreedyNonMaximumSuppression, VECTOR, True),
     "padding to a multiple computed with % of a size": (PadToAMultipleOfASize, SEQUENCES, True),
     "attention over long sequences of a dynamic batch":

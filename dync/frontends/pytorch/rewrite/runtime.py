@@ -13,6 +13,7 @@ So the rewritten program runs eagerly exactly like the original, and exports who
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -66,11 +67,30 @@ def to_bool(value: Any) -> Any:
 
 
 def to_float(value: Any) -> Any:
+    if isinstance(value, torch.SymInt | torch.SymFloat):
+        raise _size_arithmetic("float() of a dynamic size",
+                               "use the size as an int (`y + x.shape[0]` promotes as float does)")
     return value.reshape(()).to(torch.float32) if _is_dynamic(value) else float(value)
 
 
 def to_int(value: Any) -> Any:
+    """`int(value)`: of a size (`int(x.shape[1])`), the size itself, still symbolic."""
+    if isinstance(value, torch.SymInt):
+        return value
+    if isinstance(value, torch.SymFloat):
+        raise _size_arithmetic("int() of a float computed from a dynamic size",
+                               "compute it in integers (`x.shape[1] * 7 // 10` for "
+                               "`int(x.shape[1] * 0.7)`)")
     return value.reshape(()).to(torch.int64) if _is_dynamic(value) else int(value)
+
+
+def _size_arithmetic(construct: str, fix: str) -> UnsupportedConstructError:
+    """Floating-point arithmetic on a size, which torch.export specializes to the example's
+    value; named at the line of the model that wrote it (two frames up)."""
+    caller = sys._getframe(2)
+    return UnsupportedConstructError(
+        construct, f"torch.export would specialize the size to the example's; {fix}",
+        f"{caller.f_code.co_filename}:{caller.f_lineno}")
 
 
 # -- boolean operators -------------------------------------------------------------------------
