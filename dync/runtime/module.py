@@ -59,8 +59,9 @@ class CompiledModule:
     `fallback`, when set, runs a call the module fails on in IREE (a `ModuleRunError`), or
     whose sizes lie outside the part of their declared range it was compiled for
     (`OutsideCompiledRange`), and returns its result instead: `dync.compile(mode="auto")`
-    sets it to the eager model, so that a program that runs in eager never fails compiled. The first such call warns; every
-    one is counted in `run_time_fallbacks` and the first few are in `report.notes`.
+    sets it to the eager model, so that a program that runs in eager never fails compiled.
+    The first failure in IREE warns; every fallback is counted in `run_time_fallbacks` and
+    the first few are in `report.notes`.
     """
 
     fallback: Callable[..., Any] | None = None
