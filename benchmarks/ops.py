@@ -1,6 +1,7 @@
-"""`python -m benchmarks ops [--batch 1,8] [--isa native|avx2] [--only SUBSTRING] [-o BENCHMARKS.md]`:
+"""`python -m benchmarks ops [--batch 1,8] [--isa native|avx2] [--any-size] [--only SUBSTRING] [-o BENCHMARKS.md]`:
 the kernels of deployed networks one at a time — the convolutions of ResNet-50 and MobileNet-v2,
-the matmuls and attention products of BERT-base — in GFLOP/s for eager PyTorch, dync's defaults
+the matmuls and attention products of BERT-base, and convolutions compiled for images of any
+height and width (a resolution-adaptive network's; `--any-size`, a section of its own) — in GFLOP/s for eager PyTorch, dync's defaults
 and IREE alone, all on one thread, with the machine's reach (eager's 2048³ sgemm) beside them.
 
 "IREE alone" is what a user gets from IREE without dync: the op exported with `torch.export`,
@@ -25,6 +26,8 @@ from .isa import CHOICES, TARGET, code_for, rerun_held_to
 SECTION = "## Kernels"
 # BENCHMARKS.md's section for each `--isa`.
 HEADINGS = {"native": SECTION, "avx2": f"{SECTION} (AVX2)"}
+# `--any-size`'s: the convolutions compiled for images of any height and width.
+ANY_SIZE = " over any H × W"
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,15 @@ class Op:
     family: str
     make: Callable[[int], tuple]  # batch -> (module, example input)
     gflop: Callable[[int], float]
+    # Compiled for images of any height and width (the example's size is the one timed).
+    any_size: bool = False
+
+    def dynamic_shapes(self):
+        from torch.export import Dim
+
+        if not self.any_size:
+            return None
+        return ({2: Dim("h", min=16, max=512), 3: Dim("w", min=16, max=512)},)
 
 
 def _conv(cin: int, cout: int, k: int, size: int, stride: int = 1, groups: int = 1) -> tuple:
@@ -103,7 +115,17 @@ def _ops() -> list[Op]:
         ("FFN down 3072→768", bert, _linear(128, 3072, 768)),
         ("attention QKᵀ·V, 12 heads", bert, _attention(12, 128, 64)),
     ]
-    return [Op(name, family, make, gflop) for name, family, (make, gflop) in convs + matmuls]
+    adaptive = "Resolution-adaptive conv (any H × W)"
+    any_size = [
+        ("3×3 64→64 @56", adaptive, _conv(64, 64, 3, 56)),
+        ("1×1 64→256 @56", adaptive, _conv(64, 256, 1, 56)),
+        ("3×3/2 128→128 @56", adaptive, _conv(128, 128, 3, 56, 2)),
+        ("3×3 128→128 @28", adaptive, _conv(128, 128, 3, 28)),
+        ("3×3 32→32 @96", adaptive, _conv(32, 32, 3, 96)),
+    ]
+    return ([Op(name, family, make, gflop) for name, family, (make, gflop) in convs + matmuls]
+            + [Op(name, family, make, gflop, any_size=True)
+               for name, family, (make, gflop) in any_size])
 
 
 OPS = _ops()
@@ -123,7 +145,7 @@ class Row:
         return self.op.gflop(self.batch) / ms * 1e3
 
 
-def _iree_alone(module, example, cpu: str):
+def _iree_alone(module, example, cpu: str, dynamic_shapes=None):
     """The op compiled by IREE without dync (see the module's docstring); a callable."""
     import iree.compiler as compiler
     import iree.runtime as runtime
@@ -131,7 +153,8 @@ def _iree_alone(module, example, cpu: str):
     from iree.compiler.extras.fx_importer import FxImporter
 
     importer = FxImporter()
-    importer.import_frozen_program(torch.export.export(module, (example,)))
+    importer.import_frozen_program(torch.export.export(module, (example,),
+                                                       dynamic_shapes=dynamic_shapes))
     vmfb = compiler.compile_str(
         str(importer.module_op), input_type="torch", target_backends=["llvm-cpu"],
         extra_args=[f"--iree-llvmcpu-target-cpu={cpu}"])
@@ -156,9 +179,9 @@ def measure(op: Op, batch: int, isa: str, flags: tuple[str, ...] = (), say=print
     try:
         start = time.perf_counter()
         compiled = dync.compile(module, (example,), target=TARGET[isa], mode="graph",
-                                extra_flags=flags)
+                                dynamic_shapes=op.dynamic_shapes(), extra_flags=flags)
         row.dync_compile_s = time.perf_counter() - start
-        iree = _iree_alone(module, example, TARGET[isa])
+        iree = _iree_alone(module, example, TARGET[isa], op.dynamic_shapes())
     except Exception as e:  # noqa: BLE001 - a kernel that does not compile is a row, not a stop
         row.error = " ".join(str(e).split())[:200]
         say(f"[ops] {op.name} batch {batch}: {row.error}")
@@ -195,18 +218,26 @@ def _timed(fn) -> float:
     return time.perf_counter() - start
 
 
-def section(rows: list[Row], isa: str, peak: float) -> str:
+def heading(isa: str, any_size: bool) -> str:
+    return HEADINGS[isa] + (ANY_SIZE if any_size else "")
+
+
+def section(rows: list[Row], isa: str, peak: float, any_size: bool = False) -> str:
     import torch
 
     from .provenance import host_cpu, stamp
 
     code = code_for(isa)
-    lines = [HEADINGS[isa], "",
-             f"Measured on {stamp()} with `python -m benchmarks ops --isa {isa}`. Host CPU: "
+    command = f"python -m benchmarks ops --isa {isa}" + (" --any-size" if any_size else "")
+    lines = [heading(isa, any_size), "",
+             f"Measured on {stamp()} with `{command}`. Host CPU: "
              f"{host_cpu()}; code for {code}; **one thread** for every contestant (torch "
              f"{torch.__version__} with `torch.set_num_threads(1)`, IREE `local-sync`). "
              f"The machine's reach on one thread (eager's 2048³ sgemm): **{peak:.0f} GFLOP/s**. "
-             "Medians of alternating calls; each result checked against eager first.", "",
+             "Medians of alternating calls; each result checked against eager first."
+             + (" dync and IREE alone compile each convolution for any height and width "
+                "(`Dim`s of 16 to 512); the example's size is the one timed." if any_size
+                else ""), "",
              "| kernel | batch | GFLOP | eager GFLOP/s | dync GFLOP/s | dync / eager "
              "| IREE alone GFLOP/s |",
              "|---|---:|---:|---:|---:|---:|---:|"]
@@ -232,6 +263,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--batch", default="1,8", help="batch sizes, comma-separated (default 1,8)")
     parser.add_argument("--isa", choices=CHOICES, default="native",
                         help="native: the code IREE makes for this CPU; avx2: an AVX2 machine")
+    parser.add_argument("--any-size", action="store_true",
+                        help="the convolutions compiled for any H x W instead (their own "
+                        "section)")
     parser.add_argument("--only", default="", metavar="SUBSTRING",
                         help="only the kernels whose name contains this")
     parser.add_argument("--flags", default="", metavar="'FLAG ...'",
@@ -249,11 +283,11 @@ def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(1)
     batches = [int(b) for b in args.batch.split(",")]
     flags = tuple(args.flags.split())
-    rows = [measure(op, batch, args.isa, flags) for op in OPS if args.only in op.name
-            for batch in batches]
-    text = section(rows, args.isa, reach())
+    rows = [measure(op, batch, args.isa, flags) for op in OPS
+            if args.only in op.name and op.any_size == args.any_size for batch in batches]
+    text = section(rows, args.isa, reach(), args.any_size)
     if args.output:
-        write_section(args.output, HEADINGS[args.isa], text)
+        write_section(args.output, heading(args.isa, args.any_size), text)
     print(text)
 
 
