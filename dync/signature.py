@@ -296,7 +296,8 @@ def evaluate(expr: str, values: dict[str, int]) -> int | None:
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*", re.ASCII)
-_MAX_ASSUMES = 2000
+# The longest assumption text a symbol keeps (the guards torch.export kept, cut there).
+MAX_ASSUMES = 2000
 
 
 def _is_int(value: Any) -> bool:
@@ -314,7 +315,7 @@ def _declared(spec: dict, where: str) -> tuple[tuple[int, int] | None, str]:
         return None, ""
     _expect(isinstance(declared, list) and len(declared) == 2 and all(map(_is_int, declared))
             and declared[0] <= spec["min"] and spec["max"] <= declared[1]
-            and isinstance(assumes, str) and len(assumes) <= _MAX_ASSUMES, where,
+            and isinstance(assumes, str) and len(assumes) <= MAX_ASSUMES, where,
             f"malformed declared range of symbol {spec['name']!r}")
     return (declared[0], declared[1]), assumes
 

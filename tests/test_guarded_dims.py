@@ -73,12 +73,14 @@ def test_auto_runs_such_a_call_in_eager(model):
     compiled = dync.compile(model, (torch.randn(2, 16, 8),), dynamic_shapes=_shapes(),
                             cache=False)
     assert compiled.report.mode == "in-graph", compiled.report.explain()
-    for size in (2, 3, 4, 40):
+    for size in (2, 3, 4, 40, 3):
         x = torch.randn(3, size, 8)
         with torch.no_grad():
             torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
-    assert compiled.run_time_fallbacks == 2
+    # The second call at size 3 went to eager without the range check (and is not noted).
+    assert compiled.run_time_fallbacks == 3
     assert sum("ran in eager PyTorch" in note for note in compiled.report.notes) == 2
+    assert len(compiled._outside) == 2
 
 
 def test_the_manifest_keeps_the_declared_range_and_checks_it():

@@ -169,6 +169,9 @@ def _eager(model):
     from torch.utils._pytree import tree_leaves, tree_map
 
     def run(*args):
+        if all(isinstance(a, torch.Tensor) for a in args):  # no tree walks on the hot path
+            with torch.no_grad():
+                return model(*args)
         as_numpy = any(isinstance(a, np.ndarray) for a in tree_leaves(args))
         tensors = tree_map(lambda a: torch.from_numpy(a) if isinstance(a, np.ndarray) else a,
                            args)

@@ -22,15 +22,20 @@ Why: IREE 3.13's CPU code for a convolution vectorizes the output width by 8 onl
 width is static: over a dynamic width it computes one output column at a time (its lowering
 config: vector tile ``[1, 1, 1, 16]`` against ``[1, 1, 8, 16]``), and a tile of 8 forced
 onto the dynamic width did not vectorize at all (2.3 -> 12.7 ms). A dynamic height or batch
-keeps the fast code (the tile there is 1). Measured with `dync.compile`, one thread,
-an AVX-512 Xeon, 3×3 convolutions over a dynamic H x W (`python -m benchmarks ops`,
-"dynamic H x W" rows): 32→32 at 48×48 21 GFLOP/s against 55 with static
-sizes and 76 in eager. The strips copy the input once more (and its overlap: 2/16 of it for
-a 3×3 convolution of stride 1) and the output once, and compute up to ``T - 1`` columns a
-row that are cut away. A resolution-adaptive network is the case: its images come at any
-size. No paper section: a kernel choice at the boundary to IREE (issue 33); SoD²'s
-observation that dynamic shapes cost a compiler its static tiling (paper 004, §2) is the
-cause.
+keeps the fast code (the tile there is 1). Measured with `python -m benchmarks ops
+--any-size` (one thread, an AVX-512 Xeon, eager's oneDNN in the same process, batch 1 / 8,
+GFLOP/s before -> after; noisy machine): 3×3 64→64 at 56×56 21.1/20.7 -> 64.1/56.4 (eager
+108/138), 3×3 128→128 at 28×28 18.2/19.0 -> 68.1/71.5 (112/147), 3×3/2 128→128 at 56×56
+18.9/18.0 -> 33.9/32.7, 3×3 32→32 at 96×96 19.0/20.2 -> 46.6/39.3; a 1×1 64→256 at 56×56
+12.5/17.3 -> 34.9/15.3 (at batch 8 no gain, within the noise of repeated runs). The same
+convolutions with static sizes reach eager's speed or near it; the strips copy the input
+once more (with the overlap: 2/8 of it for a 3×3 convolution of stride 1) and the output
+once, and compute up to 7 columns a row that are cut away. A resolution-adaptive network
+is the case: its images come at any size (a two-stage early-exit CNN over 16-160 pixel
+images, one thread: 0.60x -> 0.94x eager). No paper section: a kernel choice at the
+boundary to IREE (issue 33) — SoD²'s multi-version code generation (§4.4.2) keeps CONV
+versions per shape class for the same reason, that a convolution's tiling depends on its
+shape.
 """
 
 from __future__ import annotations

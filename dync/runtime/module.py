@@ -49,6 +49,12 @@ class _Plan:
     sizes: tuple[tuple[str, int], ...]  # the dynamic dims' values, as `seen_sizes` counts them
 
 
+def _kinds(args: tuple) -> tuple:
+    """The shape and dtype of each of a call's arguments (what decides whether it lies in the
+    compiled range)."""
+    return tuple((np.shape(a), str(getattr(a, "dtype", type(a)))) for a in leaves(args))
+
+
 class CompiledModule:
     """A compiled model. `compiled(*args)` returns what `model(*args)` returns.
 
@@ -86,6 +92,9 @@ class CompiledModule:
         self.seen_sizes: collections.Counter[tuple[tuple[str, int], ...]] = collections.Counter()
         self.versions = Versions(manifest.entry, manifest.versions, manifest.signature)
         self._plans: dict[tuple, _Plan] = {}
+        # The shapes and dtypes of calls outside the compiled range, which `fallback` runs
+        # from then on without checking them again (up to _PLANS_KEPT of them).
+        self._outside: set[tuple] = set()
         self.run_time_fallbacks = 0
 
     @property
@@ -165,11 +174,16 @@ class CompiledModule:
             raise ModuleFormatError(f"IREE cannot load this module: {e}") from e
 
     def __call__(self, *args: Any) -> Any:
+        if self._outside and self.fallback is not None and _kinds(args) in self._outside:
+            self.run_time_fallbacks += 1
+            return self.fallback(*args)
         try:
             return self._call(*args)
         except (ModuleRunError, OutsideCompiledRange) as e:
             if self.fallback is None:
                 raise
+            if isinstance(e, OutsideCompiledRange) and len(self._outside) < _PLANS_KEPT:
+                self._outside.add(_kinds(args))
             self._note_fallback(e, args)
             return self.fallback(*args)
 

@@ -24,7 +24,7 @@ from typing import Any
 import torch
 from torch.utils import _pytree as pytree
 
-from ...signature import SymbolSpec
+from ...signature import MAX_ASSUMES, SymbolSpec
 from .declared_shapes import DeclaredShapes
 
 # How far from the example's size each dim's range is searched, one size at a time.
@@ -95,13 +95,13 @@ def guarded_ranges(ep: torch.export.ExportedProgram, declared: DeclaredShapes, a
     if not all(holds(point) for point in _points(box)) or not all(
             _reaches_an_end(box[name], where[name][2]) for name in box):
         return None
-    assumes = _assumptions(ep, declared, args)
+    assumes = _assumptions(ep, declared, where)
     symbols = {}
     for name, (low, high) in box.items():
-        dim = where[name][2]
-        narrowed = (low, high) != (dim.min, _finite_max(dim))
-        symbols[name] = SymbolSpec(name, low, high, (dim.min, _finite_max(dim)) if narrowed
-                                   else None, assumes if narrowed else "")
+        full = (where[name][2].min, _finite_max(where[name][2]))
+        narrowed = (low, high) != full
+        symbols[name] = SymbolSpec(name, low, high, full if narrowed else None,
+                                   assumes if narrowed else "")
     return symbols
 
 
@@ -144,14 +144,14 @@ def _points(box: dict[str, tuple[int, int]]):
 
 
 def _assumptions(ep: torch.export.ExportedProgram, declared: DeclaredShapes,
-                 args: tuple) -> str:
-    """The guards torch.export keeps, with `L['x'].size()[1]` spelled as the dim's name."""
-    names = {(declared.names[i], axis % args[i].dim()): dim.__name__
-             for i in range(len(args)) for axis, dim in declared.dims(args, i).items()}
+                 where: dict[str, tuple[int, int, Any]]) -> str:
+    """The guards torch.export keeps, with `L['x'].size()[1]` spelled as the dim's name
+    (`where`: `_declared_axes`)."""
+    names = {(declared.names[i], axis): name for name, (i, axis, _) in where.items()}
 
     def spelled(match: re.Match) -> str:
         return names.get((match[1], int(match[2])), match[0])
 
     guards = [re.sub(r"L\['(\w+)'\]\.size\(\)\[(\d+)\]", spelled, g)
               for g in getattr(ep, "_guards_code", [])]
-    return "; ".join(guards)[:1000]
+    return "; ".join(guards)[:MAX_ASSUMES]

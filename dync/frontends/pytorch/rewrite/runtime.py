@@ -21,6 +21,7 @@ import torch
 from torch._higher_order_ops.cond import cond_op
 from torch._higher_order_ops.while_loop import while_loop_op
 from torch.fx.experimental.proxy_tensor import disable_proxy_modes_tracing
+from torch.utils._sympy.symbol import SymT, symbol_is_type
 
 from ....errors import UnsupportedConstructError
 from .crossing import (
@@ -224,7 +225,8 @@ def _keep_sizes(result: Any, one: Any, other: Any) -> None:
             if isinstance(got, torch.SymInt) and isinstance(a, torch.SymInt) \
                     and isinstance(b, torch.SymInt) and a.node.expr == b.node.expr \
                     and got.node.expr != a.node.expr \
-                    and got.node.expr.is_symbol and str(got.node.expr).startswith("u"):
+                    and got.node.expr.is_symbol \
+                    and symbol_is_type(got.node.expr, SymT.UNBACKED_INT):
                 torch._check(got == a)
 
 
