@@ -1,22 +1,24 @@
 """`dync-width-strips`: on the CPU, a convolution over a dynamic width runs over strips of a
 static width, folded into the batch.
 
-Reads: 2-D convolutions (`torch.aten.conv2d`, `torch.aten.convolution`, not transposed; any
-groups) with a kernel wider than one column, constant stride, padding and dilation, whose
-output width is dynamic, in every function (a shape-specialized version's convolution, whose
-input is a static width cast to a dynamic one, is left alone); the module's backend (only
-``llvm-cpu``).
+Reads: 2-D convolutions (`torch.aten.conv2d`, `torch.aten.convolution`, not transposed) of
+one group (1×1 kernels included; depthwise ones are dync-depthwise-nhwc's), constant stride,
+padding and dilation, whose input and output widths are dynamic, in every function (a
+shape-specialized version's convolution, whose input is a static width cast to a dynamic
+one, is left alone); the module's backend (only ``llvm-cpu``).
 
 Writes: in place of each, with ``Wo`` the output's width (from the input's), ``T`` =
-`STRIP` output columns a strip and ``nt = ceil(Wo / T)`` strips: the input zero-padded along
-W (the convolution's own left padding, and enough on the right for `nt` whole strips); its
-columns viewed as ``N x C x H x nt x (T*stride)`` blocks, each with the first columns of the
-next block appended (the window's overlap, ``(kw-1)*dilation + 1 - stride`` columns, when
-positive), so that strip `i` holds the ``(T-1)*stride + (kw-1)*dilation + 1`` columns its
-`T` outputs read; the strips permuted into the batch, ``(N*nt) x C x H x Win``; the
-convolution over them with no padding along W (the rows' padding kept); its
-``(N*nt) x F x Ho x T`` result viewed back to ``N x F x Ho x (nt*T)`` and sliced to the
-first ``Wo`` columns, bound to the old result's shape.
+`STRIP` output columns a strip and ``nt = ceil(Wo / T)`` strips: the input zero-padded
+once, its rows by the convolution's row padding and its columns by the left padding and
+enough on the right for `nt` whole strips; its first ``nt*T*stride`` columns split
+(`unflatten.int`) into ``N x C x H x nt x (T*stride)`` blocks, and, where the windows
+overlap (``(kw-1)*dilation + 1 - stride`` columns, when positive), each block's following
+columns appended as strided slices (cut to the strip's columns when negative), so that
+strip `i` holds the ``(T-1)*stride + (kw-1)*dilation + 1`` columns its `T` outputs read;
+the strips permuted into the batch, ``(N*nt) x C x H x Win``; the convolution over them
+without padding; its ``(N*nt) x F x Ho x T`` result split back, permuted behind the rows,
+flattened to ``N x F x Ho x (nt*T)`` and sliced to the first ``Wo`` columns (the old
+result's shape binding moves to that slice).
 
 Why: IREE 3.13's CPU code for a convolution vectorizes the output width by 8 only where the
 width is static: over a dynamic width it computes one output column at a time (its lowering
@@ -32,7 +34,7 @@ convolutions with static sizes reach eager's speed or near it; the strips copy t
 once more (with the overlap: 2/8 of it for a 3×3 convolution of stride 1) and the output
 once, and compute up to 7 columns a row that are cut away. A resolution-adaptive network
 is the case: its images come at any size (a two-stage early-exit CNN over 16-160 pixel
-images, one thread: 0.60x -> 0.94x eager). No paper section: a kernel choice at the
+images, one thread: 0.60x -> 0.97-1.00x eager). No paper section: a kernel choice at the
 boundary to IREE (issue 33) — SoD²'s multi-version code generation (§4.4.2) keeps CONV
 versions per shape class for the same reason, that a convolution's tiling depends on its
 shape.
