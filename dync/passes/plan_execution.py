@@ -21,7 +21,8 @@ read go right before them.
 
 Searches the orders with a dynamic program over the sets of ops already run (the best peak
 that reaches each set; exact while every step's sets fit `BEAM`, a beam of the lowest peaks
-beyond). Symbolic sizes are compared at the middle of the symbols' ranges, and an order is
+beyond, narrower for segments longer than 64 ops so that the search stays near `WORK`
+steps). Symbolic sizes are compared at the middle of the symbols' ranges, and an order is
 taken only when its peak is no higher than program order's at every sample point of the
 ranges and lower at one: never worse for any shape the declared ranges allow (SoD²'s "mixed
 constant" case; one order, not several versions).
@@ -40,6 +41,7 @@ driver does anyway.
 from __future__ import annotations
 
 import functools
+import heapq
 from dataclasses import dataclass
 
 import numpy as np
@@ -64,6 +66,10 @@ from .pipeline import Pass
 
 # States (sets of ops already run) kept per step of the search; past it, the lowest peaks.
 BEAM = 256
+# A segment of n heavy ops costs about n² × beam steps: segments longer than √(WORK / BEAM)
+# (64 ops; dync-im2col's strips make 200 on AVX2) keep fewer states, at least MIN_BEAM.
+WORK = 1 << 20
+MIN_BEAM = 32
 
 
 class PlanExecution(Pass):
@@ -80,8 +86,9 @@ class PlanExecution(Pass):
             blocks = [func.regions[0].blocks[0]] + [
                 b for op in nested_ops(func) for r in op.regions for b in r.blocks]
             for block in blocks:
+                position = {op.operation: i for i, op in enumerate(block.operations)}
                 for ops, anchor in _segments(block, sizes):
-                    plan = _Segment(ops, block, sizes)
+                    plan = _Segment(ops, block, position, sizes)
                     if len(plan.heavy) < 2:
                         continue
                     counts["segments"] += 1
@@ -136,11 +143,12 @@ class _Root:
 
 
 class _Segment:
-    def __init__(self, ops: list[ir.Operation], block: ir.Block, sizes: TensorSizes):
+    def __init__(self, ops: list[ir.Operation], block: ir.Block,
+                 position: dict[ir.Operation, int], sizes: TensorSizes):
         self.ops = ops
         self.block = block
         self.sizes = sizes
-        self.position = {op.operation: i for i, op in enumerate(block.operations)}
+        self.position = position  # of the block's ops, before any segment of it moved
         self.first, self.last = self.position[ops[0]], self.position[ops[-1]]
         self.members = set(ops)
         self.heavy = [op for op in ops if _makes_memory(op)]
@@ -292,24 +300,51 @@ class _Segment:
         with the lowest peak (then the fewest live bytes), sizes given by `size`."""
         n = len(self.heavy)
         start = sum(size(r) for r in self.roots.values() if r.producer is None)
-        # set of ops run -> (peak so far, live bytes now, order)
-        level: dict[int, tuple[float, float, tuple[int, ...]]] = {0: (start, start, ())}
+        # What `_step` computes, each op's sizes summed once: this loop is the pass's time.
+        made = [sum(size(r) for r in rs) for rs in self.made]
+        unread = [sum(size(r) for r in rs if r.readers == 0 and not r.live_out)
+                  for rs in self.made]
+        reads = [[(r.readers, size(r)) for r in rs if not r.live_out] for rs in self.reads]
+        over = [[(r.readers, size(r)) for r in rs if not r.live_out]
+                for rs in self.overwritable]
+        everything = (1 << n) - 1
+        beam = max(MIN_BEAM, min(BEAM, WORK // (n * n)))
+        readers_of = [[j for j in range(n) if self.preds[j] >> i & 1] for i in range(n)]
+        first = sum(1 << i for i in range(n) if not self.preds[i])
+        # set of ops run -> (peak so far, live bytes now, the set before, the op run last,
+        # the ops ready to run)
+        level: dict[int, tuple[float, float, int, int, int]] = {0: (start, start, 0, -1, first)}
+        levels = [level]
         exact = True
         for _ in range(n):
-            nxt: dict[int, tuple[float, float, tuple[int, ...]]] = {}
-            for done, (top, live, order) in level.items():
-                for i in range(n):
-                    if done >> i & 1 or self.preds[i] & ~done:
-                        continue
-                    during, change, after = self._step(i, done, size)
-                    state = (max(top, live + during), live + change, order + (i,))
-                    if after not in nxt or state[:2] < nxt[after][:2]:
-                        nxt[after] = state
-            if len(nxt) > BEAM:
+            nxt: dict[int, tuple[float, float, int, int, int]] = {}
+            for done, (top, live, _, _, ready) in level.items():
+                todo = ready
+                while todo:
+                    bit = todo & -todo
+                    todo ^= bit
+                    i = bit.bit_length() - 1
+                    after = done | bit
+                    freed = unread[i] + sum(s for readers, s in reads[i]
+                                            if not readers & ~after)
+                    credit = max((s for readers, s in over[i] if not readers & ~after),
+                                 default=0)
+                    peak, now = max(top, live + made[i] - credit), live + made[i] - freed
+                    best = nxt.get(after)
+                    if best is None or (peak, now) < best[:2]:
+                        unblocked = sum(1 << j for j in readers_of[i]
+                                        if not self.preds[j] & ~after)
+                        nxt[after] = (peak, now, done, i, ready & ~bit | unblocked)
+            if len(nxt) > beam:
                 exact = False
-                nxt = dict(sorted(nxt.items(), key=lambda kv: kv[1][:2])[:BEAM])
+                nxt = dict(heapq.nsmallest(beam, nxt.items(), key=lambda kv: kv[1][:2]))
             level = nxt
-        return list(level[(1 << n) - 1][2]), exact
+            levels.append(level)
+        order, done = [], everything
+        for level in reversed(levels[1:]):
+            _, _, done, i, _ = level[done]
+            order.append(i)
+        return order[::-1], exact
 
     def _step(self, i: int, done: int, size):
         """Running heavy op `i` after the set `done`: the bytes it adds while it runs, the
