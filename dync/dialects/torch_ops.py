@@ -225,6 +225,22 @@ class TorchBuilder:
     def __call__(self, name: str, result: ir.Type, *operands: ir.Value) -> ir.Value:
         return create(name, result, self.ip, self.loc, operands=operands)
 
+    def size(self, x: ir.Value, dim: int) -> ir.Value:
+        """Dim `dim` of the tensor `x` as a `!torch.int`: a constant where its type knows it,
+        else `torch.aten.size.int`."""
+        known = type_dims(x.type)[dim]
+        if known is not None:
+            return self.int(known)
+        return self("torch.aten.size.int", ir.Type.parse("!torch.int"), x, self.int(dim))
+
+    def ints(self, values: list[ir.Value]) -> ir.Value:
+        """A `!torch.list<int>` of the `!torch.int` values `values`."""
+        return self("torch.prim.ListConstruct", ir.Type.parse("!torch.list<int>"), *values)
+
+    def tensors(self, values: list[ir.Value]) -> ir.Value:
+        """A `!torch.list<vtensor>` of the tensors `values` (for `cat`)."""
+        return self("torch.prim.ListConstruct", ir.Type.parse("!torch.list<vtensor>"), *values)
+
     def convert(self, x: ir.Value, element: str) -> ir.Value:
         """`torch.aten.to.dtype` of the tensor `x` to `element` (a key of `SCALAR_TYPES`)."""
         false = self.bool(False)

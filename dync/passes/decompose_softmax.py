@@ -85,7 +85,7 @@ def _decompose(op: ir.Operation, dim: int) -> ir.Value:
     x = op.operands[0]
     dims = type_dims(x.type)
     reduced = vtensor_type(x.type, [1 if i == dim else d for i, d in enumerate(dims)])
-    dim_list = b("torch.prim.ListConstruct", ir.Type.parse("!torch.list<int>"), b.int(dim))
+    dim_list = b.ints([b.int(dim)])
     keep = b.bool(True)
     one = b.int(1)
     peak = b("torch.aten.amax", reduced, x, dim_list, keep)

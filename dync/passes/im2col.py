@@ -184,8 +184,8 @@ def _as_matmul(conv: ir.Operation, stride: list[int], padding: list[int],
     if len(parts) == 1:
         nhwc = parts[0]
     else:
-        listed = b("torch.prim.ListConstruct", ir.Type.parse("!torch.list<vtensor>"), *parts)
-        nhwc = b("torch.aten.cat", vtensor_type(like, (n, ho, wo, f)), listed, b.int(1))
+        nhwc = b("torch.aten.cat", vtensor_type(like, (n, ho, wo, f)), b.tensors(parts),
+                 b.int(1))
     result = b("torch.aten.permute", like, nhwc, int_list(_NCHW, b.ip, b.loc))
     conv.results[0].replace_all_uses_with(result)
     conv.erase()
@@ -215,19 +215,17 @@ def _product(b: TorchBuilder, columns: list[ir.Value], matrix: ir.Value, bias: i
     if len(columns) == 1:
         cols = columns[0]
     else:
-        listed = b("torch.prim.ListConstruct", ir.Type.parse("!torch.list<vtensor>"), *columns)
-        cols = b("torch.aten.cat", vtensor_type(like, (n, r, wo, k)), listed, b.int(3))
+        cols = b("torch.aten.cat", vtensor_type(like, (n, r, wo, k)), b.tensors(columns),
+                 b.int(3))
     m = None if None in (n, r, wo) else n * r * wo
     rows_of = b("torch.aten.flatten.using_ints", vtensor_type(like, (m, k)), cols, b.int(0),
                 b.int(2))
     product = b("torch.aten.mm", vtensor_type(like, (m, f)), rows_of, matrix)
     if defining(bias, "torch.constant.none") is None:
         product = b("torch.aten.add.Tensor", product.type, product, bias, b.int(1))
-    sizes = [b.int(d) if d is not None else
-             b("torch.aten.size.int", ir.Type.parse("!torch.int"), cols, b.int(axis))
-             for axis, d in enumerate((n, r, wo))]
+    sizes = [b.size(cols, axis) for axis in range(3)]
     return b("torch.aten.view", vtensor_type(like, (n, r, wo, f)), product,
-             b("torch.prim.ListConstruct", ir.Type.parse("!torch.list<int>"), *sizes, b.int(f)))
+             b.ints([*sizes, b.int(f)]))
 
 
 def _patches(stride: list[int], padding: list[int], dilation: list[int], kernel) -> bool:
@@ -251,11 +249,8 @@ def _patch_columns(b: TorchBuilder, x: ir.Value, kernel: tuple[int, int],
             dims[dim] = covered
             x = b("torch.aten.slice.Tensor", vtensor_type(like, tuple(dims)), x, b.int(dim),
                   b.int(0), b.int(covered), b.int(1))
-    batch = b.int(n) if n is not None else b("torch.aten.size.int",
-                                             ir.Type.parse("!torch.int"), x, b.int(0))
     tiles = b("torch.aten.view", vtensor_type(like, (n, c, ho, kh, wo, kw)), x,
-              b("torch.prim.ListConstruct", ir.Type.parse("!torch.list<int>"), batch,
-                *(b.int(d) for d in (c, ho, kh, wo, kw))))
+              b.ints([b.size(x, 0), *(b.int(d) for d in (c, ho, kh, wo, kw))]))
     windows = b("torch.aten.permute", vtensor_type(like, (n, ho, wo, kh, kw, c)), tiles,
                 int_list([0, 2, 4, 3, 5, 1], b.ip, b.loc))
     return b("torch.aten.flatten.using_ints", vtensor_type(like, (n, ho, wo, kh * kw * c)),

@@ -106,14 +106,12 @@ def _positions(b: TorchBuilder, x: ir.Value, dim: int, descending: bool) -> ir.V
     values the lower index gets the larger key), shaped to broadcast against `x`."""
     dims = type_dims(x.type)
     n = dims[dim]
-    length = b.int(n) if n is not None else b("torch.aten.size.int", ir.Type.parse("!torch.int"),
-                                              x, b.int(dim))
+    length = b.size(x, dim)
     iota = b("torch.aten.arange", vtensor_of([n], "si64"), length, b.int(SCALAR_TYPES["si64"]), b.none, b.none,
              b.none)
     along = [1] * len(dims)
     along[dim] = n
-    shape = b("torch.prim.ListConstruct", ir.Type.parse("!torch.list<int>"),
-              *[b.int(d) if d is not None else length for d in along])
+    shape = b.ints([b.int(d) if d is not None else length for d in along])
     iota = b("torch.aten.view", vtensor_of(along, "si64"), iota, shape)
     if descending:
         iota = b("torch.aten.rsub.Scalar", iota.type, iota, b.int(_LOW - 1), b.int(1))

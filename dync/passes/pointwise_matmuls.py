@@ -112,10 +112,7 @@ def _as_matmul(conv: ir.Operation, made: dict) -> ir.Value:
                    int_list([f, 1], b.ip, b.loc))
         product = b("torch.aten.add.Tensor", product.type, product, column, b.int(1))
         bind_from(product, conv.results[0], flattened, b.ip)
-    batch = b.int(n) if n is not None else \
-        b("torch.aten.size.int", ir.Type.parse("!torch.int"), x, b.int(0))
-    shape = b("torch.prim.ListConstruct", ir.Type.parse("!torch.list<int>"), batch, b.int(f),
-              b.int(h), b.int(w))
+    shape = b.ints([b.size(x, 0), b.int(f), b.int(h), b.int(w)])
     result = b("torch.aten.view", like, product, shape)
     bind_from(result, conv.results[0], lambda e: e, b.ip)
     return result

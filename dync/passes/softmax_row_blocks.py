@@ -86,15 +86,13 @@ class _Rewriter:
         return self.split_rows() if self.split else self.padded()
 
     def size(self, axis: int) -> ir.Value:
-        if self.dims[axis] is not None:
-            return self.b.int(self.dims[axis])
-        return self.b("torch.aten.size.int", ir.Type.parse(_INT), self.x, self.b.int(axis))
+        return self.b.size(self.x, axis)
 
     def int_op(self, name: str, a: ir.Value, b: ir.Value | int) -> ir.Value:
         return self.b(name, ir.Type.parse(_INT), a, self.b.int(b) if isinstance(b, int) else b)
 
     def int_list(self, *values: ir.Value) -> ir.Value:
-        return self.b("torch.prim.ListConstruct", ir.Type.parse("!torch.list<int>"), *values)
+        return self.b.ints(list(values))
 
     def rows_slice(self, x: ir.Value, start: ir.Value | int, end: ir.Value) -> ir.Value:
         start = self.b.int(start) if isinstance(start, int) else start
@@ -136,8 +134,7 @@ class _Rewriter:
         rest = self.rows_slice(self.x, rows, self.rows)
         tail = self.softmax(rest, self.out_type)
         self.binding.bind(rest, tail, rows="rest", ip=self.b.ip)
-        listed = self.b("torch.prim.ListConstruct", ir.Type.parse("!torch.list<vtensor>"),
-                        self.in_blocks(head, blocks, rows), tail)
+        listed = self.b.tensors([self.in_blocks(head, blocks, rows), tail])
         return self.b("torch.aten.cat", self.out_type, listed, self.b.int(self.rank - 2))
 
 

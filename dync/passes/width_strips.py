@@ -45,7 +45,7 @@ from __future__ import annotations
 import sympy
 from iree.compiler import ir
 
-from ..analysis.layout import constant_window
+from ..analysis.layout import ConvWindow, constant_window
 from ..analysis.op_facts import window
 from ..dialects.symbolic import type_dims
 from ..dialects.torch_ops import (
@@ -68,28 +68,20 @@ STRIP = 8
 _SLICE = "torch.aten.slice.Tensor"
 
 
-def _strippable(conv: ir.Operation) -> bool:
-    """Whether `conv` is a convolution this pass rewrites (see the module docstring)."""
+def _strippable(conv: ir.Operation) -> ConvWindow | None:
+    """The window of `conv` where it is a convolution this pass rewrites (see the module
+    docstring), else None."""
     found = constant_window(conv)
     if found is None:
-        return False
+        return None
     x, weight, out = (type_dims(v.type) for v in (conv.operands[0], conv.operands[1],
                                                    conv.results[0]))
     if found.groups != 1 or out[3] is not None or x[3] is not None:
-        return False  # depthwise ones run in NHWC at full speed (dync-depthwise-nhwc)
+        return None  # depthwise ones run in NHWC at full speed (dync-depthwise-nhwc)
     cast = defining(conv.operands[0], "torch.tensor_static_info_cast")
-    return cast is None or type_dims(cast.operands[0].type)[3] is None
-
-
-def _size(b: TorchBuilder, value: ir.Value, dim: int) -> ir.Value:
-    known = type_dims(value.type)[dim]
-    if known is not None:
-        return b.int(known)
-    return b("torch.aten.size.int", ir.Type.parse("!torch.int"), value, b.int(dim))
-
-
-def _ints(b: TorchBuilder, values: list[ir.Value]) -> ir.Value:
-    return b("torch.prim.ListConstruct", ir.Type.parse("!torch.list<int>"), *values)
+    if cast is not None and type_dims(cast.operands[0].type)[3] is not None:
+        return None
+    return found
 
 
 def _unflatten(b: TorchBuilder, x: ir.Value, dim: int, sizes: list[ir.Value],
@@ -101,7 +93,7 @@ def _unflatten(b: TorchBuilder, x: ir.Value, dim: int, sizes: list[ir.Value],
     dims = list(type_dims(x.type))
     dims[dim:dim + 1] = static
     return b("torch.aten.unflatten.int", vtensor_type(x.type, dims), x, b.int(dim),
-             _ints(b, sizes))
+             b.ints(sizes))
 
 
 def _slice(b: TorchBuilder, x: ir.Value, dim: int, start: ir.Value, end: ir.Value,
@@ -111,8 +103,7 @@ def _slice(b: TorchBuilder, x: ir.Value, dim: int, start: ir.Value, end: ir.Valu
     return b(_SLICE, vtensor_type(x.type, dims), x, b.int(dim), start, end, b.int(1))
 
 
-def _in_strips(conv: ir.Operation) -> None:
-    found = constant_window(conv)
+def _in_strips(conv: ir.Operation, found: ConvWindow) -> None:
     (_, sw), (ph, pw), (_, dw) = found.stride, found.padding, found.dilation
     b = TorchBuilder(conv)
     x, weight = conv.operands[0], conv.operands[1]
@@ -129,7 +120,7 @@ def _in_strips(conv: ir.Operation) -> None:
     cache: dict = {}
 
     def build(expr) -> ir.Value:
-        return int_expression(sympy.sympify(expr), lambda _: _size(b, x, 3), b.ip, b.loc, cache)
+        return int_expression(expr, lambda _: b.size(x, 3), b.ip, b.loc, cache)
 
     out_width, strips = build(wo), build(sympy.ceiling(wo / STRIP))
     covered = build(sympy.ceiling(wo / STRIP) * step)
@@ -150,10 +141,8 @@ def _in_strips(conv: ir.Operation) -> None:
                       b.int(step + j), end, b.int(step))
             following.append(b("torch.aten.unsqueeze", vtensor_type(x.type, (n, c, h, None, 1)),
                                every, b.int(4)))
-        listed = b("torch.prim.ListConstruct", ir.Type.parse("!torch.list<vtensor>"), columns,
-                   *following)
-        columns = b("torch.aten.cat", vtensor_type(x.type, (n, c, h, None, width)), listed,
-                    b.int(4))
+        columns = b("torch.aten.cat", vtensor_type(x.type, (n, c, h, None, width)),
+                    b.tensors([columns, *following]), b.int(4))
     elif overlap < 0:
         columns = _slice(b, columns, 4, b.int(0), b.int(width), width)
     moved = b("torch.aten.permute", vtensor_type(x.type, (n, None, c, h, width)), columns,
@@ -166,7 +155,7 @@ def _in_strips(conv: ir.Operation) -> None:
     like = conv.results[0].type
     strip_out = ir.Operation.create(conv.name, results=[vtensor_type(like, (None, f, ho, STRIP))],
                                     operands=operands, loc=conv.location, ip=b.ip).result
-    unfolded = _unflatten(b, strip_out, 0, [_size(b, x, 0), strips], [n, None])
+    unfolded = _unflatten(b, strip_out, 0, [b.size(x, 0), strips], [n, None])
     back = b("torch.aten.permute", vtensor_type(like, (n, f, ho, None, STRIP)), unfolded,
              int_list([0, 2, 3, 1, 4], b.ip, b.loc))
     flat = b("torch.aten.flatten.using_ints", vtensor_type(like, (n, f, ho, None)), back,
@@ -182,7 +171,7 @@ class WidthStrips(HostCpuPass):
     summary = "convolutions over a dynamic width as convolutions over static-width strips (CPU)"
 
     def run_on_cpu(self, module: ir.Operation) -> None:
-        convolutions = [op for op in nested_ops(module) if _strippable(op)]
+        convolutions = [(op, found) for op in nested_ops(module) if (found := _strippable(op))]
         with module.context, ir.Location.unknown():
-            for conv in convolutions:
-                _in_strips(conv)
+            for conv, found in convolutions:
+                _in_strips(conv, found)
