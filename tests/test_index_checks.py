@@ -1,7 +1,8 @@
 """Indices read from data are checked (`dync-check-indices`): out of range — just past the
 end, negative where eager refuses negatives, 10**6 — raises `dync.IndexOutOfRangeError`
 naming the op and the model's line, as eager raises; in range, results match eager,
-negative indices included (for `index_put` too, which IREE 3.13 got wrong)."""
+negative indices included (for `index_put` too, which IREE 3.13 got wrong; and for a 0-d
+tensor index in a data-dependent loop, which dync's rewriting once wrapped around the dim)."""
 
 from pathlib import Path
 
@@ -51,6 +52,25 @@ class IndexPut(torch.nn.Module):
         return y + 1
 
 
+class Position(torch.nn.Module):
+    """`x[i + k]` for a 0-d tensor `k` in a data-dependent loop: dync's rewriting reads it
+    with `index_select`, an index past the end or before the start never wraps around."""
+
+    def forward(self, x, k):
+        acc = x[0] * 0
+        for i in range(int((x[:, 0] > 0).sum())):  # X has 5 positive rows
+            acc = acc + x[i + k]  # LINE: position
+        return acc
+
+
+class PositionPut(torch.nn.Module):
+    def forward(self, x, k):
+        y = x.clone()
+        for i in range(int((x[:, 0] > 0).sum())):
+            y[i + k] = y[i + k] * 2 + 1  # LINE: position_put
+        return y
+
+
 X = torch.randn(10, 4, generator=torch.Generator().manual_seed(0))
 
 # model, example args, dynamic shapes, in-range indices, out-of-range indices, eager's error.
@@ -69,6 +89,10 @@ CASES = {
               [[0, -1, 9, -10]], [[10], [-11], [10**6]], IndexError),
     "index_put": (IndexPut, (X, torch.tensor([0, 2])), (None, {0: N}),
                   [[0, -2], [-1, 3, -10]], [[10], [-11], [10**6]], IndexError),
+    "position": (Position, (X, torch.tensor(0)), (None, None),
+                 [0, 5, -10, -3], [6, 9, -11, -15, 10**6], IndexError),
+    "position_put": (PositionPut, (X, torch.tensor(0)), (None, None),
+                     [0, 5, -10, -3], [6, 9, -11, -15, 10**6], IndexError),
 }
 
 

@@ -1,22 +1,23 @@
-"""The ranges of integer values in a module: what `dync-check-indices` needs to know that an
-index is in range without checking it at run time.
+"""The ranges of integer values in a module: what `dync-check-indices` needs to know that an index
+is in range without checking it at run time.
 
-A range is a pair of lists of sympy expressions over the module's shape symbols: every
-element of the value (a `!torch.int`, or every element of an integer tensor) is at least the
-least of `lows` and at most the greatest of `highs`. It is derived from the ops that make the
-value — a constant or small integer literal, a symbol, a tensor's size, a fill, `arange`, the
-positions `argmax`/`topk`/`sort` return, `remainder` by a divisor proven positive (the
-coordinates dync's own `nonzero` computes: see `frontends.pytorch.decompositions._nonzero`),
-`clamp`, sums and non-negative multiples, and the ops that only move values around (views,
-slices, gathers, `where`, `cat`, `stack`/`unbind`) — and through control flow: a private
-function's argument has the union of the ranges its call sites pass, a call's result the range
-of what the callee returns, an `scf.if` result the union of its yields, a loop's carried value
-the union of its initial value and what an iteration yields, where the latter does not depend
-on the carried value itself (a greedy decoder's `argmax` token; a counter has no range).
-Anything else (a float, a conversion, an entry point's argument) has no range. `within` proves
-a bound by exact cancellation, or, for an expression linear in the symbols, at the corners of
-their declared ranges; it never relies on sympy's sign assumptions about symbols (an unbacked
-symbol may be 0).
+A range is a pair of lists of sympy expressions over the module's shape symbols: every element
+of the value (a `!torch.int`, or every element of an integer tensor) is at least the least of
+`lows` and at most the greatest of `highs`. It is derived from the ops that make the value — a
+constant or small integer literal, a symbol, a tensor's size, a fill, `arange`, the positions
+`argmax`/`topk`/`sort` return, `remainder` by a divisor proven positive (the coordinates dync's
+own `nonzero` computes: see `frontends.pytorch.decompositions._nonzero`), a Python index
+counted from the end (`where(x < 0, x + n, x)`: `counted_from_end`), `clamp`, sums and
+non-negative multiples, and the ops that only move values around (views, slices, gathers,
+`where`, `cat`, `stack`/`unbind`) — and through control flow: a private function's argument has
+the union of the ranges its call sites pass, a call's result the range of what the callee
+returns, an `scf.if` result the union of its yields, a loop's carried value the union of its
+initial value and what an iteration yields, where the latter does not depend on the carried
+value itself (a greedy decoder's `argmax` token; a counter has no range). Anything else (a
+float, a conversion, an entry point's argument) has no range. `within` proves a bound by exact
+cancellation, or, for an expression linear in the symbols, at the corners of their declared
+ranges; it never relies on sympy's sign assumptions about symbols (an unbacked symbol may be
+0).
 """
 
 from __future__ import annotations
@@ -97,6 +98,7 @@ _MOVES = frozenset({
     "torch.tensor_static_info_cast", "torch.prim.NumToTensor.Scalar", "torch.aten.Int.Tensor",
     "torch.aten.item", "torch.aten.ScalarImplicit",
 })
+_ADDS = ("torch.aten.add.Scalar", "torch.aten.add.Tensor")
 # Ops filling a tensor with one value: the operand holding it.
 _FILLS = {"torch.aten.full": 1, "torch.aten.full_like": 1, "torch.aten.new_full": 2,
           "torch.aten.fill.Scalar": 1}
@@ -105,6 +107,27 @@ _POSITIONS = {
     "torch.aten.argmax": (0, 1), "torch.aten.argmin": (0, 1), "torch.aten.topk": (1, 2),
     "torch.aten.sort": (1, 1), "torch.aten.max.dim": (1, 1), "torch.aten.min.dim": (1, 1),
 }
+
+
+def counted_from_end(value: ir.Value) -> bool:
+    """Whether `value` is ``where(x < 0, x + n, x)``: a Python index `x` into a dim of `n`,
+    counted from the end where negative (dync's rewriting reads and writes `t[i]` for a 0-d
+    tensor `i` so; one outside [-n, n) stays outside [0, n))."""
+    op = owner(value)
+    return op is not None and op.name == "torch.aten.where.self" \
+        and _from_end_parts(list(op.operands)) is not None
+
+
+def _from_end_parts(operands: list[ir.Value]) -> tuple[ir.Value, ir.Value] | None:
+    """(x, n) of the operands of ``where(x < 0, x + n, x)``; None for another `where`."""
+    test, shifted, x = owner(operands[0]), owner(operands[1]), operands[2]
+    if test is None or test.name != "torch.aten.lt.Scalar" or test.operands[0] != x \
+            or constant_int(test.operands[1]) != 0:
+        return None
+    if shifted is None or shifted.name not in _ADDS or shifted.operands[0] != x \
+            or constant_int(shifted.operands[2]) != 1:
+        return None
+    return x, shifted.operands[1]
 
 
 class ValueRanges:
@@ -128,6 +151,20 @@ class ValueRanges:
         self._active: set[ir.Value] = set()
 
     # -- proofs ----------------------------------------------------------------------------
+    def _from_end(self, operands) -> Range | None:
+        """`where(x < 0, x + n, x)` (`counted_from_end`): for x in [lo, hi], at least
+        min(lo + n, 0) and at most max(n - 1, hi) — in [0, n) where x lies in [-n, n)."""
+        parts = _from_end_parts(operands)
+        if parts is None:
+            return None
+        r, n = self.of(parts[0]), self.of(parts[1])
+        negative = _plus(r, n)
+        if negative is None:
+            return None
+        return _capped(tuple(dict.fromkeys((*negative.lows, sympy.Integer(0)))),
+                       tuple(dict.fromkeys((*(sympy.expand(e - 1) for e in n.highs),
+                                            *r.highs))))
+
     def within(self, value: ir.Value, size: sympy.Expr) -> bool:
         """Whether every element of `value` is proven to lie in [0, size)."""
         try:
@@ -228,6 +265,9 @@ class ValueRanges:
         if name in ("torch.aten.mul.Scalar", "torch.aten.mul.int"):
             return self._product(operands[0], operands[1])
         if name.startswith("torch.aten.where."):
+            from_end = self._from_end(operands)
+            if from_end is not None:
+                return from_end
             return _union([self.of(operands[1]), self.of(operands[2])])
         if name in ("torch.aten.cat", "torch.aten.stack"):
             listed = owner(operands[0])

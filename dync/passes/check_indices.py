@@ -44,7 +44,7 @@ import sympy
 from iree.compiler import ir
 
 from ..analysis.op_kinds import HOST_READS
-from ..analysis.value_ranges import ValueRanges, dim_size
+from ..analysis.value_ranges import ValueRanges, counted_from_end, dim_size
 from ..dialects.locations import made_by, where_in_model
 from ..dialects.symbolic import bounds, element_type, from_affine, narrow_range, type_dims
 from ..dialects.torch_ops import (
@@ -187,7 +187,9 @@ def _check_one(op: ir.Operation, table: ir.Value, axis: int, index: ir.Value, re
         else int_constant(0, ip, loc)
     where = where_in_model(op) or "an unknown line"
     extent = f"{size}" if size is not None else "size"
-    bounds = f"[-{extent}, {extent})" if reads.wraps else f"[0, {extent})"
+    # a Python index counted from the end (`counted_from_end`) is read as in range [-n, n)
+    from_end = reads.wraps or counted_from_end(index)
+    bounds = f"[-{extent}, {extent})" if from_end else f"[0, {extent})"
     message = (f"{INDEX_CHECK} {op.name.removeprefix('torch.aten.')} at {where} reads an index "
                f"outside {bounds} (dim {axis} of its input)")
     replaced = None

@@ -251,3 +251,33 @@ func.func @unproven(%logits: !torch.vtensor<[1,8],f32>, %ids: !torch.vtensor<[1]
   return %0, %1, %2, %out : !torch.vtensor<[1,3],f32>, !torch.vtensor<[1,3],f32>, !torch.vtensor<[1,3],f32>, !torch.vtensor<[1],si64>
 }
 }
+
+// -----
+
+// A 0-d tensor index counted from the end, as dync's rewriting reads `t[i]` in a loop:
+// `where(i < 0, i + n, i)`. From the argument: checked against [0, 6) as index_select
+// reads it, named [-6, 6) as the user wrote it. From argmax over the same 6 entries: in
+// [0, 6) whatever its sign test says, so not checked.
+// CHECK-LABEL: func.func @from_end
+// CHECK:         torch.runtime.assert {{.*}} "dync index check: index_select at {{.*}} reads an index outside [-6, 6) (dim 0 of its input)"
+// CHECK-NOT:     torch.runtime.assert
+// CHECK:         return
+func.func @from_end(%x: !torch.vtensor<[6],f32>, %i: !torch.vtensor<[1],si64>) -> (!torch.vtensor<[1],f32>, !torch.vtensor<[1],f32>) {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int6 = torch.constant.int 6
+  %none = torch.constant.none
+  %false = torch.constant.bool false
+  %neg = torch.aten.lt.Scalar %i, %int0 : !torch.vtensor<[1],si64>, !torch.int -> !torch.vtensor<[1],i1>
+  %up = torch.aten.add.Scalar %i, %int6, %int1 : !torch.vtensor<[1],si64>, !torch.int, !torch.int -> !torch.vtensor<[1],si64>
+  %at = torch.aten.where.self %neg, %up, %i : !torch.vtensor<[1],i1>, !torch.vtensor<[1],si64>, !torch.vtensor<[1],si64> -> !torch.vtensor<[1],si64>
+  %0 = torch.aten.index_select %x, %int0, %at : !torch.vtensor<[6],f32>, !torch.int, !torch.vtensor<[1],si64> -> !torch.vtensor<[1],f32>
+  %best = torch.aten.argmax %x, %none, %false : !torch.vtensor<[6],f32>, !torch.none, !torch.bool -> !torch.vtensor<[],si64>
+  %list = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+  %one = torch.aten.view %best, %list : !torch.vtensor<[],si64>, !torch.list<int> -> !torch.vtensor<[1],si64>
+  %neg2 = torch.aten.lt.Scalar %one, %int0 : !torch.vtensor<[1],si64>, !torch.int -> !torch.vtensor<[1],i1>
+  %up2 = torch.aten.add.Scalar %one, %int6, %int1 : !torch.vtensor<[1],si64>, !torch.int, !torch.int -> !torch.vtensor<[1],si64>
+  %at2 = torch.aten.where.self %neg2, %up2, %one : !torch.vtensor<[1],i1>, !torch.vtensor<[1],si64>, !torch.vtensor<[1],si64> -> !torch.vtensor<[1],si64>
+  %1 = torch.aten.index_select %x, %int0, %at2 : !torch.vtensor<[6],f32>, !torch.int, !torch.vtensor<[1],si64> -> !torch.vtensor<[1],f32>
+  return %0, %1 : !torch.vtensor<[1],f32>, !torch.vtensor<[1],f32>
+}

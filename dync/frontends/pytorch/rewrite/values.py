@@ -40,8 +40,7 @@ def getitem(target: Any, index: Any) -> Any:
         return target[index]
     basic, dim, position = found
     view = target[basic]
-    position = position.reshape(1) % view.shape[dim]  # x[-1] is the last
-    return view.index_select(dim, position).squeeze(dim)
+    return view.index_select(dim, _from_end(position, view.shape[dim])).squeeze(dim)
 
 
 def setitem(target: Any, index: Any, value: Any, op: str | None = None) -> Any:
@@ -69,7 +68,10 @@ def setitem(target: Any, index: Any, value: Any, op: str | None = None) -> Any:
     shape = list(view.shape)
     del shape[dim]
     value = torch.broadcast_to(value.to(view.dtype), shape).unsqueeze(dim)
-    picked = torch.arange(view.shape[dim], device=view.device) == position % view.shape[dim]
+    rows = torch.arange(view.shape[dim], device=view.device)
+    # through index_select, which dync-check-indices checks: a position outside [-n, n)
+    # stops the call (IndexOutOfRangeError), as eager raises IndexError, not a wrong write
+    picked = rows == rows.index_select(0, _from_end(position, view.shape[dim]))
     mask_shape = [1] * view.dim()
     mask_shape[dim] = -1
     written = torch.where(picked.reshape(mask_shape), value, view)
@@ -77,6 +79,15 @@ def setitem(target: Any, index: Any, value: Any, op: str | None = None) -> Any:
         return written
     out[basic] = written
     return out
+
+
+def _from_end(position: torch.Tensor, n: Any) -> torch.Tensor:
+    """The 0-d integer tensor `position` into a dim of `n` as a 1-element index: a negative
+    one counted from the end (x[-1] is the last). One outside [-n, n) stays outside [0, n),
+    where dync-check-indices stops the call as eager raises IndexError: not `position % n`,
+    which would read or write a wrong element instead."""
+    position = position.reshape(1)
+    return torch.where(position < 0, position + n, position)
 
 
 def _is_position(value: Any) -> bool:
