@@ -71,6 +71,18 @@ class PositionPut(torch.nn.Module):
         return y
 
 
+class ListItem(torch.nn.Module):
+    """`items[k]` of a list appended on a data-dependent path (a bounded buffer while
+    exporting): an item past the ones appended raises, not a row of the buffer's spare."""
+
+    def forward(self, x, k):
+        items = []
+        for i in range(x.shape[0]):
+            if x[i, 0] > k:  # X: 10 rows over -2, 8 over -1, 5 over 0, 1 over 1, none over 2
+                items.append(x[i])
+        return items[2] * 2  # LINE: list_item
+
+
 X = torch.randn(10, 4, generator=torch.Generator().manual_seed(0))
 
 # model, example args, dynamic shapes, in-range indices, out-of-range indices, eager's error.
@@ -91,6 +103,8 @@ CASES = {
                   [[0, -2], [-1, 3, -10]], [[10], [-11], [10**6]], IndexError),
     "position": (Position, (X, torch.tensor(0)), (None, None),
                  [0, 5, -10, -3], [6, 9, -11, -15, 10**6], IndexError),
+    "list_item": (ListItem, (X, torch.tensor(0)), (None, None),
+                  [-2, -1, 0], [1, 2], IndexError),
     "position_put": (PositionPut, (X, torch.tensor(0)), (None, None),
                      [0, 5, -10, -3], [6, 9, -11, -15, 10**6], IndexError),
 }

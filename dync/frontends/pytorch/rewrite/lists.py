@@ -108,6 +108,11 @@ class TensorList(list):
         if not isinstance(index, int):
             raise self._unsupported(f"indexing with {type(index).__name__}")
         at = self.length + index if index < 0 else torch.scalar_tensor(index, dtype=torch.int64)
+        # Past the items appended (or before the first): the buffer's capacity instead, an
+        # index dync-check-indices stops the call at (IndexOutOfRangeError), as eager raises
+        # IndexError; the buffer's rows past the length hold no item.
+        capacity = self.buffer.shape[0]
+        at = torch.where((at >= 0) & (at < self.length), at, capacity)
         return self.buffer.index_select(0, at.reshape(1)).squeeze(0)
 
     def valid(self) -> torch.Tensor:
