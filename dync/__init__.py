@@ -10,6 +10,7 @@ from .errors import (
     ModuleRunError,
     OptionError,
     OutsideCompiledRange,
+    TraceAssumptionError,
     UnsupportedConstructError,
 )
 from .runtime import CompiledModule, HostModule, load
@@ -27,6 +28,7 @@ __all__ = [
     "ModuleRunError",
     "OptionError",
     "OutsideCompiledRange",
+    "TraceAssumptionError",
     "UnsupportedConstructError",
     "Verification",
     "__version__",

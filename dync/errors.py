@@ -58,6 +58,18 @@ class ModuleRunError(DyncError):
     runs in eager PyTorch instead (`CompiledModule.fallback`)."""
 
 
+class TraceAssumptionError(ModuleRunError):
+    """A compiled module stopped at one of torch.export's own run-time asserts: the inputs
+    break something the trace assumed of a data-dependent size (a `torch._check` in the
+    model, or one dync's rewriting adds where eager raises, as for `torch.stack` of an empty
+    list). Under `mode="auto"` the call runs in eager PyTorch, which computes what those
+    inputs do or raises as it would anyway; no warning, as this is no IREE failure."""
+
+
+# The message of those asserts, as torch.export writes it.
+TRACE_ASSERT = "Runtime assertion failed for expression"
+
+
 class ModuleFormatError(DyncError):
     """A saved `.vmfb` or its manifest is missing, corrupted or from an incompatible dync."""
 

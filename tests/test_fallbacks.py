@@ -5,6 +5,7 @@ its stage and reason, and the results stay those of eager PyTorch on every path.
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -289,6 +290,40 @@ def test_a_call_failing_in_iree_raises_in_graph_mode(monkeypatch):
     compiled(torch.randn(4, 8))
     with pytest.raises(dync.ModuleRunError, match="failed at run time: injected"):
         compiled(torch.randn(5, 8))
+
+
+class StackKept(nn.Module):
+    """`torch.stack` of a list appended on a data-dependent path: a bounded buffer in the
+    graph; eager refuses an empty list, and the graph asserts it is not empty."""
+
+    def forward(self, x):
+        kept = []
+        for i in range(x.shape[0]):
+            if x[i] > 0:
+                kept.append(x[i] * 2)
+        return torch.stack(kept) + 1
+
+
+def test_a_broken_trace_assumption_runs_in_eager_without_a_warning():
+    model = StackKept()
+    compiled = dync.compile(model, (torch.tensor([1.0, -2.0, 3.0]),),
+                            dynamic_shapes=({0: torch.export.Dim("n", min=1, max=16)},))
+    assert compiled.report.mode == "in-graph"
+    for values in ([1.0, -2.0, 3.0], [4.0], [-1.0, 5.0, 6.0, 7.0]):
+        x = torch.tensor(values)
+        torch.testing.assert_close(compiled(x), model(x))
+    empty = torch.tensor([-1.0, -2.0])
+    with pytest.raises(RuntimeError, match="non-empty"):  # what eager raises
+        model(empty)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "please report it": no IREE failure
+        with pytest.raises(RuntimeError, match="non-empty"):
+            compiled(empty)
+    assert compiled.run_time_fallbacks == 1
+    assert "assumption of torch.export's trace" in compiled.report.notes[-1]
+    compiled.fallback = None  # as under mode="graph"
+    with pytest.raises(dync.TraceAssumptionError, match=r"u\d+ >= 1"):
+        compiled(empty)
 
 
 # --- IREE fails on one of the options dync's passes asked for -----------------------------------

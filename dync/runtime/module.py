@@ -18,6 +18,7 @@ import numpy as np
 from ..errors import (
     DIVISION_CHECK,
     INDEX_CHECK,
+    TRACE_ASSERT,
     DyncError,
     IndexOutOfRangeError,
     InputError,
@@ -25,6 +26,7 @@ from ..errors import (
     ModuleFormatError,
     ModuleRunError,
     OutsideCompiledRange,
+    TraceAssumptionError,
 )
 from ..output_tree import leaves
 from ..report import Report
@@ -66,8 +68,9 @@ class CompiledModule:
     whose sizes lie outside the part of their declared range it was compiled for
     (`OutsideCompiledRange`), and returns its result instead: `dync.compile(mode="auto")`
     sets it to the eager model, so that a program that runs in eager never fails compiled.
-    The first failure in IREE warns; every fallback is counted in `run_time_fallbacks` and
-    the first few are in `report.notes`.
+    The first failure in IREE warns (not a `TraceAssumptionError`: inputs that break an
+    assumption of torch.export's trace, which eager decides); every fallback is counted in
+    `run_time_fallbacks` and the first few are in `report.notes`.
     """
 
     fallback: Callable[..., Any] | None = None
@@ -96,6 +99,7 @@ class CompiledModule:
         # from then on without checking them again (up to _PLANS_KEPT of them).
         self._outside: set[tuple] = set()
         self.run_time_fallbacks = 0
+        self._warned = False
 
     @property
     def signature(self) -> Signature:
@@ -193,7 +197,8 @@ class CompiledModule:
         note = f"a call on inputs of shape {shapes} ran in eager PyTorch: {reason}"
         self.run_time_fallbacks += 1
         notes = self.manifest.report.setdefault("notes", [])
-        if self.run_time_fallbacks == 1 and isinstance(error, ModuleRunError):
+        if type(error) is ModuleRunError and not self._warned:  # an IREE failure
+            self._warned = True
             warnings.warn(f"dync: {note} (mode='auto'; later such calls are counted in "
                           "run_time_fallbacks; please report it)", RuntimeWarning, stacklevel=3)
         if self.run_time_fallbacks <= self.NOTED_FALLBACKS:
@@ -282,6 +287,11 @@ def _run_time_error(error: Exception) -> DyncError:
         if start >= 0:
             message = text[start + len(prefix):].split(";", 1)[0].strip()
             return kind(f"{what}: {message}")
+    start = text.find(TRACE_ASSERT)
+    if start >= 0:
+        failed = text[start:].split(";", 1)[0].strip()
+        return TraceAssumptionError(f"the inputs break an assumption of torch.export's trace "
+                                    f"({failed}); eager PyTorch decides what they do")
     return ModuleRunError(f"the compiled module failed at run time: {text}")
 
 

@@ -169,6 +169,8 @@ class BoundedListMode(TorchFunctionMode):
         if (func in _CONCATS or func is torch.stack) and args and isinstance(args[0], TensorList) \
                 and args[0].bounded:
             items = args[0].valid()
+            # eager refuses an empty list ("expected a non-empty list of Tensors")
+            torch._check(items.shape[0] >= 1)
             dim = args[1] if len(args) > 1 else kwargs.get("dim", 0)
             if func is torch.stack:
                 return items.movedim(0, dim % items.dim())
