@@ -822,7 +822,7 @@ class HalfTheTokensByTopK(nn.Module):
     """Mixture-of-depths routing: `k = max(1, s // 2)` of the tokens by a score. Python's
     `max` on the size makes torch.export assume `k != 1`, and with the declared `Dim`s it
     refused the whole export (so host mode): the module is compiled for the lengths where
-    the trace holds, and the others run in eager."""
+    the trace holds, and the others as a second trace (`compiled.pieces`)."""
 
     def forward(self, x):
         k = max(1, x.shape[1] // 2)
@@ -833,7 +833,8 @@ class HalfTheTokensByTopK(nn.Module):
 
 class BranchOnADynamicSize(nn.Module):
     """`if x.shape[1] > 16: x = x[:, :16]`, as models that cap a sequence's length write it:
-    compiled for the lengths the example's path holds for, the others run in eager."""
+    compiled for the lengths the example's path holds for, the others as a second trace
+    (`compiled.pieces`)."""
 
     def forward(self, x):
         if x.shape[1] > 16:

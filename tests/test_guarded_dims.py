@@ -1,7 +1,8 @@
 """Dynamic dims torch.export traces over only part of their declared range (`k = max(1,
 s // 2)`, a branch on a size): compiled for the range where the trace holds
-(`dync.frontends.pytorch.guards`); a call outside it but inside the declared range runs in
-eager under mode='auto' and is refused, naming both ranges and the assumption, otherwise."""
+(`dync.frontends.pytorch.guards`). Under mode='auto' the rest of the declared range is traced
+and compiled again (`dync.api.pieces`), and a call no module takes runs in eager; under
+mode='graph' a call outside the range is refused, naming both ranges and the assumption."""
 
 from __future__ import annotations
 
@@ -69,10 +70,31 @@ def test_a_size_outside_it_is_refused_naming_both_ranges(graph_module, tmp_path)
         loaded(torch.randn(2, 2, 8))
 
 
-def test_auto_runs_such_a_call_in_eager(model):
+def test_auto_compiles_the_rest_of_the_range_as_a_second_trace(model):
     compiled = dync.compile(model, (torch.randn(2, 16, 8),), dynamic_shapes=_shapes(),
                             cache=False)
     assert compiled.report.mode == "in-graph", compiled.report.explain()
+    (piece,) = compiled.pieces  # traced at length 3, where k == 1
+    length = piece.signature.symbols["length"]
+    assert (length.min, length.max) == (2, 3)
+    assert any("length in [2, 3]: a second trace (at length = 3)" in note
+               for note in compiled.report.notes)
+    for size in (2, 3, 4, 40, 3, 64):
+        x = torch.randn(3, size, 8)
+        with torch.no_grad():
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
+    assert compiled.run_time_fallbacks == 0 and piece.run_time_fallbacks == 0
+    assert sorted(compiled._outside.values()) == [0, 0]  # sizes 2 and 3 go to the piece
+
+
+def test_auto_runs_a_call_no_piece_takes_in_eager(model, monkeypatch):
+    from dync.api import pieces
+
+    monkeypatch.setattr(pieces, "MAX_PIECES", 0)
+    compiled = dync.compile(model, (torch.randn(2, 16, 8),), dynamic_shapes=_shapes(),
+                            cache=False)
+    assert compiled.report.mode == "in-graph", compiled.report.explain()
+    assert not compiled.pieces
     for size in (2, 3, 4, 40, 3):
         x = torch.randn(3, size, 8)
         with torch.no_grad():
@@ -110,3 +132,33 @@ def test_a_range_reaching_neither_end_is_not_taken():
         dync.compile(FourHeads(), (torch.randn(2, 16),), mode="graph", cache=False,
                      dynamic_shapes=({0: Dim("batch", min=1, max=8),
                                       1: Dim("length", min=4, max=64)},))
+
+
+class ThreeRegimes(nn.Module):
+    """A branch on a size with three sides: each compiled as its own trace under auto."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b, self.c = nn.Linear(8, 8), nn.Linear(8, 8), nn.Linear(8, 8)
+
+    def forward(self, x):
+        if x.shape[0] > 32:
+            return self.a(x[:32]).relu()
+        if x.shape[0] > 8:
+            return self.b(x).tanh()
+        return self.c(x) * 2
+
+
+def test_every_side_of_a_branch_on_a_size_is_compiled():
+    torch.manual_seed(0)
+    model = ThreeRegimes().eval()
+    compiled = dync.compile(model, (torch.randn(16, 8),), cache=False,
+                            dynamic_shapes=({0: Dim("n", min=1, max=128)},))
+    ranges = [(s.min, s.max) for s in [compiled.signature.symbols["n"]]
+              + [p.signature.symbols["n"] for p in compiled.pieces]]
+    assert sorted(r for rs in ranges for r in range(rs[0], rs[1] + 1)) == list(range(1, 129))
+    for n in (1, 8, 9, 16, 32, 33, 100, 128, 5):
+        x = torch.randn(n, 8)
+        with torch.no_grad():
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
+    assert compiled.run_time_fallbacks == 0

@@ -19,6 +19,7 @@ from ..runtime.module import CompiledModule, from_parts
 from .graph import _compile_graph
 from .host import _compile_host
 from .iree import _cache
+from .pieces import add_pieces
 from .stages import _falls_back, _is_onnx, _Job, _one_line, _progress_sink
 
 
@@ -138,16 +139,25 @@ def compile(  # noqa: A001 - the public name is fixed by the design
         dynamic_shapes = DeclaredShapes.of(model.forward, args, dynamic_shapes)
     job = _Job(model, args, dynamic_shapes, options,
                _progress_sink(progress), _cache(options.cache))
-    front = None if options.dump_ir else _model_key(job)
+    compiled = _compiled_or_cached(job)
+    if options.mode == "auto":
+        add_pieces(compiled, job, _compiled_or_cached)
+    return _with_eager_fallback(compiled, model, options.mode)
+
+
+def _compiled_or_cached(job: _Job) -> CompiledModule:
+    """The module for `job`: from the compile cache where it holds this model, else compiled
+    (and kept there)."""
+    front = None if job.options.dump_ir else _model_key(job)
     if front is not None:
-        hit = _load_cached(job.store, front, model, job.report, job.say)
+        hit = _load_cached(job.store, front, job.model, job.report, job.say)
         if hit is not None:
             job.say("compile cache: hit for this model (import, passes and IREE skipped)")
-            return _with_eager_fallback(hit, model, options.mode)
+            return hit
     compiled = _compile(job)
     if front is not None and compiled.report.mode != "eager":  # nothing compiled to keep
         job.store.put(front, compiled.vmfb, {"manifest": compiled.manifest.to_json()})
-    return _with_eager_fallback(compiled, model, options.mode)
+    return compiled
 
 
 def _with_eager_fallback(compiled, model, mode: str):
@@ -159,6 +169,8 @@ def _with_eager_fallback(compiled, model, mode: str):
 
         if isinstance(model, torch.nn.Module):
             compiled.fallback = _eager(model)
+            for piece in getattr(compiled, "pieces", ()):
+                piece.fallback = compiled.fallback
     return compiled
 
 

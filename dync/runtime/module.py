@@ -95,9 +95,14 @@ class CompiledModule:
         self.seen_sizes: collections.Counter[tuple[tuple[str, int], ...]] = collections.Counter()
         self.versions = Versions(manifest.entry, manifest.versions, manifest.signature)
         self._plans: dict[tuple, _Plan] = {}
-        # The shapes and dtypes of calls outside the compiled range, which `fallback` runs
-        # from then on without checking them again (up to _PLANS_KEPT of them).
-        self._outside: set[tuple] = set()
+        # Modules compiled for the other parts of a dim's declared range, where this one's
+        # trace does not hold (`dync.compile(mode="auto")` adds them): a call outside this
+        # module's range runs in the first that takes its sizes, before `fallback`.
+        self.pieces: list[CompiledModule] = []
+        # The shapes and dtypes of calls outside the compiled range -> the piece that runs
+        # them (None: `fallback`), from then on without checking them again (up to
+        # _PLANS_KEPT of them).
+        self._outside: dict[tuple, int | None] = {}
         self.run_time_fallbacks = 0
         self._warned = False
 
@@ -178,18 +183,43 @@ class CompiledModule:
             raise ModuleFormatError(f"IREE cannot load this module: {e}") from e
 
     def __call__(self, *args: Any) -> Any:
-        if self._outside and self.fallback is not None and _kinds(args) in self._outside:
-            self.run_time_fallbacks += 1
-            return self.fallback(*args)
+        if self._outside and (kinds := _kinds(args)) in self._outside:
+            piece = self._outside[kinds]
+            if piece is not None:
+                return self.pieces[piece](*args)
+            if self.fallback is not None:
+                self.run_time_fallbacks += 1
+                return self.fallback(*args)
         try:
             return self._call(*args)
-        except (ModuleRunError, OutsideCompiledRange) as e:
-            if self.fallback is None:
+        except OutsideCompiledRange as e:
+            piece = self._piece_for(args)
+            if piece is None and self.fallback is None:
                 raise
-            if isinstance(e, OutsideCompiledRange) and len(self._outside) < _PLANS_KEPT:
-                self._outside.add(_kinds(args))
+            if len(self._outside) < _PLANS_KEPT:
+                self._outside[_kinds(args)] = piece
+            if piece is not None:
+                return self.pieces[piece](*args)
             self._note_fallback(e, args)
             return self.fallback(*args)
+        except ModuleRunError as e:
+            if self.fallback is None:
+                raise
+            self._note_fallback(e, args)
+            return self.fallback(*args)
+
+    def _piece_for(self, args: tuple) -> int | None:
+        """The first of `pieces` whose signature takes `args`, if any."""
+        if not self.pieces:
+            return None
+        arrays, _ = _host_arrays(leaves(args))
+        for k, piece in enumerate(self.pieces):
+            try:
+                piece.signature.check_inputs(arrays)
+            except InputError:
+                continue
+            return k
+        return None
 
     def _note_fallback(self, error: ModuleRunError | OutsideCompiledRange, args: tuple) -> None:
         shapes = ", ".join("x".join(map(str, np.shape(a))) or "scalar" for a in leaves(args))

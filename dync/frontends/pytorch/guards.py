@@ -122,6 +122,25 @@ def _finite_max(dim: Any) -> int:
     return dim.max if isinstance(dim.max, int) and dim.max < 2**62 else 2**62
 
 
+def example_at(declared: DeclaredShapes, args: tuple, name: str, size: int) -> tuple | None:
+    """`args` with every axis declared as the `Dim` `name` made `size` long: the example's
+    values repeated along it (or cut), so that data-dependent paths see values like the
+    example's; None where no axis is declared so or one is empty."""
+    out, changed = list(args), False
+    for i in range(len(args)):
+        for axis, dim in declared.dims(args, i).items():
+            if getattr(dim, "__name__", None) != name:
+                continue
+            x = out[i]
+            axis %= x.dim()
+            if x.shape[axis] == 0:
+                return None
+            copies = -(-size // x.shape[axis])
+            out[i] = torch.cat([x] * copies, dim=axis).narrow(axis, 0, size).clone()
+            changed = True
+    return tuple(out) if changed else None
+
+
 def _declared_axes(declared: DeclaredShapes, args: tuple) -> dict[str, tuple[int, int, Any]]:
     """Each declared `Dim`'s name -> (argument, axis, the `Dim`)."""
     where = {}
