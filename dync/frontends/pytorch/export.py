@@ -112,8 +112,8 @@ def _narrowed(signature: Signature, ranges: dict[str, SymbolSpec]) -> list[str]:
             notes.append(
                 f"torch.export's trace holds for {name} in [{spec.min}, {spec.max}] of its "
                 f"declared [{spec.declared[0]}, {spec.declared[1]}] (it assumes "
-                f"{spec.assumes}): compiled for that range; mode='auto' runs calls outside it "
-                "in eager PyTorch")
+                f"{spec.assumes}): compiled for that range; mode='auto' traces the rest "
+                "again (compiled.pieces), and runs in eager PyTorch what none takes")
     return notes
 
 
