@@ -4,8 +4,14 @@ values the loop carries.
 Reads: every `func.call` nested in an `scf.while` or `scf.for`, and the operands it passes
 that the loop defines (its carried tensors, through their `torch_c.from_builtin_tensor` casts,
 and what the body computes from them); operands defined before the loop are its invariants.
-Writes: the callee's `torch.bind_symbolic_shape` ops of those arguments are erased (the
-caller's bindings of the same values stay; a callee called elsewhere too loses them there).
+Writes: where the callee also binds an invariant argument with a symbol a carried one's
+binding uses, the callee's `torch.bind_symbolic_shape` ops of the carried arguments are erased
+(the caller's bindings of the same values stay; a callee called elsewhere too loses them
+there). A callee whose carried arguments share no symbol with an invariant keeps them all:
+unbound there, IREE 3.13 crashed in the stream dialect's resource analysis
+(`ValueResourceUsage` on the loop's `scf.yield`, SIGSEGV) on a plain loop over a dynamic batch
+(`while h.abs().max() > 0.25: h = h * 0.5`, fuzz seeds 1009, 1015, 1020 and 18 more of 1000-1119
+fell back to eager for it).
 
 Why: IREE 3.13 takes each shape symbol's value from a binding in the function that binds it
 and ties the function's other bound tensors to that value. Once the callee is inlined into
@@ -63,6 +69,13 @@ def _carried_arguments(module: ir.Operation) -> dict[str, set[int]]:
     return found
 
 
+def _symbols(binds: list[ir.Operation]) -> set[str]:
+    """The names of the shape symbols `binds` use."""
+    return {ir.StringAttr(v.owner.attributes["symbol_name"]).value
+            for bind in binds for v in list(bind.operands)[1:]
+            if not isinstance(v.owner, ir.Block) and v.owner.name == "torch.symbolic_int"}
+
+
 class UnbindLoopCarried(Pass):
     name = "dync-unbind-loop-carried"
     summary = "erase the shape bindings a loop's callee makes of the values the loop carries"
@@ -75,6 +88,11 @@ class UnbindLoopCarried(Pass):
                 continue
             arguments = func.regions[0].blocks[0].arguments
             targets = {arguments[i] for i in positions}
-            for bind in ops_named(func, BIND):
-                if bind.operands[0] in targets:
-                    bind.erase()
+            binds = ops_named(func, BIND)
+            carried = [b for b in binds if b.operands[0] in targets]
+            invariant = [b for b in binds if b.operands[0] not in targets
+                         and owner(b.operands[0]) is None]
+            if not _symbols(carried) & _symbols(invariant):
+                continue  # nothing ties the carried dims to a value from before the loop
+            for bind in carried:
+                bind.erase()

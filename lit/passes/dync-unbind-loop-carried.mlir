@@ -28,6 +28,13 @@
 // CHECK-NEXT:    torch.bind_symbolic_shape %arg1, [
 // CHECK-NOT:     torch.bind_symbolic_shape %arg0
 // CHECK:         return
+
+// A loop whose callee binds nothing from before the loop to the carried tensor's symbol
+// (`while h.abs().max() > 0.25: h = h * 0.5`): its bindings stay. Unbound, IREE 3.13 crashed
+// in the stream dialect's resource analysis on such a loop (SIGSEGV, fuzz seed 1009).
+// CHECK-LABEL: func.func private @halve
+// CHECK-NEXT:    torch.symbolic_int "t"
+// CHECK-NEXT:    torch.bind_symbolic_shape %arg0, [
 module {
   func.func @main(%arg0: !torch.vtensor<[?,8],f32>) -> !torch.vtensor<[?,8],f32> {
     %t = torch.symbolic_int "t" {min_val = 2, max_val = 64} : !torch.int
@@ -88,5 +95,30 @@ module {
     %int1 = torch.constant.int 1
     %0 = torch.aten.add.Tensor %arg0, %arg1, %int1 : !torch.vtensor<[?,8],f32>, !torch.vtensor<[?,8],f32>, !torch.int -> !torch.vtensor<[?,8],f32>
     return %0 : !torch.vtensor<[?,8],f32>
+  }
+  func.func @halving(%arg0: !torch.vtensor<[?,8],f32>) -> !torch.vtensor<[?,8],f32> {
+    %t = torch.symbolic_int "t" {min_val = 2, max_val = 64} : !torch.int
+    torch.bind_symbolic_shape %arg0, [%t], affine_map<()[s0] -> (s0, 8)> : !torch.vtensor<[?,8],f32>
+    %init = torch_c.to_builtin_tensor %arg0 : !torch.vtensor<[?,8],f32> -> tensor<?x8xf32>
+    %r = scf.while (%acc = %init) : (tensor<?x8xf32>) -> tensor<?x8xf32> {
+      %a = torch_c.from_builtin_tensor %acc : tensor<?x8xf32> -> !torch.vtensor<[?,8],f32>
+      %next:2 = func.call @halve(%a) : (!torch.vtensor<[?,8],f32>) -> (!torch.vtensor<[?,8],f32>, !torch.bool)
+      %go = torch_c.to_i1 %next#1
+      %n = torch_c.to_builtin_tensor %next#0 : !torch.vtensor<[?,8],f32> -> tensor<?x8xf32>
+      scf.condition(%go) %n : tensor<?x8xf32>
+    } do {
+    ^bb0(%acc: tensor<?x8xf32>):
+      scf.yield %acc : tensor<?x8xf32>
+    }
+    %out = torch_c.from_builtin_tensor %r : tensor<?x8xf32> -> !torch.vtensor<[?,8],f32>
+    return %out : !torch.vtensor<[?,8],f32>
+  }
+  func.func private @halve(%arg0: !torch.vtensor<[?,8],f32>) -> (!torch.vtensor<[?,8],f32>, !torch.bool) {
+    %t = torch.symbolic_int "t" {min_val = 2, max_val = 64} : !torch.int
+    torch.bind_symbolic_shape %arg0, [%t], affine_map<()[s0] -> (s0, 8)> : !torch.vtensor<[?,8],f32>
+    %float = torch.constant.float 5.000000e-01
+    %0 = torch.aten.mul.Scalar %arg0, %float : !torch.vtensor<[?,8],f32>, !torch.float -> !torch.vtensor<[?,8],f32>
+    %true = torch.constant.bool true
+    return %0, %true : !torch.vtensor<[?,8],f32>, !torch.bool
   }
 }
