@@ -124,7 +124,9 @@ def compile(  # noqa: A001 - the public name is fixed by the design
     any of them falls back to host mode, where a sub-DNN that fails runs as Python, and a
     model left with nothing compiled runs in eager PyTorch; `report.graph_breaks` and
     `report.explain()` list each fallback with its stage, the model's file:line, the
-    construct and the internal reason.
+    construct and the internal reason. Where the trace holds for only part of a dim's
+    declared range (a branch on a size), `mode="auto"` also compiles the rest as further
+    traces (`CompiledModule.pieces`, `dync.api.pieces`).
     """
     options = CompileOptions.normalized(
         backend=backend, target=target, mode=mode, passes=passes, extra_flags=extra_flags,
