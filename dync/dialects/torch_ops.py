@@ -322,3 +322,36 @@ def bind_from(value: ir.Value, source: ir.Value, shape: Callable[[list], list],
     ir.Operation.create(BIND, operands=[value, *symbols], attributes={
         "shape_expressions": ir.AffineMapAttr.get(ir.AffineMap.get(0, len(symbols), results))},
         loc=bind.location, ip=ip)
+
+
+# Ops whose result is not a function of their operands: two of them computed alike differ.
+_UNREPEATABLE = re.compile(r"rand|bernoulli|multinomial|normal|uniform|dropout|exponential|"
+                           r"poisson|empty|geometric|cauchy|log_normal")
+# How deep `computed_as` follows definitions; deeper operands are compared by identity.
+_COMPUTED_DEPTH = 12
+
+
+def computed_as(value: ir.Value, depth: int = _COMPUTED_DEPTH) -> tuple | ir.Value:
+    """A key equal for two values computed alike (the same torch ops, attributes and types
+    over the same block arguments and values), as a common-subexpression pass would merge them;
+    anything else (a block argument, a call's or region op's result, a random draw, a value
+    deeper than `depth`) is its own key."""
+    memo: dict[tuple[ir.Value, int], tuple | ir.Value] = {}
+
+    def key(v: ir.Value, left: int) -> tuple | ir.Value:
+        if (v, left) in memo:
+            return memo[v, left]
+        op = owner(v)
+        if op is None or left == 0 or len(op.regions) or not op.name.startswith(
+                ("torch.aten.", "torch.constant.", "torch.prim.ListConstruct", "torch_c.",
+                 "torch.symbolic_int", "torch.vtensor.literal")) or _UNREPEATABLE.search(op.name):
+            found: tuple | ir.Value = v
+        else:
+            attributes = tuple(sorted((name, str(op.attributes[name])) for name in op.attributes
+                                      if not name.startswith("dync.")))
+            found = (op.name, ir.OpResult(v).result_number, str(v.type), attributes,
+                     tuple(key(operand, left - 1) for operand in op.operands))
+        memo[v, left] = found
+        return found
+
+    return key(value, depth)

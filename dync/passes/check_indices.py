@@ -50,6 +50,7 @@ from ..dialects.symbolic import bounds, element_type, from_affine, narrow_range,
 from ..dialects.torch_ops import (
     bindings,
     bool_constant,
+    computed_as,
     constant_int,
     constant_ints,
     create,
@@ -116,13 +117,34 @@ class CheckIndices(Pass):
     def run(self, module: ir.Operation) -> None:
         ranges = ValueRanges(module)
         for func in functions(module).values():
-            deferred: list[_Deferred] = []
+            checks = _Checks(ranges)
             for op in nested_ops(func):
                 reads = _READS.get(op.name)
                 if reads is not None and not any(made_by(op, path)
                                                  for path in _IN_RANGE_BY_CONSTRUCTION):
-                    _check(op, reads, deferred, ranges)
-            _read_deferred(deferred)
+                    _check(op, reads, checks)
+            _read_deferred(checks.deferred)
+
+
+class _Checks:
+    """The checks made in one function: those whose read is deferred, and each check by what
+    it proves — the index (compared by how it is computed, so that `t[i]` and `u[i]` written
+    apart share one) against a dim's size (its symbol: two tables of one size share it) — with
+    its block and the index an op takes after it, so that a later read of the same index in
+    the same block against the same size is not checked again (the loop body of a detector's
+    NMS reads `boxes[i]`, `area[i]` and `boxes[i, 2:]`: one check, one wait of the host)."""
+
+    def __init__(self, ranges: ValueRanges):
+        self.ranges = ranges
+        self.deferred: list[_Deferred] = []
+        self.done: dict[tuple, tuple[ir.Block, ir.Value | None]] = {}
+
+    def earlier(self, key: tuple, op: ir.Operation) -> tuple[bool, ir.Value | None]:
+        """Whether an earlier op of `op`'s block checked `key`, and the index it takes."""
+        found = self.done.get(key)
+        if found is None or found[0] != op.operation.block:
+            return False, None
+        return True, found[1]
 
 
 @dataclass
@@ -135,8 +157,7 @@ class _Deferred:
     message: str
 
 
-def _check(op: ir.Operation, reads: _Reads, deferred: list[_Deferred],
-           ranges: ValueRanges) -> None:
+def _check(op: ir.Operation, reads: _Reads, checks: _Checks) -> None:
     table = op.operands[reads.table]
     rank = len(type_dims(table.type) or ())
     if reads.listed:
@@ -144,7 +165,7 @@ def _check(op: ir.Operation, reads: _Reads, deferred: list[_Deferred],
         if listed is None:
             return
         indices = list(listed.operands)
-        checked = [_check_one(op, table, axis, index, reads, deferred, ranges)
+        checked = [_check_one(op, table, axis, index, reads, checks)
                    for axis, index in enumerate(indices)]
         if any(v is not None for v in checked):
             new = [v if v is not None else index for v, index in zip(checked, indices, strict=True)]
@@ -157,17 +178,18 @@ def _check(op: ir.Operation, reads: _Reads, deferred: list[_Deferred],
         if axis is None or rank == 0:
             return
         axis %= rank
-    replaced = _check_one(op, table, axis, op.operands[reads.index], reads, deferred, ranges)
+    replaced = _check_one(op, table, axis, op.operands[reads.index], reads, checks)
     if replaced is not None:
         op.operands[reads.index] = replaced
 
 
 def _check_one(op: ir.Operation, table: ir.Value, axis: int, index: ir.Value, reads: _Reads,
-               deferred: list[_Deferred], ranges: ValueRanges) -> ir.Value | None:
+               checks: _Checks) -> ir.Value | None:
     """Insert the check of `index` into dim `axis` of `table` before `op`, or, where the table
-    can never be empty, compute it there and add its read to `deferred` (`op` then takes 0 for
-    a bad index: it reads inside the table until the host sees the check fail); return the
-    index `op` should take instead, if any."""
+    can never be empty, compute it there and add its read to `checks.deferred` (`op` then takes
+    0 for a bad index: it reads inside the table until the host sees the check fail), unless an
+    earlier op of the block checked the same; return the index `op` should take instead, if
+    any."""
     element = element_type(index.type)
     is_tensor = element is not None
     if is_tensor and (element == "i1" or not element.startswith(("si", "ui", "i"))):
@@ -178,11 +200,37 @@ def _check_one(op: ir.Operation, table: ir.Value, axis: int, index: ir.Value, re
     size = dims[axis] if axis < len(dims) else None
     if size is not None and _constant_in_range(index, size, reads.wraps):
         return None
-    if ranges.within(index, dim_size(table, axis)):
+    extent_expr = dim_size(table, axis)
+    if checks.ranges.within(index, extent_expr):
         return None  # in range wherever it comes from: no check, nothing to normalize
     ip, loc = ir.InsertionPoint(op), op.location
-    n = int_constant(size, ip, loc) if size is not None else create(
-        "torch.aten.size.int", "!torch.int", ip, loc, operands=[table, int_constant(axis, ip, loc)])
+    key = (computed_as(index), extent_expr if extent_expr is not None else (table, axis),
+           reads.wraps)
+    seen, replaced = checks.earlier(key, op)
+    if not seen:
+        replaced = _new_check(op, table, axis, size, index, reads, checks.deferred)
+        checks.done[key] = (op.operation.block, replaced)
+    if op.name in _NORMALIZED and is_tensor:
+        return create("torch.aten.remainder.Scalar", index.type, ip, loc,
+                      operands=[replaced or index, _extent(table, axis, size, ip, loc)])
+    return replaced
+
+
+def _extent(table: ir.Value, axis: int, size: int | None, ip: ir.InsertionPoint,
+            loc: ir.Location) -> ir.Value:
+    """Dim `axis` of `table` as a `!torch.int`: `size` where static."""
+    if size is not None:
+        return int_constant(size, ip, loc)
+    return create("torch.aten.size.int", "!torch.int", ip, loc,
+                  operands=[table, int_constant(axis, ip, loc)])
+
+
+def _new_check(op: ir.Operation, table: ir.Value, axis: int, size: int | None, index: ir.Value,
+               reads: _Reads, deferred: list[_Deferred]) -> ir.Value | None:
+    """The check of `_check_one`, made; returns the index `op` takes after it, if another."""
+    element = element_type(index.type)
+    ip, loc = ir.InsertionPoint(op), op.location
+    n = _extent(table, axis, size, ip, loc)
     low = create("torch.aten.neg.int", "!torch.int", ip, loc, operands=[n]) if reads.wraps \
         else int_constant(0, ip, loc)
     where = where_in_model(op) or "an unknown line"
@@ -193,7 +241,7 @@ def _check_one(op: ir.Operation, table: ir.Value, axis: int, index: ir.Value, re
     message = (f"{INDEX_CHECK} {op.name.removeprefix('torch.aten.')} at {where} reads an index "
                f"outside {bounds} (dim {axis} of its input)")
     replaced = None
-    if is_tensor:
+    if element is not None:
         flags = vtensor_type(ir.Type.parse(str(index.type).replace(element, "i1")),
                              type_dims(index.type))
         below = create("torch.aten.lt.Scalar", flags, ip, loc, operands=[index, low])
@@ -211,9 +259,6 @@ def _check_one(op: ir.Operation, table: ir.Value, axis: int, index: ir.Value, re
             create("torch.aten.ge.int", "!torch.bool", ip, loc, operands=[index, low]),
             create("torch.aten.lt.int", "!torch.bool", ip, loc, operands=[index, n])]),
             message, ip, loc)
-    if op.name in _NORMALIZED and is_tensor:
-        return create("torch.aten.remainder.Scalar", index.type, ir.InsertionPoint(op), loc,
-                      operands=[replaced or index, n])
     return replaced
 
 

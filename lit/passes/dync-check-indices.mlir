@@ -281,3 +281,37 @@ func.func @from_end(%x: !torch.vtensor<[6],f32>, %i: !torch.vtensor<[1],si64>) -
   %1 = torch.aten.index_select %x, %int0, %at2 : !torch.vtensor<[6],f32>, !torch.int, !torch.vtensor<[1],si64> -> !torch.vtensor<[1],f32>
   return %0, %1 : !torch.vtensor<[1],f32>, !torch.vtensor<[1],f32>
 }
+
+// -----
+
+// One index read from three tables, as a loop body reads `boxes[i]`, `area[i]` and `alive[i]`
+// (the index computed apart for each, as dync's rewriting writes `t[i]`): the two tables of
+// size u0 share one check, read once; the table of size u1 has its own.
+// CHECK-LABEL: func.func @repeated
+// CHECK:         torch.runtime.assert {{.*}} "dync index check: index_select at {{.*}} reads an index outside [0, size) (dim 0 of its input)"
+// CHECK:         torch.aten.index_select
+// CHECK-NOT:     torch.runtime.assert
+// CHECK:         torch.aten.index_select
+// CHECK:         torch.runtime.assert
+// CHECK:         torch.aten.index_select
+// CHECK-NOT:     torch.runtime.assert
+// CHECK:         return
+func.func @repeated(%a: !torch.vtensor<[?,2],f32>, %b: !torch.vtensor<[?],f32>, %c: !torch.vtensor<[?],f32>, %i: !torch.vtensor<[],si64>) -> (!torch.vtensor<[1,2],f32>, !torch.vtensor<[1],f32>, !torch.vtensor<[1],f32>) {
+  %u0 = torch.symbolic_int "u0" {min_val = 0, max_val = 64} : !torch.int
+  %u1 = torch.symbolic_int "u1" {min_val = 0, max_val = 64} : !torch.int
+  torch.bind_symbolic_shape %a, [%u0], affine_map<()[s0] -> (s0, 2)> : !torch.vtensor<[?,2],f32>
+  torch.bind_symbolic_shape %b, [%u0], affine_map<()[s0] -> (s0)> : !torch.vtensor<[?],f32>
+  torch.bind_symbolic_shape %c, [%u1], affine_map<()[s0] -> (s0)> : !torch.vtensor<[?],f32>
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %l0 = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+  %i0 = torch.aten.view %i, %l0 : !torch.vtensor<[],si64>, !torch.list<int> -> !torch.vtensor<[1],si64>
+  %0 = torch.aten.index_select %a, %int0, %i0 : !torch.vtensor<[?,2],f32>, !torch.int, !torch.vtensor<[1],si64> -> !torch.vtensor<[1,2],f32>
+  %int0_1 = torch.constant.int 0
+  %int1_1 = torch.constant.int 1
+  %l1 = torch.prim.ListConstruct %int1_1 : (!torch.int) -> !torch.list<int>
+  %i1 = torch.aten.view %i, %l1 : !torch.vtensor<[],si64>, !torch.list<int> -> !torch.vtensor<[1],si64>
+  %1 = torch.aten.index_select %b, %int0_1, %i1 : !torch.vtensor<[?],f32>, !torch.int, !torch.vtensor<[1],si64> -> !torch.vtensor<[1],f32>
+  %2 = torch.aten.index_select %c, %int0, %i1 : !torch.vtensor<[?],f32>, !torch.int, !torch.vtensor<[1],si64> -> !torch.vtensor<[1],f32>
+  return %0, %1, %2 : !torch.vtensor<[1,2],f32>, !torch.vtensor<[1],f32>, !torch.vtensor<[1],f32>
+}
