@@ -12,20 +12,18 @@ part of their box that is not an interval.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from ..errors import DyncError
 from ..runtime import CompiledModule
+from .build import compiled_or_cached
 from .stages import _Job, _one_line
 
 # Modules compiled besides the first, at most.
 MAX_PIECES = 3
 
 
-def add_pieces(compiled: CompiledModule, job: _Job,
-               compile_job: Callable[[_Job], CompiledModule]) -> None:
+def add_pieces(compiled: CompiledModule, job: _Job) -> None:
     """Give `compiled` (a PyTorch model's, in-graph) a module for each other part of its one
-    narrowed dim's declared range, each compiled by `compile_job`; notes in its report."""
+    narrowed dim's declared range; notes in its report."""
     if compiled.report.mode != "in-graph" or job.args is None \
             or not isinstance(compiled, CompiledModule):
         return
@@ -48,7 +46,7 @@ def add_pieces(compiled: CompiledModule, job: _Job,
                 "tracing there")
         piece_job = _Job(job.model, args, job.dynamic_shapes, job.options, job.say, job.store)
         try:
-            piece = compile_job(piece_job)
+            piece = compiled_or_cached(piece_job)
         except DyncError as e:
             notes.append(f"{spec.name} = {size}: not compiled ({_one_line(e)[:200]}); such "
                          "calls run in eager PyTorch")

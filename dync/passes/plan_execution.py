@@ -288,9 +288,11 @@ class _Segment:
         """The live bytes' high-water mark of `order`, at each sample point."""
         live = sum((r.values for r in self.roots.values() if r.producer is None),
                    np.zeros(len(sampler.points)))
+        tables = _Tables(self, lambda r: r.values)
         top, done = live, 0
         for i in order:
-            during, change, done = self._step(i, done, lambda r: r.values)
+            done |= 1 << i
+            during, change = tables.step(i, done, _array_max)
             top = np.maximum(top, live + during)
             live = live + change
         return top
@@ -300,16 +302,10 @@ class _Segment:
         with the lowest peak (then the fewest live bytes), sizes given by `size`."""
         n = len(self.heavy)
         start = sum(size(r) for r in self.roots.values() if r.producer is None)
-        # What `_step` computes, each op's sizes summed once: this loop is the pass's time.
-        made = [sum(size(r) for r in rs) for rs in self.made]
-        unread = [sum(size(r) for r in rs if r.readers == 0 and not r.live_out)
-                  for rs in self.made]
-        reads = [[(r.readers, size(r)) for r in rs if not r.live_out] for rs in self.reads]
-        over = [[(r.readers, size(r)) for r in rs if not r.live_out]
-                for rs in self.overwritable]
+        tables = _Tables(self, size)  # each op's sizes summed once: this loop is the pass's time
         everything = (1 << n) - 1
         beam = max(MIN_BEAM, min(BEAM, WORK // (n * n)))
-        readers_of = [[j for j in range(n) if self.preds[j] >> i & 1] for i in range(n)]
+        successors = [[j for j in range(n) if self.preds[j] >> i & 1] for i in range(n)]
         first = sum(1 << i for i in range(n) if not self.preds[i])
         # set of ops run -> (peak so far, live bytes now, the set before, the op run last,
         # the ops ready to run)
@@ -325,14 +321,11 @@ class _Segment:
                     todo ^= bit
                     i = bit.bit_length() - 1
                     after = done | bit
-                    freed = unread[i] + sum(s for readers, s in reads[i]
-                                            if not readers & ~after)
-                    credit = max((s for readers, s in over[i] if not readers & ~after),
-                                 default=0)
-                    peak, now = max(top, live + made[i] - credit), live + made[i] - freed
+                    during, change = tables.step(i, after, _scalar_max)
+                    peak, now = max(top, live + during), live + change
                     best = nxt.get(after)
                     if best is None or (peak, now) < best[:2]:
-                        unblocked = sum(1 << j for j in readers_of[i]
+                        unblocked = sum(1 << j for j in successors[i]
                                         if not self.preds[j] & ~after)
                         nxt[after] = (peak, now, done, i, ready & ~bit | unblocked)
             if len(nxt) > beam:
@@ -345,21 +338,6 @@ class _Segment:
             _, _, done, i, _ = level[done]
             order.append(i)
         return order[::-1], exact
-
-    def _step(self, i: int, done: int, size):
-        """Running heavy op `i` after the set `done`: the bytes it adds while it runs, the
-        change of the live bytes once it has run, and the new set."""
-        after = done | (1 << i)
-        made = sum(size(r) for r in self.made[i])
-        dying = [r for r in self.reads[i] if self._dies(r, after)]
-        credit = functools.reduce(np.maximum, (size(r) for r in self.overwritable[i]
-                                               if self._dies(r, after)), 0)
-        unread = [r for r in self.made[i] if r.readers == 0 and not r.live_out]
-        freed = sum(size(r) for r in dying) + sum(size(r) for r in unread)
-        return made - credit, made - freed, after
-
-    def _dies(self, root: _Root, done: int) -> bool:
-        return not root.live_out and root.readers & ~done == 0
 
     # rewriting
 
@@ -397,6 +375,38 @@ class _Segment:
             emit(op)
         for op in sequence:
             op.move_before(anchor)
+
+
+class _Tables:
+    """A segment's memory model under one size function: for each heavy op, the bytes it makes,
+    those of its results nobody reads, and the (readers, bytes) of the buffers it reads and of
+    those it may overwrite in place (none live after the segment). `step` is the one place
+    that says what running an op costs; the search runs it on floats, `peak` on arrays."""
+
+    def __init__(self, segment: _Segment, size):
+        self.made = [sum(size(r) for r in rs) for rs in segment.made]
+        self.unread = [sum(size(r) for r in rs if r.readers == 0 and not r.live_out)
+                       for rs in segment.made]
+        self.reads = [[(r.readers, size(r)) for r in rs if not r.live_out]
+                      for rs in segment.reads]
+        self.over = [[(r.readers, size(r)) for r in rs if not r.live_out]
+                     for rs in segment.overwritable]
+
+    def step(self, i: int, after: int, biggest):
+        """Running op `i`, `after` being the set of ops run with it: the bytes it adds while
+        it runs (less the largest buffer it may overwrite, now dead: `biggest` of them) and the
+        change of the live bytes once it has run (less the buffers it read last)."""
+        freed = self.unread[i] + sum(s for readers, s in self.reads[i] if not readers & ~after)
+        credit = biggest([s for readers, s in self.over[i] if not readers & ~after])
+        return self.made[i] - credit, self.made[i] - freed
+
+
+def _scalar_max(values: list[float]) -> float:
+    return max(values, default=0)
+
+
+def _array_max(values: list[np.ndarray]):
+    return functools.reduce(np.maximum, values, 0)
 
 
 def _makes_memory(op: ir.Operation) -> bool:

@@ -91,9 +91,6 @@ class _Rewriter:
     def int_op(self, name: str, a: ir.Value, b: ir.Value | int) -> ir.Value:
         return self.b(name, ir.Type.parse(_INT), a, self.b.int(b) if isinstance(b, int) else b)
 
-    def int_list(self, *values: ir.Value) -> ir.Value:
-        return self.b.ints(list(values))
-
     def rows_slice(self, x: ir.Value, start: ir.Value | int, end: ir.Value) -> ir.Value:
         start = self.b.int(start) if isinstance(start, int) else start
         return self.b("torch.aten.slice.Tensor", x.type, x, self.b.int(self.rank - 2), start,
@@ -106,10 +103,10 @@ class _Rewriter:
         """Softmax of `x` (`rows` = `blocks` * ROWS rows) over blocks of ROWS rows."""
         nested = [*self.dims[:-2], None, ROWS, self.dims[-1]]
         viewed = self.b("torch.aten.view", vtensor_type(x.type, nested), x,
-                        self.int_list(*self.lead, blocks, self.b.int(ROWS), self.last))
+                        self.b.ints([*self.lead, blocks, self.b.int(ROWS), self.last]))
         soft = self.softmax(viewed, vtensor_type(self.out_type, nested))
         back = self.b("torch.aten.view", self.out_type, soft,
-                      self.int_list(*self.lead, rows, self.last))
+                      self.b.ints([*self.lead, rows, self.last]))
         self.binding.bind(viewed, soft, rows="nested", ip=self.b.ip)
         self.binding.bind(back, ip=self.b.ip)
         return back
@@ -121,7 +118,7 @@ class _Rewriter:
         extra = self.int_op("torch.aten.sub.int", rows, self.rows)
         zero = self.b.int(0)
         padded = self.b("torch.aten.constant_pad_nd", self.x.type, self.x,
-                        self.int_list(zero, zero, zero, extra),
+                        self.b.ints([zero, zero, zero, extra]),
                         float_constant(0.0, self.b.ip, self.b.loc))
         self.binding.bind(padded, ip=self.b.ip)
         return self.rows_slice(self.in_blocks(padded, blocks, rows), 0, self.rows)
