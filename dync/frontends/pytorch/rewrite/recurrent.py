@@ -1,6 +1,7 @@
 """`nn.RNN`/`nn.LSTM`/`nn.GRU` as the ops torch-mlir lowers: one product for the input
 projection of every time step, then the recurrence over the steps — unrolled for a short static
-length, one `while_loop` per layer and direction otherwise.
+length, one `while_loop` per layer and direction otherwise, each trip of which runs
+`STEPS_PER_TRIP` steps.
 
 Exported as they are, these layers are `aten.gru.input` / `aten.lstm.input` /
 `aten.rnn_*.input`, which torch-mlir (as bundled in IREE 3.13) cannot lower ("Heterogeneous
@@ -30,6 +31,11 @@ from torch._higher_order_ops.while_loop import while_loop_op
 # compile time grows with the cells: a 2-layer bidirectional LSTM (d=256) over 32 steps, 128
 # cells, compiled in 136 s unrolled against 6 s as loops (9.7 against 24.4 ms a call).
 UNROLL_CELLS = 16
+# Steps per trip of a loop: IREE 3.13 copies a loop's carried output whole on each trip (the
+# carried tensors of an scf loop are not updated in place: `lit/upstream/`), and each trip
+# costs a host round trip; a trip of several steps divides both (the last trip's steps past
+# the end repeat the last step and change nothing).
+STEPS_PER_TRIP = 8
 
 
 def looped_forward(module: nn.Module) -> Callable | None:
@@ -87,27 +93,62 @@ def recurrent_layers(mode: str, input: torch.Tensor, hx: Sequence[torch.Tensor],
     unroll = isinstance(steps, int) and steps * num_layers * directions <= UNROLL_CELLS
     finals: list[list[torch.Tensor]] = [[] for _ in hx]
     for layer in range(num_layers):
-        outputs = []
-        for reverse in range(directions):
-            k = layer * directions + reverse
-            w_ih, w_hh, *rest = params[k * per_cell:(k + 1) * per_cell]
-            w_hr = rest.pop() if projections else None
-            b_ih, b_hh = rest if rest else (None, None)
-            sequence = x.flip(0) if reverse else x
-            projected = linear(sequence, w_ih, b_ih)
-            out, *final = _recurrence(mode, projected, tuple(h[k] for h in hx),
-                                      (w_hh, b_hh, w_hr), unroll)
-            outputs.append(out.flip(0) if reverse else out)
-            for kept, state in zip(finals, final, strict=True):
-                kept.append(state)
-        x = torch.cat(outputs, dim=2) if directions == 2 else outputs[0]
+        cells = [_Cell(*params[k * per_cell:(k + 1) * per_cell], projected=projections)
+                 for k in range(layer * directions, (layer + 1) * directions)]
+        first = layer * directions
+        if unroll or directions == 1:
+            outputs = []
+            for reverse, cell in enumerate(cells):
+                sequence = x.flip(0) if reverse else x
+                out, *final = _recurrence(mode, linear(sequence, cell.w_ih, cell.b_ih),
+                                          tuple(h[first + reverse] for h in hx),
+                                          cell.recurrent, unroll)
+                outputs.append(out.flip(0) if reverse else out)
+                for kept, state in zip(finals, final, strict=True):
+                    kept.append(state)
+            x = torch.cat(outputs, dim=2) if directions == 2 else outputs[0]
+            continue
+        # Both directions in one loop: each trip steps them together, one batched product
+        # for the two cells' recurrent weights (half the trips and products of two loops).
+        forward, backward = cells
+        projected = torch.stack([linear(x, forward.w_ih, forward.b_ih),
+                                 linear(x.flip(0), backward.w_ih, backward.b_ih)], dim=1)
+        # (unsqueeze, then cat: a list of the parameters themselves would reach the importer
+        # as Parameter objects, which it refuses)
+        weights = tuple(None if a is None else torch.cat([a.unsqueeze(0), b.unsqueeze(0)])
+                        for a, b in zip(forward.recurrent, backward.recurrent, strict=True))
+        out, *final = _recurrence(mode, projected, tuple(h[first:first + 2] for h in hx),
+                                  weights, unroll)
+        x = torch.cat([out[:, 0], out[:, 1].flip(0)], dim=2)
+        for kept, state in zip(finals, final, strict=True):
+            kept.extend(state.unbind(0))
     output = x.transpose(0, 1) if batch_first else x
     return (output, *(torch.stack(f) for f in finals))
 
 
+class _Cell:
+    """One layer's and direction's weights, as `_flat_weights_names` lists them."""
+
+    def __init__(self, w_ih: torch.Tensor, w_hh: torch.Tensor, *rest: torch.Tensor,
+                 projected: bool):
+        rest = list(rest)
+        self.w_hr = rest.pop() if projected else None
+        self.b_ih, self.b_hh = rest if rest else (None, None)
+        self.w_ih, self.w_hh = w_ih, w_hh
+
+    @property
+    def recurrent(self) -> tuple:
+        """(w_hh, b_hh or None, w_hr or None): what each step reads."""
+        return (self.w_hh, self.b_hh, self.w_hr)
+
+
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
-    out = x @ weight.t()
-    return out + bias if bias is not None else out
+    """`x Wᵀ + b`; a stack of weights (d, out, in) and biases (d, out) applies the d-th to
+    `x[d]` (d, batch, in)."""
+    out = x @ weight.transpose(-1, -2)
+    if bias is None:
+        return out
+    return out + (bias.unsqueeze(-2) if bias.dim() == 2 else bias)
 
 
 def step(mode: str, projected: torch.Tensor, state: tuple, w_hh: torch.Tensor,
@@ -134,8 +175,8 @@ def step(mode: str, projected: torch.Tensor, state: tuple, w_hh: torch.Tensor,
 def _recurrence(mode: str, projected: torch.Tensor, state: tuple, weights: tuple,
                 unroll: bool) -> tuple:
     """The steps over `projected` (time, batch, gates) from `state` with the recurrent
-    `weights` (w_hh, b_hh or None, w_hr or None), unrolled or as a loop: (outputs (time, batch,
-    hidden), *final state)."""
+    `weights` (w_hh, b_hh or None, w_hr or None), unrolled or as a loop of `STEPS_PER_TRIP`
+    steps a trip: (outputs (time, batch, hidden), *final state)."""
     steps = projected.shape[0]
     if unroll:
         outputs = []
@@ -152,10 +193,19 @@ def _recurrence(mode: str, projected: torch.Tensor, state: tuple, weights: tuple
 
     def body(i, out, *rest):
         hidden, inputs, given = rest[:n], rest[n], iter(rest[n + 1:])
-        step_input = inputs.index_select(0, i.reshape(1)).squeeze(0)
-        new = step(mode, step_input, hidden, *(next(given) if p else None for p in present))
-        out = out.index_put((i.reshape(1),), new[0].unsqueeze(0))
-        return (i + 1, out, *new)
+        recurrent = tuple(next(given) if p else None for p in present)
+        # The chunk's steps i .. i + STEPS_PER_TRIP - 1; those past the end repeat the last
+        # (reading its input, keeping the state, writing the same row again).
+        rows = torch.clamp(i + torch.arange(STEPS_PER_TRIP), max=inputs.shape[0] - 1)
+        valid = i + torch.arange(STEPS_PER_TRIP) < inputs.shape[0]
+        chunk = inputs.index_select(0, rows)
+        written = []
+        for j in range(STEPS_PER_TRIP):
+            new = step(mode, chunk[j], hidden, *recurrent)
+            hidden = tuple(torch.where(valid[j], a, b) for a, b in zip(new, hidden, strict=True))
+            written.append(hidden[0])
+        out = out.index_put((rows,), torch.stack(written))
+        return (i + STEPS_PER_TRIP, out, *hidden)
 
     out = projected.new_zeros((steps, *state[0].shape))
     start = torch.zeros((), dtype=torch.int64)
