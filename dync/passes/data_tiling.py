@@ -6,9 +6,9 @@ Reads: the contractions IREE may data-tile — `torch.aten.mm`, `matmul`, `bmm`,
 and output widths (``K`` and ``N``), in every function; the module's backend (only
 ``llvm-cpu``).
 Writes: when the contractions with ``N`` and ``K`` both at least `WIDE` (128 on AVX-512,
-`WIDE_BY_ISA`; 256 elsewhere) do at least half of
-their work (``M*N*K``, a dynamic dim of ``M`` counted as 1), the module attribute
-``dync.iree_flags`` gets ``--iree-opt-data-tiling``: IREE then packs each matmul's operands
+`WIDE_BY_ISA`; 256 elsewhere) do at least half of their work (``M*N*K``, a dynamic dim of
+``M`` counted at the middle of its declared range), the module attribute ``dync.iree_flags``
+gets ``--iree-opt-data-tiling``: IREE then packs each matmul's operands
 into tiles the CPU's registers take whole (weights packed at compile time) and runs the
 tiled product (``linalg.mmt4d``). When the module has branches or loops (`scf.if`,
 `scf.while`), ``dync.iree_preprocessing`` also gets ``convert-scf-to-cf``: IREE hoists the
@@ -33,17 +33,19 @@ weighs the two. No paper section: a kernel choice at the boundary to IREE (issue
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from iree.compiler import ir
 
 from ..analysis.op_kinds import CONVOLUTIONS_2D
+from ..analysis.value_ranges import ValueRanges, dim_size
 from ..dialects.dync_ir import (
     DATA_TILING,
     read_vector_isa,
     request_flags,
     request_preprocessing,
 )
-from ..dialects.symbolic import type_dims
+from ..dialects.symbolic import bounds, type_dims
 from ..dialects.walk import nested_ops
 from .pipeline import HostCpuPass
 
@@ -61,8 +63,9 @@ _CONTRACTIONS = {"torch.aten.mm": 0, "torch.aten.matmul": 0, "torch.aten.bmm": 0
                  "torch.aten.linear": 0, "torch.aten.addmm": 1}
 
 
-def _shape(op: ir.Operation) -> tuple[int, int, int] | None:
-    """(M with dynamic dims as 1, N, K) of a contraction IREE may data-tile; None otherwise."""
+def _shape(op: ir.Operation, size: Callable[[ir.Value, int], int]) -> tuple[int, int, int] | None:
+    """(M, N, K) of a contraction IREE may data-tile, a dynamic dim of M taken as
+    `size(result, axis)`; None otherwise."""
     out = type_dims(op.results[0].type) if len(op.results) == 1 else None
     if op.name in _CONTRACTIONS:
         lhs = type_dims(op.operands[_CONTRACTIONS[op.name]].type)
@@ -74,20 +77,32 @@ def _shape(op: ir.Operation) -> tuple[int, int, int] | None:
         if op.name == "torch.aten.matmul" and len(lhs) == 2 and len(rhs) >= 3:
             # One matrix times a batch of them (dync-pointwise-matmuls' 1×1 convolutions):
             # weighed as the transposed product, the matrix's dims as N and K.
-            m, n, k = (*out[:-2], out[-1]), lhs[0], lhs[1]
+            m, n, k = [*range(len(out) - 2), len(out) - 1], lhs[0], lhs[1]
         else:
-            m, n, k = out[:-1], out[-1], lhs[-1]
+            m, n, k = range(len(out) - 1), out[-1], lhs[-1]
     elif op.name in CONVOLUTIONS_2D:
         weight = type_dims(op.operands[1].type)
         if out is None or weight is None or len(out) != 4 or len(weight) != 4 \
                 or tuple(weight[2:]) != (1, 1):
             return None
-        m, n, k = (out[0], *out[2:]), weight[0], weight[1]
+        m, n, k = (0, 2, 3), weight[0], weight[1]
     else:
         return None
     if n is None or k is None:
         return None
-    return math.prod(d or 1 for d in m), n, k
+    return math.prod(out[a] if out[a] is not None else size(op.results[0], a) for a in m), n, k
+
+
+def _typical_size(ranges: dict[str, tuple[int, int]]) -> Callable[[ir.Value, int], int]:
+    """A dynamic dim taken at the middle of its declared range (from its shape binding; 1
+    where unknown): a sequence's input projection, with M = the length, outweighs the
+    products of the steps over it (M = the batch), as it does when it runs."""
+    def size(value: ir.Value, axis: int) -> int:
+        expr = dim_size(value, axis)
+        found = None if expr is None else bounds(expr, ranges)
+        return 1 if found is None else max(1, (found[0] + found[1]) // 2)
+
+    return size
 
 
 class DataTiling(HostCpuPass):
@@ -96,9 +111,10 @@ class DataTiling(HostCpuPass):
 
     def run_on_cpu(self, module: ir.Operation) -> None:
         least = WIDE_BY_ISA.get(read_vector_isa(module), WIDE)
+        size = _typical_size(ValueRanges(module).symbol_ranges)
         wide = narrow = 0
         for op in nested_ops(module):
-            found = _shape(op)
+            found = _shape(op, size)
             if found is None:
                 continue
             m, n, k = found

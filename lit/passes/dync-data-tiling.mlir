@@ -131,3 +131,28 @@ module attributes {dync.vector_isa = "avx2"} {
     return %0 : !torch.vtensor<[?,128],f32>
   }
 }
+
+// -----
+
+// A recurrent layer: the input projection of every step (M = the length, 4 to 64, counted at
+// 34) against eight narrow products of one step (M = 2): the projection's work is the larger,
+// as it is when the model runs; counted at M = 1 it was not.
+// CHECK: module attributes {dync.iree_flags = ["--iree-opt-data-tiling"]}
+// CHECK-LABEL: func.func @sequence
+module {
+  func.func @sequence(%x: !torch.vtensor<[?,512],f32>, %w: !torch.vtensor<[512,384],f32>, %h: !torch.vtensor<[2,96],f32>, %u: !torch.vtensor<[96,384],f32>) -> (!torch.vtensor<[?,384],f32>, !torch.vtensor<[2,384],f32>) {
+    %t = torch.symbolic_int "t" {min_val = 4, max_val = 64} : !torch.int
+    torch.bind_symbolic_shape %x, [%t], affine_map<()[s0] -> (s0, 512)> : !torch.vtensor<[?,512],f32>
+    %0 = torch.aten.mm %x, %w : !torch.vtensor<[?,512],f32>, !torch.vtensor<[512,384],f32> -> !torch.vtensor<[?,384],f32>
+    torch.bind_symbolic_shape %0, [%t], affine_map<()[s0] -> (s0, 384)> : !torch.vtensor<[?,384],f32>
+    %1 = torch.aten.mm %h, %u : !torch.vtensor<[2,96],f32>, !torch.vtensor<[96,384],f32> -> !torch.vtensor<[2,384],f32>
+    %2 = torch.aten.mm %h, %u : !torch.vtensor<[2,96],f32>, !torch.vtensor<[96,384],f32> -> !torch.vtensor<[2,384],f32>
+    %3 = torch.aten.mm %h, %u : !torch.vtensor<[2,96],f32>, !torch.vtensor<[96,384],f32> -> !torch.vtensor<[2,384],f32>
+    %4 = torch.aten.mm %h, %u : !torch.vtensor<[2,96],f32>, !torch.vtensor<[96,384],f32> -> !torch.vtensor<[2,384],f32>
+    %5 = torch.aten.mm %h, %u : !torch.vtensor<[2,96],f32>, !torch.vtensor<[96,384],f32> -> !torch.vtensor<[2,384],f32>
+    %6 = torch.aten.mm %h, %u : !torch.vtensor<[2,96],f32>, !torch.vtensor<[96,384],f32> -> !torch.vtensor<[2,384],f32>
+    %7 = torch.aten.mm %h, %u : !torch.vtensor<[2,96],f32>, !torch.vtensor<[96,384],f32> -> !torch.vtensor<[2,384],f32>
+    %8 = torch.aten.mm %h, %u : !torch.vtensor<[2,96],f32>, !torch.vtensor<[96,384],f32> -> !torch.vtensor<[2,384],f32>
+    return %0, %8 : !torch.vtensor<[?,384],f32>, !torch.vtensor<[2,384],f32>
+  }
+}
