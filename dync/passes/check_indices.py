@@ -16,9 +16,11 @@ of a tensor's value, an `scf` region op, a call, another assert, the block's end
 op meanwhile takes index 0 for a bad one, so that it never reads or writes outside the table;
 checks meeting at one point are read as one int (the position of the first bad one) and
 assert in program order, so the error names the first bad op as before. Elsewhere (a dim
-that may be 0) the check is read right before the op. An index that is a constant in range,
-or that dync's own rewriting made in range by construction (a recurrent layer's time-step
-loop), is not checked; nor is one proven in range where it is made (`dync.analysis.value_ranges`:
+that may be 0) the check is read right before the op. An index read again later in the same
+block against a dim of the same size (the same symbol), computed the same way
+(`computed_as`), is not checked again: the later op takes what the first check left. An
+index that is a constant in range, or that dync's own rewriting made in range by construction
+(a recurrent layer's time-step loop), is not checked; nor is one proven in range where it is made (`dync.analysis.value_ranges`:
 the rows and columns `where`/`nonzero` find into a table as long as the dim they count, an
 `argmax`/`topk`/`sort` position along as many entries as the table has, a coordinate clamped
 into the table, sums and multiples of those — also across calls, branches and a decoding loop's

@@ -196,8 +196,8 @@ def _recurrence(mode: str, projected: torch.Tensor, state: tuple, weights: tuple
         recurrent = tuple(next(given) if p else None for p in present)
         # The chunk's steps i .. i + STEPS_PER_TRIP - 1; those past the end repeat the last
         # (reading its input, keeping the state, writing the same row again).
-        rows = torch.clamp(i + torch.arange(STEPS_PER_TRIP), max=inputs.shape[0] - 1)
-        valid = i + torch.arange(STEPS_PER_TRIP) < inputs.shape[0]
+        trip = i + torch.arange(STEPS_PER_TRIP)
+        rows, valid = torch.clamp(trip, max=inputs.shape[0] - 1), trip < inputs.shape[0]
         chunk = inputs.index_select(0, rows)
         written = []
         for j in range(STEPS_PER_TRIP):
