@@ -85,3 +85,27 @@ def test_a_malformed_fixed_value_in_a_manifest_is_refused(value):
 def test_without_an_example_the_axes_input_is_an_error_not_a_guess():
     with pytest.raises(dync.errors.DyncError, match="ReduceSum|sum"):
         dync.compile(_reduce_sum_model(), cache=False)
+
+
+def test_a_slices_axes_and_steps_inputs_are_fixed_and_starts_stay_inputs():
+    """The ONNX node tests' Slice: every operand an input. Starts and ends stay run-time
+    values; axes and steps (a negative step reverses) are fixed at the example's."""
+    graph = helper.make_graph(
+        [helper.make_node("Slice", ["x", "starts", "ends", "axes", "steps"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [6, 5]),
+         *(helper.make_tensor_value_info(n, TensorProto.INT64, [2])
+           for n in ("starts", "ends", "axes", "steps"))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, None])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    x = np.arange(30, dtype=np.float32).reshape(6, 5)
+    axes, steps = np.array([1, 0]), np.array([-1, 2])
+    compiled = dync.compile(model, (x, np.array([4, 0]), np.array([0, 6]), axes, steps),
+                            cache=False)
+    assert [s.value for s in compiled.signature.inputs] == [None, None, None, (1, 0), (-1, 2)]
+    for starts, ends in (([4, 0], [0, 6]), ([-1, 1], [-9, 5]), ([2, 5], [3, 0])):
+        args = {"x": x, "starts": np.array(starts), "ends": np.array(ends), "axes": axes,
+                "steps": steps}
+        want = ReferenceEvaluator(model).run(None, args)[0]
+        np.testing.assert_array_equal(np.asarray(compiled(*args.values())[0]), want)
+    with pytest.raises(InputError, match="input 'steps'"):
+        compiled(x, np.array([4, 0]), np.array([0, 6]), axes, np.array([1, 2]))

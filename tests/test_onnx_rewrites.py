@@ -240,3 +240,107 @@ def test_average_pool_ceil_mode_counting_pads_with_dilations():
     with pytest.raises(UnsupportedConstructError, match="wrong count") as info:
         dync.compile(pool([0, 0, 1, 3], [2, 2], [1, 1, 4, 4]), cache=False)
     assert info.value.source == "node 'pool'"
+
+
+def _slice_model(shape, starts, ends, axes, steps, name="cut") -> onnx.ModelProto:
+    constants = [helper.make_node("Constant", [], [n], value=helper.make_tensor(
+        n, TensorProto.INT64, [len(v)], v)) for n, v in
+        (("starts", starts), ("ends", ends), ("axes", axes), ("steps", steps))]
+    return _model(
+        [*constants, helper.make_node("Slice", ["x", "starts", "ends", "axes", "steps"], ["y"],
+                                      name=name)],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None] * len(shape))])
+
+
+INT64_MIN_PLUS_1 = -(2**63) + 1
+
+
+@pytest.mark.parametrize("shape,starts,ends,axes,steps", [
+    ([20], [-1], [INT64_MIN_PLUS_1], [0], [-1]),  # torch.flip as exported
+    ([20], [20], [0], [0], [-1]),  # a start past the end (was a wrong value)
+    ([10], [10], [0], [0], [-3]),  # (IREE refused a negative offset)
+    ([7, 9], [-1, 8], [INT64_MIN_PLUS_1, -20], [-1, 0], [-1, -2]),
+    ([7, 9], [1, 8], [5, 0], [0, 1], [2, -2]),  # one axis forward, one backward
+    ([7, 9], [100, 8], [-100, 0], [1, 0], [-4, 1]),
+    ([4, 5], [3], [3], [0], [-1]),  # empty
+])
+def test_slice_with_negative_steps(shape, starts, ends, axes, steps):
+    x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    _check(_slice_model(shape, starts, ends, axes, steps), x)
+
+
+def test_slice_with_a_negative_step_over_a_dynamic_dim():
+    model = _slice_model(["n", 3], [-2], [INT64_MIN_PLUS_1], [0], [-2])
+    compiled = dync.compile(model, dynamic_shapes={"x": {0: ("n", 1, 64)}}, cache=False)
+    for n in (1, 2, 3, 9, 64):  # a start of -2 is before the first row at n = 1
+        x = np.arange(n * 3, dtype=np.float32).reshape(n, 3)
+        want = ReferenceEvaluator(model).run(None, {"x": x})[0]
+        np.testing.assert_array_equal(np.asarray(compiled(x)[0]), want)
+
+
+def test_slice_with_steps_known_only_at_run_time_is_refused_naming_the_node():
+    model = _model(
+        [helper.make_node("Slice", ["x", "starts", "ends", "axes", "steps"], ["y"],
+                          name="cut")],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [8]),
+         *(helper.make_tensor_value_info(n, TensorProto.INT64, [1])
+           for n in ("starts", "ends", "axes", "steps"))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None])])
+    with pytest.raises(UnsupportedConstructError, match="steps or axes known only at run") as info:
+        dync.compile(model, cache=False)
+    assert info.value.source == "node 'cut'"
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.float32])
+def test_range_with_an_empty_result(dtype):
+    """A limit behind the start: the unfixed module aborted the process (malloc)."""
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    model = _model([helper.make_node("Range", ["a", "b", "d"], ["y"])],
+                   [helper.make_tensor_value_info(n, elem, []) for n in "abd"],
+                   [helper.make_tensor_value_info("y", elem, [None])])
+    compiled = dync.compile(model, tuple(np.array(v, dtype) for v in (0, 5, 1)), cache=False)
+    for values in ((0, 5, 1), (5, 0, 1), (0, 5, -1), (5, 0, -2), (3, 3, 1), (0, 5.5, 2)):
+        args = [np.array(v, dtype) for v in values]
+        want = ReferenceEvaluator(model).run(None, dict(zip("abd", args, strict=True)))[0]
+        np.testing.assert_array_equal(np.asarray(compiled(*args)[0]), want)
+
+
+@pytest.mark.parametrize("mode", ["edge", "reflect", "wrap"])
+@pytest.mark.parametrize("pads", [[0, 1, 2, 0, 2, 1], [1, 0, 0, 1, 3, 5]])
+def test_pad_in_edge_reflect_and_wrap_modes(mode, pads):
+    """Reflect failed IREE's codegen on the first pads; wrap never finished importing."""
+    model = _model(
+        [helper.make_node("Constant", [], ["pads"], value=helper.make_tensor(
+            "pads", TensorProto.INT64, [6], pads)),
+         helper.make_node("Pad", ["x", "pads"], ["y"], mode=mode)],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None] * 3)], opset=19)
+    _check(model, np.arange(24, dtype=np.float32).reshape(2, 3, 4))
+
+
+def test_pad_in_wrap_mode_over_a_dynamic_dim_is_refused_naming_the_node():
+    model = _model(
+        [helper.make_node("Constant", [], ["pads"], value=helper.make_tensor(
+            "pads", TensorProto.INT64, [2], [1, 1])),
+         helper.make_node("Pad", ["x", "pads"], ["y"], mode="wrap", name="wrap")],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None])], opset=19)
+    with pytest.raises(UnsupportedConstructError, match="wrap mode over a dynamic") as info:
+        dync.compile(model, cache=False)
+    assert info.value.source == "node 'wrap'"
+
+
+@pytest.mark.parametrize("exclusive", [0, 1])
+@pytest.mark.parametrize("reverse", [0, 1])
+@pytest.mark.parametrize("dtype,axis", [(np.float32, 1), (np.int32, -1), (np.float32, 0)])
+def test_cum_prod(exclusive, reverse, dtype, axis):
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    model = _model(
+        [helper.make_node("Constant", [], ["axis"], value=helper.make_tensor(
+            "axis", TensorProto.INT64, [], [axis])),
+         helper.make_node("CumProd", ["x", "axis"], ["y"], exclusive=exclusive,
+                          reverse=reverse)],
+        [helper.make_tensor_value_info("x", elem, [3, 4])],
+        [helper.make_tensor_value_info("y", elem, [3, 4])], opset=26)
+    _check(model, np.array([[1, -2, 3, 0], [2, 2, -1, 5], [0.5, 4, 1, -3]]).astype(dtype))

@@ -48,7 +48,7 @@ from ..dialects.walk import ops_named
 from ..errors import CompilationError, DyncError, UnsupportedConstructError
 from .common import ImportedProgram, Lowering, finish_import
 from .onnx_constants import fold_constants
-from .onnx_fixed_inputs import fix_axes_inputs
+from .onnx_fixed_inputs import fix_structural_inputs
 from .onnx_functions import has_function, op_key
 from .onnx_graphs import all_nodes, copied, graph_arguments
 from .onnx_inputs import DynamicShapes, _bind_input_symbols, _input_symbols, _sanitize, _signature
@@ -106,7 +106,7 @@ def import_onnx(
     ``[1, 2**31 - 1]``. `args`, the example inputs, fix the length of sequence inputs and the
     presence of optional ones (`onnx_structure`).
     """
-    proto, fixed, notes = fix_axes_inputs(_load(model), args)
+    proto, fixed, notes = fix_structural_inputs(_load(model), args)
     proto = _structured(proto, args, notes)
     proto = _prepare(proto, model if not isinstance(model, onnx.ModelProto) else None, notes)
     proto = _with_constants_folded(proto, notes)

@@ -7,7 +7,10 @@ run), rewritten before import into ONNX ops that it does, with the spec's values
 - `ReverseSequence`: a GatherElements along the time axis (IREE 3.13 fails to compile its own
   lowering: a vector.gather left unconverted);
 - `NonMaxSuppression` with a score threshold above the least score, which the lowering
-  rejects at run time: run without it, then the boxes not above it dropped.
+  rejects at run time: run without it, then the boxes not above it dropped;
+- `CumProd` of a static shape: the product of `x` over a triangular mask (ones where an
+  element does not count), `n` times the input's elements for `n` along the axis (the
+  importer lowers no `ReduceProd` of a dynamic shape).
 """
 
 from __future__ import annotations
@@ -130,5 +133,31 @@ def _dequantize_linear(node: onnx.NodeProto, g: GraphEditor) -> bool:
     return True
 
 
+def _cum_prod(node: onnx.NodeProto, g: GraphEditor) -> bool:
+    """CumProd, which the importer does not lower: `x` unsqueezed to `[..., i, j, ...]` (n x
+    n along the axis), ones where `j` does not count for `i` (after it; exclusive: at it too;
+    reversed: before it), multiplied over `j`."""
+    x, axis_input = node.input
+    rank, axis = g.rank(x), g.constants.get(axis_input)
+    if not rank or axis is None:
+        return False  # the importer names the op
+    axis = int(axis.reshape(-1)[0]) % rank
+    shape = named_shape(g.types.get(x))
+    if shape is None or not all(isinstance(d, int) for d in shape):
+        return False  # the importer lowers no ReduceProd of a dynamic shape
+    steps = g.const(np.arange(shape[axis]), np.int64)
+    trailing = [1] * (rank - axis - 1)
+    i = g.op("Reshape", steps, g.const([-1, 1, *trailing], np.int64))
+    j = g.op("Reshape", steps, g.const([1, -1, *trailing], np.int64))
+    counts = {(0, 0): "LessOrEqual", (1, 0): "Less", (0, 1): "GreaterOrEqual",
+              (1, 1): "Greater"}[attribute(node, "exclusive", 0), attribute(node, "reverse", 0)]
+    one = g.const(1, helper.tensor_dtype_to_np_dtype(g.elem_type(x)))
+    spread = g.op("Where", g.op(counts, j, i),
+                  g.op("Unsqueeze", x, g.const([axis], np.int64)), one)
+    g.op("ReduceProd", spread, g.const([axis + 1], np.int64), keepdims=0, out=node.output[0])
+    return True
+
+
 RULES = {"ConvInteger": _conv_integer, "DequantizeLinear": _dequantize_linear,
-         "ReverseSequence": _reverse_sequence, "NonMaxSuppression": _non_max_suppression}
+         "ReverseSequence": _reverse_sequence, "NonMaxSuppression": _non_max_suppression,
+         "CumProd": _cum_prod}

@@ -30,6 +30,18 @@ into ONNX ops whose lowerings are right, or refused with the op, the attribute a
   per-axis Gathers of the neighbours, weighted as ONNX's reference does.
 - `AveragePool` with `ceil_mode`, `count_include_pad` and a dilation (the windows that end in
   the padding averaged over the wrong count): the zeros padded explicitly first.
+- `Slice` with a negative step: the lowering's `aten.slice` takes the step as positive (wrong
+  values and shape, or offsets IREE rejects): each axis with a negative step becomes a Gather
+  of the indices ONNX reads (a `Range` from the clamped start down to the clamped end; a
+  constant where they and the size are known), the other axes a Slice of their own. Refused: a Slice whose steps are not known at compile time.
+- `Pad` in edge, reflect or wrap mode: the lowering's reflect padding fails IREE's codegen
+  (an unconverted cast) on some shapes, and its wrap padding never finishes (torch-mlir loops
+  in the backend lowering). Rewritten, along each axis of static size with pads known at
+  compile time: a Gather of the indices `np.pad` reads (`np.pad(arange(n), pads, mode)`, the
+  reference's own definition). Refused: wrap mode over an axis of dynamic size.
+- `Range` whose limit is behind its start (an empty result): the lowering's size is
+  negative, and the process aborts at run time (malloc). Rewritten: the limit clamped to the
+  start on that side (`Where` on the delta's sign), so the size is 0.
 - Refused: `Det` of a dynamic size, `LSTM` with peepholes (ignored), `QLinearMatMul` of rank
   above 2, the `AveragePool` above where ceil mode would drop a window that starts in the pads.
 """
@@ -42,6 +54,7 @@ import numpy as np
 import onnx
 from onnx import helper
 
+from ..errors import UnsupportedConstructError
 from . import onnx_functions, onnx_loops, onnx_lowerings
 from .onnx_graphs import (
     GraphEditor,
@@ -307,6 +320,111 @@ def _cubic_weights(g: GraphEditor, ratio: str, a: float, dtype) -> dict[int, str
 # --------------------------------------------------------------------------- refusals
 
 
+def _slice(node: onnx.NodeProto, g: GraphEditor) -> bool:
+    """Slice with negative steps (see the module's docstring)."""
+    if g.opset < 10 or len(node.input) < 5 or not node.input[4]:
+        return False  # no steps: every one is 1
+    steps = g.constants.get(node.input[4])
+    axes = g.constants.get(node.input[3]) if node.input[3] else None
+    rank = g.rank(node.input[0])
+    if steps is None or (node.input[3] and axes is None):
+        refuse_wrong_values(node, "with steps or axes known only at run time",
+                            "a negative step is taken as positive")
+    if (steps > 0).all():
+        return False
+    axes = np.arange(len(steps)) if axes is None else axes.astype(np.int64)
+    if (axes < 0).any() and rank is None:
+        refuse_wrong_values(node, "with a negative step and axis over an input of unknown rank",
+                            "a negative step is taken as positive")
+    axes = np.where(axes < 0, axes + (rank or 0), axes)
+    x, starts, ends = node.input[:3]
+    if g.elem_type(starts) != onnx.TensorProto.INT64:  # int32 starts and ends
+        starts, ends = (g.op("Cast", v, to=onnx.TensorProto.INT64) for v in (starts, ends))
+    forward = np.flatnonzero(steps > 0)
+    if forward.size:
+        picked = g.const(forward, np.int64)
+        x = g.op("Slice", x, g.op("Gather", starts, picked), g.op("Gather", ends, picked),
+                 g.const(axes[forward], np.int64), g.const(steps[forward], np.int64))
+    for i in np.flatnonzero(steps < 0):
+        x = g.op("Gather", x, _backward_indices(g, x, starts, ends, int(axes[i]), i, steps[i]),
+                 axis=int(axes[i]))
+    shape = named_shape(g.types.get(node.output[0]))
+    if shape is not None and all(isinstance(d, int) for d in shape):
+        # The importer keeps the static type shape inference gave the Slice's result; a
+        # Gather of a Range's indices is dynamic.
+        g.op("Reshape", x, g.const(shape, np.int64), out=node.output[0])
+    else:
+        g.op("Identity", x, out=node.output[0])
+    return True
+
+
+def _backward_indices(g: GraphEditor, x: str, starts: str, ends: str, axis: int, i: int,
+                      step: int) -> str:
+    """The indices along `axis` a Slice with the negative `step` reads (its `i`th start and
+    end clamped as ONNX's reference, numpy, does: into [-1, size - 1]): a constant where they
+    and the size are known."""
+    start, end = (g.constants.get(v) for v in (starts, ends))
+    size = (named_shape(g.types.get(x)) or [None] * (axis + 1))[axis]
+    if start is not None and end is not None and isinstance(size, int):
+        first, stop, _ = slice(int(start[i]), int(end[i]), int(step)).indices(size)
+        return g.const(np.arange(first, stop, step), np.int64)
+    zero, one, minus_one = (g.const([v], np.int64) for v in (0, 1, -1))
+    at = g.const([i], np.int64)
+    size = g.op("Gather", g.op("Shape", x), g.const([axis], np.int64))
+    last = g.op("Sub", size, one)
+
+    def clamped(v):  # a negative position counts from the end; into [-1, size - 1]
+        v = g.op("Where", g.op("Less", v, zero), g.op("Add", v, size), v)
+        return g.op("Min", g.op("Max", v, minus_one), last)
+
+    first, stop = (clamped(g.op("Gather", v, at)) for v in (starts, ends))
+    stop = g.op("Min", stop, first)  # IREE's Range of a negative count is no empty one
+    return g.op("Range", g.squeeze(first, [0]), g.squeeze(stop, [0]), g.const(step, np.int64))
+
+
+def _pad(node: onnx.NodeProto, g: GraphEditor) -> bool:
+    """Pad in edge, reflect or wrap mode (see the module's docstring)."""
+    mode = attribute(node, "mode", "constant")
+    if mode == "constant" or g.opset < 11:
+        return False
+    x, shape = node.input[0], named_shape(g.types.get(node.input[0]))
+    pads = g.constants.get(node.input[1]) if len(node.input) > 1 else None
+    axes = node.input[3] if len(node.input) > 3 else ""
+    axes_value = g.constants.get(axes) if axes else np.arange(len(shape or []))
+    if shape is None or pads is None or axes_value is None or (pads < 0).any():
+        return False
+    gathers = []  # (axis, indices)
+    for axis, before, after in zip(axes_value.astype(int) % max(len(shape), 1),
+                                   pads[:len(pads) // 2], pads[len(pads) // 2:], strict=True):
+        size = shape[axis]
+        if not (before or after):
+            continue
+        if not isinstance(size, int) or size == 0:
+            if mode == "wrap":
+                raise UnsupportedConstructError(
+                    "ONNX Pad in wrap mode over a dynamic dim",
+                    "IREE's importer does not finish lowering it (torch-mlir's backend "
+                    "lowering loops); give the padded dims a static size",
+                    f"node {node.name!r}" if node.name else None)
+            return False
+        gathers.append((int(axis), np.pad(np.arange(size), (int(before), int(after)), mode)))
+    for k, (axis, indices) in enumerate(gathers):
+        x = g.op("Gather", x, g.const(indices, np.int64), axis=axis,
+                 out=node.output[0] if k == len(gathers) - 1 else None)
+    if not gathers:
+        g.op("Identity", x, out=node.output[0])
+    return True
+
+
+def _range(node: onnx.NodeProto, g: GraphEditor) -> bool:
+    start, limit, delta = node.input
+    zero = g.const(0, helper.tensor_dtype_to_np_dtype(g.elem_type(delta)))
+    limit = g.op("Where", g.op("Greater", delta, zero), g.op("Max", limit, start),
+                 g.op("Min", limit, start))
+    g.op("Range", start, limit, delta, out=node.output[0])
+    return True
+
+
 def _lstm(node: onnx.NodeProto, g: GraphEditor) -> bool:
     if len(node.input) > 7 and node.input[7]:
         refuse_wrong_values(node, "with peepholes (input P)", "the peephole weights are ignored")
@@ -375,6 +493,9 @@ _RULES: dict[str, Callable[[onnx.NodeProto, GraphEditor], bool]] = {
     "QLinearMatMul": _qlinear_matmul,
     "Resize": _resize,
     "AveragePool": _average_pool,
+    "Slice": _slice,
+    "Range": _range,
+    "Pad": _pad,
     **onnx_loops.RULES,
     **onnx_lowerings.RULES,
 }
