@@ -9,6 +9,7 @@ checks arguments against and what the manifest stores.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -156,8 +157,8 @@ class Signature:
                 want = list(spec.value) if isinstance(spec.value, tuple) else spec.value
                 raise InputError(
                     f"input {spec.name!r} = {got!r:.200}: this module was compiled for the value "
-                    f"{want} of its example (it sets a node's axes, which IREE needs at "
-                    "compile time); compile again with an example of this value")
+                    f"{want} of its example (it sets a node's axes, steps, pads or scales, which "
+                    "IREE needs at compile time); compile again with an example of this value")
 
     def to_json(self) -> dict:
         return {
@@ -329,16 +330,24 @@ def _spec_json(spec: TensorSpec) -> dict:
     return data
 
 
-def _fixed_value(data: dict, where: str) -> int | tuple[int, ...] | None:
+def _fixed_value(data: dict, where: str) -> float | tuple[float, ...] | None:
     value = data.get("value")
     if value is None:
         return None
     shape = list(data["shape"])
-    ok = (_is_int(value) and shape == []) or (
-        isinstance(value, list) and all(_is_int(v) for v in value) and shape == [len(value)])
+    dtype = str(data.get("dtype", ""))
+    floats = dtype.startswith(("float", "bfloat"))
+
+    def number(v: Any) -> bool:  # ints; finite floats for a float input (scales), bools for bool
+        if dtype == "bool":
+            return isinstance(v, bool)
+        return _is_int(v) or (floats and isinstance(v, float) and math.isfinite(v))
+
+    ok = (number(value) and shape == []) or (
+        isinstance(value, list) and all(number(v) for v in value) and shape == [len(value)])
     _expect(ok, where, f"{data['name']!r} has a fixed value {value!r:.60} that is not "
-            "ints of its shape")
-    return value if _is_int(value) else tuple(value)
+            "numbers of its dtype and shape")
+    return value if number(value) else tuple(value)
 
 
 def _tensor_spec(data: Any, where: str) -> TensorSpec:

@@ -71,7 +71,7 @@ def test_a_saved_module_keeps_the_fixed_value(compiled_sum, tmp_path):
         loaded(x, np.array([0]), np.array(1))
 
 
-@pytest.mark.parametrize("value", ["[1]", "[1, 2]", "[1.5]", "\"__import__('os')\""])
+@pytest.mark.parametrize("value", ["[1]", "[1, 2]", "[1.5]", "\"__import__('os')\"", "[1e999]"])
 def test_a_malformed_fixed_value_in_a_manifest_is_refused(value):
     spec = {"name": "axes", "dtype": "int64", "shape": [1], "value": json.loads(value)}
     data = {"inputs": [spec], "outputs": [], "symbols": {}}
@@ -109,3 +109,24 @@ def test_a_slices_axes_and_steps_inputs_are_fixed_and_starts_stay_inputs():
         np.testing.assert_array_equal(np.asarray(compiled(*args.values())[0]), want)
     with pytest.raises(InputError, match="input 'steps'"):
         compiled(x, np.array([4, 0]), np.array([0, 6]), axes, np.array([1, 2]))
+
+
+def test_a_nearest_resizes_float_scales_input_is_fixed_saved_and_checked(tmp_path):
+    """Resize with `axes` (which IREE's importer does not lower) and scales given as an input:
+    rewritten for the example's scales, a float value the saved manifest keeps."""
+    graph = helper.make_graph(
+        [helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="nearest", axes=[3, 2])],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 2, 3]),
+              helper.make_tensor_value_info("scales", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, None, None])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    x, scales = np.arange(6, dtype=np.float32).reshape(1, 1, 2, 3), np.array([2.0, 1.5],
+                                                                            np.float32)
+    compiled = dync.compile(model, (x, scales), cache=False)
+    want = ReferenceEvaluator(model).run(None, {"x": x, "scales": scales})[0]
+    compiled.save(tmp_path / "resize.vmfb")
+    loaded = dync.load(tmp_path / "resize.vmfb")
+    assert loaded.signature.inputs[1].value == (2.0, 1.5)
+    np.testing.assert_array_equal(np.asarray(loaded(x, scales)[0]), want)
+    with pytest.raises(InputError, match="input 'scales'"):
+        loaded(x, np.array([2.0, 2.0], np.float32))

@@ -344,3 +344,77 @@ def test_cum_prod(exclusive, reverse, dtype, axis):
         [helper.make_tensor_value_info("x", elem, [3, 4])],
         [helper.make_tensor_value_info("y", elem, [3, 4])], opset=26)
     _check(model, np.array([[1, -2, 3, 0], [2, 2, -1, 5], [0.5, 4, 1, -3]]).astype(dtype))
+
+
+@pytest.mark.parametrize("attributes,scales,sizes", [
+    ({"axes": [3, 2]}, [2.0, 1.5], None),
+    ({"axes": [2, 3], "keep_aspect_ratio_policy": "not_larger"}, None, [7, 8]),
+    ({"axes": [2, 3], "keep_aspect_ratio_policy": "not_smaller"}, None, [2, 3]),
+    ({"coordinate_transformation_mode": "align_corners", "nearest_mode": "floor"}, None,
+     [1, 2, 7, 3]),
+    ({"axes": [3], "coordinate_transformation_mode": "half_pixel_symmetric",
+      "nearest_mode": "ceil"}, [0.6], None),
+])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_nearest_resize_with_axes_aspect_policy_or_align_corners(attributes, scales, sizes,
+                                                                 dtype):
+    """Attributes IREE's importer does not lower: Gathers of the reference's indices."""
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    operands = [helper.make_node("Constant", [], [name], value=helper.make_tensor(
+        name, kind, [len(v)], v)) for name, kind, v in (
+            ("scales", TensorProto.FLOAT, scales), ("sizes", TensorProto.INT64, sizes)) if v]
+    model = _model(
+        [*operands, helper.make_node("Resize", ["x", "", "scales" if scales else "",
+                                                *(["sizes"] if sizes else [])], ["y"],
+                                     mode="nearest", **attributes)],
+        [helper.make_tensor_value_info("x", elem, [1, 2, 4, 5])],
+        [helper.make_tensor_value_info("y", elem, [None] * 4)], opset=19)
+    _check(model, np.arange(40).reshape(1, 2, 4, 5).astype(dtype))
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+def test_compress_along_an_axis_or_flattened(axis):
+    """IREE failed to compile the lowering (a cast between a dynamic and a static count)."""
+    attributes = {} if axis is None else {"axis": axis}
+    model = _model(
+        [helper.make_node("Compress", ["x", "c"], ["y"], **attributes)],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4]),
+         helper.make_tensor_value_info("c", TensorProto.BOOL, [3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None] * (1 if axis is None
+                                                                          else 2))])
+    compiled = dync.compile(model, (np.zeros((3, 4), np.float32), np.ones(3, bool)),
+                            cache=False)
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    for condition in ([True, False, True], [False] * 3, [True] * 3, [False, True, False]):
+        c = np.array(condition)
+        want = ReferenceEvaluator(model).run(None, {"x": x, "c": c})[0]
+        np.testing.assert_array_equal(np.asarray(compiled(x, c)[0]), want)
+
+
+def _dropout_model(name="drop") -> onnx.ModelProto:
+    return _model(
+        [helper.make_node("Dropout", ["x", "r", "t"], ["y", "mask"], name=name)],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
+         helper.make_tensor_value_info("r", TensorProto.FLOAT, []),
+         helper.make_tensor_value_info("t", TensorProto.BOOL, [])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3]),
+         helper.make_tensor_value_info("mask", TensorProto.BOOL, [2, 3])])
+
+
+def test_training_dropout_of_ratio_zero_is_the_identity_and_of_another_ratio_refused(tmp_path):
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    example = (x, np.array(0.0, np.float32), np.array(True))
+    compiled = dync.compile(_dropout_model(), example, cache=False)
+    y, mask = compiled(*example)
+    np.testing.assert_array_equal(y, x)
+    assert mask.dtype == np.bool_ and mask.all()
+    compiled.save(tmp_path / "dropout.vmfb")  # the fixed training mode is a bool
+    np.testing.assert_array_equal(dync.load(tmp_path / "dropout.vmfb")(*example)[0], x)
+    with pytest.raises(UnsupportedConstructError, match="training mode") as info:
+        dync.compile(_dropout_model(), (x, np.array(0.5, np.float32), np.array(True)),
+                     cache=False)
+    assert info.value.source == "node 'drop'"
+    inference = dync.compile(_dropout_model(), (x, np.array(0.5, np.float32),
+                                                np.array(False)), cache=False)
+    np.testing.assert_array_equal(inference(x, np.array(0.5, np.float32),
+                                            np.array(False))[0], x)

@@ -3,8 +3,9 @@ example value.
 
 IREE's importer needs at compile time the axes of a reduction, of a `Squeeze` or `Unsqueeze`,
 the axis of a `CumSum`, the axes and steps of a `Slice` and the pads of an edge, reflect or
-wrap `Pad` (they set the result's rank, which loops reduce, which dims a slice cuts and in
-which direction, where a padding reads): given at run time, the lowering is left with ops IREE
+wrap `Pad`, the roi, scales and sizes of a nearest `Resize` that dync rewrites
+(`onnx_lowerings.nearest_resize`), a `Dropout`'s ratio and training mode (they set the result's rank, which loops reduce, which dims a
+slice cuts and in which direction, where a padding or a resize reads): given at run time, the lowering is left with ops IREE
 cannot compile (`aten.sum.dim_IntList` over a list of run-time ints, a slice along a run-time
 dim, a list of run-time pads), ONNX shape inference finds no rank, or — a `Slice`'s steps — the
 lowering takes every step as positive, and a negative one would read the wrong elements. The
@@ -25,12 +26,14 @@ from onnx import helper, numpy_helper
 
 from .onnx_functions import DEFAULT_DOMAINS
 from .onnx_graphs import all_nodes, attribute, copied, fresh_name, graph_arguments, names_in
+from .onnx_lowerings import unlowered_nearest_resize
 
 # op type -> {index of an input IREE's importer needs as a constant: what it sets}.
 FIXED_INPUTS: dict[str, dict[int, str]] = {op: {1: "axes"} for op in (
     "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean",
     "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare", "Squeeze", "Unsqueeze",
-    "CumSum", "CumProd")} | {"Slice": {3: "axes", 4: "steps"}, "Pad": {1: "pads"}}
+    "CumSum", "CumProd")} | {"Slice": {3: "axes", 4: "steps"}, "Pad": {1: "pads"},
+       "Dropout": {1: "ratio", 2: "training mode"}}
 _MAX_AXES = 64
 
 
@@ -49,7 +52,7 @@ def fix_structural_inputs(model: onnx.ModelProto, args: Sequence | None
             if name in example:
                 readers.setdefault(name, []).append(f"the {role} of {node.name or node.op_type}")
     values = {name: value for name in readers
-              if (value := _small_ints(example[name])) is not None}
+              if (value := _small_value(example[name])) is not None}
     if not values:
         return model, {}, []
     model = copied(model)
@@ -77,18 +80,20 @@ def _fixed_operands(node: onnx.NodeProto) -> list[tuple[int, str, str]]:
     if node.domain not in DEFAULT_DOMAINS or (
             node.op_type == "Pad" and attribute(node, "mode", "constant") == "constant"):
         return []  # constant padding lowers with run-time pads
-    return [(index, node.input[index], role)
-            for index, role in FIXED_INPUTS.get(node.op_type, {}).items()
+    roles = FIXED_INPUTS.get(node.op_type, {})
+    if unlowered_nearest_resize(node):  # rewritten for the values at compile time
+        roles = {1: "roi", 2: "scales", 3: "sizes"}
+    return [(index, node.input[index], role) for index, role in roles.items()
             if index < len(node.input) and node.input[index]]
 
 
-def _small_ints(arg) -> np.ndarray | None:
-    """The example's value of an axes or steps input: a small int array, else None (left as
-    it is)."""
+def _small_value(arg) -> np.ndarray | None:
+    """The example's value of such an input: a small int or float array (scales), else None
+    (left as it is)."""
     try:
         value = np.asarray(arg)
     except Exception:  # a sequence's list, an optional's None: not a tensor
         return None
-    if value.dtype.kind not in "iu" or value.ndim > 1 or value.size > _MAX_AXES:
+    if value.dtype.kind not in "biuf" or value.ndim > 1 or value.size > _MAX_AXES:
         return None
     return np.array(value)  # a copy (ascontiguousarray would make a 0-d value 1-d)

@@ -264,10 +264,11 @@ def _bind_input_symbols(
         )
 
 
-def _fixed_value(value: np.ndarray | None) -> int | tuple[int, ...] | None:
+def _fixed_value(value: np.ndarray | None) -> float | tuple[float, ...] | None:
+    """A fixed input's value as the signature keeps it: Python ints, or floats (scales)."""
     if value is None:
         return None
-    return int(value) if value.ndim == 0 else tuple(int(v) for v in value)
+    return value.item() if value.ndim == 0 else tuple(value.tolist())
 
 
 def _signature(

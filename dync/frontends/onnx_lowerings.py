@@ -8,6 +8,16 @@ run), rewritten before import into ONNX ops that it does, with the spec's values
   lowering: a vector.gather left unconverted);
 - `NonMaxSuppression` with a score threshold above the least score, which the lowering
   rejects at run time: run without it, then the boxes not above it dropped;
+- `Resize` in nearest mode with `axes`, a `keep_aspect_ratio_policy` or `align_corners` (not
+  lowered), over a static shape with the scales or sizes known: a Gather along each resized
+  axis of the indices ONNX's reference reads, found by running the reference on the input's
+  indices along that axis;
+- `Compress`, whose lowering IREE 3.13 fails to compile (a `tensor.cast` between a dynamic
+  and a static count): a Gather of the condition's `NonZero` positions (of the flattened
+  input without an axis);
+- `Dropout` in training mode with a ratio of 0 (the lowering's `aten.dropout` does not
+  compile): the input, and a mask of ones; any other ratio in training mode is refused (a
+  random mask: dync compiles inference);
 - `CumProd` of a static shape: the product of `x` over a triangular mask (ones where an
   element does not count), `n` times the input's elements for `n` along the axis (the
   importer lowers no `ReduceProd` of a dynamic shape).
@@ -15,10 +25,13 @@ run), rewritten before import into ONNX ops that it does, with the spec's values
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import onnx
 from onnx import helper
 
+from ..errors import UnsupportedConstructError
 from .onnx_graphs import GraphEditor, attribute, named_shape, padded_with
 
 
@@ -158,6 +171,102 @@ def _cum_prod(node: onnx.NodeProto, g: GraphEditor) -> bool:
     return True
 
 
+def _compress(node: onnx.NodeProto, g: GraphEditor) -> bool:
+    x, condition = node.input
+    axis = attribute(node, "axis")
+    if axis is None:
+        x, axis = g.op("Reshape", x, g.const([-1], np.int64)), 0
+    picked = g.squeeze(g.op("NonZero", condition), [0])
+    static_result(g, g.op("Gather", x, picked, axis=axis), node.output[0])
+    return True
+
+
+def static_result(g: GraphEditor, x: str, out: str) -> None:
+    """`x` as `out`, reshaped to the static shape shape inference gave `out` where it has one:
+    the importer keeps that type, and a Gather of run-time indices is dynamic."""
+    shape = named_shape(g.types.get(out))
+    if shape is not None and all(isinstance(d, int) for d in shape):
+        g.op("Reshape", x, g.const(shape, np.int64), out=out)
+    else:
+        g.op("Identity", x, out=out)
+
+
+def _dropout(node: onnx.NodeProto, g: GraphEditor) -> bool:
+    training = g.constants.get(node.input[2]) if len(node.input) > 2 and node.input[2] else None
+    if training is None or not training.any():
+        return False  # inference: the importer's lowering is the identity
+    ratio = g.constants.get(node.input[1]) if len(node.input) > 1 and node.input[1] else None
+    if ratio is None or ratio.any():
+        raise UnsupportedConstructError(
+            "ONNX Dropout in training mode",
+            f"a random mask (ratio {'unknown' if ratio is None else float(ratio)}) in a "
+            "compiled model: dync compiles inference; export the model in eval mode",
+            f"node {node.name!r}" if node.name else None)
+    g.op("Identity", node.input[0], out=node.output[0])
+    if len(node.output) > 1 and node.output[1]:
+        g.op("Expand", g.const(True, np.bool_), g.op("Shape", node.input[0]),
+             out=node.output[1])
+    return True
+
+
+#: The most elements of an input whose nearest Resize is found by running ONNX's reference.
+PROBED_ELEMENTS = 1 << 22
+
+
+def unlowered_nearest_resize(node: onnx.NodeProto) -> bool:
+    """Whether `node` is a Resize in nearest mode with an attribute the importer does not
+    lower."""
+    return node.op_type == "Resize" and attribute(node, "mode", "nearest") == "nearest" and bool(
+        attribute(node, "axes") or attribute(node, "coordinate_transformation_mode") ==
+        "align_corners" or attribute(node, "keep_aspect_ratio_policy", "stretch") != "stretch")
+
+
+def nearest_resize(node: onnx.NodeProto, g: GraphEditor) -> bool:
+    """Resize in nearest mode that the importer does not lower (see the module's docstring);
+    False where it is left to the importer."""
+    if g.opset < 18 or not unlowered_nearest_resize(node):
+        return False
+    x, shape = node.input[0], named_shape(g.types.get(node.input[0]))
+    operands = {name: g.constants.get(name) for name in node.input[1:] if name}
+    if (shape is None or not all(isinstance(d, int) for d in shape)
+            or any(v is None for v in operands.values()) or math.prod(shape) > PROBED_ELEMENTS
+            or attribute(node, "coordinate_transformation_mode") == "tf_crop_and_resize"):
+        return False
+    gathers = []
+    for axis, size in enumerate(shape):
+        along = np.arange(size, dtype=np.float64).reshape([-1 if d == axis else 1
+                                                           for d in range(len(shape))])
+        read = _reference_run(node, g.opset, np.broadcast_to(along, shape).copy(), operands)
+        indices = read[tuple(slice(None) if d == axis else 0 for d in range(len(shape)))]
+        if not (indices.shape == (size,) and (indices == np.arange(size)).all()):
+            gathers.append((axis, indices.astype(np.int64)))
+    for k, (axis, indices) in enumerate(gathers):
+        x = g.op("Gather", x, g.const(indices, np.int64), axis=axis,
+                 out=node.output[0] if k == len(gathers) - 1 else None)
+    if not gathers:
+        g.op("Identity", x, out=node.output[0])
+    return True
+
+
+def _reference_run(node: onnx.NodeProto, opset: int, x: np.ndarray,
+                   operands: dict[str, np.ndarray]) -> np.ndarray:
+    """`node` alone run by ONNX's reference evaluator on `x`, its other operands `operands`."""
+    from onnx.reference import ReferenceEvaluator
+
+    probe = onnx.NodeProto()
+    probe.CopyFrom(node)
+    probe.input[0], probe.output[0] = "x", "y"
+    for a in probe.attribute:
+        if a.name == "axes":  # the reference takes no negative ones
+            a.ints[:] = [d % x.ndim for d in a.ints]
+    graph = helper.make_graph(
+        [probe], "probe", [helper.make_tensor_value_info("x", onnx.TensorProto.DOUBLE, x.shape)],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.DOUBLE, None)],
+        [onnx.numpy_helper.from_array(v, name) for name, v in operands.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    return ReferenceEvaluator(model).run(None, {"x": x})[0]
+
+
 RULES = {"ConvInteger": _conv_integer, "DequantizeLinear": _dequantize_linear,
          "ReverseSequence": _reverse_sequence, "NonMaxSuppression": _non_max_suppression,
-         "CumProd": _cum_prod}
+         "CumProd": _cum_prod, "Compress": _compress, "Dropout": _dropout}

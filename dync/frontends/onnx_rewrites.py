@@ -233,7 +233,9 @@ def _resize(node: onnx.NodeProto, g: GraphEditor) -> bool:
     edge, as ONNX pads) weighted as in ONNX's reference, including its output width of
     `scale * size` (not the rounded size) in the coordinate transform."""
     mode = attribute(node, "mode", "nearest")
-    if attribute(node, "coordinate_transformation_mode") != "align_corners" or mode == "nearest":
+    if mode == "nearest":
+        return onnx_lowerings.nearest_resize(node, g)
+    if attribute(node, "coordinate_transformation_mode") != "align_corners":
         return False
     x, rank = node.input[0], g.rank(node.input[0])
     scales = node.input[2 if g.opset >= 11 else 1] if len(node.input) > 1 else ""
@@ -348,13 +350,7 @@ def _slice(node: onnx.NodeProto, g: GraphEditor) -> bool:
     for i in np.flatnonzero(steps < 0):
         x = g.op("Gather", x, _backward_indices(g, x, starts, ends, int(axes[i]), i, steps[i]),
                  axis=int(axes[i]))
-    shape = named_shape(g.types.get(node.output[0]))
-    if shape is not None and all(isinstance(d, int) for d in shape):
-        # The importer keeps the static type shape inference gave the Slice's result; a
-        # Gather of a Range's indices is dynamic.
-        g.op("Reshape", x, g.const(shape, np.int64), out=node.output[0])
-    else:
-        g.op("Identity", x, out=node.output[0])
+    onnx_lowerings.static_result(g, x, node.output[0])
     return True
 
 
