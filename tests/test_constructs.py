@@ -231,6 +231,26 @@ class ExplicitPadAfterConv(nn.Module):
         return self.second(y).mean(dim=(2, 3))
 
 
+class ResamplingOverImage(nn.Module):
+    """A segmentation or super-resolution head over a dynamic H x W: reflection and circular
+    padding, bilinear upsampling by a factor and to a size, and `F.unfold` (IREE failed on torch-mlir's lowerings of the first three over a dynamic size;
+    `unfold` had none). Not yet: `align_corners=True` and bicubic (their decompositions compute
+    with `sym_float`, which the importer does not take)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3)
+
+    def forward(self, x):
+        y = self.conv(nn.functional.pad(x, (1, 1, 2, 0), mode="reflect"))
+        y = nn.functional.pad(y, (2, 1, 1, 1), mode="circular")
+        up = nn.functional.interpolate(y, scale_factor=2, mode="bilinear", align_corners=False)
+        up = up + nn.functional.interpolate(y, size=(2 * y.shape[2], 2 * y.shape[3]),
+                                            mode="bilinear")
+        patches = nn.functional.unfold(up, 3, padding=1)
+        return up.mean(dim=(2, 3)) + patches.mean(dim=2)[:, :4]
+
+
 class GreedyEarlyReturn(nn.Module):
     """An early `return` inside a `for` loop that grows a sequence with `torch.cat`, as a
     greedy decoder with a maximum length does (d): each exit has another length."""
@@ -945,6 +965,7 @@ CONSTRUCTS = {
     "convolution then an explicit zero pad over a dynamic batch":
         (ExplicitPadAfterConv, BATCH_OF_IMAGES, True),
     "global pools over a dynamic batch": (SpatialReductionsOverBatch, BATCH_OF_IMAGES, True),
+    "padding and resampling over an image of dynamic size": (ResamplingOverImage, IMAGE, True),
     "depthwise convolutions over a dynamic batch": (DepthwiseBlock, BATCH_OF_IMAGES, True),
     "depthwise convolutions over an image of dynamic size": (DepthwiseBlock, IMAGE, True),
     "early return from a loop growing a sequence": (GreedyEarlyReturn, VECTOR, True),

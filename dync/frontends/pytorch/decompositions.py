@@ -3,6 +3,7 @@ lower, or lowers into code much slower than the op's definition. Each is the op'
 ops torch-mlir does lower."""
 
 import torch
+from torch._decomp import get_decompositions
 
 from .rewrite.recurrent import linear, recurrent_layers, step
 
@@ -66,6 +67,45 @@ def _index(x, indices):
     for axis in range(1, k):
         linear = linear * x.shape[axis] + indices[axis]
     return x.reshape((-1, *x.shape[k:]))[linear]
+
+
+def _unsafe_index(x, indices):
+    """`_unsafe_index` (torch's decompositions of interpolation and reflection padding: in-range
+    indices) whose index tensors each vary along one dim of their broadcast, `x[..., i[:, None],
+    j]`: one `index_select` per indexed dim (torch-mlir lowers no several dynamic index
+    tensors); else as `index`."""
+    k = next((a for a, i in enumerate(indices) if i is not None), len(indices))
+    tensors = list(indices[k:])
+    m = len(tensors)
+    separable = m > 0 and all(
+        t is not None and t.dtype not in (torch.bool, torch.uint8) and t.dim() <= m
+        for t in tensors)
+    for j, t in enumerate(tensors if separable else ()):
+        shape = [1] * (m - t.dim()) + list(t.shape)
+        separable &= all(isinstance(n, int) and n == 1 for p, n in enumerate(shape) if p != j)
+    if not separable:
+        return torch.ops.aten.index.Tensor(x, indices)
+    for j, t in enumerate(tensors):
+        x = x.index_select(k + j, t.reshape(-1))
+    return x
+
+
+def _pad(x, pad, mode="constant", value=None):
+    """`F.pad` in reflect or circular mode: an `index_select` per padded dim of the positions
+    it reads (torch-mlir's lowering of reflection padding over a dynamic size fails IREE's
+    codegen, and it has none for circular padding). Other modes: torch-mlir's own."""
+    if mode not in ("reflect", "circular"):
+        return NotImplemented
+    for i in range(len(pad) // 2):
+        dim, before, after = x.dim() - 1 - i, pad[2 * i], pad[2 * i + 1]
+        n = x.shape[dim]
+        at = torch.arange(-before, n + after, device=x.device)
+        if mode == "reflect":
+            at = (n - 1) - ((n - 1) - at.abs()).abs()
+        else:
+            at = torch.where(at < 0, at + n, torch.where(at >= n, at - n, at))
+        x = x.index_select(dim, at)
+    return x
 
 
 def _index_put(x, indices, values, accumulate=False):
@@ -162,11 +202,20 @@ def _attention(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=No
     return (torch.softmax(scores, dim=-1) @ v).masked_fill(empty, 0.0)
 
 
-# ATen ops without a (correct, or fast) torch-mlir lowering, decomposed before import.
-DECOMPOSITIONS = {
+# ATen ops without a (correct, or fast) torch-mlir lowering, decomposed before import: torch's
+# own decompositions of interpolation and reflection padding (IREE 3.13 fails on torch-mlir's
+# lowerings of both over a dynamic H x W) and im2col (`F.unfold`, not lowered), then dync's.
+_aten = torch.ops.aten
+DECOMPOSITIONS = get_decompositions([
+    _aten.upsample_bilinear2d.vec, _aten.upsample_bilinear2d.default,
+    _aten.upsample_bicubic2d.vec, _aten.upsample_trilinear3d.vec, _aten.upsample_linear1d.vec,
+    _aten.reflection_pad1d, _aten.reflection_pad2d, _aten.reflection_pad3d, _aten.im2col,
+]) | {
     torch.ops.aten._native_batch_norm_legit_no_training.default: _batch_norm_inference,
     torch.ops.aten.index_add.default: _index_add,
     torch.ops.aten.index.Tensor: _index,
+    torch.ops.aten._unsafe_index.Tensor: _unsafe_index,
+    torch.ops.aten.pad.default: _pad,
     torch.ops.aten.index_put.default: _index_put,
     torch.ops.aten.nonzero.default: _nonzero,
     torch.ops.aten.meshgrid.indexing: _meshgrid,
