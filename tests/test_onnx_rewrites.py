@@ -418,3 +418,17 @@ def test_training_dropout_of_ratio_zero_is_the_identity_and_of_another_ratio_ref
                                                 np.array(False)), cache=False)
     np.testing.assert_array_equal(inference(x, np.array(0.5, np.float32),
                                             np.array(False))[0], x)
+
+
+def test_a_nearest_resize_the_reference_refuses_is_left_to_the_importer():
+    """Antialiasing in nearest mode: ONNX's reference raises; the error is the importer's, a
+    dync error naming the node, not the reference's exception."""
+    model = _model(
+        [helper.make_node("Constant", [], ["scales"], value=helper.make_tensor(
+            "scales", TensorProto.FLOAT, [2], [2.0, 2.0])),
+         helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="nearest", axes=[2, 3],
+                          antialias=1, name="resize")],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 2, 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None] * 4)], opset=19)
+    with pytest.raises(UnsupportedConstructError, match="Resize"):
+        dync.compile(model, cache=False)
