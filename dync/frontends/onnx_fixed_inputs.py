@@ -1,11 +1,12 @@
-"""ONNX graph inputs that set a node's axes, a slice's steps or a padding's pads, fixed at their
-example value.
+"""ONNX graph inputs that IREE's importer needs as constants (axes, steps, pads, scales), fixed
+at their example value.
 
 IREE's importer needs at compile time the axes of a reduction, of a `Squeeze` or `Unsqueeze`,
 the axis of a `CumSum`, the axes and steps of a `Slice` and the pads of an edge, reflect or
 wrap `Pad`, the roi, scales and sizes of a nearest `Resize` that dync rewrites
-(`onnx_lowerings.nearest_resize`), a `Dropout`'s ratio and training mode (they set the result's rank, which loops reduce, which dims a
-slice cuts and in which direction, where a padding or a resize reads): given at run time, the lowering is left with ops IREE
+(`onnx_lowerings.nearest_resize`), a `Dropout`'s ratio and training mode (they set the
+result's rank, which loops reduce, which dims a slice cuts and in which direction, where a
+padding or a resize reads): given at run time, the lowering is left with ops IREE
 cannot compile (`aten.sum.dim_IntList` over a list of run-time ints, a slice along a run-time
 dim, a list of run-time pads), ONNX shape inference finds no rank, or — a `Slice`'s steps — the
 lowering takes every step as positive, and a negative one would read the wrong elements. The
@@ -34,13 +35,13 @@ FIXED_INPUTS: dict[str, dict[int, str]] = {op: {1: "axes"} for op in (
     "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare", "Squeeze", "Unsqueeze",
     "CumSum", "CumProd")} | {"Slice": {3: "axes", 4: "steps"}, "Pad": {1: "pads"},
        "Dropout": {1: "ratio", 2: "training mode"}}
-_MAX_AXES = 64
+_MAX_ELEMENTS = 64
 
 
 def fix_structural_inputs(model: onnx.ModelProto, args: Sequence | None
                     ) -> tuple[onnx.ModelProto, dict[str, np.ndarray], list[str]]:
-    """`model` (a copy, when changed) with the nodes that read a graph input as their axes or
-    steps (`FIXED_INPUTS`) reading its value in `args` (the example inputs, one per graph
+    """`model` (a copy, when changed) with the nodes that read a graph input as one of the
+    operands of `FIXED_INPUTS` reading its value in `args` (the example inputs, one per graph
     input) instead; returns it, the fixed values by input name and one note per input."""
     inputs = graph_arguments(model.graph)
     if args is None or len(args) != len(inputs):
@@ -94,6 +95,6 @@ def _small_value(arg) -> np.ndarray | None:
         value = np.asarray(arg)
     except Exception:  # a sequence's list, an optional's None: not a tensor
         return None
-    if value.dtype.kind not in "biuf" or value.ndim > 1 or value.size > _MAX_AXES:
+    if value.dtype.kind not in "biuf" or value.ndim > 1 or value.size > _MAX_ELEMENTS:
         return None
     return np.array(value)  # a copy (ascontiguousarray would make a 0-d value 1-d)

@@ -202,10 +202,35 @@ def padded_with(g: GraphEditor, x: str, pads: list[int], rank: int, fill: str) -
     return x
 
 
+def node_source(node: onnx.NodeProto) -> str | None:
+    """Where an error about `node` points: its name, if it has one."""
+    return f"node {node.name!r}" if node.name else None
+
+
+def gathered_along(g: GraphEditor, x: str, gathers: list[tuple[int, np.ndarray]],
+                   out: str) -> None:
+    """`x` gathered along each (axis, constant indices) of `gathers` in turn, into `out`."""
+    for k, (axis, indices) in enumerate(gathers):
+        x = g.op("Gather", x, g.const(indices, np.int64), axis=axis,
+                 out=out if k == len(gathers) - 1 else None)
+    if not gathers:
+        g.op("Identity", x, out=out)
+
+
+def static_result(g: GraphEditor, x: str, out: str) -> None:
+    """`x` as `out`, reshaped to the static shape shape inference gave `out` where it has one:
+    the importer keeps that type, and a Gather of run-time indices is dynamic."""
+    shape = named_shape(g.types.get(out))
+    if shape is not None and all(isinstance(d, int) for d in shape):
+        g.op("Reshape", x, g.const(shape, np.int64), out=out)
+    else:
+        g.op("Identity", x, out=out)
+
+
 def refuse_wrong_values(node: onnx.NodeProto, what: str, why: str) -> None:
     """Refuse `node`: IREE would lower it (`what` is the attribute or case) to wrong values."""
     raise UnsupportedConstructError(
         f"ONNX {node.op_type} {what}".rstrip(),
         f"IREE's lowering of ONNX {node.op_type} {what} gives other values than the ONNX spec: "
         f"{why}".replace("  ", " "),
-        f"node {node.name!r}" if node.name else None)
+        node_source(node))

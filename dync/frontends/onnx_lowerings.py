@@ -32,7 +32,15 @@ import onnx
 from onnx import helper
 
 from ..errors import UnsupportedConstructError
-from .onnx_graphs import GraphEditor, attribute, named_shape, padded_with
+from .onnx_graphs import (
+    GraphEditor,
+    attribute,
+    gathered_along,
+    named_shape,
+    node_source,
+    padded_with,
+    static_result,
+)
 
 
 def _conv_integer(node: onnx.NodeProto, g: GraphEditor) -> bool:
@@ -181,16 +189,6 @@ def _compress(node: onnx.NodeProto, g: GraphEditor) -> bool:
     return True
 
 
-def static_result(g: GraphEditor, x: str, out: str) -> None:
-    """`x` as `out`, reshaped to the static shape shape inference gave `out` where it has one:
-    the importer keeps that type, and a Gather of run-time indices is dynamic."""
-    shape = named_shape(g.types.get(out))
-    if shape is not None and all(isinstance(d, int) for d in shape):
-        g.op("Reshape", x, g.const(shape, np.int64), out=out)
-    else:
-        g.op("Identity", x, out=out)
-
-
 def _dropout(node: onnx.NodeProto, g: GraphEditor) -> bool:
     training = g.constants.get(node.input[2]) if len(node.input) > 2 and node.input[2] else None
     if training is None or not training.any():
@@ -201,7 +199,7 @@ def _dropout(node: onnx.NodeProto, g: GraphEditor) -> bool:
             "ONNX Dropout in training mode",
             f"a random mask (ratio {'unknown' if ratio is None else float(ratio)}) in a "
             "compiled model: dync compiles inference; export the model in eval mode",
-            f"node {node.name!r}" if node.name else None)
+            node_source(node))
     g.op("Identity", node.input[0], out=node.output[0])
     if len(node.output) > 1 and node.output[1]:
         g.op("Expand", g.const(True, np.bool_), g.op("Shape", node.input[0]),
@@ -243,11 +241,7 @@ def nearest_resize(node: onnx.NodeProto, g: GraphEditor) -> bool:
         indices = read[tuple(slice(None) if d == axis else 0 for d in range(len(shape)))]
         if not (indices.shape == (size,) and (indices == np.arange(size)).all()):
             gathers.append((axis, indices.astype(np.int64)))
-    for k, (axis, indices) in enumerate(gathers):
-        x = g.op("Gather", x, g.const(indices, np.int64), axis=axis,
-                 out=node.output[0] if k == len(gathers) - 1 else None)
-    if not gathers:
-        g.op("Identity", x, out=node.output[0])
+    gathered_along(g, x, gathers, node.output[0])
     return True
 
 

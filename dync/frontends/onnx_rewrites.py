@@ -33,7 +33,8 @@ into ONNX ops whose lowerings are right, or refused with the op, the attribute a
 - `Slice` with a negative step: the lowering's `aten.slice` takes the step as positive (wrong
   values and shape, or offsets IREE rejects): each axis with a negative step becomes a Gather
   of the indices ONNX reads (a `Range` from the clamped start down to the clamped end; a
-  constant where they and the size are known), the other axes a Slice of their own. Refused: a Slice whose steps are not known at compile time.
+  constant where they and the size are known), the other axes a Slice of their own.
+  Refused: a Slice whose steps are not known at compile time.
 - `Pad` in edge, reflect or wrap mode: the lowering's reflect padding fails IREE's codegen
   (an unconverted cast) on some shapes, and its wrap padding never finishes (torch-mlir loops
   in the backend lowering). Rewritten, along each axis of static size with pads known at
@@ -59,9 +60,12 @@ from . import onnx_functions, onnx_loops, onnx_lowerings
 from .onnx_graphs import (
     GraphEditor,
     attribute,
+    gathered_along,
     named_shape,
+    node_source,
     padded_with,
     refuse_wrong_values,
+    static_result,
     subgraphs,
 )
 
@@ -350,7 +354,7 @@ def _slice(node: onnx.NodeProto, g: GraphEditor) -> bool:
     for i in np.flatnonzero(steps < 0):
         x = g.op("Gather", x, _backward_indices(g, x, starts, ends, int(axes[i]), i, steps[i]),
                  axis=int(axes[i]))
-    onnx_lowerings.static_result(g, x, node.output[0])
+    static_result(g, x, node.output[0])
     return True
 
 
@@ -401,14 +405,10 @@ def _pad(node: onnx.NodeProto, g: GraphEditor) -> bool:
                     "ONNX Pad in wrap mode over a dynamic dim",
                     "IREE's importer does not finish lowering it (torch-mlir's backend "
                     "lowering loops); give the padded dims a static size",
-                    f"node {node.name!r}" if node.name else None)
+                    node_source(node))
             return False
         gathers.append((int(axis), np.pad(np.arange(size), (int(before), int(after)), mode)))
-    for k, (axis, indices) in enumerate(gathers):
-        x = g.op("Gather", x, g.const(indices, np.int64), axis=axis,
-                 out=node.output[0] if k == len(gathers) - 1 else None)
-    if not gathers:
-        g.op("Identity", x, out=node.output[0])
+    gathered_along(g, x, gathers, node.output[0])
     return True
 
 

@@ -19,6 +19,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from ..errors import InputError, OptionError, UnsupportedConstructError
+from .onnx_graphs import node_source
 
 # Per structured input: the rank of each tensor of a sequence, or whether the optional is
 # present.
@@ -139,7 +140,7 @@ def _resolve_optional(graph: onnx.GraphProto, name: str, tensor: str | None) -> 
             raise UnsupportedConstructError(
                 f"ONNX {node.op_type} of an optional input",
                 f"optional input {name!r} is {why} (node {node.name or node.op_type!r})",
-                f"node {node.name!r}" if node.name else None)
+                node_source(node))
     for output in graph.output:
         if output.name == name:
             raise UnsupportedConstructError(

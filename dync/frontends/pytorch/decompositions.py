@@ -98,6 +98,8 @@ def _pad(x, pad, mode="constant", value=None):
         return NotImplemented
     for i in range(len(pad) // 2):
         dim, before, after = x.dim() - 1 - i, pad[2 * i], pad[2 * i + 1]
+        if not (before or after):
+            continue
         n = x.shape[dim]
         at = torch.arange(-before, n + after, device=x.device)
         if mode == "reflect":
