@@ -233,22 +233,30 @@ class ExplicitPadAfterConv(nn.Module):
 
 class ResamplingOverImage(nn.Module):
     """A segmentation or super-resolution head over a dynamic H x W: reflection and circular
-    padding, bilinear upsampling by a factor and to a size, and `F.unfold` (IREE failed on torch-mlir's lowerings of the first three over a dynamic size;
-    `unfold` had none). Not yet: `align_corners=True` and bicubic (their decompositions compute
-    with `sym_float`, which the importer does not take)."""
+    padding, bilinear, bicubic and nearest upsampling by a factor and to a size, with and
+    without `align_corners`, downsampling by 0.5 (a size computed with `sym_float`), then
+    upsampling to the size before it (a ratio of two dynamic sizes), and `F.unfold`. IREE
+    failed on torch-mlir's lowerings of the first three over a dynamic size; `unfold` had
+    none; torch's own decompositions of `align_corners=True` and bicubic compute with
+    `sym_float`, which the importer does not take."""
 
     def __init__(self):
         super().__init__()
         self.conv = nn.Conv2d(3, 4, 3)
 
     def forward(self, x):
+        interpolate = nn.functional.interpolate
         y = self.conv(nn.functional.pad(x, (1, 1, 2, 0), mode="reflect"))
         y = nn.functional.pad(y, (2, 1, 1, 1), mode="circular")
-        up = nn.functional.interpolate(y, scale_factor=2, mode="bilinear", align_corners=False)
-        up = up + nn.functional.interpolate(y, size=(2 * y.shape[2], 2 * y.shape[3]),
-                                            mode="bilinear")
+        up = interpolate(y, scale_factor=2, mode="bilinear", align_corners=False)
+        up = up + interpolate(y, size=(2 * y.shape[2], 2 * y.shape[3]), mode="bilinear",
+                              align_corners=True)
+        up = up + interpolate(y, scale_factor=2, mode="bicubic") - interpolate(
+            y, scale_factor=2, mode="nearest")
+        down = interpolate(y, scale_factor=0.5, mode="bilinear")
+        back = interpolate(down, size=y.shape[2:], mode="bicubic", align_corners=True)
         patches = nn.functional.unfold(up, 3, padding=1)
-        return up.mean(dim=(2, 3)) + patches.mean(dim=2)[:, :4]
+        return up.mean(dim=(2, 3)) + patches.mean(dim=2)[:, :4] + (back - y).abs().mean((2, 3))
 
 
 class GreedyEarlyReturn(nn.Module):

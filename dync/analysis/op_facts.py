@@ -59,6 +59,8 @@ SOFTMAX = "softmax"
 LOG_SOFTMAX = "log softmax"
 # A matrix product: IREE lowers it to a contraction, whose operands its data tiling packs.
 MATMUL = "matmul"
+# Reads its operand 0 at positions an index tensor holds.
+GATHER = "gather"
 
 # Computes with its integer operands as signed numbers in IREE's lowering (torch-mlir 2025,
 # IREE 3.13), so it is wrong on unsigned integers of 128 and above: measured with uint8
@@ -135,6 +137,9 @@ _add("rand_like randn_like bernoulli", RANDOM, shape=SAME)
 
 # -- products ------------------------------------------------------------------------------------
 _add("mm matmul bmm linear addmm baddbmm einsum", MATMUL)
+
+# -- gathers -------------------------------------------------------------------------------------
+_add("index_select gather index.Tensor _unsafe_index.Tensor", GATHER)
 
 # -- scatters ------------------------------------------------------------------------------------
 _add("index_put scatter.src scatter.value scatter_add index_add copy", SCATTER, shape=SAME)

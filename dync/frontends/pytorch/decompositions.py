@@ -2,8 +2,11 @@
 lower, or lowers into code much slower than the op's definition. Each is the op's definition in
 ops torch-mlir does lower."""
 
+import math
+
 import torch
 from torch._decomp import get_decompositions
+from torch.fx.experimental.symbolic_shapes import statically_known_true
 
 from .rewrite.recurrent import linear, recurrent_layers, step
 
@@ -110,6 +113,148 @@ def _pad(x, pad, mode="constant", value=None):
     return x
 
 
+def _source_positions(n, m, align_corners, scale, cubic, device):
+    """Where each of the m output positions along a dim reads the n inputs, as ATen's CPU
+    kernels compute it (`area_pixel_compute_source_index`, in float32). Over a dynamic size
+    the ratio is computed in tensor arithmetic: the FX importer takes no `sym_float`, which
+    torch's own decompositions use."""
+    at = torch.arange(m, device=device, dtype=torch.float32)
+    one = torch.ones((), device=device, dtype=torch.float32)
+    if align_corners:
+        ratio = (one * (n - 1)) / (one * (m - 1)).clamp(min=1.0)
+        return at * ratio
+    ratio = one / scale if scale is not None and scale > 0 else (one * n) / m
+    src = ratio * (at + 0.5) - 0.5
+    return src if cubic else src.clamp(min=0.0)
+
+
+def _cubic_weights(t):
+    """The four taps' weights at fraction t (ATen's `get_cubic_upsample_coefficients`, A=-0.75)."""
+    a = -0.75
+
+    def near(x):
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return far(t + 1), near(t), near(1 - t), far(2 - t)
+
+
+def _taps(kind, t):
+    """(offset from floor(src), weight) of the inputs an output at fraction t reads."""
+    if kind == "cubic":
+        return list(zip((-1, 0, 1, 2), _cubic_weights(t), strict=True))
+    return [(0, 1 - t), (1, t)]
+
+
+def _resample_dim(x, dim, m, align_corners, scale, kind):
+    """`x` resampled along `dim` to m positions (any ratio, `align_corners` or not): the rows
+    each output reads gathered by `index_select` and blended by their weights."""
+    n = x.shape[dim]
+    src = _source_positions(n, m, align_corners, scale, kind == "cubic", x.device)
+    shape = [-1] + [1] * (x.dim() - 1 - dim)
+    floor = src.floor()
+    base = floor.to(torch.int64)
+    frac = src - floor
+    if kind == "linear":  # src >= 0; at the last row the upper tap is clamped
+        frac = frac.clamp(0.0, 1.0)
+    taps = [(x.index_select(dim, (base + offset).clamp(0, n - 1)),
+             weight.to(x.dtype).reshape(shape)) for offset, weight in _taps(kind, frac)]
+    return _blend(taps)
+
+
+def _blend(taps):
+    (first, _), *rest = taps
+    if len(taps) == 2:  # x1 + (x2 - x1) * t, as ATen's kernels blend two rows
+        (second, t), = rest
+        return first + (second - first) * t
+    return sum(tap * weight for tap, weight in taps)
+
+
+def _upsample_by(x, dim, k, kind):
+    """`x` upsampled along `dim` by an integer factor k (align_corners=False): output row
+    k*i + r reads rows i + offset at weights that depend on r only, so the output, viewed as
+    [..., i, r, ...], is one elementwise sum of shifted slices of `x` (edge rows repeated, as
+    ATen clamps) times weights broadcast along r. No gathers and no interleaving copies:
+    IREE 3.13 scalarizes a gather over a dynamic size (a bilinear x2 of 32x64x96 ran 6.6x
+    slower than eager through `index_select`s)."""
+    n = x.shape[dim]
+    wide = [*x.shape[:dim + 1], k, *x.shape[dim + 1:]]
+    if kind == "nearest":
+        return x.unsqueeze(dim + 1).expand(wide).flatten(dim, dim + 1)
+    # Phase r reads src = (r + 0.5) / k - 0.5 around row i; the offsets its taps reach:
+    srcs = [(r + 0.5) / k - 0.5 for r in range(k)]
+    reach = 2 if kind == "cubic" else 1
+    offsets = sorted({math.floor(src) + offset for src in srcs
+                      for offset, weight in _taps(kind, src - math.floor(src)) if weight != 0})
+    first, last = x.narrow(dim, 0, 1), x.narrow(dim, n - 1, 1)
+    padded = torch.cat([first] * reach + [x] + [last] * reach, dim)
+    along = [1] * (x.dim() + 1)
+    along[dim + 1] = k
+    # A tensor built in the graph: a constant tensor made inside a decomposition is not one
+    # torch.export tracks.
+    phase = (torch.arange(k, device=x.device, dtype=torch.float32) + 0.5) / k - 0.5
+    out = None
+    for offset in offsets:
+        w = _kernel(kind, phase - offset).to(x.dtype).reshape(along)
+        term = padded.narrow(dim, reach + offset, n).unsqueeze(dim + 1) * w
+        out = term if out is None else out + term
+    return out.flatten(dim, dim + 1)
+
+
+def _kernel(kind, d):
+    """The interpolation kernel's weight at distance d from a tap (tent, or Keys' cubic)."""
+    d = d.abs()
+    if kind != "cubic":
+        return (1 - d).clamp(min=0.0)
+    near, far = _cubic_weights(d)[1], _cubic_weights(d - 1)[0]
+    return torch.where(d <= 1, near, torch.where(d < 2, far, torch.zeros_like(d)))
+
+
+def _integer_factor(n, m, scale):
+    """k when m = k * n for an integer k >= 1 (and a given scale, if any, is k), else None."""
+    candidates = [int(scale)] if scale is not None and scale > 0 and scale == int(scale) \
+        else range(1, 9)
+    return next((k for k in candidates if k >= 1 and statically_known_true(m == k * n)), None)
+
+
+def _resample(kind, vec=False):
+    """`upsample_nearest*`, `upsample_linear1d`, `bilinear2d`, `trilinear3d` and `bicubic2d`
+    as one resampling per spatial dim (rows, then columns, ...): by an integer factor, a blend
+    of shifted slices (`_upsample_by`); otherwise two gathers and a blend per dim (four for
+    bicubic) over the partly resampled image, where torch's decomposition gathers all 2^d
+    (4^d) corners of the output. Nearest resampling by other factors is left to
+    torch-mlir's lowering."""
+
+    def decomposition(x, output_size, *rest):
+        align_corners, *scales = (False, *rest) if kind == "nearest" else rest
+        spatial = x.dim() - 2
+        if vec:
+            (factors,) = scales
+            if output_size is None:
+                output_size = [_scaled_size(x.shape[2 + d], f) for d, f in enumerate(factors)]
+            scales = factors
+        scales = list(scales or ()) + [None] * (spatial - len(scales or ()))
+        factors = [None if align_corners else
+                   _integer_factor(x.shape[2 + d], output_size[d], scales[d])
+                   for d in range(spatial)]
+        if kind == "nearest" and None in factors:
+            return NotImplemented
+        for d, k in enumerate(factors):
+            if k == 1:
+                continue
+            x = (_upsample_by(x, 2 + d, k, kind) if k is not None else
+                 _resample_dim(x, 2 + d, output_size[d], align_corners, scales[d], kind))
+        return x.contiguous()
+
+    return decomposition
+
+
+def _scaled_size(n, factor):
+    return n * int(factor) if int(factor) == factor else torch.sym_int(n * factor)
+
+
 def _index_put(x, indices, values, accumulate=False):
     """`x[mask] = v`: with one boolean mask over x's leading dims and a value of one element,
     `where` (no data-dependent size); with masks among other indices, the masks through
@@ -204,15 +349,23 @@ def _attention(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=No
     return (torch.softmax(scores, dim=-1) @ v).masked_fill(empty, 0.0)
 
 
-# ATen ops without a (correct, or fast) torch-mlir lowering, decomposed before import: torch's
-# own decompositions of interpolation and reflection padding (IREE 3.13 fails on torch-mlir's
-# lowerings of both over a dynamic H x W) and im2col (`F.unfold`, not lowered), then dync's.
+# ATen ops without a (correct, or fast) torch-mlir lowering, decomposed before import:
+# interpolation (dync's: IREE 3.13 fails on torch-mlir's lowerings over a dynamic H x W, and
+# torch's decompositions compute with `sym_float` or gather every corner), torch's own
+# decompositions of reflection padding (IREE fails on torch-mlir's) and im2col (`F.unfold`,
+# not lowered), then dync's others.
 _aten = torch.ops.aten
+_RESAMPLING = {
+    _aten.upsample_nearest1d: "nearest", _aten.upsample_nearest2d: "nearest",
+    _aten.upsample_nearest3d: "nearest", _aten.upsample_linear1d: "linear",
+    _aten.upsample_bilinear2d: "linear", _aten.upsample_trilinear3d: "linear",
+    _aten.upsample_bicubic2d: "cubic",
+}
 DECOMPOSITIONS = get_decompositions([
-    _aten.upsample_bilinear2d.vec, _aten.upsample_bilinear2d.default,
-    _aten.upsample_bicubic2d.vec, _aten.upsample_trilinear3d.vec, _aten.upsample_linear1d.vec,
     _aten.reflection_pad1d, _aten.reflection_pad2d, _aten.reflection_pad3d, _aten.im2col,
 ]) | {
+    **{op.default: _resample(kind) for op, kind in _RESAMPLING.items()},
+    **{op.vec: _resample(kind, vec=True) for op, kind in _RESAMPLING.items()},
     torch.ops.aten._native_batch_norm_legit_no_training.default: _batch_norm_inference,
     torch.ops.aten.index_add.default: _index_add,
     torch.ops.aten.index.Tensor: _index,

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import fractions
 import functools
 import io
 import itertools
 import logging
+import math
 import operator
 import sys
 import warnings
@@ -23,7 +25,7 @@ from torch.utils._sympy.numbers import int_oo
 from ...errors import DyncError, OptionError, UnsupportedConstructError
 from ...signature import Signature, SymbolSpec, TensorSpec, dtype_name
 from ..common import ImportedProgram, Lowering, finish_import
-from . import guards
+from . import guards, shape_exprs
 from .declared_shapes import DeclaredShapes
 from .decompositions import DECOMPOSITIONS
 from .importer import DyncGraphNodeImporter
@@ -256,9 +258,11 @@ def _importable_sym_ops(ep: torch.export.ExportedProgram) -> None:
     `torch.sym_sum([a, b, c])` (a strided conv's output size inside a branch) as `a + b + c`,
     `torch.sym_not(b)` (a runtime check on an unbacked size) as `aten.__not__`,
     `torch.sym_max`/`sym_min` of ints (Python's `max(1, s // 2)`) as `prim.max.int`/`min.int`,
-    and `a % b` of ints as `a - (a // b) * b`: the importer takes `%` for `fmod`, which IREE
+    `a % b` of ints as `a - (a // b) * b`: the importer takes `%` for `fmod`, which IREE
     does not lower, and aten's `remainder.int` lowers to a truncating remainder, where
-    Python's `%` (`(-s) % 8`, padding to a multiple) floors, as `//` does in both."""
+    Python's `%` (`(-s) % 8`, padding to a multiple) floors, as `//` does in both; and a
+    size scaled by a constant factor, `trunc(sym_float(s) * 0.5)` (`F.interpolate`'s output
+    size), in integer arithmetic (the importer takes no `sym_float`)."""
     for module in ep.graph_module.modules():
         if not isinstance(module, torch.fx.GraphModule):
             continue
@@ -275,7 +279,46 @@ def _importable_sym_ops(ep: torch.export.ExportedProgram) -> None:
             elif node.target is torch.sym_sum and any(
                     isinstance(term, torch.fx.Node) for term in node.args[0]):
                 _replace(graph, node, _sum, *node.args[0])
+            elif node.target in _ROUNDINGS and (scaled := _scaled_size(node)) is not None:
+                (product,) = node.args
+                _replace(graph, node, _rounded_ratio, node.target, *scaled)
+                for dead in (product, *product.args):  # the float product, sym_float
+                    if isinstance(dead, torch.fx.Node) and not dead.users:
+                        graph.erase_node(dead)
         module.recompile()
+
+
+_ROUNDINGS = (math.trunc, math.floor, math.ceil, torch.sym_int)
+
+
+def _scaled_size(node: torch.fx.Node) -> tuple[torch.fx.Node, int, int] | None:
+    """(s, p, q) when `node` rounds `sym_float(s) * c` (or `c * ...`, `... / d`) of a size s
+    and a constant c >= 0 that is the float nearest to p/q, q small: then rounding s * p / q
+    in integers gives what Python's float product gives (sizes below 2^31 are far from the
+    product's rounding error)."""
+    (product,) = node.args
+    if not isinstance(product, torch.fx.Node) or product.target not in (
+            operator.mul, operator.truediv) or len(product.args) != 2:
+        return None
+    a, b = product.args
+    if product.target is operator.mul and not isinstance(a, torch.fx.Node):
+        a, b = b, a
+    if not (isinstance(a, torch.fx.Node) and a.target is torch.sym_float
+            and isinstance(b, int | float) and b > 0):
+        return None
+    factor = fractions.Fraction(b).limit_denominator(1 << 16)
+    if float(factor) != b or not _of_ints(a):
+        return None
+    if product.target is operator.truediv:
+        factor = 1 / factor
+    return a.args[0], factor.numerator, factor.denominator
+
+
+def _rounded_ratio(op, rounding, size, p, q):
+    scaled = op(operator.mul, size, p) if p != 1 else size
+    if rounding is math.ceil:
+        return op(operator.neg, op(operator.floordiv, op(operator.neg, scaled), q))
+    return op(operator.floordiv, scaled, q) if q != 1 else scaled
 
 
 def _floor_mod(op, a, b):
@@ -372,7 +415,7 @@ def _dims(shape, names: dict[str, str]) -> tuple:
     dims = []
     for s in shape:
         if isinstance(s, torch.SymInt):
-            expr = s.node.expr
+            expr = shape_exprs.integral(s.node.expr)
             expr = expr.subs({sym: sympy.Symbol(names.get(str(sym), str(sym))) for sym in expr.free_symbols})
             dims.append(int(expr) if expr.is_number else str(expr))
         else:

@@ -1,12 +1,15 @@
 """torch.export's sympy shape expressions -> MLIR (semi-)affine expressions.
 
 Covers what shape arithmetic produces in practice: sums, products, integer powers, floor
-and ceil division (conv/pool output sizes), modulo. Anything else (`Max`, `Min`, `Where`,
+and ceil division (conv/pool output sizes), modulo, and sizes scaled by a constant factor
+(`F.interpolate(scale_factor=0.5)`: `TruncToInt(0.5*ToFloat(s))`, see `integral`). Anything else (`Max`, `Min`, `Where`,
 non-integer division) is not affine: `NotAffine` is raised and the caller leaves that
 value's dims unbound (dynamic, with no symbolic fact) instead of failing the import.
 """
 
 from __future__ import annotations
+
+import fractions
 
 import sympy
 from iree.compiler import ir
@@ -18,6 +21,7 @@ class NotAffine(Exception):
 
 
 def to_affine(expr: sympy.Expr, symbols: dict[str, ir.AffineExpr]) -> ir.AffineExpr:
+    expr = integral(expr)
     if isinstance(expr, int) or (isinstance(expr, sympy.Expr) and expr.is_Integer):
         return ir.AffineConstantExpr.get(int(expr))
     if isinstance(expr, sympy.Symbol):
@@ -46,3 +50,35 @@ def _fold(make, args: list[ir.AffineExpr]) -> ir.AffineExpr:
     for a in args[1:]:
         result = make(result, a)
     return result
+
+
+_ROUNDINGS = {tf.TruncToInt: tf.FloorDiv, tf.FloorToInt: tf.FloorDiv, tf.CeilToInt: tf.CeilDiv}
+
+
+def integral(expr: sympy.Expr) -> sympy.Expr:
+    """`expr` with sizes rounded from float arithmetic, `TruncToInt(1.5*ToFloat(s))`, in
+    integers, `FloorDiv(3*s, 2)`, where each float constant is the float nearest to a
+    fraction of small denominator (the export's frontend rewrites the graph's own size
+    arithmetic the same way). Truncation is flooring here: sizes are not negative."""
+    if not isinstance(expr, sympy.Basic):
+        return expr
+    return expr.replace(lambda e: type(e) in _ROUNDINGS, _integer_division)
+
+
+def _integer_division(rounded: sympy.Expr) -> sympy.Expr:
+    (inner,) = rounded.args
+    p, q = sympy.fraction(sympy.together(_rational(inner)))
+    if not (p.is_integer and q.is_Integer and q > 0):
+        return rounded
+    return _ROUNDINGS[type(rounded)](p, q) if q != 1 else p
+
+
+def _rational(expr: sympy.Expr) -> sympy.Expr:
+    if isinstance(expr, tf.ToFloat):
+        return expr.args[0]
+    if isinstance(expr, sympy.Float):
+        near = fractions.Fraction(float(expr)).limit_denominator(1 << 16)
+        return sympy.Rational(near.numerator, near.denominator) if float(near) == expr else expr
+    if isinstance(expr, sympy.Add | sympy.Mul):
+        return expr.func(*map(_rational, expr.args))
+    return expr
