@@ -432,3 +432,33 @@ def test_a_nearest_resize_the_reference_refuses_is_left_to_the_importer():
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None] * 4)], opset=19)
     with pytest.raises(UnsupportedConstructError, match="Resize"):
         dync.compile(model, cache=False)
+
+
+@pytest.mark.parametrize("opset,attributes,length,parts,shape", [
+    (17, {"axis": 1}, None, 1, [8, 3]),
+    (20, {"onesided": 1}, 10, 1, [8, 3]),                # zero-padded to 10, 6 frequencies
+    (20, {"inverse": 1}, 5, 2, [3, 8]),                  # along axis -2, truncated to 5
+    (17, {"axis": 1, "inverse": 1, "onesided": 1}, 8, 2, [5, 3]),  # one-sided back to real
+])
+def test_dft_over_a_dynamic_batch(opset, attributes, length, parts, shape):
+    """IREE 3.13 legalizes no `aten.fft_fft`: a MatMul by the transform's matrix."""
+    constants = [helper.make_node("Constant", [], ["length"], value=helper.make_tensor(
+        "length", TensorProto.INT64, [], [length]))] if length else []
+    inputs = ["x", "length" if length else ""]
+    if opset >= 20:
+        constants.append(helper.make_node("Constant", [], ["axis"], value=helper.make_tensor(
+            "axis", TensorProto.INT64, [], [-2])))
+        inputs.append("axis")
+    model = _model(
+        [*constants, helper.make_node("DFT", inputs, ["y"], **attributes)],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", *shape, parts])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None] * 4)], opset=opset)
+    rng = np.random.default_rng(0)
+    example = rng.standard_normal((2, *shape, parts)).astype(np.float32)
+    compiled = dync.compile(model, (example,), cache=False)
+    for batch in (2, 5):
+        x = rng.standard_normal((batch, *shape, parts)).astype(np.float32)
+        want = ReferenceEvaluator(model).run(None, {"x": x})[0]
+        got = np.asarray(compiled(x)[0])
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)

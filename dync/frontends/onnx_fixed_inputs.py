@@ -4,7 +4,7 @@ at their example value.
 IREE's importer needs at compile time the axes of a reduction, of a `Squeeze` or `Unsqueeze`,
 the axis of a `CumSum`, the axes and steps of a `Slice` and the pads of an edge, reflect or
 wrap `Pad`, the roi, scales and sizes of a nearest `Resize` that dync rewrites
-(`onnx_lowerings.nearest_resize`), a `Dropout`'s ratio and training mode (they set the
+(`onnx_lowerings.nearest_resize`), a `Dropout`'s ratio and training mode, a `DFT`'s length and axis (they set the
 result's rank, which loops reduce, which dims a slice cuts and in which direction, where a
 padding or a resize reads): given at run time, the lowering is left with ops IREE
 cannot compile (`aten.sum.dim_IntList` over a list of run-time ints, a slice along a run-time
@@ -34,7 +34,7 @@ FIXED_INPUTS: dict[str, dict[int, str]] = {op: {1: "axes"} for op in (
     "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean",
     "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare", "Squeeze", "Unsqueeze",
     "CumSum", "CumProd")} | {"Slice": {3: "axes", 4: "steps"}, "Pad": {1: "pads"},
-       "Dropout": {1: "ratio", 2: "training mode"}}
+       "Dropout": {1: "ratio", 2: "training mode"}, "DFT": {1: "length", 2: "axis"}}
 _MAX_ELEMENTS = 64
 
 

@@ -21,6 +21,11 @@ run), rewritten before import into ONNX ops that it does, with the spec's values
 - `CumProd` of a static shape: the product of `x` over a triangular mask (ones where an
   element does not count), `n` times the input's elements for `n` along the axis (the
   importer lowers no `ReduceProd` of a dynamic shape).
+- `DFT` (`aten.fft_fft` is not legalized by IREE 3.13) along an axis of static size, with its
+  length known: a MatMul by the transform's matrix (the real and imaginary parts of every
+  output frequency as a linear map of the input's, found by running ONNX's reference on the
+  basis), with the signal axis and the real/imaginary dim moved last and back; onesided,
+  inverse and a `dft_length` shorter or longer than the signal are all in the matrix.
 """
 
 from __future__ import annotations
@@ -207,6 +212,71 @@ def _dropout(node: onnx.NodeProto, g: GraphEditor) -> bool:
     return True
 
 
+#: The most elements of a DFT's matrix.
+DFT_MATRIX_ELEMENTS = 1 << 22
+
+
+def _dft(node: onnx.NodeProto, g: GraphEditor) -> bool:
+    """DFT along an axis of static size with a known length: see the module's docstring."""
+    x = node.input[0]
+    shape, rank = named_shape(g.types.get(x)), g.rank(x)
+    operands = [g.constants.get(name) if name else None for name in node.input[1:]]
+    if shape is None or rank is None or any(
+            name and value is None for name, value in zip(node.input[1:], operands, strict=False)):
+        return False  # the importer names the op
+    length = None if operands[:1] in ([], [None]) else int(operands[0].reshape(-1)[0])
+    axis = (int(operands[1].reshape(-1)[0]) if len(operands) > 1 and operands[1] is not None
+            else attribute(node, "axis", 1 if g.opset < 20 else -2)) % rank
+    n, parts = shape[axis], shape[-1]
+    if not isinstance(n, int) or parts not in (1, 2) or axis == rank - 1:
+        return False
+    matrix = _dft_matrix(node, g.opset, n, parts, length)
+    if matrix is None:
+        return False
+    moved = [d for d in range(rank - 1) if d != axis] + [axis, rank - 1]
+    t = g.op("Transpose", x, perm=moved)
+    rows = g.op("Flatten", t, axis=rank - 2)
+    dtype = helper.tensor_dtype_to_np_dtype(g.elem_type(x))
+    product = g.op("MatMul", rows, g.const(matrix.T, dtype))
+    out_parts = 1 if attribute(node, "inverse", 0) and attribute(node, "onesided", 0) else 2
+    leading = g.op("Slice", g.op("Shape", t), g.const([0], np.int64),
+                   g.const([rank - 2], np.int64))
+    sizes = g.op("Concat", leading,
+                 g.const([matrix.shape[0] // out_parts, out_parts], np.int64), axis=0)
+    back = [moved.index(d) for d in range(rank)]
+    g.op("Transpose", g.op("Reshape", product, sizes), perm=back, out=node.output[0])
+    return True
+
+
+def _dft_matrix(node: onnx.NodeProto, opset: int, n: int, parts: int,
+                length: int | None) -> np.ndarray | None:
+    """[outputs, n * parts]: each output (frequency or sample, real then imaginary part) of
+    `node` along its axis as a linear map of its n * parts inputs, from ONNX's reference run
+    on each basis signal; None where the reference refuses the node or the matrix is too
+    large."""
+    basis = np.eye(n * parts, dtype=np.float64).reshape(n * parts, n, parts)
+    probe = onnx.NodeProto()
+    probe.CopyFrom(node)
+    operands = {} if length is None else {"length": np.array(length, np.int64)}
+    inputs = ["x", "" if length is None else "length"]
+    if opset >= 20:  # the axis an input
+        operands["axis"] = np.array(1, np.int64)
+        inputs.append("axis")
+    else:
+        kept = [a for a in node.attribute if a.name != "axis"]
+        del probe.attribute[:]
+        probe.attribute.extend([*kept, helper.make_attribute("axis", 1)])
+    del probe.input[:]
+    probe.input.extend(inputs)
+    try:
+        out = _reference_run(probe, opset, basis, operands)
+    except Exception:  # noqa: BLE001 - the reference refuses it: left to the importer
+        return None
+    if out.size > DFT_MATRIX_ELEMENTS * 2 or out.shape[0] != n * parts:
+        return None
+    return out.reshape(n * parts, -1).T
+
+
 #: The most elements of an input whose nearest Resize is found by running ONNX's reference.
 PROBED_ELEMENTS = 1 << 22
 
@@ -266,4 +336,4 @@ def _reference_run(node: onnx.NodeProto, opset: int, x: np.ndarray,
 
 RULES = {"ConvInteger": _conv_integer, "DequantizeLinear": _dequantize_linear,
          "ReverseSequence": _reverse_sequence, "NonMaxSuppression": _non_max_suppression,
-         "CumProd": _cum_prod, "Compress": _compress, "Dropout": _dropout}
+         "CumProd": _cum_prod, "Compress": _compress, "Dropout": _dropout, "DFT": _dft}
