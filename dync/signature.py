@@ -45,12 +45,13 @@ _TORCH_DTYPES = {
 _UNSIGNED = frozenset({"uint8", "uint16", "uint32", "uint64"})
 
 
-def _as_unsigned(array: Any) -> Any:
-    """A signed-integer numpy array viewed as its unsigned twin (anything else unchanged)."""
+def _with_signedness(array: Any, unsigned: bool) -> Any:
+    """An integer numpy array viewed as its unsigned (or signed) twin, the same bytes
+    (anything else unchanged)."""
     dtype = getattr(array, "dtype", None)
-    if dtype is None or dtype.kind != "i":
+    if dtype is None or dtype.kind != ("i" if unsigned else "u"):
         return array
-    return array.view(dtype.str.replace("i", "u"))
+    return array.view(dtype.str.replace("i", "u") if unsigned else dtype.str.replace("u", "i"))
 
 
 def dtype_name(dtype: Any) -> str:
@@ -126,18 +127,20 @@ class Signature:
         return None if self.output_tree is None else OutputTree(self.output_tree)
 
     @functools.cached_property
-    def unsigned_outputs(self) -> bool:
-        """Whether an output is unsigned (IREE returns it as its signed twin)."""
-        return any(spec.dtype in _UNSIGNED for spec in self.outputs)
+    def integer_outputs(self) -> bool:
+        """Whether an output is an integer (IREE may return it as its twin of the other
+        signedness: `declared_dtypes`)."""
+        return any(spec.dtype.startswith(("int", "uint")) for spec in self.outputs)
 
     def declared_dtypes(self, arrays: list) -> list:
         """A call's numpy results in the dtypes the signature declares: IREE computes unsigned
         integers signless and returns them as their signed twins (the same bytes), which are
-        viewed as unsigned here."""
+        viewed as unsigned here; a signed result IREE returns in an unsigned input's buffer
+        (an ONNX BitCast from it) is viewed as signed."""
         if len(arrays) != len(self.outputs):
             return arrays
-        return [_as_unsigned(a) if spec.dtype in _UNSIGNED else a
-                for a, spec in zip(arrays, self.outputs, strict=True)]
+        return [_with_signedness(a, spec.dtype in _UNSIGNED) if spec.dtype.startswith(
+            ("int", "uint")) else a for a, spec in zip(arrays, self.outputs, strict=True)]
 
     def nest_outputs(self, flat: list) -> Any:
         """The flat outputs of a call nested as `output_tree` says (a list when it is None)."""

@@ -462,3 +462,30 @@ def test_dft_over_a_dynamic_batch(opset, attributes, length, parts, shape):
         got = np.asarray(compiled(x)[0])
         assert got.shape == want.shape
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("source,target", [(np.float32, np.int32), (np.uint16, np.int16),
+                                           (np.int64, np.float64), (np.int8, np.uint8)])
+def test_bitcast_between_types_of_one_width_over_a_dynamic_dim(source, target):
+    """torch-mlir lowers no BitCast: the same bits in the other type, signedness included."""
+    elem, to = (helper.np_dtype_to_tensor_dtype(np.dtype(t)) for t in (source, target))
+    model = _model([helper.make_node("BitCast", ["x"], ["y"], to=to)],
+                   [helper.make_tensor_value_info("x", elem, ["n", 3])],
+                   [helper.make_tensor_value_info("y", to, ["n", 3])], opset=26)
+    raw = np.random.default_rng(0).integers(0, 256, size=(5, 3 * np.dtype(source).itemsize))
+    compiled = dync.compile(model, (raw[:2].astype(np.uint8).view(source),), cache=False)
+    for rows in (2, 5):
+        x = raw[:rows].astype(np.uint8).view(source)
+        got = np.asarray(compiled(x)[0])
+        assert got.dtype == np.dtype(target)
+        np.testing.assert_array_equal(got.view(np.uint8), x.view(np.uint8))
+
+
+def test_bitcast_of_bool_to_a_byte_is_refused_naming_the_node():
+    model = _model([helper.make_node("BitCast", ["x"], ["y"], to=TensorProto.UINT8,
+                                     name="flags")],
+                   [helper.make_tensor_value_info("x", TensorProto.BOOL, [3])],
+                   [helper.make_tensor_value_info("y", TensorProto.UINT8, [3])], opset=26)
+    with pytest.raises(UnsupportedConstructError) as info:
+        dync.compile(model, cache=False)
+    assert info.value.source == "node 'flags'"

@@ -425,7 +425,44 @@ def _converted(module: ir.Module, nodes: dict[str, onnx.NodeProto]) -> list[tupl
         PassManager.parse(ONNX_TO_TORCH).run(module.operation)
     except ir.MLIRError as e:
         _raise_for_node(e, nodes, "convert-torch-onnx-to-torch failed")
+    _lower_bitcasts(module)
     return _unconverted_ops(module)
+
+
+def _lower_bitcasts(module: ir.Module) -> None:
+    """ONNX `BitCast` between element types of one width, which torch-mlir does not lower:
+    the bits reinterpreted by `tensor.bitcast` between `torch_c` casts. Other widths (bool to
+    a byte, where the shape would change) and 0-d tensors stay unconverted and are reported
+    naming the node."""
+    for dialect in ("torch_c", "tensor"):  # loaded lazily: an op built by name needs it
+        module.context.dialects[dialect]
+    for op in ops_named(module.operation, "torch.operator"):
+        if ir.StringAttr(op.attributes["name"]).value != "onnx.BitCast" or len(op.operands) != 1:
+            continue
+        source, result = op.operands[0], op.results[0]
+        (before, bits), (after, to_bits) = (_builtin_tensor(v.type) for v in (source, result))
+        if before is None or after is None or bits != to_bits or bits == 1 or "x" not in before:
+            continue  # IREE 3.13 does not bufferize a bitcast of a 0-d tensor
+        ip, loc = ir.InsertionPoint(op), op.location
+        raw = torch_ops.create("torch_c.to_builtin_tensor", before, ip, loc, [source])
+        cast = torch_ops.create("tensor.bitcast", after, ip, loc, [raw])
+        value = torch_ops.create("torch_c.from_builtin_tensor", result.type, ip, loc, [cast])
+        result.replace_all_uses_with(value)
+        op.erase()
+
+
+_VTENSOR = re.compile(r"!torch\.vtensor<\[([^\]]*)\],(s|u)?([a-z]*)(\d+)>")
+
+
+def _builtin_tensor(vtensor: ir.Type) -> tuple[str | None, int]:
+    """The builtin tensor type of a `!torch.vtensor` as text, integers signless (as IREE
+    computes them), and its element's width; (None, 0) for another type."""
+    match = _VTENSOR.fullmatch(str(vtensor))
+    if match is None:
+        return None, 0
+    dims, _, kind, bits = match.groups()
+    shape = "".join(d.replace("-1", "?") + "x" for d in dims.split(",") if d)
+    return f"tensor<{shape}{kind}{bits}>", int(bits)
 
 
 def _lower_to_backend(module: ir.Module, nodes: dict[str, onnx.NodeProto]) -> None:

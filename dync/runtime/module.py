@@ -282,7 +282,7 @@ class CompiledModule:
                 outputs = plan.function(arrays)
         except (RuntimeError, IndexError, ValueError) as e:  # iree.runtime status errors
             raise _run_time_error(e) from e
-        if signature.unsigned_outputs:
+        if signature.integer_outputs:
             outputs = signature.declared_dtypes(outputs)
         if as_torch:
             from_numpy = sys.modules["torch"].from_numpy
