@@ -38,7 +38,9 @@ from ..dialects.walk import functions, nested_ops
 from .pipeline import Pass
 
 _LOW = 2 ** 32  # the index's room in the key
-_NAN_KEY = 2 ** 31  # above every value's order: +inf is 0x7f800000
+# Above every value's order (+inf is 0x7f800000), and times `_LOW` still an int64: 2**31
+# overflowed to the least key, and NaNs sorted first.
+_NAN_KEY = 2 ** 31 - 1
 _FLOATS = {"f32", "f16", "bf16"}
 _INTS = {"si32", "si16", "si8", "i1"}
 

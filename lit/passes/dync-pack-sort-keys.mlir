@@ -11,7 +11,7 @@
 // CHECK:         %[[FLIP:.*]] = torch.aten.rsub.Scalar %[[BITS]], %int-2147483648
 // CHECK:         %[[ORDER:.*]] = torch.aten.where.self %[[NEG]], %[[FLIP]], %[[BITS]]
 // CHECK:         %[[NAN:.*]] = torch.aten.isnan %arg0
-// CHECK:         %[[ORDER2:.*]] = torch.aten.masked_fill.Scalar %[[ORDER]], %[[NAN]], %int2147483648
+// CHECK:         %[[ORDER2:.*]] = torch.aten.masked_fill.Scalar %[[ORDER]], %[[NAN]], %int2147483647
 // CHECK:         %[[HIGH:.*]] = torch.aten.mul.Scalar %[[ORDER2]], %int4294967296
 // CHECK:         %[[IOTA:.*]] = torch.aten.arange %int8
 // CHECK:         %[[ROW:.*]] = torch.aten.view %[[IOTA]], {{.*}} -> !torch.vtensor<[1,8],si64>

@@ -255,6 +255,51 @@ def _scaled_size(n, factor):
     return n * int(factor) if int(factor) == factor else torch.sym_int(n * factor)
 
 
+def _kthvalue(x, k, dim=-1, keepdim=False):
+    """The k-th smallest along `dim` and its index: a stable sort, then row k - 1 (NaN sorts
+    last, as eager's `kthvalue` counts it largest; of equal values, the first). torch-mlir
+    lowers no `kthvalue`, nor `median` (below)."""
+    values, indices = torch.sort(x, dim=dim, stable=True)
+    return _picked(values, indices, dim, k - 1, keepdim)
+
+
+def _median(x, dim, keepdim=False):
+    """The lower median along `dim` and its index (`kthvalue` at (n + 1) // 2); a row with a
+    NaN has the NaN as median, at its first NaN, as eager's does."""
+    if x.dim() == 0:
+        return x, torch.zeros_like(x, dtype=torch.int64)
+    values, indices = _kthvalue(x, (x.shape[dim] + 1) // 2, dim, keepdim)
+    if not x.is_floating_point():
+        return values, indices
+    nan = x.isnan()
+    first = nan.to(torch.uint8).argmax(dim, keepdim=keepdim)
+    found = nan.any(dim, keepdim=keepdim)
+    return (torch.where(found, torch.full_like(values, float("nan")), values),
+            torch.where(found, first, indices))
+
+
+def _nanmedian(x, dim, keepdim=False):
+    """The lower median of the values that are not NaN along `dim` and its index (NaN where
+    a row has only NaNs): row (count - 1) // 2 of a stable sort, NaNs sorted last."""
+    if x.dim() == 0 or not x.is_floating_point():
+        return _median(x, dim, keepdim)
+    values, indices = torch.sort(x, dim=dim, stable=True)
+    count = x.isnan().logical_not().sum(dim, keepdim=True)
+    at = ((count - 1) // 2).clamp(min=0)
+    picked = values.gather(dim, at), indices.gather(dim, at)
+    return tuple(p if keepdim else p.squeeze(dim) for p in picked)
+
+
+def _picked(values, indices, dim, at, keepdim):
+    picked = values.narrow(dim, at, 1), indices.narrow(dim, at, 1)
+    return tuple(p if keepdim else p.squeeze(dim) for p in picked)
+
+
+def _whole(statistic):
+    """`median()`/`nanmedian()` of every element: the statistic of the flattened tensor."""
+    return lambda x: statistic(x.reshape(-1), 0)[0]
+
+
 def _index_put(x, indices, values, accumulate=False):
     """`x[mask] = v`: with one boolean mask over x's leading dims and a value of one element,
     `where` (no data-dependent size); with masks among other indices, the masks through
@@ -366,6 +411,11 @@ DECOMPOSITIONS = get_decompositions([
 ]) | {
     **{op.default: _resample(kind) for op, kind in _RESAMPLING.items()},
     **{op.vec: _resample(kind, vec=True) for op, kind in _RESAMPLING.items()},
+    _aten.kthvalue.default: _kthvalue,
+    _aten.median.dim: _median,
+    _aten.median.default: _whole(_median),
+    _aten.nanmedian.dim: _nanmedian,
+    _aten.nanmedian.default: _whole(_nanmedian),
     torch.ops.aten._native_batch_norm_legit_no_training.default: _batch_norm_inference,
     torch.ops.aten.index_add.default: _index_add,
     torch.ops.aten.index.Tensor: _index,

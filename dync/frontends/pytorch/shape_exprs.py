@@ -2,9 +2,10 @@
 
 Covers what shape arithmetic produces in practice: sums, products, integer powers, floor
 and ceil division (conv/pool output sizes), modulo, and sizes scaled by a constant factor
-(`F.interpolate(scale_factor=0.5)`: `TruncToInt(0.5*ToFloat(s))`, see `integral`). Anything else (`Max`, `Min`, `Where`,
-non-integer division) is not affine: `NotAffine` is raised and the caller leaves that
-value's dims unbound (dynamic, with no symbolic fact) instead of failing the import.
+(`F.interpolate(scale_factor=0.5)`: `TruncToInt(0.5*ToFloat(s))`, see `integral`). Anything
+else (`Max`, `Min`, `Where`, non-integer division) is not affine: `NotAffine` is raised and
+the caller leaves that value's dims unbound (dynamic, with no symbolic fact) instead of
+failing the import.
 """
 
 from __future__ import annotations
