@@ -3,14 +3,17 @@
 
 A deployed module runs where torch may be absent, and a manifest may come from someone else:
 the spec is parsed as data here. Tuples, lists, dicts and OrderedDicts (what models return)
-are rebuilt without torch; any other node type (a namedtuple, a registered dataclass) is
-handed to torch's own `treespec_loads`, which needs torch at call time.
+are rebuilt without torch, and torch's named tuples of results (`torch.return_types.sort`,
+`max(dim)`'s) as such where torch is loaded, as tuples where it is not; any other node type
+(a namedtuple, a registered dataclass) is handed to torch's own `treespec_loads`, which
+needs torch at call time.
 """
 
 from __future__ import annotations
 
 import collections
 import json
+import re
 import sys
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +25,7 @@ from .errors import DyncError, ModuleFormatError
 _CONTAINERS = {"builtins.tuple": tuple, "builtins.list": list, "builtins.dict": dict,
                "collections.OrderedDict": collections.OrderedDict}
 _DICTS = ("builtins.dict", "collections.OrderedDict")
+_RESULTS = re.compile(r"torch\.return_types\.[A-Za-z_][A-Za-z0-9_]*")
 _MAX_DEPTH = 64
 
 
@@ -94,7 +98,7 @@ def _node(data: dict, depth: int) -> Node:
         if children:
             raise ValueError("a leaf has children")
         return Node(None)
-    if kind not in _CONTAINERS:
+    if kind not in _CONTAINERS and not _RESULTS.fullmatch(str(kind)):
         raise _Foreign(str(kind))
     if not isinstance(children, list):
         raise TypeError("children_spec is not a list")
@@ -111,6 +115,10 @@ def _build(node: Node, leaves) -> Any:
     if node.kind is None:
         return next(leaves)
     values = [_build(c, leaves) for c in node.children]
+    if node.kind not in _CONTAINERS:  # torch.return_types.<name>
+        torch = sys.modules.get("torch")
+        named = getattr(torch.return_types, node.kind.rsplit(".", 1)[1], None) if torch else None
+        return named(values) if named is not None else tuple(values)
     container = _CONTAINERS[node.kind]
     if node.kind in _DICTS:
         return container(zip(node.keys, values, strict=True))

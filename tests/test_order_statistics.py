@@ -60,3 +60,20 @@ def test_matches_eager_with_nans_and_infinities(compiled, model):
     for x in _inputs():
         for got, want in zip(compiled[model](x), model()(x), strict=True):
             _same(got, want)
+
+
+class ReturnsResultTuples(torch.nn.Module):
+    def forward(self, x):
+        return torch.sort(x, dim=1), x.max(dim=1), x.median(dim=1)
+
+
+def test_named_result_tuples_are_returned_as_eager_returns_them():
+    """torch's serializer has no name for `torch.return_types.*`: the import failed with an
+    internal error on `return torch.sort(x)`."""
+    x = torch.randn(3, 8)
+    compiled = dync.compile(ReturnsResultTuples().eval(), (x,), mode="graph", cache=False)
+    got, want = compiled(x), ReturnsResultTuples()(x)
+    for g, w in zip(got, want, strict=True):
+        assert type(g) is type(w)
+        _same(g.values, w.values)
+        _same(g.indices, w.indices)

@@ -7,6 +7,7 @@ import fractions
 import functools
 import io
 import itertools
+import json
 import logging
 import math
 import operator
@@ -451,8 +452,29 @@ def _signature(ep: torch.export.ExportedProgram, names: dict[str, str]) -> Signa
             continue
         name = names.get(str(sym), str(sym))
         symbols[name] = SymbolSpec(name, _bound(vr.lower, 0), _bound(vr.upper, INT64_MAX))
-    tree = pytree.treespec_dumps(ep.call_spec.out_spec) if ep.call_spec.out_spec else None
+    tree = _tree_text(ep.call_spec.out_spec) if ep.call_spec.out_spec else None
     return Signature(inputs, outputs, symbols, tree)
+
+
+def _tree_text(spec: pytree.TreeSpec) -> str:
+    """`treespec_dumps(spec)`, but torch's named tuples of results (`torch.return_types.sort`,
+    a `max(dim)`'s), which torch's serializer has no name for, written as
+    `torch.return_types.<name>` (`output_tree` rebuilds them)."""
+    return json.dumps([1, _tree_json(spec)])
+
+
+def _tree_json(spec: pytree.TreeSpec) -> dict:
+    children = [_tree_json(child) for child in spec.children()]
+    if spec.is_leaf():
+        return {"type": None, "context": None, "children_spec": []}
+    if pytree.is_structseq_class(spec.type) and spec.type.__module__ == "torch.return_types":
+        kind, context = f"torch.return_types.{spec.type.__name__}", "null"
+    else:  # torch's own serialization of this node, its children as leaves
+        alone = pytree.TreeSpec(spec.type, spec.context,
+                                [pytree.treespec_leaf() for _ in children])
+        node = json.loads(pytree.treespec_dumps(alone))[1]
+        kind, context = node["type"], node["context"]
+    return {"type": kind, "context": context, "children_spec": children}
 
 
 _COMPARISONS = {operator.ge: 0, operator.gt: 1, operator.le: 0, operator.lt: -1}
