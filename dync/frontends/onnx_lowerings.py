@@ -254,6 +254,8 @@ def _dft_matrix(node: onnx.NodeProto, opset: int, n: int, parts: int,
     `node` along its axis as a linear map of its n * parts inputs, from ONNX's reference run
     on each basis signal; None where the reference refuses the node or the matrix is too
     large."""
+    if (n * parts) * max(n, length or 0) * 2 > DFT_MATRIX_ELEMENTS:
+        return None  # outputs: at most the length (or n) frequencies, two parts each
     basis = np.eye(n * parts, dtype=np.float64).reshape(n * parts, n, parts)
     probe = onnx.NodeProto()
     probe.CopyFrom(node)
@@ -272,7 +274,7 @@ def _dft_matrix(node: onnx.NodeProto, opset: int, n: int, parts: int,
         out = _reference_run(probe, opset, basis, operands)
     except Exception:  # noqa: BLE001 - the reference refuses it: left to the importer
         return None
-    if out.size > DFT_MATRIX_ELEMENTS * 2 or out.shape[0] != n * parts:
+    if out.shape[0] != n * parts:
         return None
     return out.reshape(n * parts, -1).T
 
