@@ -300,6 +300,39 @@ def _whole(statistic):
     return lambda x: statistic(x.reshape(-1), 0)[0]
 
 
+# Giles, "Approximating the erfinv function" (GPU Computing Gems, 2010): single-precision
+# polynomials in w = -log(1 - y^2), below and above w = 5.
+_ERFINV_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+                   0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+_ERFINV_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+                0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+
+
+def _erfinv(y):
+    """erfinv (torch-mlir lowers none): Giles' approximation, within 3e-7 (relative) of
+    eager's over [-1, 1] in float32; +-inf at +-1, NaN beyond. Not in float64, where it would
+    lose precision (Newton steps on `erf` would restore it, but IREE 3.13 lowers no float64
+    `erf`, and its float32 one is too coarse in the tails for a step to help)."""
+    if y.dtype == torch.float64:
+        return NotImplemented
+    wide = y.dtype in (torch.float16, torch.bfloat16)
+    z = y.float() if wide else y
+    w = -torch.log((1 - z) * (1 + z))
+
+    def poly(coefficients, t):
+        value = torch.full_like(t, coefficients[0])
+        for c in coefficients[1:]:
+            value = value * t + c
+        return value
+
+    central = poly(_ERFINV_CENTRAL, w - 2.5)
+    tail = poly(_ERFINV_TAIL, torch.sqrt(w.clamp(min=5.0)) - 3.0)
+    x = torch.where(w < 5.0, central, tail) * z
+    x = torch.where(z.abs() == 1, z * float("inf"), x)
+    x = torch.where(z.abs() > 1, float("nan"), x)
+    return x.to(y.dtype) if wide else x
+
+
 def _index_put(x, indices, values, accumulate=False):
     """`x[mask] = v`: with one boolean mask over x's leading dims and a value of one element,
     `where` (no data-dependent size); with masks among other indices, the masks through
@@ -412,6 +445,7 @@ DECOMPOSITIONS = get_decompositions([
     **{op.default: _resample(kind) for op, kind in _RESAMPLING.items()},
     **{op.vec: _resample(kind, vec=True) for op, kind in _RESAMPLING.items()},
     _aten.kthvalue.default: _kthvalue,
+    _aten.erfinv.default: _erfinv,
     _aten.median.dim: _median,
     _aten.median.default: _whole(_median),
     _aten.nanmedian.dim: _nanmedian,
