@@ -5,7 +5,9 @@
   `relax_growing` then undoes the static first dim shape inference gives them.
 - A `Scan` body's state outputs are typed like its state inputs (the importer's loop needs the
   two types equal); one with a scan output of unknown shape is refused (the lowering writes
-  past that output's buffer).
+  past that output's buffer). A `Scan` with scan outputs over a dynamic length (which the
+  importer sizes by the length at import, writing the other rows past the buffer) becomes a
+  `Loop` over the length, each scanned element read by Gather.
 """
 
 from __future__ import annotations
@@ -57,6 +59,15 @@ def _empty_rows(g: GraphEditor, shape: list[int | str], dtype) -> str | None:
 GROWING = "dync_growing"
 
 
+def _nested(body: onnx.GraphProto, g: GraphEditor) -> GraphEditor:
+    """An editor of `body`, a subgraph of `g`'s graph, whose fresh names are fresh in both: a
+    subgraph's names may not shadow its graph's (the new nodes of `g` included)."""
+    inner = GraphEditor(body, g.opset, g.types)
+    g.taken |= inner.taken
+    inner.taken = g.taken
+    return inner
+
+
 def _loop_scan_outputs(node: onnx.NodeProto, g: GraphEditor) -> bool:
     """A Loop's scan outputs become loop-carried accumulators (IREE's importer lowers no scan
     output): each starts empty, [0, *shape], and every trip concatenates its value, unsqueezed.
@@ -67,7 +78,7 @@ def _loop_scan_outputs(node: onnx.NodeProto, g: GraphEditor) -> bool:
     scanned = body.output[1 + carried:]
     if not scanned:
         return False
-    inner = GraphEditor(body, g.opset, g.types)
+    inner = _nested(body, g)
     shapes = [named_shape(inner.types.get(v.name)) for v in scanned]
     if any(shape is None for shape in shapes):
         return False
@@ -107,14 +118,18 @@ def _loop_scan_outputs(node: onnx.NodeProto, g: GraphEditor) -> bool:
     return True
 
 
-def _scan_state_types(node: onnx.NodeProto, g: GraphEditor) -> bool:
-    """A Scan body's state outputs typed like its state inputs, when inference left them
-    without a shape: IREE's importer makes the loop carry the state with the input's type and
-    the yielded value's type, which must be equal. States keep their shape from step to step
-    (a state that changes it fails shape inference, at import). A scan output of unknown
-    shape is refused: the lowering corrupts memory with it."""
+def scan(node: onnx.NodeProto, g: GraphEditor) -> bool:
+    """A Scan for IREE's importer. Over a length the Scan's inputs give statically: its body's
+    state outputs typed like its state inputs, when inference left them without a shape (the
+    importer's loop carries the state with the input's type and the yielded value's, which must
+    be equal; states keep their shape from step to step). Over a dynamic length with scan
+    outputs: the importer sizes each scan output by the length at import (1), and writes the
+    other rows past its buffer; rewritten as a Loop over the length whose body gathers each
+    scanned element (`_scan_as_loop`). A scan output of unknown shape is refused: the
+    lowering writes past its buffer. True when `node` was replaced (its nodes emitted)."""
     body = next(a.g for a in node.attribute if a.name == "body")
-    states = len(node.input) - attribute(node, "num_scan_inputs", 0)
+    scanned_inputs = attribute(node, "num_scan_inputs", 0)
+    states = len(node.input) - scanned_inputs
     typed = {returned.name: given.type for given, returned in
              zip(body.input[:states], body.output[:states], strict=True)
              if named_shape(given.type) is not None and named_shape(returned.type) is None}
@@ -125,7 +140,73 @@ def _scan_state_types(node: onnx.NodeProto, g: GraphEditor) -> bool:
     if unshaped:
         refuse_wrong_values(node, "with a scan output of unknown shape", f"the lowering writes {unshaped[0]!r} "
                 "past its buffer (memory corruption at run time)")
-    return False  # the node itself stays
+    first = node.input[states]
+    axis = (attribute(node, "scan_input_axes") or [0])[0]
+    shape = named_shape(g.types.get(first))
+    if len(body.output) == states or (shape is not None and isinstance(shape[axis], int)):
+        g.emitted.append(node)
+        return True
+    return _scan_as_loop(node, body, states, g)
+
+
+def _scan_as_loop(node: onnx.NodeProto, body: onnx.GraphProto, states: int,
+                  g: GraphEditor) -> bool:
+    """Scan as `Loop(length, "", states...)`: trip i reads element i (length - 1 - i for a
+    reversed scan input) of each scanned input along its axis by Gather, the body's scan
+    outputs become the Loop's (`_loop_scan_outputs`), then are reversed and moved to their
+    axis."""
+    rank_of = {name: g.rank(name) for name in node.input[states:]}
+    if None in rank_of.values():
+        return False
+    count = len(node.input) - states
+    in_axes = attribute(node, "scan_input_axes") or [0] * count
+    in_reversed = attribute(node, "scan_input_directions") or [0] * count
+    outputs = len(body.output) - states
+    out_axes = attribute(node, "scan_output_axes") or [0] * outputs
+    out_reversed = attribute(node, "scan_output_directions") or [0] * outputs
+    first = node.input[states]
+    length = g.squeeze(g.op("Gather", g.op("Shape", first),
+                            g.const([in_axes[0] % rank_of[first]], np.int64)), [0])
+    inner = _nested(body, g)
+    trip, cond = inner.fresh("dync_scan_trip"), inner.fresh("dync_scan_cond")
+    last = None
+    for k, (value, element) in enumerate(zip(node.input[states:], body.input[states:],
+                                             strict=True)):
+        index = trip
+        if in_reversed[k]:
+            last = last or inner.op("Sub", length, inner.const(1, np.int64))
+            index = inner.op("Sub", last, trip)
+        inner.op("Gather", value, index, axis=in_axes[k] % rank_of[value], out=element.name)
+    loop_body = onnx.GraphProto()
+    loop_body.CopyFrom(body)
+    del loop_body.input[:], loop_body.node[:], loop_body.output[:]
+    loop_body.input.extend([helper.make_tensor_value_info(trip, onnx.TensorProto.INT64, []),
+                            helper.make_tensor_value_info(cond, onnx.TensorProto.BOOL, []),
+                            *body.input[:states]])
+    loop_body.node.extend([*inner.emitted, *body.node])
+    cond_out = inner.fresh("dync_scan_cond_out")
+    loop_body.node.append(helper.make_node("Identity", [cond], [cond_out]))
+    loop_body.output.extend([helper.make_tensor_value_info(cond_out, onnx.TensorProto.BOOL, []),
+                             *body.output])
+    stacked = [g.fresh(f"{name or 'dync_scan'}_stacked") for name in node.output[states:]]
+    loop = helper.make_node("Loop", [length, g.const(True, np.bool_), *node.input[:states]],
+                            [*node.output[:states], *stacked], body=loop_body)
+    if not _loop_scan_outputs(loop, g):
+        return False
+    # Typed like the body's states: ONNX's inference of a Loop's state outputs drops their shape.
+    for name, state in zip(node.output[:states], body.input[:states], strict=True):
+        if name and named_shape(state.type) is not None:
+            g.declared.append(helper.make_value_info(name, state.type))
+    for k, (value, name) in enumerate(zip(stacked, node.output[states:], strict=True)):
+        rank = len(named_shape(body.output[states + k].type)) + 1
+        if out_reversed[k]:
+            value = g.op("Gather", value, g.op("Range", g.op("Sub", length, g.const(1, np.int64)),
+                                               g.const(-1, np.int64), g.const(-1, np.int64)),
+                         axis=0)
+        axis = out_axes[k] % rank
+        perm = list(range(1, axis + 1)) + [0] + list(range(axis + 1, rank))
+        g.op("Transpose", value, perm=perm, out=name) if axis else g.op("Identity", value, out=name)
+    return True
 
 
 def relax_growing(graph: onnx.GraphProto) -> None:
@@ -141,4 +222,4 @@ def relax_growing(graph: onnx.GraphProto) -> None:
             relax_growing(sub)
 
 
-RULES = {"Loop": _loop_scan_outputs, "Scan": _scan_state_types}
+RULES = {"Loop": _loop_scan_outputs, "Scan": scan}

@@ -1,6 +1,6 @@
 """ONNX nodes whose lowering in IREE's importer gives other values than the ONNX spec, and
-the driver that rewrites a graph's nodes before import (with the rules of `onnx_loops` and
-`onnx_lowerings` too).
+the driver that rewrites a graph's nodes before import (with the rules of `onnx_loops`,
+`onnx_lowerings` and `onnx_recurrent` too).
 
 Found by the ONNX node tests (`python -m benchmarks conformance`); a wrong value returned
 silently is the worst a compiler can do, so before import each such node is either rewritten
@@ -43,8 +43,7 @@ into ONNX ops whose lowerings are right, or refused with the op, the attribute a
 - `Range` whose limit is behind its start (an empty result): the lowering's size is
   negative, and the process aborts at run time (malloc). Rewritten: the limit clamped to the
   start on that side (`Where` on the delta's sign), so the size is 0.
-- Refused: `Det` of a dynamic size, `LSTM` with peepholes (ignored), `QLinearMatMul` of rank
-  above 2, the `AveragePool` above where ceil mode would drop a window that starts in the pads.
+- Refused: `Det` of a dynamic size, `QLinearMatMul` of rank above 2, the `AveragePool` above where ceil mode would drop a window that starts in the pads.
 """
 
 from __future__ import annotations
@@ -56,7 +55,7 @@ import onnx
 from onnx import helper
 
 from ..errors import UnsupportedConstructError
-from . import onnx_functions, onnx_loops, onnx_lowerings
+from . import onnx_functions, onnx_loops, onnx_lowerings, onnx_recurrent
 from .onnx_graphs import (
     GraphEditor,
     attribute,
@@ -421,12 +420,6 @@ def _range(node: onnx.NodeProto, g: GraphEditor) -> bool:
     return True
 
 
-def _lstm(node: onnx.NodeProto, g: GraphEditor) -> bool:
-    if len(node.input) > 7 and node.input[7]:
-        refuse_wrong_values(node, "with peepholes (input P)", "the peephole weights are ignored")
-    return False
-
-
 def _qlinear_matmul(node: onnx.NodeProto, g: GraphEditor) -> bool:
     ranks = [g.rank(node.input[0]), g.rank(node.input[3])]
     if any(r is None or r > 2 for r in ranks):
@@ -485,7 +478,6 @@ _RULES: dict[str, Callable[[onnx.NodeProto, GraphEditor], bool]] = {
     "MatMul": _matmul_with_a_vector,
     "SpaceToDepth": _space_to_depth,
     "Det": _det,
-    "LSTM": _lstm,
     "QLinearMatMul": _qlinear_matmul,
     "Resize": _resize,
     "AveragePool": _average_pool,
@@ -494,6 +486,7 @@ _RULES: dict[str, Callable[[onnx.NodeProto, GraphEditor], bool]] = {
     "Pad": _pad,
     **onnx_loops.RULES,
     **onnx_lowerings.RULES,
+    **onnx_recurrent.RULES,
 }
 
 
