@@ -5,7 +5,7 @@ ops torch-mlir does lower."""
 import math
 
 import torch
-from torch._decomp import get_decompositions
+from torch._decomp import decomposition_table, get_decompositions
 from torch.fx.experimental.symbolic_shapes import statically_known_true
 
 from .rewrite.recurrent import linear, recurrent_layers, step
@@ -54,8 +54,8 @@ def _index_add(x, dim, index, source, alpha=1):
 def _index(x, indices):
     """`x[mask]` -> `x[nonzero(mask)...]` (torch-mlir would lower the mask with its own
     nonzero, see `_nonzero`); `x[i, j, ...]` with several index tensors on the leading dims ->
-    one linear index (torch-mlir lowers a single index tensor but not several with dynamic
-    sizes)."""
+    one linear index, of their broadcast shape (torch-mlir lowers a single index tensor but
+    not several with dynamic sizes)."""
     if any(i is not None and i.dtype in (torch.bool, torch.uint8) for i in indices):
         expanded = []
         for i in indices:
@@ -64,7 +64,7 @@ def _index(x, indices):
         linear = _index(x, expanded)
         return torch.ops.aten.index.Tensor(x, expanded) if linear is NotImplemented else linear
     k = len(indices)
-    if k < 2 or any(i is None for i in indices) or any(i.dim() != 1 for i in indices):
+    if k < 2 or any(i is None for i in indices):
         return NotImplemented
     linear = indices[0]
     for axis in range(1, k):
@@ -439,10 +439,87 @@ _RESAMPLING = {
     _aten.upsample_bilinear2d: "linear", _aten.upsample_trilinear3d: "linear",
     _aten.upsample_bicubic2d: "cubic",
 }
+def _by_scalar_tensor(op):
+    """`op.Scalar(x, c)` as `op.Tensor(x, c)` with c a 0-d tensor of x's dtype (torch-mlir
+    fails to lower fmod/remainder by a float scalar)."""
+    def decomposition(x, other):
+        return op.Tensor(x, torch.ops.aten.scalar_tensor.default(other, dtype=x.dtype))
+    return decomposition
+
+
+def _squeeze_dims(x, dims):
+    """`squeeze.dims` (torch's `logsumexp` over several dims keeps them, then squeezes them
+    together) as one `squeeze.dim` per dim, last first: torch-mlir lowers no `squeeze.dims`."""
+    for d in sorted((d % max(x.dim(), 1) for d in dims), reverse=True):
+        x = torch.ops.aten.squeeze.dim(x, d)
+    return x
+
+
+def _instance_norm(x, weight, bias, running_mean, running_var, use_input_stats, momentum, eps,
+                   cudnn_enabled):
+    """`F.instance_norm` (`nn.InstanceNorm*`): each (sample, channel) normalized over its
+    spatial dims by its own statistics (or the running ones), then scaled and shifted per
+    channel; torch-mlir's lowering fails in IREE (an `unsqueeze` of a missing weight)."""
+    channel = [1, -1] + [1] * (x.dim() - 2)
+    if use_input_stats:
+        dims = list(range(2, x.dim()))
+        var, mean = torch.var_mean(x, dims, correction=0, keepdim=True)
+    else:
+        mean, var = running_mean.reshape(channel), running_var.reshape(channel)
+    out = (x - mean) * torch.rsqrt(var + eps)
+    if weight is not None:
+        out = out * weight.reshape(channel)
+    if bias is not None:
+        out = out + bias.reshape(channel)
+    return out
+
+
+def _diff(x, n=1, dim=-1, prepend=None, append=None):
+    """`torch.diff` as differences of shifted slices, `n` times (torch-mlir lowers none)."""
+    x = torch.cat([t for t in (prepend, x, append) if t is not None], dim) if (
+        prepend is not None or append is not None) else x
+    for _ in range(n):
+        later, earlier = x.narrow(dim, 1, x.shape[dim] - 1), x.narrow(dim, 0, x.shape[dim] - 1)
+        x = torch.logical_xor(later, earlier) if x.dtype == torch.bool else later - earlier
+    return x
+
+
+def _tensordot(a, b, dims_a, dims_b):
+    """`torch.tensordot` as one matmul of the operands permuted and flattened (torch-mlir
+    lowers none)."""
+    dims_a = [d % a.dim() for d in dims_a]
+    dims_b = [d % b.dim() for d in dims_b]
+    free_a = [d for d in range(a.dim()) if d not in dims_a]
+    free_b = [d for d in range(b.dim()) if d not in dims_b]
+    left = a.permute(free_a + dims_a).reshape(math.prod(a.shape[d] for d in free_a), -1)
+    right = b.permute(dims_b + free_b).reshape(-1, math.prod(b.shape[d] for d in free_b))
+    return (left @ right).reshape([a.shape[d] for d in free_a] + [b.shape[d] for d in free_b])
+
+
+def _grid_sampler(x, grid, interpolation, padding, align_corners):
+    """`aten.grid_sampler` (what `F.grid_sample` exports to) of an image: torch's own
+    decomposition of `grid_sampler_2d`. torch-mlir's lowering reads outside the input for a
+    point outside it (whatever memory holds there) and ignores border and reflection padding
+    and bicubic interpolation; a volumetric one is left to it."""
+    if x.dim() != 4:
+        return NotImplemented
+    return decomposition_table[_aten.grid_sampler_2d.default](
+        x, grid, interpolation, padding, align_corners)
+
+
 DECOMPOSITIONS = get_decompositions([
     _aten.reflection_pad1d, _aten.reflection_pad2d, _aten.reflection_pad3d, _aten.im2col,
+    _aten.logsumexp, _aten.affine_grid_generator, _aten.col2im,
+    _aten.bucketize, _aten.adaptive_max_pool2d, _aten.max_unpool2d, _aten.pixel_unshuffle,
 ]) | {
     **{op.default: _resample(kind) for op, kind in _RESAMPLING.items()},
+    _aten.grid_sampler.default: _grid_sampler,
+    _aten.squeeze.dims: _squeeze_dims,
+    _aten.instance_norm.default: _instance_norm,
+    _aten.diff.default: _diff,
+    _aten.tensordot.default: _tensordot,
+    _aten.fmod.Scalar: _by_scalar_tensor(_aten.fmod),
+    _aten.remainder.Scalar: _by_scalar_tensor(_aten.remainder),
     **{op.vec: _resample(kind, vec=True) for op, kind in _RESAMPLING.items()},
     _aten.kthvalue.default: _kthvalue,
     _aten.erfinv.default: _erfinv,

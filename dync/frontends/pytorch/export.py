@@ -38,6 +38,7 @@ from .source import (
     user_frame_from_message,
     user_frame_from_traceback,
 )
+from .sym_floats import as_tensor_arithmetic
 
 INT64_MAX = 2**63 - 1
 
@@ -247,11 +248,83 @@ def _export(model: torch.nn.Module, args: tuple, dynamic_shapes: Any) -> tuple[t
 def _decomposed(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
     """Functional inference IR (no in-place ops), plus the decompositions of the ops
     torch-mlir cannot lower."""
+    shape_env = _shape_env(ep)
+    known = len(shape_env.guards) if shape_env is not None else 0
     with warnings.catch_warnings():  # torch's own deprecated pytree use, not the user's
         warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
         ep = ep.run_decompositions(DECOMPOSITIONS)
+    if shape_env is not None:
+        _refuse_specialization(shape_env, shape_env.guards[known:])
     _importable_sym_ops(ep)
     return ep
+
+
+def _shape_env(ep: torch.export.ExportedProgram):
+    for node in ep.graph.nodes:
+        fake = getattr(node.meta.get("val"), "fake_mode", None)
+        if fake is not None:
+            return fake.shape_env
+    return None
+
+
+def _refuse_specialization(shape_env, guards: list) -> None:
+    """Refuse the guards a decomposition's code added (torch.export checked the model's own;
+    these come after it, and nothing would check them) that fail somewhere in the declared
+    ranges:
+    the program would be right only for sizes like the example's. torch's decomposition of
+    `adaptive_max_pool2d` branches on `h % 2 == 0` and then fixes `h // 2 == 4`: every other
+    image size came out wrong."""
+    assumed = [g for g in guards if any(part in str(getattr(g, "sloc", "")) for part in
+                                        _DECOMPOSING_CODE)
+               and not _holds_in(g.expr, shape_env.var_to_range)]
+    if assumed:
+        where = str(getattr(assumed[0], "sloc", "") or "").strip("()")
+        raise UnsupportedConstructError(
+            "a decomposition that holds only for the example's sizes",
+            f"lowering an op ({where}) assumed {', '.join(str(g.expr) for g in assumed[:4])} "
+            "of the dynamic sizes, which fails for other sizes in the declared ranges")
+
+
+#: Where a guard added while decomposing comes from when a decomposition's own code branched
+#: on a size; guards torch adds inside an op (strides, contiguity: a dim of 1 or not) leave
+#: the program's values alone.
+_DECOMPOSING_CODE = ("_decomp/", "_refs/", "pytorch/decompositions.py")
+
+#: The most points of the declared ranges a decomposition's guard is evaluated at.
+GUARD_SAMPLES = 4096
+
+
+def _holds_in(expr: sympy.Basic, ranges: dict) -> bool:
+    """Whether `expr` holds at every sampled point of the symbols' ranges (all of them for
+    one symbol over up to 4096 values; the ends, their neighbours and evenly spaced values
+    otherwise). Unknown symbols (unbacked sizes) and expressions that do not evaluate count
+    as holding: refusing is for guards seen to fail."""
+    symbols = sorted(expr.free_symbols, key=str)
+    if not symbols or any(s not in ranges for s in symbols):
+        return True
+    per_axis = max(4, int(GUARD_SAMPLES ** (1 / len(symbols))))
+    axes = []
+    for s in symbols:
+        low = int(ranges[s].lower)
+        high = ranges[s].upper
+        high = low + (1 << 20) if not high.is_finite else int(high)
+        if high - low < per_axis:
+            axes.append(range(low, high + 1))
+            continue
+        ends = per_axis // 4
+        spaced = [low + (high - low) * k // (per_axis - 2 * ends) for k in
+                  range(per_axis - 2 * ends + 1)]
+        axes.append(sorted({*range(low, low + ends), *range(high - ends + 1, high + 1),
+                            *spaced}))
+    for point in itertools.product(*axes):
+        try:
+            value = expr.xreplace({s: sympy.Integer(v) for s, v in zip(symbols, point,
+                                                                       strict=True)})
+        except Exception:  # noqa: BLE001 - an expression sympy cannot evaluate here
+            return True
+        if value is sympy.false:
+            return False
+    return True
 
 
 def _importable_sym_ops(ep: torch.export.ExportedProgram) -> None:
@@ -263,7 +336,8 @@ def _importable_sym_ops(ep: torch.export.ExportedProgram) -> None:
     does not lower, and aten's `remainder.int` lowers to a truncating remainder, where
     Python's `%` (`(-s) % 8`, padding to a multiple) floors, as `//` does in both; and a
     size scaled by a constant factor, `trunc(sym_float(s) * 0.5)` (`F.interpolate`'s output
-    size), in integer arithmetic (the importer takes no `sym_float`)."""
+    size), in integer arithmetic (the importer takes no `sym_float`); other float arithmetic on
+    sizes that scales tensors, in 0-d tensors (`sym_floats`)."""
     for module in ep.graph_module.modules():
         if not isinstance(module, torch.fx.GraphModule):
             continue
@@ -286,6 +360,7 @@ def _importable_sym_ops(ep: torch.export.ExportedProgram) -> None:
                 for dead in (product, *product.args):  # the float product, sym_float
                     if isinstance(dead, torch.fx.Node) and not dead.users:
                         graph.erase_node(dead)
+        as_tensor_arithmetic(graph)
         module.recompile()
 
 

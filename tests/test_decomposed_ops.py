@@ -1,0 +1,81 @@
+"""Ops user code calls over dynamic sizes that torch-mlir does not lower (the whole model ran in
+eager) or lowers wrong, decomposed by dync before import (`frontends/pytorch/decompositions.py`,
+`sym_floats.py`): each compiled in one graph over a dynamic H x W, against eager at three
+sizes; and a decomposition that would hold only for the example's sizes, refused."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch.export import Dim
+
+import dync
+from dync.errors import UnsupportedConstructError
+
+
+def _grid(x):
+    """Sample points from the image, some outside [-1, 1] (the padding mode's business)."""
+    return torch.tanh(x[:, :2].permute(0, 2, 3, 1)) * 1.3
+
+
+CASES = {
+    "grid_sample_zeros": lambda x: F.grid_sample(x, _grid(x), align_corners=False),
+    "grid_sample_border": lambda x: F.grid_sample(x, _grid(x), padding_mode="border",
+                                                  align_corners=False),
+    "grid_sample_reflection": lambda x: F.grid_sample(x, _grid(x), padding_mode="reflection",
+                                                      align_corners=True),
+    "grid_sample_bicubic": lambda x: F.grid_sample(x, _grid(x), mode="bicubic",
+                                                   align_corners=False),
+    "grid_sample_nearest": lambda x: F.grid_sample(x, _grid(x), mode="nearest",
+                                                   align_corners=False),
+    "logsumexp": lambda x: torch.logsumexp(x, dim=(2, 3)),
+    "fmod_remainder": lambda x: torch.fmod(x * 5, 1.5) + torch.remainder(x * 5, -1.5),
+    "instance_norm": lambda x: F.instance_norm(x, weight=torch.linspace(0.5, 2, 3),
+                                               bias=torch.linspace(-1, 1, 3)),
+    "diff": lambda x: torch.diff(x, n=2, dim=3, prepend=x[..., :1]),
+    "tensordot": lambda x: torch.tensordot(x, x, dims=([1, 3], [1, 3])),
+    "broadcast_index": lambda x: x[:, :, torch.arange(x.shape[2])[:, None].flip(0),
+                                   torch.arange(x.shape[3]) // 2],
+}
+
+
+class Op(torch.nn.Module):
+    def __init__(self, name: str):
+        super().__init__()
+        self.name = name
+
+    def forward(self, x):
+        return CASES[self.name](x)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_op_in_one_graph_over_a_dynamic_image(name):
+    h, w = Dim("h", min=4, max=32), Dim("w", min=4, max=32)
+    model = Op(name).eval()
+    compiled = dync.compile(model, (torch.randn(2, 3, 8, 12),),
+                            dynamic_shapes=({2: h, 3: w},), mode="graph", cache=False)
+    for shape in ((2, 3, 8, 12), (2, 3, 5, 7), (2, 3, 32, 4)):
+        x = torch.randn(*shape)
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+
+
+class AdaptiveMaxPool(torch.nn.Module):
+    def forward(self, x):
+        return F.adaptive_max_pool2d(x, (2, 3))
+
+
+def test_a_decomposition_that_fixes_the_example_sizes_is_refused():
+    """torch's decomposition of `adaptive_max_pool2d` branches on `h % 2 == 0` and fixes
+    `h // 2 == 4` (guards nothing checked after export): the compiled model was right on an
+    8 x 12 image and wrong on 5 x 7. In one graph it is refused; `mode="auto"` runs it as
+    written."""
+    h, w = Dim("h", min=4, max=32), Dim("w", min=4, max=32)
+    example = (torch.randn(2, 3, 8, 12),)
+    with pytest.raises(UnsupportedConstructError, match="only for the example's sizes"):
+        dync.compile(AdaptiveMaxPool(), example, dynamic_shapes=({2: h, 3: w},), mode="graph",
+                     cache=False)
+    compiled = dync.compile(AdaptiveMaxPool(), example, dynamic_shapes=({2: h, 3: w},),
+                            cache=False)
+    x = torch.randn(2, 3, 5, 7)
+    torch.testing.assert_close(compiled(x), AdaptiveMaxPool()(x))
