@@ -37,6 +37,15 @@ CASES = {
     "tensordot": lambda x: torch.tensordot(x, x, dims=([1, 3], [1, 3])),
     "broadcast_index": lambda x: x[:, :, torch.arange(x.shape[2])[:, None].flip(0),
                                    torch.arange(x.shape[3]) // 2],
+    "masked_select": lambda x: torch.masked_select(x, x[:, :1] > 0).cumsum(0),
+    "isin": lambda x: torch.isin((x * 3).round(), torch.tensor([0.0, 1.0, -2.0])).float(),
+    "searchsorted": lambda x: torch.cat([
+        torch.searchsorted(torch.linspace(-2, 2, 9), x.contiguous(), right=True),
+        torch.searchsorted(x.sort(-1).values, x[..., :3].contiguous())], -1).float(),
+    "histc": lambda x: torch.cat([torch.histc(x, bins=7, min=-1.5, max=2),
+                                  torch.histc(x[:, 0], bins=5)]),
+    "pad_sequence": lambda x: torch.nn.utils.rnn.pad_sequence(
+        [x[0, 0], x[1, 0, :2], x[1, 1, 1:]], batch_first=True, padding_value=-1.0),
 }
 
 

@@ -2,6 +2,7 @@
 lower, or lowers into code much slower than the op's definition. Each is the op's definition in
 ops torch-mlir does lower."""
 
+import functools
 import math
 
 import torch
@@ -496,6 +497,88 @@ def _tensordot(a, b, dims_a, dims_b):
     return (left @ right).reshape([a.shape[d] for d in free_a] + [b.shape[d] for d in free_b])
 
 
+def _masked_select(x, mask):
+    """`masked_select` (torch-mlir lowers none): the broadcast input indexed by the broadcast
+    mask, through `_index`'s nonzero."""
+    # Broadcast by arithmetic: IREE failed on the casts `broadcast_tensors`' expands bring.
+    everywhere = torch.ones_like(mask)
+    x, mask = torch.where(everywhere, x, x), mask & torch.ones_like(x, dtype=torch.bool)
+    return _index(x, [mask])
+
+
+def _isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """`torch.isin` (torch-mlir lowers none): each element compared with every test element."""
+    if isinstance(test_elements, torch.Tensor):
+        hit = (elements.unsqueeze(-1) == test_elements.reshape(-1)).any(-1)
+    else:
+        hit = elements == test_elements
+    return hit.logical_not() if invert else hit
+
+
+def _searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=None,
+                  sorter=None):
+    """`torch.searchsorted` (torch-mlir lowers none) as a count of the sorted values below
+    each value (at or below it, on the right side): one comparison per pair, as a binary
+    search's answer for a sorted row; a NaN value goes after every element, as eager's."""
+    if sorter is not None:
+        sorted_sequence = sorted_sequence.gather(-1, sorter)
+    if sorted_sequence.dim() > 1:
+        sorted_sequence = sorted_sequence.unsqueeze(-2)
+    v = values.unsqueeze(-1)
+    below = sorted_sequence <= v if right or side == "right" else sorted_sequence < v
+    count = below.sum(-1)
+    count = torch.where(values.isnan(), sorted_sequence.shape[-1], count) if (
+        values.is_floating_point()) else count
+    return count.to(torch.int32 if out_int32 else torch.int64)
+
+
+def _histc(x, bins=100, min=0, max=0):  # noqa: A002 - ATen's argument names
+    """`torch.histc` (torch-mlir lowers none): each element's bin, counted by a scatter-add;
+    elements outside [min, max] not counted, the maximum in the last bin, the data's range
+    where min == max (widened by 1 each way if that is one value too), as eager's."""
+    flat = x.reshape(-1)
+    if min == max:
+        low, high = flat.min(), flat.max()
+        same = low == high
+        low, high = torch.where(same, low - 1, low), torch.where(same, high + 1, high)
+    else:
+        low, high = torch.scalar_tensor(min, dtype=x.dtype), torch.scalar_tensor(max, dtype=x.dtype)
+    inside = (flat >= low) & (flat <= high)
+    index = ((flat - low) * bins / (high - low)).floor().to(torch.int64).clamp(0, bins - 1)
+    counts = torch.zeros(bins, dtype=x.dtype, device=x.device)
+    return counts.scatter_add(0, index, inside.to(x.dtype))
+
+
+def _pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="right"):
+    """`pad_sequence` (torch-mlir lowers none): each sequence padded to the longest, stacked."""
+    longest = functools.reduce(torch.sym_max, [s.shape[0] for s in sequences])
+    padded = []
+    for s in sequences:
+        extra = longest - s.shape[0]
+        pads = [0, 0] * (s.dim() - 1) + ([0, extra] if padding_side == "right" else [extra, 0])
+        padded.append(torch.ops.aten.constant_pad_nd.default(s, pads, padding_value))
+    return torch.stack(padded, 0 if batch_first else 1)
+
+
+def _repeat_interleave(x, repeats, dim=None, output_size=None):
+    """`repeat_interleave` by a tensor of counts (torch-mlir lowers none): the index of the
+    source of each output row is the number of segment ends at or before it; the output's
+    length, the counts' sum, is data-dependent (as the op's)."""
+    if dim is None:
+        x, dim = x.reshape(-1), 0
+    if repeats.dim() == 0:
+        repeats = repeats.expand(x.shape[dim])
+    return x.index_select(dim, _repeat_index(repeats, output_size))
+
+
+def _repeat_index(repeats, output_size=None):
+    ends = repeats.cumsum(0)
+    total = output_size if output_size is not None else ends[-1].item()
+    torch._check(total >= 0)
+    positions = torch.arange(total, device=repeats.device)
+    return (ends.unsqueeze(0) <= positions.unsqueeze(1)).sum(1)
+
+
 def _grid_sampler(x, grid, interpolation, padding, align_corners):
     """`aten.grid_sampler` (what `F.grid_sample` exports to) of an image: torch's own
     decomposition of `grid_sampler_2d`. torch-mlir's lowering reads outside the input for a
@@ -518,6 +601,14 @@ DECOMPOSITIONS = get_decompositions([
     _aten.instance_norm.default: _instance_norm,
     _aten.diff.default: _diff,
     _aten.tensordot.default: _tensordot,
+    _aten.masked_select.default: _masked_select,
+    _aten.isin.Tensor_Tensor: _isin,
+    _aten.isin.Tensor_Scalar: _isin,
+    _aten.searchsorted.Tensor: _searchsorted,
+    _aten.histc.default: _histc,
+    _aten.pad_sequence.default: _pad_sequence,
+    _aten.repeat_interleave.self_Tensor: _repeat_interleave,
+    _aten.repeat_interleave.Tensor: _repeat_index,
     _aten.fmod.Scalar: _by_scalar_tensor(_aten.fmod),
     _aten.remainder.Scalar: _by_scalar_tensor(_aten.remainder),
     **{op.vec: _resample(kind, vec=True) for op, kind in _RESAMPLING.items()},
