@@ -1,7 +1,8 @@
 """Ops user code calls over dynamic sizes that torch-mlir does not lower (the whole model ran in
-eager) or lowers wrong, decomposed by dync before import (`frontends/pytorch/decompositions.py`,
-`sym_floats.py`): each compiled in one graph over a dynamic H x W, against eager at three
-sizes; and a decomposition that would hold only for the example's sizes, refused."""
+eager), lowers wrong, or torch.export cannot trace, decomposed by dync
+(`frontends/pytorch/decompositions.py`, `sym_floats.py`, `data_dependent.py`): each compiled
+in one graph over a dynamic H x W, against eager at three sizes; and a decomposition that
+would hold only for the example's sizes, refused."""
 
 from __future__ import annotations
 
@@ -44,6 +45,9 @@ CASES = {
         torch.searchsorted(x.sort(-1).values, x[..., :3].contiguous())], -1).float(),
     "histc": lambda x: torch.cat([torch.histc(x, bins=7, min=-1.5, max=2),
                                   torch.histc(x[:, 0], bins=5)]),
+    "repeat_interleave": lambda x: torch.cat([
+        x[0, 0].repeat_interleave((x[0, 0, :, 0].abs() * 2).long(), dim=0).sum(0),
+        torch.repeat_interleave((x[1, 1, 0].abs() * 2).long()).float()]),
     "pad_sequence": lambda x: torch.nn.utils.rnn.pad_sequence(
         [x[0, 0], x[1, 0, :2], x[1, 1, 1:]], batch_first=True, padding_value=-1.0),
 }

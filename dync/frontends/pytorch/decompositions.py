@@ -441,9 +441,11 @@ _RESAMPLING = {
     _aten.upsample_bicubic2d: "cubic",
 }
 def _by_scalar_tensor(op):
-    """`op.Scalar(x, c)` as `op.Tensor(x, c)` with c a 0-d tensor of x's dtype (torch-mlir
-    fails to lower fmod/remainder by a float scalar)."""
+    """`op.Scalar(x, c)` of a float tensor as `op.Tensor(x, c)` with c a 0-d tensor of x's
+    dtype (torch-mlir fails to lower fmod/remainder of floats by a scalar)."""
     def decomposition(x, other):
+        if not x.is_floating_point():  # lowered (and index checks read `i % size`)
+            return NotImplemented
         return op.Tensor(x, torch.ops.aten.scalar_tensor.default(other, dtype=x.dtype))
     return decomposition
 
@@ -568,12 +570,16 @@ def _repeat_interleave(x, repeats, dim=None, output_size=None):
         x, dim = x.reshape(-1), 0
     if repeats.dim() == 0:
         repeats = repeats.expand(x.shape[dim])
-    return x.index_select(dim, _repeat_index(repeats, output_size))
+    return x.index_select(dim, repeat_index(repeats, output_size))
 
 
-def _repeat_index(repeats, output_size=None):
+def repeat_index(repeats, output_size=None):
+    """`repeat_interleave(repeats)`: each position `i` repeated `repeats[i]` times, as the
+    number of segment ends at or before each output position."""
     ends = repeats.cumsum(0)
-    total = output_size if output_size is not None else ends[-1].item()
+    # Not `.item()`: traced at export, its decomposition fails on a fake tensor.
+    total = output_size if output_size is not None else (
+        torch.ops.aten._local_scalar_dense.default(ends[-1]))
     torch._check(total >= 0)
     positions = torch.arange(total, device=repeats.device)
     return (ends.unsqueeze(0) <= positions.unsqueeze(1)).sum(1)
@@ -608,7 +614,7 @@ DECOMPOSITIONS = get_decompositions([
     _aten.histc.default: _histc,
     _aten.pad_sequence.default: _pad_sequence,
     _aten.repeat_interleave.self_Tensor: _repeat_interleave,
-    _aten.repeat_interleave.Tensor: _repeat_index,
+    _aten.repeat_interleave.Tensor: repeat_index,
     _aten.fmod.Scalar: _by_scalar_tensor(_aten.fmod),
     _aten.remainder.Scalar: _by_scalar_tensor(_aten.remainder),
     **{op.vec: _resample(kind, vec=True) for op, kind in _RESAMPLING.items()},

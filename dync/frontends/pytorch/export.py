@@ -27,6 +27,7 @@ from ...errors import DyncError, OptionError, UnsupportedConstructError
 from ...signature import Signature, SymbolSpec, TensorSpec, dtype_name
 from ..common import ImportedProgram, Lowering, finish_import
 from . import guards, shape_exprs
+from .data_dependent import DataDependentOps
 from .declared_shapes import DeclaredShapes
 from .decompositions import DECOMPOSITIONS
 from .importer import DyncGraphNodeImporter
@@ -434,7 +435,7 @@ def _quiet_export(model, args, dynamic_shapes) -> torch.export.ExportedProgram:
     """torch.export, without the partial FX graph torch prints to stderr when it fails: the
     error dync raises names the user's line, and `mode="auto"` may go on in host mode."""
     captured = io.StringIO()
-    with contextlib.redirect_stderr(captured):
+    with contextlib.redirect_stderr(captured), DataDependentOps():
         ep = torch.export.export(model, args, dynamic_shapes=dynamic_shapes, strict=False)
     sys.stderr.write(captured.getvalue())
     return ep
