@@ -11,7 +11,7 @@ from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
 
 import dync
-from dync.errors import UnsupportedConstructError
+from dync.errors import InputError, UnsupportedConstructError
 
 
 def _model(nodes, inputs, outputs, opset: int = 22) -> onnx.ModelProto:
@@ -45,6 +45,52 @@ def test_grid_sample_outside_the_input_is_zero_and_nearest_rounds_half_to_even(
          helper.make_tensor_value_info("grid", TensorProto.FLOAT, [1, 2, 4, 2])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 2, 4])])
     _check(model, x, grid)
+
+
+@pytest.mark.parametrize("padding", ["border", "reflection"])
+@pytest.mark.parametrize("mode", ["linear", "nearest"])
+@pytest.mark.parametrize("align_corners", [0, 1])
+def test_grid_sample_border_and_reflection_padding(padding, mode, align_corners):
+    """Not lowered by the importer: the points clamped into the image (reflected first)."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3, 5, 4)).astype(np.float32)
+    # Far outside (several reflections), just outside, on the edges and inside.
+    grid = np.concatenate([rng.uniform(-4.5, 4.5, (2, 3, 6, 2)),
+                           np.tile([[-1.0, 1.0], [1.1, -1.05], [0.0, 0.3]], (2, 1, 2, 1))
+                           .reshape(2, 1, 6, 2)], axis=1).astype(np.float32)
+    model = _model(
+        [helper.make_node("GridSample", ["x", "grid"], ["y"], mode=mode, padding_mode=padding,
+                          align_corners=align_corners)],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 5, 4]),
+         helper.make_tensor_value_info("grid", TensorProto.FLOAT, [2, 4, 6, 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3, 4, 6])])
+    _check(model, x, grid)
+
+
+@pytest.mark.parametrize("spatial", [[5, 6], [2, 3, 4]])
+@pytest.mark.parametrize("align_corners", [0, 1])
+def test_affine_grid_of_a_size_given_as_an_input(spatial, align_corners):
+    """Not lowered by the importer: the base grid times each theta; the size, a graph input,
+    fixed at the example's value (another is refused: it sets the output's shape)."""
+    k = len(spatial)
+    model = _model(
+        [helper.make_node("AffineGrid", ["theta", "size"], ["grid"],
+                          align_corners=align_corners)],
+        [helper.make_tensor_value_info("theta", TensorProto.FLOAT, [2, k, k + 1]),
+         helper.make_tensor_value_info("size", TensorProto.INT64, [k + 2])],
+        [helper.make_tensor_value_info("grid", TensorProto.FLOAT, [2, *spatial, k])],
+        opset=20)
+    rng = np.random.default_rng(1)
+    size = np.array([2, 3, *spatial], np.int64)
+    compiled = dync.compile(model, (rng.standard_normal((2, k, k + 1)).astype(np.float32), size),
+                            cache=False)
+    for _ in range(2):
+        theta = rng.standard_normal((2, k, k + 1)).astype(np.float32)
+        want = ReferenceEvaluator(model).run(None, {"theta": theta, "size": size})[0]
+        np.testing.assert_allclose(np.asarray(compiled(theta, size)[0]), want, rtol=1e-5,
+                                   atol=1e-6)
+    with pytest.raises(InputError):
+        compiled(theta, np.array([2, 3, *[d + 1 for d in spatial]], np.int64))
 
 
 @pytest.mark.parametrize("direction", ["LEFT", "RIGHT"])

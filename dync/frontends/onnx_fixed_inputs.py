@@ -4,15 +4,16 @@ at their example value.
 IREE's importer needs at compile time the axes of a reduction, of a `Squeeze` or `Unsqueeze`,
 the axis of a `CumSum`, the axes and steps of a `Slice` and the pads of an edge, reflect or
 wrap `Pad`, the roi, scales and sizes of a nearest `Resize` that dync rewrites
-(`onnx_lowerings.nearest_resize`), a `Dropout`'s ratio and training mode, a `DFT`'s length and axis (they set the
-result's rank, which loops reduce, which dims a slice cuts and in which direction, where a
-padding or a resize reads): given at run time, the lowering is left with ops IREE
-cannot compile (`aten.sum.dim_IntList` over a list of run-time ints, a slice along a run-time
-dim, a list of run-time pads), ONNX shape inference finds no rank, or — a `Slice`'s steps — the
-lowering takes every step as positive, and a negative one would read the wrong elements. The
-ONNX node tests, and some exporters, give them as graph inputs. Where the example inputs give
-such an input's value, the nodes read that value as a constant instead. The input stays an
-argument of the compiled module and its value is recorded in the signature
+(`onnx_lowerings.nearest_resize`), a `Dropout`'s ratio and training mode, a `DFT`'s length
+and axis, an `AffineGrid`'s size (they set the result's rank, which loops reduce, which dims a
+slice cuts and in which direction, where a padding or a resize reads): given at run time, the
+lowering is left with ops IREE cannot compile (`aten.sum.dim_IntList` over a list of run-time
+ints, a slice along a run-time dim, a list of run-time pads), ONNX shape inference finds no
+rank, or — a `Slice`'s steps — the lowering takes every step as positive, and a negative one
+would read the wrong elements. The ONNX node tests, and some exporters, give them as graph
+inputs. Where the example inputs give such an input's value, the nodes read that value as a
+constant instead. The input stays an argument of the compiled module and its value is
+recorded in the signature
 (`TensorSpec.value`): a call with another value is refused with an `InputError`
 (`Signature.check_values`), never computed with the example's.
 """
@@ -34,7 +35,8 @@ FIXED_INPUTS: dict[str, dict[int, str]] = {op: {1: "axes"} for op in (
     "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean",
     "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare", "Squeeze", "Unsqueeze",
     "CumSum", "CumProd")} | {"Slice": {3: "axes", 4: "steps"}, "Pad": {1: "pads"},
-       "Dropout": {1: "ratio", 2: "training mode"}, "DFT": {1: "length", 2: "axis"}}
+       "Dropout": {1: "ratio", 2: "training mode"}, "DFT": {1: "length", 2: "axis"},
+       "AffineGrid": {1: "size"}}
 _MAX_ELEMENTS = 64
 
 

@@ -125,8 +125,9 @@ def scan(node: onnx.NodeProto, g: GraphEditor) -> bool:
     be equal; states keep their shape from step to step). Over a dynamic length with scan
     outputs: the importer sizes each scan output by the length at import (1), and writes the
     other rows past its buffer; rewritten as a Loop over the length whose body gathers each
-    scanned element (`_scan_as_loop`). A scan output of unknown shape is refused: the
-    lowering writes past its buffer. True when `node` was replaced (its nodes emitted)."""
+    scanned element (`_scan_as_loop`), refused where it cannot be. A scan output of unknown
+    shape is refused: the lowering writes past its buffer. Returns True: `node`, or what
+    replaces it, is emitted."""
     body = next(a.g for a in node.attribute if a.name == "body")
     scanned_inputs = attribute(node, "num_scan_inputs", 0)
     states = len(node.input) - scanned_inputs
@@ -146,15 +147,21 @@ def scan(node: onnx.NodeProto, g: GraphEditor) -> bool:
     if len(body.output) == states or (shape is not None and isinstance(shape[axis], int)):
         g.emitted.append(node)
         return True
-    return _scan_as_loop(node, body, states, g)
+    if not _scan_as_loop(node, body, states, g):
+        refuse_wrong_values(node, "with scan outputs over a dynamic length", "the lowering "
+                            "sizes them by the length at import (one row) and writes the others "
+                            "past the buffer; give the scanned inputs a known rank and the scan "
+                            "outputs static or named dims")
+    return True
 
 
 def _scan_as_loop(node: onnx.NodeProto, body: onnx.GraphProto, states: int,
                   g: GraphEditor) -> bool:
-    """Scan as `Loop(length, "", states...)`: trip i reads element i (length - 1 - i for a
-    reversed scan input) of each scanned input along its axis by Gather, the body's scan
+    """Scan as `Loop(length, true, states...)`: trip i reads element i (length - 1 - i for
+    a reversed scan input) of each scanned input along its axis by Gather, the body's scan
     outputs become the Loop's (`_loop_scan_outputs`), then are reversed and moved to their
-    axis."""
+    axis. False where it cannot be (a scanned input of unknown rank, a scan output whose dims
+    are neither static nor named)."""
     rank_of = {name: g.rank(name) for name in node.input[states:]}
     if None in rank_of.values():
         return False

@@ -26,6 +26,8 @@ run), rewritten before import into ONNX ops that it does, with the spec's values
   output frequency as a linear map of the input's, found by running ONNX's reference on the
   basis), with the signal axis and the real/imaginary dim moved last and back; onesided,
   inverse and a `dft_length` shorter or longer than the signal are all in the matrix.
+- `AffineGrid` of a size known at compile time (not lowered): the base grid of the output's
+  points, as ONNX's reference builds it, times each theta (one MatMul).
 """
 
 from __future__ import annotations
@@ -279,6 +281,29 @@ def _dft_matrix(node: onnx.NodeProto, opset: int, n: int, parts: int,
     return out.reshape(n * parts, -1).T
 
 
+#: The most elements of an AffineGrid's base grid.
+AFFINE_GRID_ELEMENTS = 1 << 22
+
+
+def _affine_grid(node: onnx.NodeProto, g: GraphEditor) -> bool:
+    """AffineGrid of a size known at compile time: the base grid of the output's spatial
+    points (homogeneous, as ONNX's reference builds it) times each theta, one MatMul."""
+    from onnx.reference.ops.op_affine_grid import construct_original_grid
+
+    theta, size = node.input[0], g.constants.get(node.input[1])
+    if size is None or size.size not in (4, 5):
+        return False
+    spatial = [int(d) for d in size.reshape(-1)[2:]]
+    if math.prod(spatial) * (len(spatial) + 1) > AFFINE_GRID_ELEMENTS:
+        return False
+    base = construct_original_grid(spatial, attribute(node, "align_corners", 0))
+    dtype = helper.tensor_dtype_to_np_dtype(g.elem_type(theta))
+    rows = g.const(base.reshape(-1, len(spatial) + 1), dtype)
+    points = g.op("MatMul", rows, g.op("Transpose", theta, perm=[0, 2, 1]))
+    g.op("Reshape", points, g.const([-1, *spatial, len(spatial)], np.int64), out=node.output[0])
+    return True
+
+
 #: The most elements of an input whose nearest Resize is found by running ONNX's reference.
 PROBED_ELEMENTS = 1 << 22
 
@@ -338,4 +363,5 @@ def _reference_run(node: onnx.NodeProto, opset: int, x: np.ndarray,
 
 RULES = {"ConvInteger": _conv_integer, "DequantizeLinear": _dequantize_linear,
          "ReverseSequence": _reverse_sequence, "NonMaxSuppression": _non_max_suppression,
-         "CumProd": _cum_prod, "Compress": _compress, "Dropout": _dropout, "DFT": _dft}
+         "CumProd": _cum_prod, "Compress": _compress, "Dropout": _dropout, "DFT": _dft,
+         "AffineGrid": _affine_grid}

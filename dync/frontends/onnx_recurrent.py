@@ -52,7 +52,6 @@ def _recurrent(node: onnx.NodeProto, g: GraphEditor) -> bool:
     if (g.opset < 10 or shape is None or len(shape) != 3 or not cells
             or not all(c.supported() for c in cells)):
         return _left(node, peepholes)
-    emitted, declared = len(g.emitted), len(g.declared)
     x = g.op("Transpose", inputs[0], perm=[1, 0, 2]) if batch_first else inputs[0]
     g.types[x] = helper.make_tensor_type_proto(g.elem_type(inputs[0]), shape)
     layer = _Layer(g, op, cells[0].attributes["hidden_size"], x, shape, lengths)
@@ -63,11 +62,7 @@ def _recurrent(node: onnx.NodeProto, g: GraphEditor) -> bool:
         if batch_first:
             states = [s and g.op("Transpose", s, perm=[1, 0, 2]) for s in states]
         peep = _direction(g, inputs[7], 0, d) if peepholes else ""
-        ran = layer.run(cell, way == "reverse", weights, states, peep)
-        if ran is None:
-            del g.emitted[emitted:], g.declared[declared:]
-            return _left(node, peepholes)
-        y, last = ran
+        y, last = layer.run(cell, way == "reverse", weights, states, peep)
         ys.append(_unsqueeze(g, y, 1))
         finals.append([_unsqueeze(g, f, 0) for f in last])
     results = [_concat(g, ys, 1)] + [_concat(g, [f[k] for f in finals], 0)
@@ -224,9 +219,8 @@ class _Layer:
         return g.op("GatherElements", x, index, axis=0)
 
     def run(self, cell: _Cell, backwards: bool, weights: list[str], states: list[str],
-            peepholes: str) -> tuple[str, list[str]] | None:
-        """One direction: its `Y` ([seq, batch, hidden]) and final states ([batch, hidden]);
-        None where the Scan could not be emitted."""
+            peepholes: str) -> tuple[str, list[str]]:
+        """One direction: its `Y` ([seq, batch, hidden]) and final states ([batch, hidden])."""
         g, op, hidden = self.g, self.op, self.hidden
         dtype, elem_type, gates = cell.dtype, self.elem_type, _GATES[op]
         seq, batch = self.shape[0], self.shape[1]
@@ -277,10 +271,9 @@ class _Layer:
                                                            [seq, batch, gates * hidden])
         finals = [g.fresh(f"{op.lower()}_final") for _ in state_in]
         y = g.fresh(f"{op.lower()}_y")
-        if not onnx_loops.scan(helper.make_node(
-                "Scan", [*initial, *(v for _, _, v in scanned)], [*finals, y],
-                num_scan_inputs=len(scanned), body=graph), g):
-            return None
+        onnx_loops.scan(helper.make_node("Scan", [*initial, *(v for _, _, v in scanned)],
+                                         [*finals, y], num_scan_inputs=len(scanned),
+                                         body=graph), g)
         g.declared.append(helper.make_tensor_value_info(y, elem_type, [seq, batch, hidden]))
         return (self.reversed(y) if backwards else y), finals
 

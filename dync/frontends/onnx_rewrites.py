@@ -11,6 +11,8 @@ into ONNX ops whose lowerings are right, or refused with the op, the attribute a
   "nearest" mode it also rounds halves away from zero (ONNX: to even). Rewritten: the input is
   padded with zeros and the sample points clamped into the padding (rounded first, with ONNX's
   `Round`, in "nearest" mode), so every read is in bounds and every outside read is a zero.
+  Padding "border" and "reflection" (not lowered): the points clamped into the image (reflected
+  into it first), then sampled as above.
 - `BitShift` by a negative amount or by the width of the type or more: ONNX defines 0 (left) and
   the sign fill (right); the lowering shifts by the amount modulo the width for 8-bit types.
 - `LpNormalization` of an all-zero slice: ONNX gives 0, the lowering 0/0 = NaN.
@@ -70,8 +72,8 @@ from .onnx_graphs import (
 
 
 def _grid_sample(node: onnx.NodeProto, g: GraphEditor) -> bool:
-    mode = attribute(node, "mode", "linear")
-    if attribute(node, "padding_mode", "zeros") != "zeros" or mode not in (
+    mode, padding = attribute(node, "mode", "linear"), attribute(node, "padding_mode", "zeros")
+    if padding not in ("zeros", "border", "reflection") or mode not in (
             "linear", "bilinear", "nearest") or g.rank(node.input[0]) != 4:
         return False  # other modes and ranks have no lowering: the importer names them
     pad = 2  # a bilinear read at floor(p) and floor(p) + 1 stays in [-2, size + 1]
@@ -88,10 +90,15 @@ def _grid_sample(node: onnx.NodeProto, g: GraphEditor) -> bool:
         pixel = g.op("Mul", g.op("Div", g.op("Add", grid, one), two), span)
     else:  # p = ((grid + 1) * size - 1) / 2
         pixel = g.op("Div", g.op("Sub", g.op("Mul", g.op("Add", grid, one), sizes), one), two)
-    margin = g.const(1.5, dtype)
-    low = g.op("Neg", margin)
-    high = g.op("Add", g.op("Sub", sizes, one), margin)
-    pixel = g.op("Min", g.op("Max", pixel, low), high)
+    last = g.op("Sub", sizes, one)
+    if padding == "zeros":
+        margin = g.const(1.5, dtype)
+        pixel = g.op("Min", g.op("Max", pixel, g.op("Neg", margin)), g.op("Add", last, margin))
+    else:  # every read in the image: reflected into it first, then clamped to its pixels
+        if padding == "reflection":
+            half = g.const(0.0 if attribute(node, "align_corners", 0) else 0.5, dtype)
+            pixel = _reflected(g, pixel, g.op("Neg", half), g.op("Add", last, half))
+        pixel = g.op("Min", g.op("Max", pixel, g.const(0, dtype)), last)
     if mode == "nearest":
         pixel = g.op("Round", pixel)
     shifted = g.op("Add", pixel, g.const(pad, dtype))
@@ -105,8 +112,22 @@ def _grid_sample(node: onnx.NodeProto, g: GraphEditor) -> bool:
     rewritten = onnx.NodeProto()
     rewritten.CopyFrom(node)
     rewritten.input[0], rewritten.input[1] = padded, new_grid
+    kept = [a for a in rewritten.attribute if a.name != "padding_mode"]
+    del rewritten.attribute[:]
+    rewritten.attribute.extend(kept)  # every read is in the zero-padded input now
     g.emitted.append(rewritten)
     return True
+
+
+def _reflected(g: GraphEditor, x: str, low: str, high: str) -> str:
+    """`x` reflected into [low, high] as often as it takes (ONNX's GridSample reflection):
+    its offset from `low` modulo twice the span, folded back past `high`."""
+    span = g.op("Sub", high, low)
+    period = g.op("Add", span, span)
+    offset = g.op("Sub", x, low)
+    wrapped = g.op("Sub", offset, g.op("Mul", g.op("Floor", g.op("Div", offset, period)), period))
+    folded = g.op("Where", g.op("Greater", wrapped, span), g.op("Sub", period, wrapped), wrapped)
+    return g.op("Add", low, folded)
 
 
 def _bit_shift(node: onnx.NodeProto, g: GraphEditor) -> bool:
