@@ -48,6 +48,9 @@ CASES = {
     "repeat_interleave": lambda x: torch.cat([
         x[0, 0].repeat_interleave((x[0, 0, :, 0].abs() * 2).long(), dim=0).sum(0),
         torch.repeat_interleave((x[1, 1, 0].abs() * 2).long()).float()]),
+    "unique": lambda x: torch.cat([
+        part.float().reshape(-1) for part in
+        torch.unique((x[:, 0] * 2).round(), return_inverse=True, return_counts=True)]),
     "pad_sequence": lambda x: torch.nn.utils.rnn.pad_sequence(
         [x[0, 0], x[1, 0, :2], x[1, 1, 1:]], batch_first=True, padding_value=-1.0),
 }

@@ -585,6 +585,28 @@ def repeat_index(repeats, output_size=None):
     return (ends.unsqueeze(0) <= positions.unsqueeze(1)).sum(1)
 
 
+def _unique(x, sorted=True, return_inverse=False, return_counts=False):  # noqa: A002
+    """`torch.unique` (sorted; torch-mlir lowers no `_unique2`): a stable sort, the positions
+    where a new value starts (their count, data-dependent, is the result's length, through
+    `nonzero`), each element's group for the inverse, the gaps between starts for the
+    counts."""
+    if not sorted:
+        return NotImplemented
+    flat = x.reshape(-1)
+    values, order = torch.sort(flat, stable=True)
+    n = flat.shape[0]
+    starts_here = torch.cat([torch.ones_like(values[:1], dtype=torch.bool),
+                             values[1:] != values[:-1]])
+    starts = torch.ops.aten.nonzero.default(starts_here).reshape(-1)
+    inverse = counts = x.new_empty((0,), dtype=torch.int64)
+    if return_inverse:
+        group = starts_here.to(torch.int64).cumsum(0) - 1
+        inverse = torch.empty_like(group).scatter(0, order, group).reshape(x.shape)
+    if return_counts:
+        counts = torch.cat([starts[1:], starts.new_full((1,), n)]) - starts
+    return values[starts], inverse, counts
+
+
 def _grid_sampler(x, grid, interpolation, padding, align_corners):
     """`aten.grid_sampler` (what `F.grid_sample` exports to) of an image: torch's own
     decomposition of `grid_sampler_2d`. torch-mlir's lowering reads outside the input for a
@@ -615,6 +637,7 @@ DECOMPOSITIONS = get_decompositions([
     _aten.pad_sequence.default: _pad_sequence,
     _aten.repeat_interleave.self_Tensor: _repeat_interleave,
     _aten.repeat_interleave.Tensor: repeat_index,
+    _aten._unique2.default: _unique,
     _aten.fmod.Scalar: _by_scalar_tensor(_aten.fmod),
     _aten.remainder.Scalar: _by_scalar_tensor(_aten.remainder),
     **{op.vec: _resample(kind, vec=True) for op, kind in _RESAMPLING.items()},
