@@ -173,6 +173,16 @@ class GraphEditor:
             return self.op("Squeeze", x, self.const(axes, np.int64), out=out)
         return self.op("Squeeze", x, axes=axes, out=out)
 
+    def unsqueeze(self, x: str, axes: list[int], out: str | None = None) -> str:
+        if self.opset >= 13:
+            return self.op("Unsqueeze", x, self.const(axes, np.int64), out=out)
+        return self.op("Unsqueeze", x, axes=axes, out=out)
+
+    def size(self, x: str, axis: int) -> str:
+        """`x`'s size along `axis`, a 0-d int64 value."""
+        return self.squeeze(self.op("Gather", self.op("Shape", x),
+                                    self.const([axis], np.int64)), [0])
+
     def rank(self, name: str) -> int | None:
         t = self.types.get(name)
         if t is None or not t.tensor_type.HasField("shape"):
@@ -200,6 +210,34 @@ def padded_with(g: GraphEditor, x: str, pads: list[int], rank: int, fill: str) -
         if any(blocks):
             x = g.op("Concat", *(b for b in (blocks[0], x, blocks[1]) if b), axis=axis)
     return x
+
+
+def reversed_along(g: GraphEditor, x: str, axis: int, size: int | None = None) -> str:
+    """`x` reversed along `axis`: a Gather of `n - 1, ..., 0`, constant where the size is
+    known (a Slice with step -1 is not lowered right, see `onnx_rewrites`)."""
+    if size is not None:
+        indices = g.const(np.arange(size - 1, -1, -1), np.int64)
+    else:
+        minus_one = g.const(-1, np.int64)
+        indices = g.op("Range", g.op("Add", g.size(x, axis), minus_one), minus_one, minus_one)
+    return g.op("Gather", x, indices, axis=axis)
+
+
+def reversed_within(g: GraphEditor, x: str, lengths: str, time_axis: int, batch_axis: int,
+                    rank: int, out: str | None = None) -> str:
+    """`x` reversed along `time_axis` within each batch's length (`lengths`, int64, along
+    `batch_axis`), as ONNX's ReverseSequence: a GatherElements at `len - 1 - t` below the
+    length, `t` from it on."""
+    def along(axis: int) -> str:
+        return g.const([-1 if d == axis else 1 for d in range(rank)], np.int64)
+
+    shape = g.op("Shape", x)
+    t = g.op("Reshape", g.op("Range", g.const(0, np.int64), g.size(x, time_axis),
+                             g.const(1, np.int64)), along(time_axis))
+    length = g.op("Reshape", lengths, along(batch_axis))
+    reversed_t = g.op("Sub", g.op("Sub", length, g.const(1, np.int64)), t)
+    index = g.op("Where", g.op("Less", t, length), reversed_t, t)
+    return g.op("GatherElements", x, g.op("Expand", index, shape), axis=time_axis, out=out)
 
 
 def node_source(node: onnx.NodeProto) -> str | None:

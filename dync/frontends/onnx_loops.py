@@ -16,7 +16,14 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from .onnx_graphs import GraphEditor, attribute, named_shape, refuse_wrong_values, subgraphs
+from .onnx_graphs import (
+    GraphEditor,
+    attribute,
+    named_shape,
+    refuse_wrong_values,
+    reversed_along,
+    subgraphs,
+)
 
 
 def _dim_sources(g: GraphEditor) -> dict[str, tuple[str, int]]:
@@ -94,9 +101,7 @@ def _loop_scan_outputs(node: onnx.NodeProto, g: GraphEditor) -> bool:
         elem_type = inner.elem_type(value.name)
         accumulated = inner.fresh(f"{GROWING}_{value.name}")
         body.input.append(helper.make_tensor_value_info(accumulated, elem_type, [None, *shape]))
-        axis = inner.const([0], np.int64)
-        item = (inner.op("Unsqueeze", value.name, axis) if g.opset >= 13
-                else inner.op("Unsqueeze", value.name, axes=[0]))
+        item = inner.unsqueeze(value.name, [0])
         grown = inner.op("Concat", accumulated, item, axis=0,
                          out=inner.fresh(f"{GROWING}_{value.name}_grown"))
         outputs.append(helper.make_tensor_value_info(grown, elem_type, [None, *shape]))
@@ -172,8 +177,7 @@ def _scan_as_loop(node: onnx.NodeProto, body: onnx.GraphProto, states: int,
     out_axes = attribute(node, "scan_output_axes") or [0] * outputs
     out_reversed = attribute(node, "scan_output_directions") or [0] * outputs
     first = node.input[states]
-    length = g.squeeze(g.op("Gather", g.op("Shape", first),
-                            g.const([in_axes[0] % rank_of[first]], np.int64)), [0])
+    length = g.size(first, in_axes[0] % rank_of[first])
     inner = _nested(body, g)
     trip, cond = inner.fresh("dync_scan_trip"), inner.fresh("dync_scan_cond")
     last = None
@@ -207,9 +211,7 @@ def _scan_as_loop(node: onnx.NodeProto, body: onnx.GraphProto, states: int,
     for k, (value, name) in enumerate(zip(stacked, node.output[states:], strict=True)):
         rank = len(named_shape(body.output[states + k].type)) + 1
         if out_reversed[k]:
-            value = g.op("Gather", value, g.op("Range", g.op("Sub", length, g.const(1, np.int64)),
-                                               g.const(-1, np.int64), g.const(-1, np.int64)),
-                         axis=0)
+            value = reversed_along(g, value, 0)
         axis = out_axes[k] % rank
         perm = list(range(1, axis + 1)) + [0] + list(range(axis + 1, rank))
         g.op("Transpose", value, perm=perm, out=name) if axis else g.op("Identity", value, out=name)

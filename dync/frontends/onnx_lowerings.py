@@ -46,6 +46,7 @@ from .onnx_graphs import (
     named_shape,
     node_source,
     padded_with,
+    reversed_within,
     static_result,
 )
 
@@ -86,25 +87,14 @@ def _conv_integer(node: onnx.NodeProto, g: GraphEditor) -> bool:
 
 def _reverse_sequence(node: onnx.NodeProto, g: GraphEditor) -> bool:
     """ReverseSequence, whose lowering IREE 3.13 fails to compile (a vector.gather left
-    unconverted): a GatherElements along the time axis at `len - 1 - t` below each batch's
-    length, `t` from it on."""
+    unconverted): a GatherElements along the time axis (`reversed_within`)."""
     x, lengths = node.input
     rank = g.rank(x)
     if rank is None:
         return False
-    time_axis, batch_axis = attribute(node, "time_axis", 0), attribute(node, "batch_axis", 1)
-
-    def along(axis: int) -> str:
-        return g.const([-1 if d == axis else 1 for d in range(rank)], np.int64)
-
-    shape = g.op("Shape", x)
-    steps = g.op("Range", g.const(0, np.int64), g.squeeze(g.op(
-        "Gather", shape, g.const([time_axis], np.int64)), [0]), g.const(1, np.int64))
-    t = g.op("Reshape", steps, along(time_axis))
-    length = g.op("Reshape", g.op("Cast", lengths, to=onnx.TensorProto.INT64), along(batch_axis))
-    reversed_t = g.op("Sub", g.op("Sub", length, g.const(1, np.int64)), t)
-    index = g.op("Where", g.op("Less", t, length), reversed_t, t)
-    g.op("GatherElements", x, g.op("Expand", index, shape), axis=time_axis, out=node.output[0])
+    reversed_within(g, x, g.op("Cast", lengths, to=onnx.TensorProto.INT64),
+                    attribute(node, "time_axis", 0), attribute(node, "batch_axis", 1), rank,
+                    out=node.output[0])
     return True
 
 

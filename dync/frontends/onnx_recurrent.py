@@ -27,7 +27,14 @@ import onnx
 from onnx import helper
 
 from . import onnx_loops
-from .onnx_graphs import GraphEditor, attribute, named_shape, refuse_wrong_values
+from .onnx_graphs import (
+    GraphEditor,
+    attribute,
+    named_shape,
+    refuse_wrong_values,
+    reversed_along,
+    reversed_within,
+)
 
 #: Per op: the inputs after X, W, R, B, sequence_lens that hold per-direction states.
 _STATE_INPUTS = {"RNN": (5,), "GRU": (5,), "LSTM": (5, 6)}
@@ -63,8 +70,8 @@ def _recurrent(node: onnx.NodeProto, g: GraphEditor) -> bool:
             states = [s and g.op("Transpose", s, perm=[1, 0, 2]) for s in states]
         peep = _direction(g, inputs[7], 0, d) if peepholes else ""
         y, last = layer.run(cell, way == "reverse", weights, states, peep)
-        ys.append(_unsqueeze(g, y, 1))
-        finals.append([_unsqueeze(g, f, 0) for f in last])
+        ys.append(g.unsqueeze(y, [1]))
+        finals.append([g.unsqueeze(f, [0]) for f in last])
     results = [_concat(g, ys, 1)] + [_concat(g, [f[k] for f in finals], 0)
                                      for k in range(len(finals[0]))]
     for k, name in enumerate(node.output):
@@ -116,12 +123,6 @@ def _direction(g: GraphEditor, name: str, axis: int, index: int) -> str:
         return ""
     return g.op("Slice", name, g.const([index], np.int64), g.const([index + 1], np.int64),
                 g.const([axis], np.int64))
-
-
-def _unsqueeze(g: GraphEditor, x: str, axis: int) -> str:
-    if g.opset >= 13:
-        return g.op("Unsqueeze", x, g.const([axis], np.int64))
-    return g.op("Unsqueeze", x, axes=[axis])
 
 
 #: Each op's gates (in the order of W's rows) and default activations.
@@ -187,36 +188,18 @@ class _Layer:
         self.lengths = lengths and g.op("Cast", lengths, to=onnx.TensorProto.INT64)
         self.mask = None
         if lengths:  # [seq, batch, 1]: whether step t is within sequence b
-            t = g.op("Range", g.const(0, np.int64), self._size(x, 0), g.const(1, np.int64))
-            self.mask = g.op("Less", _unsqueeze(g, t, 1),
-                             _unsqueeze(g, self.lengths, 0))
-            self.mask = _unsqueeze(g, self.mask, 2)
+            t = g.op("Range", g.const(0, np.int64), g.size(x, 0), g.const(1, np.int64))
+            self.mask = g.op("Less", g.unsqueeze(t, [1]), g.unsqueeze(self.lengths, [0]))
+            self.mask = g.unsqueeze(self.mask, [2])
             g.types[self.mask] = helper.make_tensor_type_proto(onnx.TensorProto.BOOL,
                                                                [shape[0], shape[1], 1])
 
-    def _size(self, x: str, axis: int) -> str:
-        g = self.g
-        return g.squeeze(g.op("Gather", g.op("Shape", x), g.const([axis], np.int64)), [0])
-
     def reversed(self, x: str) -> str:
         """`x` ([seq, batch, ...]) reversed in time, within each sequence's length if given."""
-        g = self.g
         if not self.lengths:
-            if isinstance(self.shape[0], int):
-                indices = g.const(np.arange(self.shape[0] - 1, -1, -1), np.int64)
-            else:
-                minus_one = g.const(-1, np.int64)
-                indices = g.op("Range", g.op("Add", self._size(x, 0), minus_one), minus_one,
-                               minus_one)
-            return g.op("Gather", x, indices, axis=0)
-        t = _unsqueeze(g, g.op("Range", g.const(0, np.int64), self._size(x, 0),
-                               g.const(1, np.int64)), 1)
-        length = _unsqueeze(g, self.lengths, 0)
-        back = g.op("Sub", g.op("Sub", length, g.const(1, np.int64)), t)
-        index = g.op("Where", g.op("Less", t, length), back, t)  # [seq, batch]
-        index = g.op("Expand", _unsqueeze(g, index, 2),
-                     g.op("Shape", x))
-        return g.op("GatherElements", x, index, axis=0)
+            size = self.shape[0] if isinstance(self.shape[0], int) else None
+            return reversed_along(self.g, x, 0, size)
+        return reversed_within(self.g, x, self.lengths, 0, 1, rank=3)
 
     def run(self, cell: _Cell, backwards: bool, weights: list[str], states: list[str],
             peepholes: str) -> tuple[str, list[str]]:

@@ -562,14 +562,20 @@ def _pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side=
     return torch.stack(padded, 0 if batch_first else 1)
 
 
-def _repeat_interleave(x, repeats, dim=None, output_size=None):
-    """`repeat_interleave` by a tensor of counts (torch-mlir lowers none): the index of the
-    source of each output row is the number of segment ends at or before it; the output's
-    length, the counts' sum, is data-dependent (as the op's)."""
+def repeat_interleave(x, repeats=None, dim=None, output_size=None):
+    """`repeat_interleave` by a tensor of counts (torch-mlir lowers none; torch.export cannot
+    trace it without the output size, see `data_dependent`): the index of the source of each
+    output row is the number of segment ends at or before it; the output's length, the
+    counts' sum, is data-dependent (as the op's). `repeat_interleave(counts)` is the index
+    itself. NotImplemented for counts that are a number."""
+    if repeats is None:
+        return repeat_index(x, output_size) if x.dim() == 1 else NotImplemented
+    if not isinstance(repeats, torch.Tensor):
+        return NotImplemented
     if dim is None:
         x, dim = x.reshape(-1), 0
-    if repeats.dim() == 0:
-        repeats = repeats.expand(x.shape[dim])
+    if repeats.dim() == 0 or statically_known_true(repeats.shape[0] == 1):
+        repeats = repeats.reshape(-1).expand(x.shape[dim])  # one count for every element
     return x.index_select(dim, repeat_index(repeats, output_size))
 
 
@@ -635,7 +641,7 @@ DECOMPOSITIONS = get_decompositions([
     _aten.searchsorted.Tensor: _searchsorted,
     _aten.histc.default: _histc,
     _aten.pad_sequence.default: _pad_sequence,
-    _aten.repeat_interleave.self_Tensor: _repeat_interleave,
+    _aten.repeat_interleave.self_Tensor: repeat_interleave,
     _aten.repeat_interleave.Tensor: repeat_index,
     _aten._unique2.default: _unique,
     _aten.fmod.Scalar: _by_scalar_tensor(_aten.fmod),

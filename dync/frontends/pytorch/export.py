@@ -271,8 +271,7 @@ def _shape_env(ep: torch.export.ExportedProgram):
 def _refuse_specialization(shape_env, guards: list) -> None:
     """Refuse the guards a decomposition's code added (torch.export checked the model's own;
     these come after it, and nothing would check them) that fail somewhere in the declared
-    ranges:
-    the program would be right only for sizes like the example's. torch's decomposition of
+    ranges: the program would be right only for sizes like the example's. torch's decomposition of
     `adaptive_max_pool2d` branches on `h % 2 == 0` and then fixes `h // 2 == 4`: every other
     image size came out wrong."""
     assumed = [g for g in guards if any(part in str(getattr(g, "sloc", "")) for part in
