@@ -143,7 +143,10 @@ def disagreement(got: Any, want: Any, rtol: float = AGREEMENT_RTOL) -> str | Non
         same_nan = torch.isnan(g64) == torch.isnan(w64)
         if not bool(same_nan.all()):
             return f"result {i} has NaNs where eager's has none, or the other way"
-        finite = ~torch.isnan(w64)
+        infinite = torch.isinf(g64) | torch.isinf(w64)
+        if not bool((g64[infinite] == w64[infinite]).all()):
+            return f"result {i} has infinities where eager's has none, or of the other sign"
+        finite = torch.isfinite(g64) & torch.isfinite(w64)
         error = float((g64 - w64)[finite].abs().max()) if bool(finite.any()) else 0.0
         scale = float(w64[finite].abs().max()) if bool(finite.any()) else 0.0
         if not error <= rtol * max(1.0, scale):

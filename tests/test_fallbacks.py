@@ -225,6 +225,28 @@ def test_the_first_call_check_leaves_the_model_unchanged():
         torch.testing.assert_close(value, before[key], rtol=0, atol=0)
 
 
+class InfiniteResults(nn.Module):
+    """Results with infinities where eager's are (a log of zero, a masked score)."""
+
+    def forward(self, x):
+        return torch.log(torch.relu(x)), x.masked_fill(x > 0.5, float("-inf"))
+
+
+def test_the_first_call_check_takes_infinities_where_eager_has_them():
+    """inf - inf is NaN: the check took equal infinities for a disagreement, and graph mode
+    refused a right module."""
+    model = InfiniteResults().eval()
+    x = torch.randn(4, 8)
+    compiled = dync.compile(model, (x,), mode="graph", cache=False)
+    for got, want in zip(compiled(x), model(x), strict=True):
+        torch.testing.assert_close(got, want)
+    from dync.differential import disagreement
+
+    got = [g.clone() for g in compiled(x)]
+    got[0][x > 0] = float("-inf")
+    assert "infinities" in disagreement(tuple(got), model(x))
+
+
 def test_dync_explain_prints_each_graph_break(tmp_path: Path, capsys):
     source = tmp_path / "printing.py"
     source.write_text(

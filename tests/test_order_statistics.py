@@ -77,3 +77,41 @@ def test_named_result_tuples_are_returned_as_eager_returns_them():
         assert type(g) is type(w)
         _same(g.values, w.values)
         _same(g.indices, w.indices)
+
+
+class WideSorts(torch.nn.Module):
+    """int64 and float64 sorts (two 32-bit digit sorts in dync), indices alone among them:
+    IREE's own 64-bit sort of a dynamic length did not compile when only its indices were
+    used, and its index iota was shared with an `arange` of the same length."""
+
+    def forward(self, i, f):
+        return (*torch.sort(i, dim=1, stable=True),
+                torch.argsort(i, dim=1, descending=True, stable=True),
+                *torch.sort(f, dim=1, descending=True, stable=True),
+                torch.argsort(f, dim=1, stable=True),
+                torch.topk(i, 2, dim=1).values,
+                torch.argsort(i[0], stable=True) * 10 + torch.arange(i.shape[1]))
+
+
+def test_64_bit_sorts_match_eager_with_ties_and_wide_values():
+    length = Dim("length", min=3, max=64)
+    gen = torch.Generator().manual_seed(0)
+
+    def inputs(n):
+        i = torch.randint(-5, 5, (3, n), generator=gen)  # ties
+        i[1] = torch.randint(-2 ** 62, 2 ** 62, (n,), generator=gen)  # beyond 32 bits
+        i[2, : n // 2] = 2 ** 33 + torch.arange(n // 2)  # the same high digit
+        f = torch.randn(3, n, generator=gen, dtype=torch.float64) * 1e200
+        f[0, :3] = torch.tensor([NAN, -0.0, 0.0], dtype=torch.float64)
+        f[1, :3] = torch.tensor([INF, -INF, 1e-300], dtype=torch.float64)
+        f[2] = f[2].round()  # ties
+        f[2, 1] = f[2, 2]
+        return i, f
+
+    model = WideSorts().eval()
+    compiled = dync.compile(model, inputs(8), dynamic_shapes=({1: length}, {1: length}),
+                            mode="graph", cache=False)
+    for n in (3, 8, 33):
+        args = inputs(n)
+        for got, want in zip(compiled(*args), model(*args), strict=True):
+            _same(got, want)

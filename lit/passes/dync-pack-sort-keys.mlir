@@ -2,7 +2,7 @@
 
 // topk, largest first, over a dynamic batch: float bits ordered as ints (negatives flipped,
 // NaN above +inf), times 2**32, plus the index counted down from 2**32 - 1; one sort of the
-// keys, the first k, the index back from the low bits, the values gathered at it.
+// keys, the index back from the low bits, the first k, the values gathered at them.
 // CHECK-LABEL: func.func @topk
 // CHECK-NOT:     torch.aten.topk
 // CHECK:         %[[BITS32:.*]] = torch.aten.view.dtype %arg0
@@ -18,9 +18,9 @@
 // CHECK:         %[[DOWN:.*]] = torch.aten.rsub.Scalar %[[ROW]], %int4294967295
 // CHECK:         %[[KEYS:.*]] = torch.aten.add.Tensor %[[HIGH]], %[[DOWN]]
 // CHECK:         %[[SORTED:.*]], %{{.*}} = torch.aten.sort %[[KEYS]], %int1{{.*}}, %true{{.*}} -> !torch.vtensor<[?,8],si64>, !torch.vtensor<[?,8],si64>
-// CHECK:         %[[FIRST:.*]] = torch.aten.slice.Tensor %[[SORTED]], %int1, %int0, %int3, %int1
-// CHECK:         %[[LOW:.*]] = torch.aten.remainder.Scalar %[[FIRST]], %int4294967296
-// CHECK:         %[[IDX:.*]] = torch.aten.rsub.Scalar %[[LOW]], %int4294967295
+// CHECK:         %[[LOW:.*]] = torch.aten.remainder.Scalar %[[SORTED]], %int4294967296
+// CHECK:         %[[ALL:.*]] = torch.aten.rsub.Scalar %[[LOW]], %int4294967295
+// CHECK:         %[[IDX:.*]] = torch.aten.slice.Tensor %[[ALL]], %int1, %int0, %int3, %int1
 // CHECK:         %[[VALUES:.*]] = torch.aten.gather %arg0, %int1, %[[IDX]]
 // CHECK:         return %[[VALUES]], %[[IDX]]
 func.func @topk(%x: !torch.vtensor<[?,8],f32>) -> (!torch.vtensor<[?,3],f32>, !torch.vtensor<[?,3],si64>) {
@@ -74,14 +74,32 @@ func.func @msort(%x: !torch.vtensor<[5,3],si32>) -> !torch.vtensor<[5,3],si32> {
 
 // -----
 
-// int64 has no room for the index: sort(stable=True), which IREE does not lower, becomes
-// IREE's own sort; a plain sort of int64 is left as it is.
+// int64 has no room for the index in one key: two sorts of 32-bit digits. The high digit
+// (floor division by 2**32) and the low one (what remains, shifted into int32's range) of
+// each value; the low digit's keys sorted first, the high digit gathered in that order and
+// sorted stably (its keys carry the first sort's positions), the two permutations composed,
+// the values gathered. For both sorts here, stable or not, eager's stable order.
 // CHECK-LABEL: func.func @wide
 // CHECK-NOT:     torch.operator
-// CHECK-NOT:     torch.aten.mul.Scalar
-// CHECK:         %[[V:.*]], %[[I:.*]] = torch.aten.sort %arg0, %int0{{.*}}, %true{{.*}} : !torch.vtensor<[7],si64>
-// CHECK:         %[[V2:.*]], %[[I2:.*]] = torch.aten.sort %arg0, %int0, %false
-// CHECK:         return %[[V]], %[[I]], %[[I2]]
+// CHECK:         %[[HIGH:.*]] = torch.aten.floor_divide.Scalar %arg0, %int4294967296{{.*}}
+// CHECK:         %[[BACK:.*]] = torch.aten.mul.Scalar %[[HIGH]], %int4294967296{{.*}}
+// CHECK:         %[[REST:.*]] = torch.aten.sub.Tensor %arg0, %[[BACK]]
+// CHECK:         %[[LOW:.*]] = torch.aten.sub.Scalar %[[REST]], %int2147483648{{.*}}
+// CHECK:         %[[LKEYS:.*]] = torch.aten.mul.Scalar %[[LOW]], %int4294967296{{.*}}
+// CHECK:         %[[S1:.*]], %{{.*}} = torch.aten.sort %{{.*}}, %int0{{.*}}, %true
+// CHECK:         %[[P1:.*]] = torch.aten.remainder.Scalar %[[S1]], %int4294967296{{.*}}
+// CHECK:         %[[FIRST:.*]] = torch.aten.rsub.Scalar %[[P1]], %int4294967295{{.*}}
+// CHECK:         %[[H1:.*]] = torch.aten.gather %[[HIGH]], %int0{{.*}}, %[[FIRST]]
+// CHECK:         torch.aten.mul.Scalar %[[H1]], %int4294967296{{.*}}
+// CHECK:         %[[S2:.*]], %{{.*}} = torch.aten.sort %{{.*}}, %int0{{.*}}, %true
+// CHECK:         %[[P2:.*]] = torch.aten.remainder.Scalar %[[S2]], %int4294967296{{.*}}
+// CHECK:         %[[SECOND:.*]] = torch.aten.rsub.Scalar %[[P2]], %int4294967295{{.*}}
+// CHECK:         %[[IDX:.*]] = torch.aten.gather %[[FIRST]], %int0{{.*}}, %[[SECOND]]
+// CHECK:         %[[VALUES:.*]] = torch.aten.gather %arg0, %int0{{.*}}, %[[IDX]]
+// CHECK:         torch.aten.floor_divide.Scalar %arg0
+// CHECK-COUNT-2: torch.aten.sort %{{.*}}, %int0{{.*}}, %false
+// CHECK:         %[[IDX2:.*]] = torch.aten.gather
+// CHECK:         return %[[VALUES]], %[[IDX]], %[[IDX2]]
 func.func @wide(%x: !torch.vtensor<[7],si64>) -> (!torch.vtensor<[7],si64>, !torch.vtensor<[7],si64>, !torch.vtensor<[7],si64>) {
   %true = torch.constant.bool true
   %false = torch.constant.bool false
@@ -89,4 +107,26 @@ func.func @wide(%x: !torch.vtensor<[7],si64>) -> (!torch.vtensor<[7],si64>, !tor
   %0:2 = torch.operator "torch.aten.sort.stable"(%x, %true, %int0, %true) : (!torch.vtensor<[7],si64>, !torch.bool, !torch.int, !torch.bool) -> (!torch.vtensor<[7],si64>, !torch.vtensor<[7],si64>)
   %values, %indices = torch.aten.sort %x, %int0, %false : !torch.vtensor<[7],si64>, !torch.int, !torch.bool -> !torch.vtensor<[7],si64>, !torch.vtensor<[7],si64>
   return %0#0, %0#1, %indices : !torch.vtensor<[7],si64>, !torch.vtensor<[7],si64>, !torch.vtensor<[7],si64>
+}
+
+// -----
+
+// float64: its bits as int64, negatives flipped below -0.0, NaN a quiet NaN's bits (above
+// +inf's, and exact through a float), then the two digit sorts.
+// CHECK-LABEL: func.func @wide_float
+// CHECK:         %[[BITS:.*]] = torch.aten.view.dtype %arg0, %int4{{.*}}
+// CHECK:         %[[NEG:.*]] = torch.aten.lt.Scalar %[[BITS]], %int0{{.*}}
+// CHECK:         %[[FLIP:.*]] = torch.aten.rsub.Scalar %[[BITS]], %int-9223372036854775808{{.*}}
+// CHECK:         %[[ORDER:.*]] = torch.aten.where.self %[[NEG]], %[[FLIP]], %[[BITS]]
+// CHECK:         %[[NAN:.*]] = torch.aten.isnan %arg0
+// CHECK:         %[[KEY:.*]] = torch.aten.masked_fill.Scalar %[[ORDER]], %[[NAN]], %int9221120237041090560{{.*}}
+// CHECK:         torch.aten.floor_divide.Scalar %[[KEY]], %int4294967296{{.*}}
+// CHECK-COUNT-2: torch.aten.sort
+// CHECK-NOT:     torch.aten.sort
+// CHECK:         return
+func.func @wide_float(%x: !torch.vtensor<[?],f64>) -> !torch.vtensor<[?],si64> {
+  %false = torch.constant.bool false
+  %int0 = torch.constant.int 0
+  %values, %indices = torch.aten.sort %x, %int0, %false : !torch.vtensor<[?],f64>, !torch.int, !torch.bool -> !torch.vtensor<[?],f64>, !torch.vtensor<[?],si64>
+  return %indices : !torch.vtensor<[?],si64>
 }

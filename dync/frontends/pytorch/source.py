@@ -43,6 +43,12 @@ def user_frame_from_traceback(tb: TracebackType | None) -> str | None:
     return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else None
 
 
+def user_frame_here() -> str | None:
+    """The innermost user frame of the current call stack (an op dync refuses while tracing)."""
+    frames = [f for f in traceback.extract_stack() if is_user_file(f.filename)]
+    return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else None
+
+
 def user_frame_from_message(message: str) -> str | None:
     """torch.export errors quote the user's frame in their text; take the innermost one."""
     return user_frame_from_stack_trace(message)

@@ -18,6 +18,7 @@ import torch
 from . import lifting
 from .decisions import record_branches, replay_branches
 from .lists import BoundedListMode
+from .packed import packed_sequences
 from .recurrent import looped_forward
 from .transform import RewrittenFunction, needs_rewrite, rewrite_function
 
@@ -59,6 +60,8 @@ def rewritten(model: torch.nn.Module) -> Iterator[Rewrite]:
     token = lifting.set_root_module(model)
     list_mode = BoundedListMode()
     list_mode.__enter__()
+    packing = packed_sequences()
+    packing.__enter__()
     try:
         for module in model.modules():
             cls = type(module)
@@ -89,6 +92,7 @@ def rewritten(model: torch.nn.Module) -> Iterator[Rewrite]:
                 patch(module, name, cache[key].function.__get__(module, cls))
         yield result
     finally:
+        packing.__exit__(None, None, None)
         list_mode.__exit__(None, None, None)
         lifting.reset_root_module(token)
         for module in inplace:

@@ -25,6 +25,8 @@ import torch
 from torch import nn
 from torch._higher_order_ops.while_loop import while_loop_op
 
+from . import packed
+
 # A static length is unrolled (no loop, no condition read back per step) where the layers'
 # cells over all steps, directions and layers are at most this many; beyond, or over a dynamic
 # length, each layer and direction is a while_loop. Unrolled, a step runs ~2.5x faster, but
@@ -45,43 +47,71 @@ def looped_forward(module: nn.Module) -> Callable | None:
     original = module.forward
 
     def forward(input: Any, hx: Any = None):
-        if (not torch.compiler.is_exporting() or module.training
-                or not isinstance(input, torch.Tensor)):
+        if not torch.compiler.is_exporting() or module.training:
+            return original(input, hx)
+        mode = packed.active()
+        padded = mode.padded(input) if mode is not None else None
+        if padded is not None:
+            return _packed_forward(module, mode, input, *padded, hx)
+        if not isinstance(input, torch.Tensor):
             return original(input, hx)
         return _module_forward(module, input, hx)
 
     return forward
 
 
-def _module_forward(module: nn.Module, input: torch.Tensor, hx: Any):
+def _packed_forward(module: nn.Module, mode: packed.PackedSequences, input: Any,
+                    padded: torch.Tensor, packing: packed.Packing, hx: Any):
+    """The layer over a packed sequence kept padded (`packed.py`): (packed output, final
+    state), as the module returns them."""
     lstm = module.mode == "LSTM"
+    if hx is not None:
+        hx = module.permute_hidden(hx, input.sorted_indices)
+    with mode.reading():
+        output, finals = _layers(module, padded, hx, lengths=packing.lengths)
+    finals = module.permute_hidden(tuple(finals) if lstm else finals[0], input.unsorted_indices)
+    return mode.packed(output, input), finals
+
+
+def _module_forward(module: nn.Module, input: torch.Tensor, hx: Any):
     batched = input.dim() == 3
     x = input if batched else input.unsqueeze(1)
-    batch = x.shape[0 if module.batch_first else 1]
-    directions = 2 if module.bidirectional else 1
-    cells = module.num_layers * directions
+    if hx is not None and not batched:
+        hx = (hx[0].unsqueeze(1), hx[1].unsqueeze(1)) if module.mode == "LSTM" else hx.unsqueeze(1)
+    output, finals = _layers(module, x, hx, batch_first=module.batch_first)
+    if not batched:
+        output, finals = output.squeeze(1), [f.squeeze(1) for f in finals]
+    return output, (tuple(finals) if module.mode == "LSTM" else finals[0])
+
+
+def _layers(module: nn.Module, x: torch.Tensor, hx: Any, batch_first: bool = False,
+            lengths: torch.Tensor | None = None) -> tuple[torch.Tensor, list[torch.Tensor]]:
+    """The module's layers over a batched `x` from `hx` (None: zeros): (output, [h_n(, c_n)])."""
+    lstm = module.mode == "LSTM"
+    batch = x.shape[0 if batch_first else 1]
+    cells = module.num_layers * (2 if module.bidirectional else 1)
     shape = (cells, batch, getattr(module, "proj_size", 0) or module.hidden_size)
     if hx is None:
         hx = ((x.new_zeros(shape), x.new_zeros((cells, batch, module.hidden_size))) if lstm
               else x.new_zeros(shape))
-    elif not batched:
-        hx = (hx[0].unsqueeze(1), hx[1].unsqueeze(1)) if lstm else hx.unsqueeze(1)
     output, *finals = recurrent_layers(
         module.mode, x, list(hx) if lstm else [hx],
         [getattr(module, name) for name in module._flat_weights_names], module.bias,
-        module.num_layers, module.bidirectional, module.batch_first)
-    if not batched:
-        output, finals = output.squeeze(1), [f.squeeze(1) for f in finals]
-    return output, (tuple(finals) if lstm else finals[0])
+        module.num_layers, module.bidirectional, batch_first, lengths)
+    return output, finals
 
 
 def recurrent_layers(mode: str, input: torch.Tensor, hx: Sequence[torch.Tensor],
                      params: Sequence[torch.Tensor], has_biases: bool, num_layers: int,
-                     bidirectional: bool, batch_first: bool):
+                     bidirectional: bool, batch_first: bool,
+                     lengths: torch.Tensor | None = None):
     """The layers' (output, h_n[, c_n]) for a batched `input`, as the ATen op computes them:
     `hx` is [h_0] or [h_0, c_0] (LSTM), `params` each layer's and direction's weight_ih,
     weight_hh[, bias_ih, bias_hh][, weight_hr (an LSTM's `proj_size`)] in order (a module's
-    `_flat_weights_names`); NotImplemented for any other layout."""
+    `_flat_weights_names`); NotImplemented for any other layout. With `lengths` (batch,), as
+    over a packed sequence: sequence b's steps from `lengths[b]` on keep its state (its final
+    state is the one after its own last step; the output there is left unspecified), and a
+    reverse direction runs it reversed within its length."""
     x = input.transpose(0, 1) if batch_first else input  # (time, batch, features)
     directions = 2 if bidirectional else 1
     per_cell = 4 if has_biases else 2
@@ -99,11 +129,11 @@ def recurrent_layers(mode: str, input: torch.Tensor, hx: Sequence[torch.Tensor],
         if unroll or directions == 1:
             outputs = []
             for reverse, cell in enumerate(cells):
-                sequence = x.flip(0) if reverse else x
+                sequence = _reversed(x, lengths) if reverse else x
                 out, *final = _recurrence(mode, linear(sequence, cell.w_ih, cell.b_ih),
                                           tuple(h[first + reverse] for h in hx),
-                                          cell.recurrent, unroll)
-                outputs.append(out.flip(0) if reverse else out)
+                                          cell.recurrent, unroll, lengths)
+                outputs.append(_reversed(out, lengths) if reverse else out)
                 for kept, state in zip(finals, final, strict=True):
                     kept.append(state)
             x = torch.cat(outputs, dim=2) if directions == 2 else outputs[0]
@@ -112,14 +142,15 @@ def recurrent_layers(mode: str, input: torch.Tensor, hx: Sequence[torch.Tensor],
         # for the two cells' recurrent weights (half the trips and products of two loops).
         forward, backward = cells
         projected = torch.stack([linear(x, forward.w_ih, forward.b_ih),
-                                 linear(x.flip(0), backward.w_ih, backward.b_ih)], dim=1)
+                                 linear(_reversed(x, lengths), backward.w_ih, backward.b_ih)],
+                                dim=1)
         # (unsqueeze, then cat: a list of the parameters themselves would reach the importer
         # as Parameter objects, which it refuses)
         weights = tuple(None if a is None else torch.cat([a.unsqueeze(0), b.unsqueeze(0)])
                         for a, b in zip(forward.recurrent, backward.recurrent, strict=True))
         out, *final = _recurrence(mode, projected, tuple(h[first:first + 2] for h in hx),
-                                  weights, unroll)
-        x = torch.cat([out[:, 0], out[:, 1].flip(0)], dim=2)
+                                  weights, unroll, lengths)
+        x = torch.cat([out[:, 0], _reversed(out[:, 1], lengths)], dim=2)
         for kept, state in zip(finals, final, strict=True):
             kept.extend(state.unbind(0))
     output = x.transpose(0, 1) if batch_first else x
@@ -172,16 +203,28 @@ def step(mode: str, projected: torch.Tensor, state: tuple, w_hh: torch.Tensor,
     return (torch.tanh(pre) if mode == "RNN_TANH" else torch.relu(pre),)
 
 
+def _reversed(x: torch.Tensor, lengths: torch.Tensor | None) -> torch.Tensor:
+    """`x` (time, batch, ...) reversed in time; with `lengths`, each sequence reversed within
+    its own length (the steps past it stay where they are)."""
+    if lengths is None:
+        return x.flip(0)
+    t = torch.arange(x.shape[0]).unsqueeze(1)
+    rows = torch.where(t < lengths, lengths - 1 - t, t)  # (time, batch)
+    return x.gather(0, rows.reshape(*rows.shape, *[1] * (x.dim() - 2)).expand(x.shape))
+
+
 def _recurrence(mode: str, projected: torch.Tensor, state: tuple, weights: tuple,
-                unroll: bool) -> tuple:
+                unroll: bool, lengths: torch.Tensor | None = None) -> tuple:
     """The steps over `projected` (time, batch, gates) from `state` with the recurrent
     `weights` (w_hh, b_hh or None, w_hr or None), unrolled or as a loop of `STEPS_PER_TRIP`
-    steps a trip: (outputs (time, batch, hidden), *final state)."""
+    steps a trip: (outputs (time, batch, hidden), *final state). With `lengths` (batch,), a
+    sequence's steps from its length on keep its state."""
     steps = projected.shape[0]
     if unroll:
         outputs = []
         for t in range(steps):
-            state = step(mode, projected[t], state, *weights)
+            new = step(mode, projected[t], state, *weights)
+            state = new if lengths is None else _kept(t < lengths, new, state)
             outputs.append(state[0])
         if not outputs:
             return (projected.new_zeros((0, *state[0].shape)), *state)
@@ -197,12 +240,13 @@ def _recurrence(mode: str, projected: torch.Tensor, state: tuple, weights: tuple
         # The chunk's steps i .. i + STEPS_PER_TRIP - 1; those past the end repeat the last
         # (reading its input, keeping the state, writing the same row again).
         trip = i + torch.arange(STEPS_PER_TRIP)
-        rows, valid = torch.clamp(trip, max=inputs.shape[0] - 1), trip < inputs.shape[0]
+        rows = torch.clamp(trip, max=inputs.shape[0] - 1)
+        valid = trip < inputs.shape[0] if lengths is None else trip.unsqueeze(1) < next(given)
         chunk = inputs.index_select(0, rows)
         written = []
         for j in range(STEPS_PER_TRIP):
             new = step(mode, chunk[j], hidden, *recurrent)
-            hidden = tuple(torch.where(valid[j], a, b) for a, b in zip(new, hidden, strict=True))
+            hidden = _kept(valid[j], new, hidden)
             written.append(hidden[0])
         out = out.index_put((rows,), torch.stack(written))
         return (i + STEPS_PER_TRIP, out, *hidden)
@@ -210,6 +254,14 @@ def _recurrence(mode: str, projected: torch.Tensor, state: tuple, weights: tuple
     out = projected.new_zeros((steps, *state[0].shape))
     start = torch.zeros((), dtype=torch.int64)
     carried = (start, out, *(s.clone() for s in state))
-    invariant = (projected, *(w for w in weights if w is not None))
+    invariant = (projected, *(w for w in weights if w is not None),
+                 *(() if lengths is None else (lengths,)))
     _, out, *final = while_loop_op(cond, body, carried, invariant)
     return (out, *final)
+
+
+def _kept(valid: torch.Tensor, new: tuple, old: tuple) -> tuple:
+    """The state `new` where `valid` (0-d, or (batch,) per sequence), else `old`."""
+    if valid.dim():
+        valid = valid.unsqueeze(-1)
+    return tuple(torch.where(valid, a, b) for a, b in zip(new, old, strict=True))
