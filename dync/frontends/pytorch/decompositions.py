@@ -624,6 +624,132 @@ def _grid_sampler(x, grid, interpolation, padding, align_corners):
         x, grid, interpolation, padding, align_corners)
 
 
+def _scatter_reduce(x, dim, index, src, reduce, *, include_self=True):
+    """`scatter_reduce` (and `scatter_add`) in forms IREE 3.13 compiles. An index that is one
+    vector broadcast along the other dims (message passing's `index.unsqueeze(-1).expand_as(src)`)
+    scatters whole rows, a sum or mean as an accumulating `index_put`: torch-mlir scatters each
+    element with its coordinates, which failed to compile at 64 features a row ("exceeded stack
+    allocation limit"). Otherwise `include_self=False`, which failed at any width, is the
+    `include_self=True` form onto the reduction's identity, `x` kept where nothing is
+    scattered; a mean divides by the count scattered."""
+    dim %= max(x.dim(), 1)
+    rows = _row_index(x, dim, index, src)
+    floating = x.is_floating_point()
+    if rows is not None and reduce in ("sum", "mean"):
+        into, source = x.movedim(dim, 0), src.movedim(dim, 0)
+        total = torch.zeros_like(into).index_put((rows,), source, accumulate=True)
+        counts = _counts(into.shape[0], rows, x.dtype)
+        counts = counts.reshape(-1, *[1] * (into.dim() - 1))
+        if include_self:
+            total, counts = total + into, counts + 1
+        if reduce == "mean":
+            total = _mean(total, counts, floating)
+        return (total if include_self else torch.where(counts > 0, total, into)).movedim(0, dim)
+    if include_self:
+        return NotImplemented
+    info = torch.finfo(x.dtype) if floating else torch.iinfo(x.dtype)
+    identity = {"sum": 0, "mean": 0, "prod": 1, "amax": -math.inf if floating else info.min,
+                "amin": math.inf if floating else info.max}[reduce]
+    op = "sum" if reduce == "mean" else reduce
+    reduced = torch.full_like(x, identity).scatter_reduce(dim, index, src, op, include_self=True)
+    counts = torch.zeros_like(x).scatter_reduce(dim, index, torch.ones_like(src), "sum",
+                                                include_self=True)
+    if reduce == "mean":
+        reduced = _mean(reduced, counts, floating)
+    return torch.where(counts > 0, reduced, x)
+
+
+def _counts(length, index, dtype):
+    """How often each of 0 .. length - 1 occurs in the 1-D `index`: a `scatter_add` (a 1-D
+    accumulating `index_put` kept its scatter's updates on the stack, as many as the index's
+    largest size: "exceeded stack allocation limit" at a million edges)."""
+    return torch.zeros(length, dtype=dtype).scatter_add(0, index, torch.ones_like(index, dtype=dtype))
+
+
+def _mean(total, counts, floating: bool):
+    counts = counts.clamp(min=1)
+    return total / counts if floating else torch.div(total, counts, rounding_mode="floor")
+
+
+def _scatter_add(x, dim, index, src):
+    return _scatter_reduce(x, dim, index, src, "sum")
+
+
+def _row_index(x, dim, index, src):
+    """The vector (along `dim`) that `index` broadcasts along every other dim, where it spans
+    `src` and `x` there; else None."""
+    from torch.fx.experimental.symbolic_shapes import statically_known_true
+
+    if not (x.dim() == index.dim() == src.dim() >= 2):
+        return None
+    for d in range(index.dim()):
+        if d == dim:
+            continue
+        if not (statically_known_true(index.shape[d] == src.shape[d])
+                and statically_known_true(index.shape[d] == x.shape[d])):
+            return None
+        if index.stride(d) != 0 and not statically_known_true(index.shape[d] == 1):
+            return None
+    return index.movedim(dim, 0)[(slice(None),) + (0,) * (index.dim() - 1)]
+
+
+def _embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False,
+                   per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """`nn.EmbeddingBag` (mode 0 sum, 1 mean, 2 max) over 1-D indices cut into bags at
+    `offsets`: each index's bag from the starts marked and summed up, the rows scattered into
+    their bags (the padding index's and those past the last offset into one dropped bag); an
+    empty bag is zeros, as eager's. torch-mlir lowers only the sum. The results past the
+    first (what backward reads) are the bag ids, sizes and sizes again (zeros for max)."""
+    if indices.dim() != 1 or offsets is None or offsets.dim() != 1:
+        return NotImplemented
+    n = indices.shape[0]
+    starts = offsets[:-1] if include_last_offset else offsets
+    bags = starts.shape[0]
+    marks = _counts(n + 1, starts, torch.int64)
+    bag = marks[:n].cumsum(0) - 1
+    kept = torch.ones_like(indices, dtype=torch.bool)
+    if padding_idx is not None and padding_idx >= 0:
+        kept = indices != padding_idx
+    if include_last_offset:
+        kept = kept & (torch.arange(n) < offsets[-1])
+    into = torch.where(kept, bag, bags)  # bag `bags`: dropped
+    rows = weight.index_select(0, indices)
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights.unsqueeze(1)
+    size = _counts(bags + 1, into, torch.int64)[:bags]
+    empty = weight.new_zeros((bags + 1, weight.shape[1]))
+    if mode == 2:
+        spread = into.unsqueeze(1).expand(rows.shape)
+        out = _scatter_reduce(empty, 0, spread, rows, "amax", include_self=False)[:bags]
+        return out, bag, size, torch.zeros_like(out, dtype=torch.int64)
+    out = empty.index_put((into,), rows, accumulate=True)[:bags]  # rows at a time
+    if mode == 1:
+        out = out / size.clamp(min=1).unsqueeze(1).to(out.dtype)
+    return out, bag, size, size
+
+
+def _embedding_bag_no_padding(weight, indices, offsets, scale_grad_by_freq=False, mode=0,
+                              sparse=False, per_sample_weights=None, include_last_offset=False):
+    return _embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, sparse,
+                          per_sample_weights, include_last_offset)
+
+
+def _cdist(x1, x2, p=2.0, compute_mode=None):
+    """`torch.cdist` as the distance of each pair: eager's own formula for small sets (for
+    p = 2 over more than 25 rows eager takes the matmul form, whose rounding it differs from
+    by; a point's distance to itself is 0 here, a rounding error there)."""
+    diff = (x1.unsqueeze(-2) - x2.unsqueeze(-3)).abs()
+    if p == 0:
+        return (diff != 0).to(x1.dtype).sum(-1)
+    if p == math.inf:
+        return diff.amax(-1)
+    if p == 1:
+        return diff.sum(-1)
+    if p == 2:
+        return (diff * diff).sum(-1).sqrt()
+    return diff.pow(p).sum(-1).pow(1.0 / p)
+
+
 DECOMPOSITIONS = get_decompositions([
     _aten.reflection_pad1d, _aten.reflection_pad2d, _aten.reflection_pad3d, _aten.im2col,
     _aten.logsumexp, _aten.affine_grid_generator, _aten.col2im,
@@ -631,6 +757,13 @@ DECOMPOSITIONS = get_decompositions([
 ]) | {
     **{op.default: _resample(kind) for op, kind in _RESAMPLING.items()},
     _aten.grid_sampler.default: _grid_sampler,
+    _aten.scatter_reduce.two: _scatter_reduce,
+    _aten.scatter_add.default: _scatter_add,
+    _aten.embedding_bag.padding_idx: _embedding_bag,
+    _aten.embedding_bag.default: _embedding_bag_no_padding,
+    _aten._embedding_bag.default: _embedding_bag,
+    _aten._cdist_forward.default: _cdist,
+    _aten.cdist.default: _cdist,
     _aten.squeeze.dims: _squeeze_dims,
     _aten.instance_norm.default: _instance_norm,
     _aten.diff.default: _diff,

@@ -1,0 +1,103 @@
+"""Scatter reductions, `nn.EmbeddingBag` and `torch.cdist` in one graph over dynamic sizes
+(`frontends/pytorch/decompositions.py`), against eager: message passing's row scatter at 64
+features, `include_self=False`, empty bags, the padding index, a point's distance to itself."""
+
+import torch
+from torch import nn
+from torch.export import Dim
+
+import dync
+
+NODES, EDGES = Dim("nodes", min=2, max=100_000), Dim("edges", min=1, max=1_000_000)
+
+
+class MessagePassing(nn.Module):
+    """A GCN layer as PyG writes it out: degrees by a scatter-add of ones, messages gathered
+    along the edges, summed (and averaged) into their targets by `index.expand_as(src)`."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(16, 64)
+
+    def forward(self, x, edge_index):
+        row, col = edge_index
+        deg = torch.zeros(x.shape[0]).scatter_add_(0, col, torch.ones(col.shape[0])) + 1
+        h = self.lin(x)
+        msg = h[row] * deg.pow(-0.5)[row].unsqueeze(-1)
+        index = col.unsqueeze(-1).expand_as(msg)
+        summed = torch.zeros_like(h).scatter_add_(0, index, msg)
+        mean = h.scatter_reduce(0, index, msg, "mean", include_self=True)
+        only = h.scatter_reduce(0, index, msg, "mean", include_self=False)
+        return summed, mean, only
+
+
+def _graph(nodes: int, edges: int, seed: int):
+    gen = torch.Generator().manual_seed(seed)
+    return torch.randn(nodes, 16, generator=gen), torch.randint(0, nodes, (2, edges), generator=gen)
+
+
+def test_message_passing_scatters_rows():
+    """Nodes no edge reaches keep `x` (include_self=False) or their own row."""
+    model = MessagePassing().eval()
+    compiled = dync.compile(model, _graph(20, 60, 0), dynamic_shapes=({0: NODES}, {1: EDGES}),
+                            mode="graph", cache=False)
+    with torch.no_grad():
+        for nodes, edges, seed in ((50, 200, 1), (300, 90, 2), (3, 1, 3)):
+            args = _graph(nodes, edges, seed)
+            for got, want in zip(compiled(*args), model(*args), strict=True):
+                torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+
+
+class TextClassifier(nn.Module):
+    """torchtext's text classification tutorial model, and EmbeddingBag's other forms."""
+
+    def __init__(self):
+        super().__init__()
+        self.mean = nn.EmbeddingBag(500, 32, mode="mean")
+        self.sum = nn.EmbeddingBag(500, 32, mode="sum", padding_idx=0)
+        self.fc = nn.Linear(32, 4)
+
+    def forward(self, text, offsets, weights):
+        last = torch.cat([offsets, torch.full((1,), text.shape[0])])
+        return (self.fc(self.mean(text, offsets)), self.sum(text, offsets, per_sample_weights=weights),
+                self.mean(text, last[:-1]), nn.functional.embedding_bag(
+                    text, self.sum.weight, last, mode="mean", include_last_offset=True,
+                    padding_idx=0))
+
+
+def test_embedding_bags_with_empty_bags_and_padding():
+    model = TextClassifier().eval()
+    gen = torch.Generator().manual_seed(0)
+
+    def inputs(n, offsets):
+        text = torch.randint(0, 500, (n,), generator=gen)
+        text[::5] = 0  # the padding index
+        return text, torch.tensor(offsets), torch.rand(n, generator=gen)
+
+    tokens, bags = Dim("tokens", min=2, max=1_000_000), Dim("bags", min=1, max=100_000)
+    compiled = dync.compile(model, inputs(40, [0, 7, 20, 31]),
+                            dynamic_shapes=({0: tokens}, {0: bags}, {0: tokens}), mode="graph",
+                            cache=False)
+    with torch.no_grad():
+        for n, offsets in [(100, [0, 1, 50, 50, 99]), (5, [0]), (9, [0, 9])]:  # empty bags
+            args = inputs(n, offsets)
+            for got, want in zip(compiled(*args), model(*args), strict=True):
+                torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
+
+
+class Distances(nn.Module):
+    def forward(self, a, b):
+        return torch.cdist(a, b), torch.cdist(a, a), torch.cdist(a, b, p=1), torch.cdist(
+            a, b, p=float("inf"))
+
+
+def test_cdist_over_dynamic_sets():
+    model = Distances()
+    n, k = Dim("n", min=2, max=4096), Dim("k", min=2, max=4096)
+    compiled = dync.compile(model, (torch.randn(2, 7, 3), torch.randn(2, 5, 3)),
+                            dynamic_shapes=({1: n}, {1: k}), mode="graph", cache=False)
+    for a, b in [(torch.randn(2, 9, 3), torch.randn(2, 4, 3)), (torch.randn(2, 20, 3), torch.randn(2, 11, 3))]:
+        got, want = compiled(a, b), model(a, b)
+        for g, w in zip(got, want, strict=True):
+            torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-5)
+        assert torch.equal(torch.diagonal(got[1], dim1=1, dim2=2), torch.zeros(2, a.shape[1]))
