@@ -2,6 +2,7 @@
 (`frontends/pytorch/decompositions.py`), against eager: message passing's row scatter at 64
 features, `include_self=False`, empty bags, the padding index, a point's distance to itself."""
 
+import pytest
 import torch
 from torch import nn
 from torch.export import Dim
@@ -13,7 +14,8 @@ NODES, EDGES = Dim("nodes", min=2, max=100_000), Dim("edges", min=1, max=1_000_0
 
 class MessagePassing(nn.Module):
     """A GCN layer as PyG writes it out: degrees by a scatter-add of ones, messages gathered
-    along the edges, summed (and averaged) into their targets by `index.expand_as(src)`."""
+    along the edges, summed (and averaged) into their targets by `index.expand_as(src)`; a
+    max scatter (a dynamic size of them failed to compile in IREE at any width)."""
 
     def __init__(self):
         super().__init__()
@@ -28,7 +30,14 @@ class MessagePassing(nn.Module):
         summed = torch.zeros_like(h).scatter_add_(0, index, msg)
         mean = h.scatter_reduce(0, index, msg, "mean", include_self=True)
         only = h.scatter_reduce(0, index, msg, "mean", include_self=False)
-        return summed, mean, only
+        # a graph attention layer's softmax over each node's incoming edges (PyG's `softmax`)
+        score = msg[:, :4]
+        peak = torch.full((x.shape[0], 4), float("-inf")).scatter_reduce(
+            0, col.unsqueeze(-1).expand_as(score), score, "amax", include_self=False)
+        weight = (score - peak[col]).exp()
+        total = torch.zeros(x.shape[0], 4).index_add(0, col, weight)
+        low = x[:, 0].scatter_reduce(0, col, x[row, 0], "amin", include_self=True)
+        return summed, mean, only, peak, weight / total[col], low
 
 
 def _graph(nodes: int, edges: int, seed: int):
@@ -37,7 +46,8 @@ def _graph(nodes: int, edges: int, seed: int):
 
 
 def test_message_passing_scatters_rows():
-    """Nodes no edge reaches keep `x` (include_self=False) or their own row."""
+    """Nodes no edge reaches keep `x` (include_self=False) or their own row; an edge to a
+    node out of range raises, as eager's scatter does."""
     model = MessagePassing().eval()
     compiled = dync.compile(model, _graph(20, 60, 0), dynamic_shapes=({0: NODES}, {1: EDGES}),
                             mode="graph", cache=False)
@@ -46,6 +56,13 @@ def test_message_passing_scatters_rows():
             args = _graph(nodes, edges, seed)
             for got, want in zip(compiled(*args), model(*args), strict=True):
                 torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+        for bad in (-1, 50):
+            x, edges = _graph(50, 200, 4)
+            edges[1, 7] = bad
+            with pytest.raises(RuntimeError):
+                model(x, edges)
+            with pytest.raises(dync.IndexOutOfRangeError):
+                compiled(x, edges)
 
 
 class TextClassifier(nn.Module):
@@ -55,6 +72,7 @@ class TextClassifier(nn.Module):
         super().__init__()
         self.mean = nn.EmbeddingBag(500, 32, mode="mean")
         self.sum = nn.EmbeddingBag(500, 32, mode="sum", padding_idx=0)
+        self.max = nn.EmbeddingBag(500, 32, mode="max")
         self.fc = nn.Linear(32, 4)
 
     def forward(self, text, offsets, weights):
@@ -62,7 +80,7 @@ class TextClassifier(nn.Module):
         return (self.fc(self.mean(text, offsets)), self.sum(text, offsets, per_sample_weights=weights),
                 self.mean(text, last[:-1]), nn.functional.embedding_bag(
                     text, self.sum.weight, last, mode="mean", include_last_offset=True,
-                    padding_idx=0))
+                    padding_idx=0), self.max(text, offsets))
 
 
 def test_embedding_bags_with_empty_bags_and_padding():

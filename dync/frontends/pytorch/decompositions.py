@@ -645,6 +645,12 @@ def _scatter_reduce(x, dim, index, src, reduce, *, include_self=True):
         if reduce == "mean":
             total = _mean(total, counts, floating)
         return (total if include_self else torch.where(counts > 0, total, into)).movedim(0, dim)
+    if reduce in ("amax", "amin") and (rows is not None or x.dim() == index.dim() == src.dim() == 1):
+        into, source = x.movedim(dim, 0), src.movedim(dim, 0)
+        written = _segment_extremes(into, index if rows is None else rows, source, reduce)
+        if include_self:
+            written = (torch.maximum if reduce == "amax" else torch.minimum)(written, into)
+        return written.movedim(0, dim)
     if include_self:
         return NotImplemented
     info = torch.finfo(x.dtype) if floating else torch.iinfo(x.dtype)
@@ -657,6 +663,44 @@ def _scatter_reduce(x, dim, index, src, reduce, *, include_self=True):
     if reduce == "mean":
         reduced = _mean(reduced, counts, floating)
     return torch.where(counts > 0, reduced, x)
+
+
+def _segment_extremes(into, rows, source, reduce):
+    """`into` (rows first) with each row that `rows` sends `source` rows to replaced by
+    their max (min). torch-mlir scatters each element with a max combiner, which IREE 3.13
+    failed to compile over a dynamic size at any width ("exceeded stack allocation limit":
+    the updates on the stack, as many as the largest size). Here: the rows sorted by where
+    they go, the extreme of each run by doubling scans from both ends (log2 of the largest
+    size steps each), written back where every duplicate carries its run's value."""
+    if into.dim() == 1:  # as rows of one (a scatter of single elements failed to compile)
+        return _segment_extremes(into.unsqueeze(1), rows, source.unsqueeze(1), reduce)[:, 0]
+    pick = torch.maximum if reduce == "amax" else torch.minimum
+    # a negative index is out of range for the scatter (eager raises), not a row from the end
+    # as for the `index_put` below: made one that `dync-check-indices` refuses
+    rows = torch.where(rows < 0, into.shape[0], rows)
+    order = torch.argsort(rows, stable=True)
+    runs, values = rows[order], source.index_select(0, order)
+    n = runs.shape[0]
+    shape = (-1, *[1] * (values.dim() - 1))
+    positions = torch.arange(n)
+    scans = []
+    for direction in (-1, 1):
+        scan, step = values, 1
+        while step < _upper_bound(n):
+            other = torch.clamp(positions + direction * step, 0, n - 1)
+            same = (runs.index_select(0, other) == runs).reshape(shape)
+            scan = torch.where(same, pick(scan, scan.index_select(0, other)), scan)
+            step *= 2
+        scans.append(scan)
+    return into.index_put((runs,), pick(*scans))
+
+
+def _upper_bound(size) -> int:
+    """The largest value a size may take (its declared range), at most 2**31."""
+    if isinstance(size, int):
+        return size
+    upper = size.node.shape_env.bound_sympy(size.node.expr).upper
+    return int(upper) if upper.is_finite and upper < 2 ** 31 else 2 ** 31
 
 
 def _counts(length, index, dtype):
