@@ -75,14 +75,27 @@ def to_float(value: Any) -> Any:
 
 
 def to_int(value: Any) -> Any:
-    """`int(value)`: of a size (`int(x.shape[1])`), the size itself, still symbolic."""
+    """`int(value)`: of a size (`int(x.shape[1])`), the size itself, still symbolic; of a size
+    times a constant (`int(x.shape[1] * 0.7)`, a capacity factor), the size rounded toward
+    zero as a symbolic int, which the export turns into integer arithmetic (`export.py`'s
+    `_scaled_size`) where Python's `int()` would specialize it to the example's."""
     if isinstance(value, torch.SymInt):
         return value
     if isinstance(value, torch.SymFloat):
+        if _scaled(value):
+            return torch.sym_int(value)
         raise _size_arithmetic("int() of a float computed from a dynamic size",
-                               "compute it in integers (`x.shape[1] * 7 // 10` for "
-                               "`int(x.shape[1] * 0.7)`)")
+                               "compute it with integer operations on the size (`//`, `%`; "
+                               "a size times a constant is taken as it is)")
     return value.reshape(()).to(torch.int64) if _is_dynamic(value) else int(value)
+
+
+def _scaled(value: torch.SymFloat) -> bool:
+    """Whether `value` is a size times (or over) a positive constant."""
+    from torch.utils._sympy.functions import ToFloat
+
+    coefficient, rest = value.node.expr.as_coeff_Mul()
+    return isinstance(rest, ToFloat) and coefficient.is_number and coefficient > 0
 
 
 def _size_arithmetic(construct: str, fix: str) -> UnsupportedConstructError:

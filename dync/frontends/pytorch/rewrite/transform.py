@@ -70,6 +70,9 @@ def needs_rewrite(fn: Callable) -> bool:
             return True
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len":
             return True
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "int"
+                and node.args and isinstance(node.args[0], ast.BinOp)):
+            return True  # `int(x.shape[1] * 0.7)`: see `runtime.to_int`
         if isinstance(node, ast.Attribute) and node.attr == "data" and isinstance(node.ctx, ast.Load):
             return True
         if isinstance(node, ast.Subscript) and any(isinstance(n, ast.Call) for n in ast.walk(node.slice)):
