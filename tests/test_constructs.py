@@ -432,6 +432,27 @@ class ProjectedLSTMOverDynamicLength(nn.Module):
         return self.out(out.squeeze(1)) + h.sum() + c.sum()
 
 
+class LoopOverRows(nn.Module):
+    """`for x in xs` over the rows of a sequence of dynamic length, as time-major RNN code
+    iterates its steps: a cell per row, a branch on data inside, the outputs collected and
+    concatenated (iterating fixed the length to the example's)."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.GRUCell(8, 8)
+        self.out = nn.Linear(8, 8)
+
+    def forward(self, xs):
+        h = torch.zeros(1, 8)
+        outs = []
+        for x in xs:
+            h = self.cell(x.unsqueeze(0), h)
+            if h.abs().mean() > 0.3:
+                h = h * 0.7
+            outs.append(self.out(h))
+        return torch.cat(outs) + h.sum()
+
+
 class EarlyReturnInNestedBranch(nn.Module):
     """An early return from a branch nested in another, after a selection that picks no row
     for negative inputs: the inner branch's two results share one IREE allocation, which the
@@ -985,6 +1006,7 @@ CONSTRUCTS = {
         (RankChangeAfterBreak, VECTOR, True),
     "recurrent layers over a static number of steps": (RecurrentOverStaticLength, VECTOR, True),
     "adaptive computation time over a dynamic batch": (AdaptiveComputation, VECTOR, True),
+    "for x in xs over the rows of a dynamic length": (LoopOverRows, VECTOR, True),
     "a subclass of nn.LSTM over a static number of steps":
         (SubclassedLSTMOverStaticLength, VECTOR, True),
     "an LSTM with proj_size over a dynamic length": (ProjectedLSTMOverDynamicLength, VECTOR, True),

@@ -420,6 +420,23 @@ def for_range(bounds: tuple, body_fn: Callable, names: Sequence[str], values: tu
     return _while_loop(cond, body, (*names, "<loop index>"), (*values, first), site, trips)[:-1]
 
 
+def for_each(items: Any, body_fn: Callable, names: Sequence[str], values: tuple, site: str,
+             stops: Sequence[str] = ()) -> tuple:
+    """`for v in items: body`: over a tensor, `for_range` over its rows (a `while_loop` when
+    their number is a symbolic size, as a time-major sequence's: iterating would fix it to
+    the example's); over anything else a Python loop."""
+    if isinstance(items, torch.Tensor) and items.dim():
+        return for_range((items.shape[0],), lambda i, *state: body_fn(getitem(items, i), *state), names,
+                         values, site, stops)
+    values = tuple(values)
+    stop_at = [names.index(f) for f in stops]
+    for v in items:
+        if any(values[k] is True for k in stop_at):
+            break
+        values = tuple(body_fn(v, *values))
+    return values
+
+
 def _upper_bound(count: Any, site: str) -> int | None:
     if isinstance(count, int):
         return max(count, 0)

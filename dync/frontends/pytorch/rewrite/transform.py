@@ -64,7 +64,8 @@ def needs_rewrite(fn: Callable) -> bool:
     except (OSError, TypeError, SyntaxError):
         return False
     for node in ast.walk(tree):
-        if isinstance(node, ast.If | ast.While | ast.IfExp) or _symbolic_range(node):
+        if isinstance(node, ast.If | ast.While | ast.IfExp) or _symbolic_range(node) \
+                or _over_a_name(node):
             return True
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "item":
             return True
@@ -315,6 +316,13 @@ def _symbolic_range(node: ast.AST) -> bool:
             and not node.orelse and not all(isinstance(a, ast.Constant) for a in it.args))
 
 
+def _over_a_name(node: ast.AST) -> bool:
+    """`for v in xs` over a variable: the rows of a tensor (a time-major sequence) whose
+    length may be a size, or anything else Python iterates."""
+    return (isinstance(node, ast.For) and isinstance(node.target, ast.Name)
+            and isinstance(node.iter, ast.Name) and not node.orelse)
+
+
 # -- pass 3: functional control flow ---------------------------------------------------------------
 class _Functionalize(ast.NodeTransformer):
     def __init__(self, counter, filename: str, first_line: int, live: liveness.Liveness | None):
@@ -406,19 +414,24 @@ class _Functionalize(ast.NodeTransformer):
 
     def visit_For(self, node: ast.For) -> ast.stmt | list[ast.stmt]:
         """`for v in range(...)` -> `__dync__.for_range`: a Python loop, or a `while_loop`
-        when a bound is a symbolic size. Other `for` loops (over modules, lists, constant
-        ranges) stay Python and are unrolled."""
+        when a bound is a symbolic size; `for v in xs` -> `__dync__.for_each`, the same over
+        the rows of a tensor. Other `for` loops (over `self.layers`, `enumerate(...)`,
+        constant ranges) stay Python and are unrolled."""
         self.generic_visit(node)
-        if not _symbolic_range(node):
+        over_range, over_name = _symbolic_range(node), _over_a_name(node)
+        if not (over_range or over_name):
             return node
         it = node.iter
         k = next(self.counter)
         names = self._live([n for n in _assigned_names(node.body) if n != node.target.id], node, "head")
         body_fn = self._function(f"__dync_body_{k}", [node.target.id, *names], node.body, names)
         names_tuple, values = self._state(names)
-        bounds = ast.Tuple(elts=it.args, ctx=ast.Load())
-        call = _call("for_range", bounds, _name(body_fn.name), names_tuple, values,
-                     _const(self._site(node)))
+        if over_range:
+            call = _call("for_range", ast.Tuple(elts=it.args, ctx=ast.Load()), _name(body_fn.name),
+                         names_tuple, values, _const(self._site(node)))
+        else:
+            call = _call("for_each", it, _name(body_fn.name), names_tuple, values,
+                         _const(self._site(node)))
         stops = [f for f in getattr(node, "dync_stops", []) if f in names]
         if stops:
             call.keywords.append(ast.keyword(arg="stops", value=_const(tuple(stops))))
