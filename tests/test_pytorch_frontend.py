@@ -178,3 +178,33 @@ def test_the_same_example_tensor_passed_twice_stays_two_inputs():
     compiled = dync.compile(_ScoresQK(), (x, x), dynamic_shapes=({2: seq}, {2: seq}), cache=False)
     q, k = torch.randn(1, 4, 7, 16), torch.randn(1, 4, 7, 16)
     torch.testing.assert_close(compiled(q, k), _ScoresQK()(q, k), rtol=1e-4, atol=1e-5)
+
+
+class CountedLoop(torch.nn.Module):
+    """A counter kept as a float tensor and compared with an int literal inside a loop on
+    data (adaptive computation's `steps < 3`)."""
+
+    def forward(self, h):
+        steps = torch.zeros(())
+        while (h.abs().mean() > 0.3) & (steps < 3):
+            h = h * 0.7
+            steps = steps + 1
+        return h, steps
+
+
+def test_a_float_tensor_is_compared_with_a_float_literal():
+    """torch-mlir's folder of `aten.lt.Scalar` read an int literal as a float against a float
+    tensor (undefined behaviour): IREE's compile crashed now and then, or folded the loop's
+    condition to garbage (wrong results, caught by the first-call check or not)."""
+    from iree.compiler import ir
+
+    from dync.frontends.pytorch.export import import_module
+    from dync.passes import lower_control_flow
+
+    with ir.Context() as ctx:
+        program = import_module(CountedLoop(), (torch.randn(4, 8),),
+                                ({0: torch.export.Dim("b", min=1, max=64)},), ctx,
+                                lower=lower_control_flow)
+        text = str(program.module)
+    compares = [line for line in text.splitlines() if "torch.aten.lt.Scalar" in line]
+    assert compares and all("!torch.float" in line for line in compares), compares

@@ -354,6 +354,8 @@ def _importable_sym_ops(ep: torch.export.ExportedProgram) -> None:
             elif node.target is torch.sym_sum and any(
                     isinstance(term, torch.fx.Node) for term in node.args[0]):
                 _replace(graph, node, _sum, *node.args[0])
+            elif node.target in _SCALAR_COMPARISONS and _float_against_int(node):
+                node.args = (node.args[0], float(node.args[1]), *node.args[2:])
             elif node.target in _ROUNDINGS and (scaled := _scaled_size(node)) is not None:
                 (product,) = node.args
                 _replace(graph, node, _rounded_ratio, node.target, *scaled)
@@ -365,6 +367,21 @@ def _importable_sym_ops(ep: torch.export.ExportedProgram) -> None:
 
 
 _ROUNDINGS = (math.trunc, math.floor, math.ceil, torch.sym_int)
+_aten = torch.ops.aten
+_SCALAR_COMPARISONS = {_aten.lt.Scalar, _aten.le.Scalar, _aten.gt.Scalar, _aten.ge.Scalar,
+                       _aten.eq.Scalar, _aten.ne.Scalar}
+
+
+def _float_against_int(node: torch.fx.Node) -> bool:
+    """A float tensor compared with an int literal (`steps < 3`, a counter kept as a float
+    tensor): torch-mlir's folder of the comparison reads the int as a float, undefined
+    behaviour that crashed IREE's compile now and then and, where it did not, could fold the
+    comparison to garbage (wrong loop trip counts); the literal as a float is what eager
+    compares with (the scalar is cast to the tensor's dtype)."""
+    value = node.args[0].meta.get("val") if isinstance(node.args[0], torch.fx.Node) else None
+    scalar = node.args[1] if len(node.args) > 1 else None
+    return (isinstance(value, torch.Tensor) and value.is_floating_point()
+            and type(scalar) is int and abs(scalar) < 2 ** 24)
 
 
 def _scaled_size(node: torch.fx.Node) -> tuple[torch.fx.Node, int, int] | None:
