@@ -10,6 +10,7 @@ from torch._decomp import decomposition_table, get_decompositions
 from torch.fx.experimental.symbolic_shapes import statically_known_true
 
 from .rewrite.recurrent import linear, recurrent_layers, step
+from .shape_exprs import size_range
 
 
 def _lstm_cell(x, hx, w_ih, w_hh, b_ih=None, b_hh=None):
@@ -697,10 +698,8 @@ def _segment_extremes(into, rows, source, reduce):
 
 def _upper_bound(size) -> int:
     """The largest value a size may take (its declared range), at most 2**31."""
-    if isinstance(size, int):
-        return size
-    upper = size.node.shape_env.bound_sympy(size.node.expr).upper
-    return int(upper) if upper.is_finite and upper < 2 ** 31 else 2 ** 31
+    upper = size_range(size)[1]
+    return 2 ** 31 if upper is None else min(upper, 2 ** 31)
 
 
 def _counts(length, index, dtype):

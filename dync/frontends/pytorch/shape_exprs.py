@@ -21,6 +21,15 @@ class NotAffine(Exception):
     pass
 
 
+def size_range(size) -> tuple[int, int | None]:
+    """The least and the largest value (None: unbounded) a size may take: an int, or a
+    backed symbolic size's declared range."""
+    if not hasattr(size, "node"):
+        return int(size), int(size)
+    bounds = size.node.shape_env.bound_sympy(size.node.expr)
+    return int(bounds.lower), int(bounds.upper) if bounds.upper.is_finite else None
+
+
 def to_affine(expr: sympy.Expr, symbols: dict[str, ir.AffineExpr]) -> ir.AffineExpr:
     expr = integral(expr)
     if isinstance(expr, int) or (isinstance(expr, sympy.Expr) and expr.is_Integer):

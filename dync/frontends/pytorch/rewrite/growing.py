@@ -20,6 +20,7 @@ import torch
 from torch.fx.experimental.symbolic_shapes import statically_known_true
 
 from ....errors import UnsupportedConstructError
+from ..shape_exprs import size_range
 from .decisions import _as_int
 
 
@@ -103,5 +104,5 @@ def _range(size) -> tuple[int, int | None]:
     run-time check of the compiled module)."""
     if not isinstance(size, torch.SymInt):
         return int(size), int(size)
-    bounds = size.node.shape_env.bound_sympy(size.node.expr)
-    return min(int(bounds.lower), 1), int(bounds.upper) if bounds.upper.is_finite else None
+    least, most = size_range(size)
+    return min(least, 1), most

@@ -41,11 +41,11 @@ _PAD = torch._C._VariableFunctions._pad_packed_sequence
 
 @dataclass(frozen=True)
 class Packing:
-    """One `pack_padded_sequence`: its lengths (batch,) and longest length (a SymInt)."""
+    """One `pack_padded_sequence`: its lengths (batch,), and the `batch_sizes` it returned
+    (kept alive: packings are found by its id)."""
 
     lengths: torch.Tensor
     batch_sizes: torch.Tensor
-    longest: Any
 
 
 class PackedSequences(TorchFunctionMode):
@@ -108,7 +108,7 @@ class PackedSequences(TorchFunctionMode):
         torch._check(longest >= 1)
         torch._check(longest <= steps)
         batch_sizes = (lengths.unsqueeze(0) > torch.arange(longest).unsqueeze(1)).sum(1)
-        self._packings[id(batch_sizes)] = Packing(lengths, batch_sizes, longest)
+        self._packings[id(batch_sizes)] = Packing(lengths, batch_sizes)
         self._data[id(padded)] = padded
         return padded, batch_sizes
 

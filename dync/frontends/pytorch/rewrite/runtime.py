@@ -24,6 +24,7 @@ from torch.fx.experimental.proxy_tensor import disable_proxy_modes_tracing
 from torch.utils._sympy.symbol import SymT, symbol_is_type
 
 from ....errors import UnsupportedConstructError
+from ..shape_exprs import size_range
 from .crossing import (
     _NUMBERS,
     RETURN_VALUE,
@@ -442,13 +443,13 @@ def _upper_bound(count: Any, site: str) -> int | None:
         return max(count, 0)
     if not isinstance(count, torch.SymInt):
         return None  # a count read from tensor data: no bound
-    upper = count.node.shape_env.bound_sympy(count.node.expr).upper
-    if not upper.is_finite:
+    upper = size_range(count)[1]
+    if upper is None:
         raise UnsupportedConstructError(
             "for loop over a range without an upper bound",
             "give the dims it depends on a max (Dim(..., max=N))",
             site,
         )
-    return max(int(upper), 0)
+    return max(upper, 0)
 
 
