@@ -453,6 +453,40 @@ class LoopOverRows(nn.Module):
         return torch.cat(outs) + h.sum()
 
 
+class PonderOverSteps(nn.Module):
+    """Adaptive computation time over a sequence (Graves 2016, as PyTorch ports write it): a
+    ponder `while` on data inside the loop over the steps of a dynamic length, its halting
+    weights summing the states. The loop body, a function of its own, had its own value of
+    the batch size, which IREE could not tell equal to the caller's: its stream conversion
+    of the ponder loop failed ("failed to legalize unresolved target materialization from
+    ('index')") and the model ran in Python."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.GRUCell(17, 16)
+        self.halt = nn.Linear(16, 1)
+        self.out = nn.Linear(16, 4)
+
+    def forward(self, xs):
+        b = xs.shape[0]
+        h = torch.zeros(b, 16)
+        outs = []
+        steps = xs.transpose(0, 1)
+        for x in steps:
+            halting, n, acc = torch.zeros(b), torch.zeros(b), torch.zeros_like(h)
+            flag = torch.cat([x, torch.ones(b, 1)], 1)
+            while ((halting < 0.99) & (n < 4)).any():
+                still = ((halting < 0.99) & (n < 4)).float()
+                h = self.cell(flag, h)
+                p = torch.sigmoid(self.halt(h)).squeeze(1) * still
+                halting, n = halting + p, n + still
+                acc = acc + p.unsqueeze(1) * h
+                flag = torch.cat([x, torch.zeros(b, 1)], 1)
+            h = acc / halting.unsqueeze(1)
+            outs.append(self.out(h) * n.unsqueeze(1))
+        return torch.stack(outs, 1)
+
+
 class EarlyReturnInNestedBranch(nn.Module):
     """An early return from a branch nested in another, after a selection that picks no row
     for negative inputs: the inner branch's two results share one IREE allocation, which the
@@ -1007,6 +1041,7 @@ CONSTRUCTS = {
     "recurrent layers over a static number of steps": (RecurrentOverStaticLength, VECTOR, True),
     "adaptive computation time over a dynamic batch": (AdaptiveComputation, VECTOR, True),
     "for x in xs over the rows of a dynamic length": (LoopOverRows, VECTOR, True),
+    "a ponder loop on data in each step of a dynamic length": (PonderOverSteps, SEQUENCES, True),
     "a subclass of nn.LSTM over a static number of steps":
         (SubclassedLSTMOverStaticLength, VECTOR, True),
     "an LSTM with proj_size over a dynamic length": (ProjectedLSTMOverDynamicLength, VECTOR, True),

@@ -12,7 +12,8 @@ from benchmarks.fuzz.generate import generate
 from benchmarks.fuzz.run import campaign, summary, write_program
 
 # Seeds 0-19, and 1009: a plain `while` on data over a dynamic batch, which IREE 3.13 crashed
-# on (and `auto` ran in eager) while dync-unbind-loop-carried unbound every loop callee.
+# on (and `auto` ran in eager) while an earlier workaround left a loop callee's carried
+# tensors unbound (dync-inline-subdnns now gives IREE one function and binds them).
 IN_GRAPH = (1009,)
 SLICE = [*range(20), *IN_GRAPH]
 

@@ -64,7 +64,7 @@ CASES = {
     "loop_constant_trip_count": Case(
         om.loop_model, _scaled(1.0), lambda feeds: 3, lambda paths: paths == {3}, "3 trips"),
     # An scf.for whose body's function gets the carried h and a value computed before the
-    # loop, both of the batch's size (see dync-unbind-loop-carried).
+    # loop, both of the batch's size (see dync-inline-subdnns).
     "loop_reading_the_graph_input": Case(
         lambda: om.loop_model(reads_input=True), _scaled(1.0), lambda feeds: 3,
         lambda paths: paths == {3}, "3 trips"),

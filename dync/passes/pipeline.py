@@ -36,6 +36,7 @@ _PASS_MODULES = {
     "dync-fuse-padding": "dync.passes.fuse_padding",
     "dync-im2col": "dync.passes.im2col",
     "dync-width-strips": "dync.passes.width_strips",
+    "dync-inline-subdnns": "dync.passes.inline_subdnns",
     "dync-int-division": "dync.passes.int_division",
     "dync-isolate-subdnns": "dync.passes.isolate_subdnns",
     "dync-loop-batch": "dync.passes.loop_batch",
@@ -55,7 +56,6 @@ _PASS_MODULES = {
     "dync-specialize": "dync.passes.specialize",
     "dync-split-subdnns": "dync.passes.split_subdnns",
     "dync-tie-region-shapes": "dync.passes.tie_region_shapes",
-    "dync-unbind-loop-carried": "dync.passes.unbind_loop_carried",
 }
 
 # torch.prim.If/Loop -> scf.if/scf.while, the last step of every import (the frontends are
@@ -90,8 +90,8 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "dync-plan-execution", "dync-patch-stages", "dync-isolate-subdnns",
     "dync-canonicalize", "dync-plan-buffers", "dync-check-indices", "dync-int-division",
     "dync-pack-sort-keys",
-    "dync-distinct-fills", "dync-tie-region-shapes", "dync-fence-region-reads",
-    "dync-unbind-loop-carried", "dync-check-ir")
+    "dync-distinct-fills", "dync-inline-subdnns", "dync-tie-region-shapes",
+    "dync-fence-region-reads", "dync-check-ir")
 
 # The default pipeline with `dync-fuse-padding`: convolutions read their zero padding in place
 # (no padded copy of their input) where IREE can, for a lower peak at a cost in speed (see the

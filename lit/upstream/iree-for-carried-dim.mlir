@@ -1,12 +1,13 @@
-// An IREE 3.13 failure dync works around (dync-unbind-loop-carried), pinned so that an upgrade
+// An IREE 3.13 failure dync works around (dync-inline-subdnns), pinned so that an upgrade
 // that fixes it shows up here. The loop of iree-while-forwarded-dim.mlir as an `scf.for` over
 // a trip count (the form of an ONNX `Loop` whose condition is constant true): the step
 // function binds the carried buffer and the sequence computed before the loop to one shape
 // symbol. IREE does not crash on the `scf.for` but fails its flow stage ("'tensor.dim' op
-// unexpected during shape cleanup"). Without the carried buffer's binding in the step
-// function the module compiles and every row is written: tanh(0.5 + 1) = 0.905148.
+// unexpected during shape cleanup"). With the step function inlined and one value of the
+// symbol for the whole function, the module compiles and every row is written:
+// tanh(0.5 + 1) = 0.905148.
 // RUN: not iree-compile %s --iree-input-type=torch --iree-hal-target-device=local --iree-hal-local-target-device-backends=llvm-cpu --iree-llvmcpu-target-cpu=generic -o /dev/null 2>&1 | FileCheck %s --check-prefix=FAILS
-// RUN: dync-opt %s --dync-unbind-loop-carried | iree-compile - --iree-input-type=torch --iree-hal-target-device=local --iree-hal-local-target-device-backends=llvm-cpu --iree-llvmcpu-target-cpu=generic -o %t.vmfb
+// RUN: dync-opt %s --dync-inline-subdnns | iree-compile - --iree-input-type=torch --iree-hal-target-device=local --iree-hal-local-target-device-backends=llvm-cpu --iree-llvmcpu-target-cpu=generic -o %t.vmfb
 // RUN: iree-run-module --module=%t.vmfb --device=local-sync --function=main --input=3x8xf32=0.5 | FileCheck %s
 // FAILS: 'tensor.dim' op unexpected during shape cleanup
 // CHECK: 3x8xf32=[0.905148 0.905148 0.905148 0.905148 0.905148 0.905148 0.905148 0.905148][0.905148 0.905148 0.905148 0.905148 0.905148 0.905148 0.905148 0.905148][0.905148 0.905148 0.905148 0.905148 0.905148 0.905148 0.905148 0.905148]

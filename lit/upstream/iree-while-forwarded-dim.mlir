@@ -1,4 +1,4 @@
-// An IREE 3.13 crash dync works around (dync-unbind-loop-carried), pinned so that an upgrade
+// An IREE 3.13 crash dync works around (dync-inline-subdnns), pinned so that an upgrade
 // that fixes it shows up here. The form of a recurrent layer's loop after dync-split-subdnns:
 // the loop's step function gets the carried output buffer and the sequence it walks through,
 // computed before the loop, and binds both to one shape symbol. Inlined into the loop, the
@@ -8,11 +8,11 @@
 // memcpy in `applySignatureConversion`: a stack dump, exit code 245 or 250; as memory
 // corruption goes, some runs instead fail the verifier on the loop it left behind, "region
 // successor needs 4 inputs": either is the failure pinned). Written by hand
-// after the crash of a two-layer bidirectional LSTM over a dynamic length. Without the
-// carried buffer's binding in the step function, the module compiles and every row is
-// written: tanh(0.5 + 1) = 0.905148.
+// after the crash of a two-layer bidirectional LSTM over a dynamic length. With the step
+// function inlined and one value of the symbol for the whole function, the module compiles
+// and every row is written: tanh(0.5 + 1) = 0.905148.
 // RUN: not iree-compile %s --iree-input-type=torch --iree-hal-target-device=local --iree-hal-local-target-device-backends=llvm-cpu --iree-llvmcpu-target-cpu=generic -o /dev/null 2>&1 | FileCheck %s --check-prefix=CRASH
-// RUN: dync-opt %s --dync-unbind-loop-carried | iree-compile - --iree-input-type=torch --iree-hal-target-device=local --iree-hal-local-target-device-backends=llvm-cpu --iree-llvmcpu-target-cpu=generic -o %t.vmfb
+// RUN: dync-opt %s --dync-inline-subdnns | iree-compile - --iree-input-type=torch --iree-hal-target-device=local --iree-hal-local-target-device-backends=llvm-cpu --iree-llvmcpu-target-cpu=generic -o %t.vmfb
 // RUN: iree-run-module --module=%t.vmfb --device=local-sync --function=main --input=3x8xf32=0.5 | FileCheck %s
 // CRASH: {{ScfWhileOpConversion|region successor needs 4 inputs}}
 // CHECK: 3x8xf32=[0.905148 0.905148 0.905148 0.905148 0.905148 0.905148 0.905148 0.905148][0.905148 0.905148 0.905148 0.905148 0.905148 0.905148 0.905148 0.905148][0.905148 0.905148 0.905148 0.905148 0.905148 0.905148 0.905148 0.905148]
