@@ -51,6 +51,11 @@ CASES = {
     "unique": lambda x: torch.cat([
         part.float().reshape(-1) for part in
         torch.unique((x[:, 0] * 2).round(), return_inverse=True, return_counts=True)]),
+    "unique_consecutive": lambda x: torch.cat([  # CTC's greedy decoding: collapse repeats
+        part.float().reshape(-1) for part in
+        torch.unique_consecutive((x[:, 0] * 1.5).round().clamp(-1, 1), return_inverse=True,
+                                 return_counts=True)]
+        + [torch.unique_consecutive(x[0, 1].argmax(0)).float()]),
     "pad_sequence": lambda x: torch.nn.utils.rnn.pad_sequence(
         [x[0, 0], x[1, 0, :2], x[1, 1, 1:]], batch_first=True, padding_value=-1.0),
 }

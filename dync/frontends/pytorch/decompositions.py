@@ -593,22 +593,35 @@ def repeat_index(repeats, output_size=None):
 
 
 def _unique(x, sorted=True, return_inverse=False, return_counts=False):  # noqa: A002
-    """`torch.unique` (sorted; torch-mlir lowers no `_unique2`): a stable sort, the positions
-    where a new value starts (their count, data-dependent, is the result's length, through
-    `nonzero`), each element's group for the inverse, the gaps between starts for the
-    counts."""
+    """`torch.unique` (sorted; torch-mlir lowers no `_unique2`): the runs of a stable sort."""
     if not sorted:
         return NotImplemented
-    flat = x.reshape(-1)
-    values, order = torch.sort(flat, stable=True)
-    n = flat.shape[0]
+    values, order = torch.sort(x.reshape(-1), stable=True)
+    return _runs(values, x.shape, order, return_inverse, return_counts)
+
+
+def _unique_consecutive(x, return_inverse=False, return_counts=False, dim=None):
+    """`torch.unique_consecutive` (CTC's greedy decoding collapses repeats with it; torch-mlir
+    lowers none) over the flattened input, or a vector's only dim: its runs."""
+    if dim is not None and not (x.dim() == 1 and dim in (0, -1)):
+        return NotImplemented
+    return _runs(x.reshape(-1), x.shape, None, return_inverse, return_counts)
+
+
+def _runs(values, shape, order, return_inverse, return_counts):
+    """The first value of each run of equal `values` (where a new one starts: their count,
+    data-dependent, is the result's length, through `nonzero`), each element's run for the
+    inverse (put back in place through `order`, the permutation that made `values`), and the
+    gaps between starts for the counts."""
+    n = values.shape[0]
     starts_here = torch.cat([torch.ones_like(values[:1], dtype=torch.bool),
                              values[1:] != values[:-1]])
     starts = torch.ops.aten.nonzero.default(starts_here).reshape(-1)
-    inverse = counts = x.new_empty((0,), dtype=torch.int64)
+    inverse = counts = values.new_empty((0,), dtype=torch.int64)
     if return_inverse:
         group = starts_here.to(torch.int64).cumsum(0) - 1
-        inverse = torch.empty_like(group).scatter(0, order, group).reshape(x.shape)
+        inverse = (group if order is None
+                   else torch.empty_like(group).scatter(0, order, group)).reshape(shape)
     if return_counts:
         counts = torch.cat([starts[1:], starts.new_full((1,), n)]) - starts
     return values[starts], inverse, counts
@@ -820,6 +833,7 @@ DECOMPOSITIONS = get_decompositions([
     _aten.repeat_interleave.self_Tensor: repeat_interleave,
     _aten.repeat_interleave.Tensor: repeat_index,
     _aten._unique2.default: _unique,
+    _aten.unique_consecutive.default: _unique_consecutive,
     _aten.fmod.Scalar: _by_scalar_tensor(_aten.fmod),
     _aten.remainder.Scalar: _by_scalar_tensor(_aten.remainder),
     **{op.vec: _resample(kind, vec=True) for op, kind in _RESAMPLING.items()},
