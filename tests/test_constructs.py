@@ -602,7 +602,7 @@ class CollapseRepeats(nn.Module):
 class PointwiseConv1dOverPoints(nn.Module):
     """PointNet's shared MLP: 1×1 `Conv1d`s with batch norms over a dynamic number of points
     given channels-last, a max over the points, a classifier wide enough for data tiling
-    (dync-pointwise-conv1d, dync-fence-reductions)."""
+    (dync-conv1d-linear, dync-fence-reductions)."""
 
     def __init__(self):
         super().__init__()

@@ -16,7 +16,7 @@ inner tile is 16 rows of the dynamic dim, and vectorizes the reduction 16 rows w
 buffer (`lit/upstream/iree-cpu-reduction-pack-vectorizes-small-batch.mlir`; the NHWC pools of
 `dync-spatial-reductions` are one case). PointNet's max over 1024 points at batch 2 took
 4.4 ms so (one thread), 0.24 ms as a dispatch of its own; the whole model at that size
-(with `dync-pointwise-conv1d`) 3.1-3.8 ms against eager's 3.2-4.1. Behind the barrier the
+(with `dync-conv1d-linear`) 3.1-3.8 ms against eager's 3.2-4.1. Behind the barrier the
 reduction is a dispatch of its own, and the pack reads the small result. No paper section: a kernel choice at the boundary to IREE (issue 33).
 """
 

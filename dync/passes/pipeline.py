@@ -44,7 +44,7 @@ _PASS_MODULES = {
     "dync-patch-stages": "dync.passes.patch_stages",
     "dync-plan-buffers": "dync.passes.plan_buffers",
     "dync-plan-execution": "dync.passes.plan_execution",
-    "dync-pointwise-conv1d": "dync.passes.pointwise_conv1d",
+    "dync-conv1d-linear": "dync.passes.conv1d_linear",
     "dync-pointwise-matmuls": "dync.passes.pointwise_matmuls",
     "dync-rdp": "dync.passes.rdp",
     "dync-rotate-while": "dync.passes.rotate_while",
@@ -81,7 +81,7 @@ def lower_control_flow(module: ir.Module) -> None:
 DEFAULT_PIPELINE: tuple[str, ...] = (
     "dync-specialize", "dync-bucket", "dync-canonicalize", "dync-collapse-views", "dync-rdp",
     "dync-sink-into-branches",
-    "dync-split-subdnns", "dync-loop-batch", "dync-pretranspose-weights", "dync-pointwise-conv1d",
+    "dync-split-subdnns", "dync-loop-batch", "dync-pretranspose-weights", "dync-conv1d-linear",
     "dync-pointwise-matmuls", "dync-bias-pointwise-convs", "dync-im2col", "dync-width-strips",
     "dync-data-tiling",
     "dync-decompose-softmax", "dync-softmax-row-blocks", "dync-channels-last",
