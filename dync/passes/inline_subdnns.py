@@ -1,10 +1,17 @@
-"""`dync-inline-subdnns`: hand IREE one function per entry point, with one value per shape symbol.
+"""`dync-inline-subdnns`: hand IREE one function per entry point, with one value per shape
+symbol of its arguments.
 
 Reads: every `func.call` of a private function (the sub-DNNs, the bodies of loops and branches
-the exporter made functions of) and the `torch.symbolic_int` ops of every function.
+the exporter made functions of), the `torch.symbolic_int` ops and the
+`torch.bind_symbolic_shape` bindings of every function.
 Writes: each call replaced by its callee's body (a callee called more than once is copied),
-the callees erased; then, in each remaining function, one `torch.symbolic_int` per symbol
-name, at the function's entry, which every `torch.bind_symbolic_shape` of that name uses.
+the callees erased. Then, in each remaining function, every `torch.symbolic_int` named as one
+its arguments' dims are bound to is replaced by the function's own. Other symbols (a size
+read from data, a list's growing length) stay where their callee made them: one name in two
+callees need not be one value (merged, 12 constructs came out wrong). Each value keeps one
+binding: a callee's binding of what its caller binds goes (IREE rejects two, "conflicting
+symbolic shape bindings for the same value"), and the caller's binding of a call's result
+moves to where the callee makes the value, before its first use (dync-canonicalize's order).
 
 Why: IREE 3.13 gives each function's shape symbols values of their own (a `util.assume.int`
 of a dim of a tensor the function binds) and inlines the calls afterwards, so the batch size
@@ -15,8 +22,11 @@ value out of the loop's condition region, and IREE's stream conversion of the `s
 failed ("failed to legalize unresolved target materialization from ('index') to
 ('!stream.resource<*>', 'index')"): adaptive computation time over a sequence, a ponder loop
 inside a loop over time steps, fell back to Python. With the symbols merged, every dim of
-the same symbol is one SSA value and the loop carries none.
-No paper section: a lowering repair at the boundary to IREE, run last.
+the same symbol is one SSA value and the loop carries none. It mends the same way the loops
+of `lit/upstream/iree-while-forwarded-dim.mlir` and `iree-for-carried-dim.mlir` (a stacked or
+bidirectional LSTM over a dynamic length). Run before dync-tie-region-shapes, which then ties
+the dims of every region of the function to its arguments' sizes.
+No paper section: a lowering repair at the boundary to IREE.
 """
 
 from __future__ import annotations
@@ -32,7 +42,7 @@ _SYMBOL = "torch.symbolic_int"
 
 class InlineSubdnns(Pass):
     name = "dync-inline-subdnns"
-    summary = "inline every call of a private function and merge same-named shape symbols"
+    summary = "inline every call of a private function; one value per argument shape symbol"
 
     def run(self, module: ir.Operation) -> None:
         funcs = functions(module)
