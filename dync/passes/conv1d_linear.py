@@ -12,7 +12,7 @@ zero-padded along L, one strided slice per kernel offset (ends counted from the 
 so no size is computed) concatenated over the channels into N x k·C x L' windows, and
 ``matmul(W', windows) + bias.view(F, 1)`` with the filter permuted to the same (offset,
 channel) order as the F x k·C matrix W'. Each new tensor's shape is bound from the
-convolution's input and result.
+convolution's input and result (the result keeps the convolution's own binding).
 
 Why: IREE 3.13 computes a 1-D convolution as a generic contraction (`matmul_like`) with no
 data tiling, far from the machine's speed. One thread, one sample over 200 steps: 40→96
@@ -99,9 +99,7 @@ def _over_rows(conv: ir.Operation) -> ir.Value:
     product = b("torch.aten.linear", vtensor_type(result.type, (n, length, f)), rows, matrix,
                 bias)
     bind_from(product, result, swapped, b.ip)
-    out = b("torch.aten.transpose.int", result.type, product, b.int(1), b.int(2))
-    bind_from(out, result, lambda e: e, b.ip)
-    return out
+    return b("torch.aten.transpose.int", result.type, product, b.int(1), b.int(2))
 
 
 def _over_windows(conv: ir.Operation, k: int, stride: int, padding: int,
@@ -136,13 +134,12 @@ def _over_windows(conv: ir.Operation, k: int, stride: int, padding: int,
     matrix = b("torch.aten.reshape", vtensor_type(weight.type, (f, k * c)), matrix,
                int_list([f, k * c], b.ip, b.loc))
     out = b("torch.aten.matmul", result.type, matrix, windows)
+    if str(bias.type) == "!torch.none":
+        return out
     bind_from(out, result, lambda e: e, b.ip)
-    if "none" not in str(bias.type):
-        column = b("torch.aten.view", vtensor_type(bias.type, (f, 1)), bias,
-                   int_list([f, 1], b.ip, b.loc))
-        out = b("torch.aten.add.Tensor", result.type, out, column, b.int(1))
-        bind_from(out, result, lambda e: e, b.ip)
-    return out
+    column = b("torch.aten.view", vtensor_type(bias.type, (f, 1)), bias,
+               int_list([f, 1], b.ip, b.loc))
+    return b("torch.aten.add.Tensor", result.type, out, column, b.int(1))
 
 
 _END = 2 ** 63 - 1
@@ -150,7 +147,7 @@ _END = 2 ** 63 - 1
 
 class Conv1dLinear(HostCpuPass):
     name = "dync-conv1d-linear"
-    summary = "1-D convolutions as linear layers over channels-last rows or windows (CPU)"
+    summary = "1-D convolutions as matrix products: over channels-last rows or windows (CPU)"
 
     def run_on_cpu(self, module: ir.Operation) -> None:
         found = [(op, w) for op in nested_ops(module) if (w := _window(op)) is not None]

@@ -34,7 +34,7 @@ from __future__ import annotations
 from iree.compiler import ir
 
 from ..dialects.torch_ops import BIND, bindings, owner
-from ..dialects.walk import call_sites, callee, functions, ops_named
+from ..dialects.walk import call_sites, callee, exported, functions, ops_named
 from .pipeline import Pass
 
 _SYMBOL = "torch.symbolic_int"
@@ -46,8 +46,9 @@ class InlineSubdnns(Pass):
 
     def run(self, module: ir.Operation) -> None:
         funcs = functions(module)
+        public = set(exported(module))
         private = {name for name, func in funcs.items()
-                   if not _is_public(func) and func.regions[0].blocks}
+                   if name not in public and func.regions[0].blocks}
         inlined: set[str] = set()
         while calls := [c for f in functions(module).values() for c in ops_named(f, "func.call")
                         if callee(c) in private]:
@@ -61,11 +62,6 @@ class InlineSubdnns(Pass):
         for func in functions(module).values():
             _merge_symbols(func)
             _one_binding_per_value(func)
-
-
-def _is_public(func: ir.Operation) -> bool:
-    visibility = func.attributes["sym_visibility"] if "sym_visibility" in func.attributes else None
-    return visibility is None or ir.StringAttr(visibility).value == "public"
 
 
 def _inline(call: ir.Operation, func: ir.Operation) -> None:

@@ -393,11 +393,7 @@ def for_range(bounds: tuple, body_fn: Callable, names: Sequence[str], values: tu
     values = tuple(values)
     stop_at = [names.index(f) for f in stops]
     if not any(_is_dynamic(b) and _as_int(b) is None for b in bounds):
-        for v in range(*bounds):
-            if any(values[k] is True for k in stop_at):
-                break
-            values = tuple(body_fn(v, *values))
-        return values
+        return _python_loop(range(*bounds), body_fn, values, stop_at)
     start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (*bounds, 1)[:3]
     if _as_int(step) is None or _as_int(step) <= 0:
         raise UnsupportedConstructError(
@@ -429,8 +425,11 @@ def for_each(items: Any, body_fn: Callable, names: Sequence[str], values: tuple,
     if isinstance(items, torch.Tensor) and items.dim():
         return for_range((items.shape[0],), lambda i, *state: body_fn(getitem(items, i), *state), names,
                          values, site, stops)
-    values = tuple(values)
-    stop_at = [names.index(f) for f in stops]
+    return _python_loop(items, body_fn, tuple(values), [names.index(f) for f in stops])
+
+
+def _python_loop(items: Any, body_fn: Callable, values: tuple, stop_at: list[int]) -> tuple:
+    """The loop run by Python (unrolled when traced), ended by a set stop flag."""
     for v in items:
         if any(values[k] is True for k in stop_at):
             break
