@@ -355,14 +355,18 @@ def _index_put(x, indices, values, accumulate=False):
 
 
 def _nonzero(x):
-    """nonzero as a sort of unique keys (true positions first, in order) cut to the count.
+    """nonzero as a scatter of the true positions to their ranks (cumsum), cut to the count.
 
     torch-mlir's own lowering (scan + scatter into a shared init tensor) gives wrong indices
-    in IREE 3.13 as soon as a function has two nonzeros (see `lit/frontends/nonzero.py`)."""
+    in IREE 3.13 as soon as a function has two nonzeros (see `lit/frontends/pytorch_nonzero.py`);
+    a sort of the positions is right but O(n^2) in IREE's sort on the CPU."""
     flat = x.reshape(-1) != 0
     n = flat.shape[0]
     positions = torch.arange(n, device=x.device)
-    first = torch.sort(torch.where(flat, positions, positions + n)).values
+    ranks = torch.cumsum(flat, 0) - 1
+    # The false positions add up in the last slot, which only a full mask (no false) reads.
+    slots = torch.where(flat, ranks, n - 1)
+    first = torch.ops.aten.index_put.default(torch.zeros_like(positions), [slots], positions, True)
     count = flat.sum().item()
     torch._check(count >= 0)
     torch._check(count <= n)
