@@ -979,6 +979,63 @@ class IntOfASize(nn.Module):
         return h.sum(dim=2) + n
 
 
+class FarthestPointSampling(nn.Module):
+    """PointNet++'s farthest point sampling as its PyTorch port writes it: a `for` over the
+    samples that updates each point's distance with `distance[mask] = dist[mask]`. The masked
+    update from values gathered by the same mask is a `where` (no `nonzero`, no scatter)."""
+
+    def forward(self, xyz):
+        B, N, C = xyz.shape
+        centroids = torch.zeros(B, 4, dtype=torch.long)
+        distance = torch.ones(B, N) * 1e10
+        farthest = torch.zeros(B, dtype=torch.long)
+        batch_indices = torch.arange(B, dtype=torch.long)
+        for i in range(4):
+            centroids[:, i] = farthest
+            centroid = xyz[batch_indices, farthest, :].view(B, 1, 3)
+            dist = torch.sum((xyz - centroid) ** 2, -1)
+            mask = dist < distance
+            distance[mask] = dist[mask]
+            farthest = torch.max(distance, -1)[1]
+        return centroids.float() + distance.sum(dim=1, keepdim=True)
+
+
+class BallQuery(nn.Module):
+    """PointNet++'s ball query as its PyTorch port writes it: the points outside the radius
+    set to N, a sort of which only the first `nsample` are read, then those past the radius
+    replaced by the first in the ball with `group_idx[mask] = group_first[mask]` (a write
+    into a view of the sort's result). IREE failed on the scatter ("write affecting
+    operations on global resources are restricted to workgroup distributed contexts")."""
+
+    def forward(self, xyz):
+        B, N, C = xyz.shape
+        new_xyz = xyz[:, :4]
+        S, nsample = 4, 3
+        group_idx = torch.arange(N, dtype=torch.long).view(1, 1, N).repeat([B, S, 1])
+        sqrdists = -2 * torch.matmul(new_xyz, xyz.permute(0, 2, 1))
+        sqrdists += torch.sum(new_xyz ** 2, -1).view(B, S, 1)
+        sqrdists += torch.sum(xyz ** 2, -1).view(B, 1, N)
+        group_idx[sqrdists > 0.5 ** 2] = N
+        group_idx = group_idx.sort(dim=-1)[0][:, :, :nsample]
+        group_first = group_idx[:, :, 0].view(B, S, 1).repeat([1, 1, nsample])
+        mask = group_idx == N
+        group_idx[mask] = group_first[mask]
+        return group_idx.float()
+
+
+class MaskedUpdateOfComputedValues(nn.Module):
+    """`h[mask] = f(a[mask], b[mask])` with `f` element-wise and a mask over the leading dims,
+    into a float tensor and into an int one (a conversion among the element-wise ops)."""
+
+    def forward(self, x):
+        h = x.clone()
+        counts = torch.zeros(x.shape, dtype=torch.long)
+        mask = x.sum(dim=1) > 0
+        h[mask] = torch.tanh(x[mask]) * 2.0 + h[mask] * x[mask]
+        counts[mask] = (x[mask] * 10.0).long() + counts[mask]
+        return h + counts
+
+
 VECTOR = ((4, 8), {0: ("batch", 2, 64)})
 IMAGE = ((2, 3, 16, 16), {0: ("batch", 2, 16), 2: ("h", 8, 64), 3: ("w", 8, 64)})
 BATCH_OF_IMAGES = ((2, 3, 16, 16), {0: ("batch", 2, 16)})
@@ -1050,6 +1107,10 @@ CONSTRUCTS = {
     ".data in forward": (DataAttribute, VECTOR, True),
     "boolean mask from ones_like written through a slice": (CollapseRepeats, VECTOR, True),
     "point-wise Conv1d over a dynamic number of points": (PointwiseConv1dOverPoints, POINTS, True),
+    "farthest point sampling": (FarthestPointSampling, POINTS, True),
+    "ball query": (BallQuery, POINTS, True),
+    "masked update of values computed from the same mask":
+        (MaskedUpdateOfComputedValues, VECTOR, True),
     "attention over a dynamic batch and length": (AttentionOverBatchAndLength, SEQUENCES, True),
     "Python max of a dynamic size as top-k's k": (HalfTheTokensByTopK, SEQUENCES, True),
     "branch on a dynamic size": (BranchOnADynamicSize, SEQUENCES, True),

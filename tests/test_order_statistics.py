@@ -34,12 +34,27 @@ class OrderStatistics(torch.nn.Module):
                 x.nanmedian(dim=1).values, x[0].median())
 
 
+class Heads(torch.nn.Module):
+    """The first k of a sort (k a constant: `dync-pack-sort-keys` takes them in k rounds, no
+    sort): a sort read through leading slices; a descending sort of int64 positions of a proven range (one key each); top-k of int64
+    values of any range (two reductions a round) and of floats, smallest first."""
+
+    def forward(self, x):
+        values, order = torch.sort(x, dim=1)
+        positions = torch.arange(x.shape[1]).expand(x.shape[0], -1)
+        ranked = torch.where(x > 0, positions, x.shape[1]).sort(dim=1, descending=True)[0]
+        wide = (x.nan_to_num(0.0, 1e9, -1e9) * 1e6).long().topk(2, dim=1, largest=False)
+        return (values[:, :2], order[:, :1], ranked[:, :2], wide.values, wide.indices,
+                torch.topk(x, 2, dim=1, largest=False).indices)
+
+
 @pytest.fixture(scope="module")
 def compiled():
     length = Dim("length", min=3, max=64)
     example = torch.randn(3, 8)
     return {model: dync.compile(model().eval(), (example,), dynamic_shapes=({1: length},),
-                                mode="graph", cache=False) for model in (Sorts, OrderStatistics)}
+                                mode="graph", cache=False)
+            for model in (Sorts, OrderStatistics, Heads)}
 
 
 def _inputs():
@@ -55,7 +70,7 @@ def _inputs():
         yield torch.randn(3, n)
 
 
-@pytest.mark.parametrize("model", [Sorts, OrderStatistics])
+@pytest.mark.parametrize("model", [Sorts, OrderStatistics, Heads])
 def test_matches_eager_with_nans_and_infinities(compiled, model):
     for x in _inputs():
         for got, want in zip(compiled[model](x), model()(x), strict=True):

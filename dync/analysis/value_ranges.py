@@ -101,7 +101,7 @@ _MOVES = frozenset({
 _ADDS = ("torch.aten.add.Scalar", "torch.aten.add.Tensor")
 # Ops filling a tensor with one value: the operand holding it.
 _FILLS = {"torch.aten.full": 1, "torch.aten.full_like": 1, "torch.aten.new_full": 2,
-          "torch.aten.fill.Scalar": 1}
+          "torch.aten.fill.Scalar": 1, "torch.aten.scalar_tensor": 0}
 # Ops returning positions along a dim: (result, operand holding the dim, None: all elements).
 _POSITIONS = {
     "torch.aten.argmax": (0, 1), "torch.aten.argmin": (0, 1), "torch.aten.topk": (1, 2),

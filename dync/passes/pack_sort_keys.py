@@ -26,20 +26,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import sympy
 from iree.compiler import ir
 
+from ..analysis.value_ranges import ValueRanges
 from ..dialects.symbolic import element_type, type_dims
 from ..dialects.torch_ops import (
     SCALAR_TYPES,
     TorchBuilder,
+    bindings,
     constant_bool,
     constant_int,
+    through_barrier,
+    users,
     vtensor_of,
+    vtensor_type,
 )
 from ..dialects.walk import functions, nested_ops
 from .pipeline import Pass
 
 _LOW = 2 ** 32  # the index's room in the key
+_ROUNDS_MAX = 32  # the largest k taken in rounds (`_top_positions`) rather than by a sort
 # Above every value's order (+inf is 0x7f800000), and times `_LOW` still an int64: 2**31
 # overflowed to the least key, and NaNs sorted first.
 _NAN_KEY = 2 ** 31 - 1
@@ -84,11 +91,11 @@ class PackSortKeys(Pass):
     summary = "sort int64 keys that carry each element's index (IREE shares sorts' index iotas)"
 
     def run(self, module: ir.Operation) -> None:
+        ranges = ValueRanges(module)
         for func in functions(module).values():
-            for op in nested_ops(func):
-                sort = _SORTS.get(_op_name(op))
-                if sort is not None:
-                    _rewrite(op, sort)
+            # Collected first: a rewrite erases ops after the sort (its shape bindings).
+            for op in [op for op in nested_ops(func) if _op_name(op) in _SORTS]:
+                _rewrite(op, _SORTS[_op_name(op)], ranges)
 
 
 def _order(b: TorchBuilder, x: ir.Value) -> ir.Value:
@@ -136,12 +143,21 @@ def _sorted_positions(b: TorchBuilder, order: ir.Value, x: ir.Value, dim: int,
                       descending: bool) -> ir.Value:
     """The positions along `dim` that stably sort `order` (int64 in int32's range, the shape
     of `x`): one sort of keys `order * 2**32 + position`."""
-    keys_type = order.type
-    keys = b("torch.aten.add.Tensor", keys_type,
-             b("torch.aten.mul.Scalar", keys_type, order, b.int(_LOW)),
+    picked, _ = b.sort(_keys(b, order, x, dim, descending), dim, descending)
+    return _index_of(b, picked, descending)
+
+
+def _keys(b: TorchBuilder, order: ir.Value, x: ir.Value, dim: int, descending: bool) -> ir.Value:
+    """`order * 2**32 + position` (`order` in int32's range): unique keys that sort as a stable
+    sort does."""
+    return b("torch.aten.add.Tensor", order.type,
+             b("torch.aten.mul.Scalar", order.type, order, b.int(_LOW)),
              _positions(b, x, dim, descending), b.int(1))
-    picked, _ = b.sort(keys, dim, descending)
-    indices = b("torch.aten.remainder.Scalar", picked.type, picked, b.int(_LOW))
+
+
+def _index_of(b: TorchBuilder, keys: ir.Value, descending: bool) -> ir.Value:
+    """The positions the keys of `_keys` carry."""
+    indices = b("torch.aten.remainder.Scalar", keys.type, keys, b.int(_LOW))
     if descending:
         indices = b("torch.aten.rsub.Scalar", indices.type, indices, b.int(_LOW - 1), b.int(1))
     return indices
@@ -164,7 +180,7 @@ def _positions(b: TorchBuilder, x: ir.Value, dim: int, descending: bool) -> ir.V
     return iota
 
 
-def _rewrite(op: ir.Operation, sort: _Sort) -> None:
+def _rewrite(op: ir.Operation, sort: _Sort, ranges: ValueRanges) -> None:
     x = op.operands[0]
     dims, element = type_dims(x.type), element_type(x.type)
     dim = 0 if sort.dim is None else constant_int(op.operands[sort.dim])
@@ -172,10 +188,15 @@ def _rewrite(op: ir.Operation, sort: _Sort) -> None:
     if not dims or dim is None or descending is None:
         return
     dim %= len(dims)
-    packable = element in _FLOATS | _INTS
+    packable = element in _FLOATS | _INTS or element == "si64" and _int32_range(ranges, x)
     if not packable and element not in _WIDE and op.name != "torch.operator":
         return  # IREE lowers it: keep it
     b = TorchBuilder(op)
+    k = _small_k(op, sort, dim)
+    if k is not None and (packable or element in _WIDE):
+        order = _order(b, x) if packable else _order64(b, x)
+        _take_top(b, op, sort, dim, _top_positions(b, order, x, dim, descending, k, packable))
+        return
     if packable:
         indices = _sorted_positions(b, _order(b, x), x, dim, descending)
         values = None
@@ -202,4 +223,137 @@ def _rewrite(op: ir.Operation, sort: _Sort) -> None:
         result.replace_all_uses_with(values)
     if sort.indices is not None:
         op.results[sort.indices].replace_all_uses_with(indices)
+    op.erase()
+
+
+def _int32_range(ranges: ValueRanges, x: ir.Value) -> bool:
+    """Whether every element of the int64 tensor `x` is proven to fit an int32 (a ball query's
+    positions), so that it packs with its index into one key."""
+    found = ranges.of(x)
+    low, high = sympy.Integer(-(2 ** 31)), sympy.Integer(2 ** 31 - 1)
+    return found is not None and all(ranges.at_most(low, e) for e in found.lows) \
+        and all(ranges.at_most(e, high) for e in found.highs)
+
+
+def _small_k(op: ir.Operation, sort: _Sort, dim: int) -> int | None:
+    """How many leading elements along `dim` are used, when that is a constant of at most
+    `_ROUNDS_MAX`: a `topk`'s k, or the longest of the leading slices a sort's results are
+    only used through (a ball query's `sort(...)[0][..., :nsample]`)."""
+    if sort.k is not None:
+        k = constant_int(op.operands[sort.k])
+        return k if k is not None and 0 < k <= _ROUNDS_MAX else None
+    ends = []
+    for index in (sort.values, sort.indices):
+        for user in [] if index is None else users(op.results[index]):
+            if user.name != "torch.aten.slice.Tensor" or user.operands[0] != op.results[index]:
+                return None
+            along, start, end, step = (constant_int(v) for v in list(user.operands)[1:5])
+            rank = len(type_dims(op.operands[0].type))
+            if along is None or along % rank != dim or start != 0 or step != 1 or end is None:
+                return None
+            ends.append(end)
+    return max(ends) if ends and 0 < max(ends) <= _ROUNDS_MAX else None
+
+
+class _Rounds:
+    """What the k rounds of `_top_positions` share: the reductions along `dim` of tensors of
+    `x`'s shape, each a dispatch of its own."""
+
+    def __init__(self, b: TorchBuilder, x: ir.Value, dim: int, descending: bool):
+        self.b, self.dim = b, dim
+        dims = list(type_dims(x.type))
+        self.full, self.flags = vtensor_of(dims, "si64"), vtensor_of(dims, "i1")
+        self.one = vtensor_of([1 if i == dim else d for i, d in enumerate(dims)], "si64")
+        self.along, self.keep = b.ints([b.int(dim)]), b.bool(True)
+        self.best, self.worst = ("torch.aten.amax", "torch.aten.amin") if descending else (
+            "torch.aten.amin", "torch.aten.amax")
+
+    def fenced(self, value: ir.Value) -> ir.Value:
+        # A reduction fused with a consumer that also reads its input keeps a whole row on
+        # the stack in IREE ("exceeded stack allocation limit"), and IREE 3.13 miscomputed a
+        # producer with an iota (a ball query's `where(mask, n, arange(n))`) fused into these
+        # reductions past 64 elements: inputs and results go through barriers.
+        return through_barrier(value, self.b.ip, self.b.loc)
+
+    def reduce(self, name: str, x: ir.Value) -> ir.Value:
+        return self.fenced(self.b(name, self.one, x, self.along, self.keep))
+
+    def where(self, cond: ir.Value, x: ir.Value, y: ir.Value) -> ir.Value:
+        return self.b("torch.aten.where.self", self.full, cond, x, y)
+
+    def compare(self, name: str, x: ir.Value, y: ir.Value) -> ir.Value:
+        return self.b(name, self.flags, x, y)
+
+
+def _top_positions(b: TorchBuilder, order: ir.Value, x: ir.Value, dim: int, descending: bool,
+                   k: int, packed: bool) -> ir.Value:
+    """The positions along `dim` of the first `k` elements of a stable sort of `order` (int64,
+    the shape of `x`), in k rounds: O(k n) where IREE's sort, a bubble sort on the CPU, is
+    O(n^2). `packed` (`order` in int32's range): each round takes the least (greatest,
+    `descending`) key `order * 2**32 + position` past the last round's, one reduction;
+    else the least order not taken yet, then its first position, two."""
+    r = _Rounds(b, x, dim, descending)
+    picks = []
+    if packed:
+        keys = r.fenced(_keys(b, order, x, dim, descending))
+        # Keys already taken read as the row's worst: no sentinel is out of every key's range.
+        hidden = r.reduce(r.worst, keys)
+        after = "torch.aten.lt.Tensor" if descending else "torch.aten.gt.Tensor"
+        for _ in range(k):
+            left = keys if not picks else r.where(r.compare(after, keys, picks[-1]), keys, hidden)
+            picks.append(r.reduce(r.best, left))
+        dims = list(type_dims(x.type))
+        dims[dim] = k
+        return _index_of(b, b("torch.aten.cat", vtensor_of(dims, "si64"), b.tensors(picks),
+                              b.int(dim)), descending)
+    positions = _positions(b, x, dim, descending=False)
+    last = b("torch.aten.sub.int", ir.Type.parse("!torch.int"), b.size(x, dim), b.int(1))
+    order = r.fenced(order)
+    hidden = r.reduce(r.worst, order)
+    taken = None
+    for _ in range(k):
+        left = order if taken is None else r.where(taken, hidden, order)
+        chosen = r.compare("torch.aten.eq.Tensor", left, r.reduce(r.best, left))
+        if taken is not None:
+            chosen = b("torch.aten.logical_and", r.flags, chosen,
+                       b("torch.aten.logical_not", r.flags, taken))
+        # None chosen only once every element is taken (a sort's first k past its length,
+        # which the slices after it drop): then the last position, never one out of range.
+        first = b("torch.aten.where.ScalarOther", r.full, chosen, positions, last)
+        pick = r.reduce("torch.aten.amin", first)
+        hit = r.compare("torch.aten.eq.Tensor", positions, pick)
+        taken = hit if taken is None else b("torch.aten.logical_or", r.flags, taken, hit)
+        picks.append(pick)
+    dims = list(type_dims(x.type))
+    dims[dim] = k
+    return b("torch.aten.cat", vtensor_of(dims, "si64"), b.tensors(picks), b.int(dim))
+
+
+def _take_top(b: TorchBuilder, op: ir.Operation, sort: _Sort, dim: int,
+              top: ir.Value) -> None:
+    """Replace the results of `op` by the first elements at the positions `top`: a `topk`'s
+    results as they are, a sort's through its leading slices, which read the first
+    min(k, n) (a slice clamps at the length)."""
+    x = op.operands[0]
+    for index, positions in ((sort.values, False), (sort.indices, True)):
+        if index is None:
+            continue
+        result = op.results[index]
+        if not users(result):
+            for binding in bindings(result):
+                binding.erase()
+            continue
+        made = top if positions else b("torch.aten.gather", vtensor_type(x.type, type_dims(top.type)),
+                                       x, b.int(dim), top, b.bool(False))
+        if sort.k is not None:
+            result.replace_all_uses_with(made)
+            continue
+        dims = list(type_dims(made.type))
+        dims[dim] = None
+        clamped = b("torch.aten.slice.Tensor", vtensor_type(made.type, dims), made, b.int(dim),
+                    b.int(0), b.size(x, dim), b.int(1))
+        for user in users(result):
+            user.operands[0] = clamped
+        for binding in bindings(result):
+            binding.erase()
     op.erase()

@@ -1,10 +1,13 @@
 // RUN: dync-opt %s --split-input-file --dync-pack-sort-keys | FileCheck %s
 
-// topk, largest first, over a dynamic batch: float bits ordered as ints (negatives flipped,
-// NaN above +inf), times 2**32, plus the index counted down from 2**32 - 1; one sort of the
-// keys, the index back from the low bits, the first k, the values gathered at them.
+// topk of a small constant k, largest first, over a dynamic batch: float bits ordered as ints
+// (negatives flipped, NaN above +inf), times 2**32, plus the index counted down from
+// 2**32 - 1: unique keys. No sort: k rounds, each the greatest key below the last round's
+// (keys already taken read as the row's least), every reduction behind a barrier; the index
+// back from the low bits, the values gathered at them.
 // CHECK-LABEL: func.func @topk
 // CHECK-NOT:     torch.aten.topk
+// CHECK-NOT:     torch.aten.sort
 // CHECK:         %[[BITS32:.*]] = torch.aten.view.dtype %arg0
 // CHECK:         %[[BITS:.*]] = torch.aten.to.dtype %[[BITS32]]
 // CHECK:         %[[NEG:.*]] = torch.aten.lt.Scalar %[[BITS]]
@@ -16,11 +19,25 @@
 // CHECK:         %[[IOTA:.*]] = torch.aten.arange %int8
 // CHECK:         %[[ROW:.*]] = torch.aten.view %[[IOTA]], {{.*}} -> !torch.vtensor<[1,8],si64>
 // CHECK:         %[[DOWN:.*]] = torch.aten.rsub.Scalar %[[ROW]], %int4294967295
-// CHECK:         %[[KEYS:.*]] = torch.aten.add.Tensor %[[HIGH]], %[[DOWN]]
-// CHECK:         %[[SORTED:.*]], %{{.*}} = torch.aten.sort %[[KEYS]], %int1{{.*}}, %true{{.*}} -> !torch.vtensor<[?,8],si64>, !torch.vtensor<[?,8],si64>
-// CHECK:         %[[LOW:.*]] = torch.aten.remainder.Scalar %[[SORTED]], %int4294967296
-// CHECK:         %[[ALL:.*]] = torch.aten.rsub.Scalar %[[LOW]], %int4294967295
-// CHECK:         %[[IDX:.*]] = torch.aten.slice.Tensor %[[ALL]], %int1, %int0, %int3, %int1
+// CHECK:         %[[KEYS0:.*]] = torch.aten.add.Tensor %[[HIGH]], %[[DOWN]]
+// CHECK:         util.optimization_barrier
+// CHECK:         %[[KEYS:.*]] = torch_c.from_builtin_tensor {{.*}} -> !torch.vtensor<[?,8],si64>
+// CHECK:         torch.aten.amin %[[KEYS]]
+// CHECK:         %[[LEAST:.*]] = torch_c.from_builtin_tensor {{.*}} -> !torch.vtensor<[?,1],si64>
+// CHECK:         torch.aten.amax %[[KEYS]]
+// CHECK:         %[[K1:.*]] = torch_c.from_builtin_tensor {{.*}} -> !torch.vtensor<[?,1],si64>
+// CHECK:         %[[BELOW1:.*]] = torch.aten.lt.Tensor %[[KEYS]], %[[K1]]
+// CHECK:         %[[LEFT1:.*]] = torch.aten.where.self %[[BELOW1]], %[[KEYS]], %[[LEAST]]
+// CHECK:         torch.aten.amax %[[LEFT1]]
+// CHECK:         %[[K2:.*]] = torch_c.from_builtin_tensor {{.*}} -> !torch.vtensor<[?,1],si64>
+// CHECK:         %[[BELOW2:.*]] = torch.aten.lt.Tensor %[[KEYS]], %[[K2]]
+// CHECK:         %[[LEFT2:.*]] = torch.aten.where.self %[[BELOW2]], %[[KEYS]], %[[LEAST]]
+// CHECK:         torch.aten.amax %[[LEFT2]]
+// CHECK:         %[[K3:.*]] = torch_c.from_builtin_tensor {{.*}} -> !torch.vtensor<[?,1],si64>
+// CHECK:         %[[TOP:.*]] = torch.prim.ListConstruct %[[K1]], %[[K2]], %[[K3]]
+// CHECK:         %[[CAT:.*]] = torch.aten.cat %[[TOP]], %int1{{.*}} -> !torch.vtensor<[?,3],si64>
+// CHECK:         %[[LOW:.*]] = torch.aten.remainder.Scalar %[[CAT]], %int4294967296
+// CHECK:         %[[IDX:.*]] = torch.aten.rsub.Scalar %[[LOW]], %int4294967295
 // CHECK:         %[[VALUES:.*]] = torch.aten.gather %arg0, %int1, %[[IDX]]
 // CHECK:         return %[[VALUES]], %[[IDX]]
 func.func @topk(%x: !torch.vtensor<[?,8],f32>) -> (!torch.vtensor<[?,3],f32>, !torch.vtensor<[?,3],si64>) {
@@ -29,6 +46,90 @@ func.func @topk(%x: !torch.vtensor<[?,8],f32>) -> (!torch.vtensor<[?,3],f32>, !t
   %true = torch.constant.bool true
   %values, %indices = torch.aten.topk %x, %int3, %int-1, %true, %true : !torch.vtensor<[?,8],f32>, !torch.int, !torch.int, !torch.bool, !torch.bool -> !torch.vtensor<[?,3],f32>, !torch.vtensor<[?,3],si64>
   return %values, %indices : !torch.vtensor<[?,3],f32>, !torch.vtensor<[?,3],si64>
+}
+
+// -----
+
+// A sort read only through leading slices along its dim (a ball query's
+// `sort(...)[0][..., :k]`) takes the longest slice's k in rounds, smallest first; the slices
+// read the first min(k, n), the length cut off again.
+// CHECK-LABEL: func.func @sort_head
+// CHECK-NOT:     torch.aten.sort
+// CHECK-COUNT-5: torch.aten.amin
+// CHECK-NOT:     torch.aten.amin
+// CHECK:         %[[CAT:.*]] = torch.aten.cat {{.*}} -> !torch.vtensor<[4,5],si64>
+// CHECK:         %[[IDX:.*]] = torch.aten.remainder.Scalar %[[CAT]], %int4294967296
+// CHECK:         %[[VALUES:.*]] = torch.aten.gather %arg0, %int1{{.*}}, %[[IDX]]
+// CHECK:         %[[N:.*]] = torch.aten.size.int %arg0, %int1
+// CHECK:         %[[HEAD:.*]] = torch.aten.slice.Tensor %[[VALUES]], %int1{{.*}}, %int0{{.*}}, %[[N]], %int1{{.*}} -> !torch.vtensor<[4,?],si32>
+// CHECK:         %[[N2:.*]] = torch.aten.size.int %arg0, %int1
+// CHECK:         %[[HEADI:.*]] = torch.aten.slice.Tensor %[[IDX]], %int1{{.*}}, %int0{{.*}}, %[[N2]], %int1{{.*}} -> !torch.vtensor<[4,?],si64>
+// CHECK:         %[[V:.*]] = torch.aten.slice.Tensor %[[HEAD]], %int1, %int0, %int2, %int1
+// CHECK:         %[[I:.*]] = torch.aten.slice.Tensor %[[HEADI]], %int1, %int0, %int5, %int1
+// CHECK:         return %[[V]], %[[I]]
+func.func @sort_head(%x: !torch.vtensor<[4,?],si32>) -> (!torch.vtensor<[4,2],si32>, !torch.vtensor<[4,5],si64>) {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int5 = torch.constant.int 5
+  %false = torch.constant.bool false
+  %values, %indices = torch.aten.sort %x, %int1, %false : !torch.vtensor<[4,?],si32>, !torch.int, !torch.bool -> !torch.vtensor<[4,?],si32>, !torch.vtensor<[4,?],si64>
+  %0 = torch.aten.slice.Tensor %values, %int1, %int0, %int2, %int1 : !torch.vtensor<[4,?],si32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[4,2],si32>
+  %1 = torch.aten.slice.Tensor %indices, %int1, %int0, %int5, %int1 : !torch.vtensor<[4,?],si64>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[4,5],si64>
+  return %0, %1 : !torch.vtensor<[4,2],si32>, !torch.vtensor<[4,5],si64>
+}
+
+// -----
+
+// A sort also read whole is one sort of keys.
+// CHECK-LABEL: func.func @sort_head_and_all
+// CHECK:         torch.aten.sort
+// CHECK-NOT:     torch.aten.amin
+func.func @sort_head_and_all(%x: !torch.vtensor<[4,?],si32>) -> (!torch.vtensor<[4,2],si32>, !torch.vtensor<[4,?],si64>) {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %false = torch.constant.bool false
+  %values, %indices = torch.aten.sort %x, %int1, %false : !torch.vtensor<[4,?],si32>, !torch.int, !torch.bool -> !torch.vtensor<[4,?],si32>, !torch.vtensor<[4,?],si64>
+  %0 = torch.aten.slice.Tensor %values, %int1, %int0, %int2, %int1 : !torch.vtensor<[4,?],si32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[4,2],si32>
+  return %0, %indices : !torch.vtensor<[4,2],si32>, !torch.vtensor<[4,?],si64>
+}
+
+// -----
+
+// int64 (no room for the index in a key) of unknown range: each round the least value not
+// taken yet (taken ones read as the row's greatest), then its first position (none chosen:
+// the last position, in range), marked taken.
+// CHECK-LABEL: func.func @wide_topk
+// CHECK-NOT:     torch.aten.topk
+// CHECK-NOT:     torch.aten.sort
+// CHECK:         %[[POS:.*]] = torch.aten.view {{.*}} -> !torch.vtensor<[?],si64>
+// CHECK:         %[[LAST:.*]] = torch.aten.sub.int
+// CHECK:         %[[X:.*]] = torch_c.from_builtin_tensor {{.*}} -> !torch.vtensor<[?],si64>
+// CHECK:         torch.aten.amax %[[X]]
+// CHECK:         %[[MOST:.*]] = torch_c.from_builtin_tensor
+// CHECK:         torch.aten.amin %[[X]]
+// CHECK:         %[[LEAST:.*]] = torch_c.from_builtin_tensor
+// CHECK:         %[[AT:.*]] = torch.aten.eq.Tensor %[[X]], %[[LEAST]]
+// CHECK:         %[[FIRST:.*]] = torch.aten.where.ScalarOther %[[AT]], %[[POS]], %[[LAST]]
+// CHECK:         torch.aten.amin %[[FIRST]]
+// CHECK:         %[[P1:.*]] = torch_c.from_builtin_tensor
+// CHECK:         %[[TAKEN:.*]] = torch.aten.eq.Tensor %[[POS]], %[[P1]]
+// CHECK:         %[[LEFT:.*]] = torch.aten.where.self %[[TAKEN]], %[[MOST]], %[[X]]
+// CHECK:         torch.aten.logical_not %[[TAKEN]]
+// CHECK:         %[[P2:.*]] = torch_c.from_builtin_tensor
+// CHECK:         torch.aten.logical_or %[[TAKEN]]
+// CHECK:         %[[TOP:.*]] = torch.prim.ListConstruct %[[P1]], %[[P2]]
+// CHECK:         %[[IDX:.*]] = torch.aten.cat %[[TOP]]
+// CHECK-NOT:     torch.aten.gather
+// CHECK:         return %[[IDX]]
+func.func @wide_topk(%x: !torch.vtensor<[?],si64>) -> !torch.vtensor<[2],si64> {
+  %int2 = torch.constant.int 2
+  %int0 = torch.constant.int 0
+  %false = torch.constant.bool false
+  %true = torch.constant.bool true
+  %values, %indices = torch.aten.topk %x, %int2, %int0, %false, %true : !torch.vtensor<[?],si64>, !torch.int, !torch.int, !torch.bool, !torch.bool -> !torch.vtensor<[2],si64>, !torch.vtensor<[2],si64>
+  return %indices : !torch.vtensor<[2],si64>
 }
 
 // -----

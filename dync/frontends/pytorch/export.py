@@ -31,6 +31,7 @@ from .data_dependent import DataDependentOps
 from .declared_shapes import DeclaredShapes
 from .decompositions import DECOMPOSITIONS
 from .importer import DyncGraphNodeImporter
+from .masked_updates import masked_updates_as_where
 from .rewrite import Rewrite, rewritten
 from .rewrite.decisions import active_recorder, recording_compiled_branches
 from .source import (
@@ -40,6 +41,7 @@ from .source import (
     user_frame_from_traceback,
 )
 from .sym_floats import as_tensor_arithmetic
+from .view_writes import forward_view_writes
 
 INT64_MAX = 2**63 - 1
 
@@ -253,7 +255,9 @@ def _decomposed(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgra
     known = len(shape_env.guards) if shape_env is not None else 0
     with warnings.catch_warnings():  # torch's own deprecated pytree use, not the user's
         warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
+        masked_updates_as_where(ep.graph_module)
         ep = ep.run_decompositions(DECOMPOSITIONS)
+    forward_view_writes(ep.graph_module)
     if shape_env is not None:
         _refuse_specialization(shape_env, shape_env.guards[known:])
     _importable_sym_ops(ep)
