@@ -46,7 +46,8 @@ with ir.Context() as ctx:
 # CHECK: %[[SUM:.+]] = torch.aten.add.Tensor %[[HALF]], %arg0
 # CHECK: %[[NEW:.+]] = torch.aten.where.self %[[MASK]], %[[SUM]], %arg0
 # CHECK-NOT: torch.aten.index_put
-# CHECK: return %[[NEW]]
+# CHECK: %[[OUT:.+]] = torch.aten.copy %{{.+}}, %[[NEW]]
+# CHECK: return %[[OUT]]
 
 # CHECK-LABEL: func.func @main
 # CHECK-NOT: torch.aten.nonzero
@@ -57,4 +58,5 @@ with ir.Context() as ctx:
 # CHECK: %[[NEW:.+]] = torch.aten.where.self %{{.+}}, %{{.+}}, %[[HEAD]]
 # CHECK-NOT: torch.aten.slice_scatter
 # CHECK-NOT: %[[SORTED]]
-# CHECK: return %[[NEW]]
+# CHECK: %[[OUT:.+]] = torch.aten.copy %[[HEAD]], %[[NEW]]
+# CHECK: return %[[OUT]]

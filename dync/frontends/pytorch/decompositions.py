@@ -363,8 +363,10 @@ def _nonzero(x):
     flat = x.reshape(-1) != 0
     n = flat.shape[0]
     positions = torch.arange(n, device=x.device)
-    ranks = torch.cumsum(flat, 0) - 1
-    # The false positions add up in the last slot, which only a full mask (no false) reads.
+    # Clamped (a no-op on the true positions) so that `dync-check-indices` sees the scatter's
+    # index in range: the false positions add up in the last slot, which only a full mask (no
+    # false) reads.
+    ranks = torch.clamp(torch.cumsum(flat, 0) - 1, 0, n - 1)
     slots = torch.where(flat, ranks, n - 1)
     first = torch.ops.aten.index_put.default(torch.zeros_like(positions), [slots], positions, True)
     count = flat.sum().item()

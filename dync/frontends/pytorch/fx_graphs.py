@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import torch
-from torch.fx.experimental.symbolic_shapes import statically_known_true
 
 
 def rewrite_each_graph(graph_module: torch.fx.GraphModule,
@@ -30,7 +29,14 @@ def tensor_meta(node) -> torch.Tensor | None:
 
 
 def same_shape(a, b) -> bool:
-    """Whether two shapes are equal for every value of their symbols (None: unknown)."""
-    if a is None or b is None:
+    """Whether two shapes are written alike: the same ints and the same expressions of the
+    same symbols (None: unknown). Not sizes merely known equal: a value with unbacked sizes
+    replaced by one of other symbols gets two bindings that disagree (a `while` after
+    branches of two sizes)."""
+    if a is None or b is None or len(a) != len(b):
         return False
-    return len(a) == len(b) and all(statically_known_true(p == q) for p, q in zip(a, b, strict=True))
+    return all(_expr(p) == _expr(q) for p, q in zip(a, b, strict=True))
+
+
+def _expr(size):
+    return size.node.expr if isinstance(size, torch.SymInt) else size

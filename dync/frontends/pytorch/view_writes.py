@@ -3,15 +3,16 @@
 Functionalization turns a write into a view (`y = x.sort()[0][:, :k]; y[mask] = v`, in
 PointNet++'s ball query) into a `slice_scatter` of the new view into its base and a `slice`
 reading the view back, and a whole-tensor write (`x[:] = y`, or the outer view of a nested
-one) into a `slice_scatter` over the full range or a `copy`. The base then stays alive in
+one) into a `slice_scatter` over the full range. The base then stays alive in
 full even when only the view is read afterwards: here a sort of every element where the first
 k were wanted (`dync-pack-sort-keys` takes a sort read only through its first k in k rounds).
 This forwards
 - `slice(x, d, 0, end, 1)` of all of `x` (`x[:, :k]` slices dim 0 too) to `x`,
 - `slice(slice_scatter(base, src, d, s, e, t), d, s, e, t)` to `src`,
 - `slice_scatter(base, src, d, 0, end, 1)` with `src` of `base`'s shape to `src`,
-- `copy(x, y)` with `y` of `x`'s shape and dtype to `y`,
-and drops what is left unused.
+and drops what is left unused. A `copy` stays: one into `empty_strided` gives a value the
+layout and the fresh sizes a loop carries (binding it where its source is bound made two
+bindings of one value disagree).
 """
 
 from __future__ import annotations
@@ -57,10 +58,6 @@ def _forwarded(node: torch.fx.Node) -> torch.fx.Node | None:
         if start == 0 and step == 1 and isinstance(end, int) and end >= _INT64_MAX and same_shape(
                 _shape(node.args[0]), _shape(node.args[1])):
             return node.args[1]
-    elif node.target is _aten.copy.default and not node.kwargs:
-        x, y = node.args[:2]
-        if same_shape(_shape(x), _shape(y)) and _val(x).dtype == _val(y).dtype:
-            return y
     return None
 
 
