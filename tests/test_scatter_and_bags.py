@@ -13,7 +13,8 @@ NODES, EDGES = Dim("nodes", min=2, max=100_000), Dim("edges", min=1, max=1_000_0
 
 
 class MessagePassing(nn.Module):
-    """A GCN layer as PyG writes it out: degrees by a scatter-add of ones, messages gathered
+    """A GCN layer as PyG writes it out: degrees by a scatter-add (or `index_add_`) of ones,
+    messages gathered
     along the edges, summed (and averaged) into their targets by `index.expand_as(src)`; a
     max scatter (a dynamic size of them failed to compile in IREE at any width)."""
 
@@ -37,7 +38,9 @@ class MessagePassing(nn.Module):
         weight = (score - peak[col]).exp()
         total = torch.zeros(x.shape[0], 4).index_add(0, col, weight)
         low = x[:, 0].scatter_reduce(0, col, x[row, 0], "amin", include_self=True)
-        return summed, mean, only, peak, weight / total[col], low
+        # the degrees as an `index_add_` of ones (IREE held the ones on the stack: 4 MB)
+        counted = torch.zeros(x.shape[0]).index_add_(0, row, torch.ones(row.shape[0]))
+        return summed, mean, only, peak, weight / total[col], low, counted
 
 
 def _graph(nodes: int, edges: int, seed: int):

@@ -10,8 +10,10 @@ Writes: for each write, a copy of its fill (and of the ops between) of its own, 
 the write, whose value (0 or 1 made explicit: `zeros` becomes `full`, `zeros_like` becomes
 `full_like`, `new_zeros` becomes `new_full`) is read through a `util.optimization_barrier` of
 its own (between `torch_c` casts); an arange copy gets a barrier's 0 added. A fill written
-twice becomes two fills. Originals no one reads any more are erased. Values, dtypes and
-shapes are unchanged.
+twice becomes two fills. Originals no one reads any more are erased. A fill of dynamic shape
+(or an arange, through such ops) that is a scatter's updates (`index_put`'s values,
+`scatter_add`'s source) is read by the scatter through a `util.optimization_barrier` of the
+tensor. Values, dtypes and shapes are unchanged.
 
 Why: IREE 3.13 merges two fills (or aranges) of the same shape into one when it cannot make
 them constants, which it does not for dynamic shapes, and then writes both tensors' in-place
@@ -25,7 +27,10 @@ are constants, which copy-on-write copies correctly, and are left alone; so are 
 writes into: those cannot be merged into trouble, and a barrier'd fill feeding a `cat` of a
 list left by a loop made IREE fail at run time ("indirect buffer reference slot 0 is out of
 range", fuzz seed 101). No paper section: a workaround at the boundary to IREE, like
-`dync-pack-sort-keys` for the sorts' index iotas.
+`dync-pack-sort-keys` for the sorts' index iotas. The updates: IREE 3.13 fuses a fill into
+the scatter's dispatch and holds it on the stack at its dim's upper bound, "exceeded stack
+allocation limit" (a GCN's degrees, `zeros(n).index_add_(0, dst, ones(E))` with E up to
+100000: 400000 bytes); behind the barrier the fill is a dispatch of its own.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from ..dialects.torch_ops import (
     int_constant,
     owner,
     scalar_through_barrier,
+    through_barrier,
     users,
 )
 from ..dialects.walk import functions, nested_ops
@@ -62,6 +68,10 @@ _FILLS = {
 }
 _ARANGES = ("torch.aten.arange", "torch.aten.arange.start", "torch.aten.arange.start_step")
 _REACH = 8  # ops between a fill and the write into it
+# scatters IREE lowers to `iree_linalg_ext.scatter` -> the operand holding the updates
+_UPDATES = {"torch.aten.index_put": 2, "torch.aten.index_put.hacked_twin": 2,
+            "torch.aten._index_put_impl": 2, "torch.aten.scatter.src": 3,
+            "torch.aten.scatter_add": 3, "torch.aten.scatter_reduce.two": 3}
 
 
 class DistinctFills(Pass):
@@ -86,6 +96,12 @@ class DistinctFills(Pass):
                 continue  # static: IREE makes it a constant
             write.operands[0] = _private_copy(chain, ir.InsertionPoint(write))
             replaced += [op for op in reversed(chain) if op not in replaced]
+        for write in [op for op in nested_ops(func) if op.name in _UPDATES]:
+            updates = write.operands[_UPDATES[write.name]]
+            dims = type_dims(updates.type) if is_tensor(updates.type) else None
+            if dims is not None and None in dims and owner(updates) is not None:
+                write.operands[_UPDATES[write.name]] = through_barrier(
+                    updates, ir.InsertionPoint(write), write.location)
         while dead := [op for op in replaced if not users(op.results[0])]:
             for op in dead:  # those no one reads any more, the last of a chain first
                 replaced.remove(op)

@@ -95,3 +95,32 @@ func.func @boolean(%ids: !torch.vtensor<[?],si64>, %mask: !torch.vtensor<[?],i1>
   %0 = torch.aten.slice_scatter %k, %mask, %int0, %int1, %end, %int1 : !torch.vtensor<[?],i1>, !torch.vtensor<[?],i1>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[?],i1>
   return %0 : !torch.vtensor<[?],i1>
 }
+
+// -----
+
+// A scatter's updates of a dynamic shape (a GCN's degree count, `index_add_` of `ones(E)`)
+// are read through a barrier of the tensor: fused into the scatter's dispatch, IREE held
+// them on the stack at E's upper bound. Static updates are left alone.
+// CHECK-LABEL: func.func @updates
+// CHECK:         %[[ONES:.*]] = torch.aten.ones %{{.*}} -> !torch.vtensor<[?],f32>
+// CHECK:         %[[IN:.*]] = torch_c.to_builtin_tensor %[[ONES]]
+// CHECK-NEXT:    %[[BAR:.*]] = util.optimization_barrier %[[IN]] : tensor<?xf32>
+// CHECK:         %[[TIED:.*]] = flow.tensor.tie_shape %[[BAR]]
+// CHECK-NEXT:    %[[UPD:.*]] = torch_c.from_builtin_tensor %[[TIED]]
+// CHECK:         torch.aten.index_put %{{.*}}, %{{.*}}, %[[UPD]], %true
+// CHECK:         torch.aten.index_put %{{.*}}, %{{.*}}, %arg2, %true
+// CHECK-NOT:     util.optimization_barrier
+// CHECK:         return
+func.func @updates(%table: !torch.vtensor<[8],f32>, %dst: !torch.vtensor<[?],si64>, %static: !torch.vtensor<[3],f32>, %idx3: !torch.vtensor<[3],si64>) -> (!torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>) {
+  %int0 = torch.constant.int 0
+  %none = torch.constant.none
+  %true = torch.constant.bool true
+  %n = torch.aten.size.int %dst, %int0 : !torch.vtensor<[?],si64>, !torch.int -> !torch.int
+  %shape = torch.prim.ListConstruct %n : (!torch.int) -> !torch.list<int>
+  %ones = torch.aten.ones %shape, %none, %none, %none, %none : !torch.list<int>, !torch.none, !torch.none, !torch.none, !torch.none -> !torch.vtensor<[?],f32>
+  %indices = torch.prim.ListConstruct %dst : (!torch.vtensor<[?],si64>) -> !torch.list<optional<vtensor>>
+  %0 = torch.aten.index_put %table, %indices, %ones, %true : !torch.vtensor<[8],f32>, !torch.list<optional<vtensor>>, !torch.vtensor<[?],f32>, !torch.bool -> !torch.vtensor<[8],f32>
+  %indices3 = torch.prim.ListConstruct %idx3 : (!torch.vtensor<[3],si64>) -> !torch.list<optional<vtensor>>
+  %1 = torch.aten.index_put %table, %indices3, %static, %true : !torch.vtensor<[8],f32>, !torch.list<optional<vtensor>>, !torch.vtensor<[3],f32>, !torch.bool -> !torch.vtensor<[8],f32>
+  return %0, %1 : !torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>
+}
