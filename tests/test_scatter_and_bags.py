@@ -14,9 +14,9 @@ NODES, EDGES = Dim("nodes", min=2, max=100_000), Dim("edges", min=1, max=1_000_0
 
 class MessagePassing(nn.Module):
     """A GCN layer as PyG writes it out: degrees by a scatter-add (or `index_add_`) of ones,
-    messages gathered
-    along the edges, summed (and averaged) into their targets by `index.expand_as(src)`; a
-    max scatter (a dynamic size of them failed to compile in IREE at any width)."""
+    messages gathered along the edges, summed (and averaged) into their targets by
+    `index.expand_as(src)`; a max scatter (a dynamic size of them failed to compile in IREE
+    at any width)."""
 
     def __init__(self):
         super().__init__()
