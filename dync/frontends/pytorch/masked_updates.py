@@ -11,7 +11,8 @@ exported graph, before the decompositions.
 It applies when every gather has the mask as its only index, gathers from a tensor of x's
 shape, and the mask has the shape of x's leading dims (what eager requires of the mask). The
 element-wise ops between the gathers and the update are computed on every element, so only
-those that cannot fail on the elements the mask drops are taken: no integer division.
+those that cannot fail on the elements the mask drops are taken (no integer division), none
+that writes its operand and none that draws random numbers.
 """
 
 from __future__ import annotations
@@ -109,7 +110,11 @@ def _safe_pointwise(node: torch.fx.Node) -> bool:
     target = node.target
     if node.op != "call_function" or not isinstance(target, torch._ops.OpOverload):
         return False
-    if torch.Tag.pointwise not in target.tags or target.is_view:
+    # Computed on every element: no op that writes its operand (it would write into the
+    # tensor gathered from) or draws random numbers (eager draws one per selected element).
+    if torch.Tag.pointwise not in target.tags or target.is_view or target._schema.is_mutable:
+        return False
+    if torch.Tag.nondeterministic_seeded in target.tags:
         return False
     name = target.overloadpacket.__name__
     integral = not _val(node).dtype.is_floating_point and not _val(node).dtype.is_complex
