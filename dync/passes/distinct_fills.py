@@ -10,10 +10,10 @@ Writes: for each write, a copy of its fill (and of the ops between) of its own, 
 the write, whose value (0 or 1 made explicit: `zeros` becomes `full`, `zeros_like` becomes
 `full_like`, `new_zeros` becomes `new_full`) is read through a `util.optimization_barrier` of
 its own (between `torch_c` casts); an arange copy gets a barrier's 0 added. A fill written
-twice becomes two fills. Originals no one reads any more are erased. A fill of dynamic shape
-(or an arange, through such ops) that is a scatter's updates (`index_put`'s values,
-`scatter_add`'s source) is read by the scatter through a `util.optimization_barrier` of the
-tensor. Values, dtypes and shapes are unchanged.
+twice becomes two fills. Originals no one reads any more are erased. A scatter's updates
+(`index_put`'s values, `scatter_add`'s source) of a dynamic shape, a fill or whatever op makes
+them (not a function argument), are read by the scatter through a `util.optimization_barrier`
+of the tensor. Values, dtypes and shapes are unchanged.
 
 Why: IREE 3.13 merges two fills (or aranges) of the same shape into one when it cannot make
 them constants, which it does not for dynamic shapes, and then writes both tensors' in-place
@@ -30,7 +30,8 @@ range", fuzz seed 101). No paper section: a workaround at the boundary to IREE, 
 `dync-pack-sort-keys` for the sorts' index iotas. The updates: IREE 3.13 fuses a fill into
 the scatter's dispatch and holds it on the stack at its dim's upper bound, "exceeded stack
 allocation limit" (a GCN's degrees, `zeros(n).index_add_(0, dst, ones(E))` with E up to
-100000: 400000 bytes); behind the barrier the fill is a dispatch of its own.
+100000: 400000 bytes), and fused gathers (a GCN's messages, `h[src] * norm`) gave "unbounded
+stack allocations"; behind the barrier the updates are a dispatch of their own.
 """
 
 from __future__ import annotations

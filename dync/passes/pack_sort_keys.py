@@ -275,7 +275,7 @@ class _Rounds:
     `x`'s shape, each a dispatch of its own."""
 
     def __init__(self, b: TorchBuilder, x: ir.Value, dim: int, descending: bool):
-        self.b, self.dim = b, dim
+        self.b = b
         dims = list(type_dims(x.type))
         self.full, self.flags = vtensor_of(dims, "si64"), vtensor_of(dims, "i1")
         self.one = vtensor_of([1 if i == dim else d for i, d in enumerate(dims)], "si64")
@@ -317,10 +317,7 @@ def _top_positions(b: TorchBuilder, order: ir.Value, x: ir.Value, dim: int, desc
         for _ in range(k):
             left = keys if not picks else r.where(r.compare(after, keys, picks[-1]), keys, hidden)
             picks.append(r.reduce(r.best, left))
-        dims = list(type_dims(x.type))
-        dims[dim] = k
-        return _index_of(b, b("torch.aten.cat", vtensor_of(dims, "si64"), b.tensors(picks),
-                              b.int(dim)), descending)
+        return _index_of(b, _along(b, picks, x, dim), descending)
     positions = _positions(b, x, dim, descending=False)
     last = b("torch.aten.sub.int", ir.Type.parse("!torch.int"), b.size(x, dim), b.int(1))
     order = r.fenced(order)
@@ -339,8 +336,13 @@ def _top_positions(b: TorchBuilder, order: ir.Value, x: ir.Value, dim: int, desc
         hit = r.compare("torch.aten.eq.Tensor", positions, pick)
         taken = hit if taken is None else b("torch.aten.logical_or", r.flags, taken, hit)
         picks.append(pick)
+    return _along(b, picks, x, dim)
+
+
+def _along(b: TorchBuilder, picks: list[ir.Value], x: ir.Value, dim: int) -> ir.Value:
+    """The rounds' picks (each 1 long along `dim`) concatenated along `dim`."""
     dims = list(type_dims(x.type))
-    dims[dim] = k
+    dims[dim] = len(picks)
     return b("torch.aten.cat", vtensor_of(dims, "si64"), b.tensors(picks), b.int(dim))
 
 

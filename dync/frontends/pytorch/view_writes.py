@@ -24,6 +24,7 @@ from .fx_graphs import tensor_meta as _val
 
 _aten = torch.ops.aten
 _INT64_MAX = 2**63 - 1
+_WHOLE = (0, _INT64_MAX, 1)  # a slice's (start, end, step) over the whole dim
 
 
 def forward_view_writes(graph_module: torch.fx.GraphModule) -> None:
@@ -47,16 +48,14 @@ def _forwarded(node: torch.fx.Node) -> torch.fx.Node | None:
         return None
     if node.target is _aten.slice.Tensor:
         written = node.args[0]
-        if _range(node, 1)[1:] == (0, _INT64_MAX, 1) and same_shape(_shape(node), _shape(written)):
+        if _range(node, 1)[1:] == _WHOLE and same_shape(_shape(node), _shape(written)):
             return written
         if (isinstance(written, torch.fx.Node) and written.target is _aten.slice_scatter.default
                 and _range(written, 2) == _range(node, 1)
                 and same_shape(_shape(node), _shape(written.args[1]))):
             return written.args[1]
     elif node.target is _aten.slice_scatter.default:
-        dim, start, end, step = _range(node, 2)
-        if start == 0 and step == 1 and isinstance(end, int) and end >= _INT64_MAX and same_shape(
-                _shape(node.args[0]), _shape(node.args[1])):
+        if _range(node, 2)[1:] == _WHOLE and same_shape(_shape(node.args[0]), _shape(node.args[1])):
             return node.args[1]
     return None
 
