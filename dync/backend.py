@@ -6,8 +6,8 @@ the session refuses because they are process-wide LLVM options (the CPU targets'
 ``--iree-llvmcpu-number-of-threads``, or any such flag in `extra_flags`) are set in a worker
 process instead (`iree_worker.py`), which compiles the module's assembly there: IREE parses
 process-wide options once per process, so dync never sets them in its caller's. Either way the
-compile stops at IREE's ``vm`` phase for a workaround of an IREE VM bug (`iree_vm_refs`), then
-serializes.
+compile stops after IREE's ``flow`` and ``vm`` phases to mend the module for two IREE bugs
+(`iree_mends`), then serializes.
 
 When IREE fails, or its worker crashes (ends by a signal), the module and its `iree-compile`
 flags are saved for a bug report in one private folder, `crash_directory()`, which the
@@ -38,7 +38,7 @@ from .dialects.dync_ir import module_flags, read_copied_padding
 from .dialects.symbolic import element_type
 from .dialects.walk import exported, functions
 from .errors import CompilationError, FlagError
-from .iree_vm_refs import execute_through_vm
+from .iree_mends import execute_through_vm
 from .runtime.manifest import TRANSFORM_SPEC
 from .targets import Target
 

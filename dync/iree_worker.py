@@ -8,7 +8,7 @@ SPEC.json``, where the spec names the process-wide flags, the session flags, the
 assembly) and the output. It writes the vmfb to the output and, to ``SPEC.json.result``,
 ``{"ok": bool, "diagnostics": [str]}``; an unknown process-wide flag ends it with LLVM's
 message on stderr. Run by path, it imports iree.compiler and, of dync, only its sibling
-`iree_vm_refs` (which imports nothing of dync; nor does either import torch).
+`iree_mends` (which imports nothing of dync; nor does either import torch).
 
 Test hook: with ``DYNC_TEST_WORKER_SIGNAL=SIGSEGV`` (or another signal's name) in its
 environment, the worker kills itself with that signal just before compiling, as a crash in
@@ -25,7 +25,7 @@ import sys
 
 from iree.compiler import ir
 from iree.compiler.api import Output, Session, Source, ctypes_dl
-from iree_vm_refs import execute_through_vm
+from iree_mends import execute_through_vm
 
 
 def main(spec_path: str) -> None:

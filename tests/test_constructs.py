@@ -490,7 +490,7 @@ class PonderOverSteps(nn.Module):
 class EarlyReturnInNestedBranch(nn.Module):
     """An early return from a branch nested in another, after a selection that picks no row
     for negative inputs: the inner branch's two results share one IREE allocation, which the
-    VM passes twice on one edge (an IREE bug, `dync/iree_vm_refs.py`; fuzz seed 664)."""
+    VM passes twice on one edge (an IREE bug, `dync/iree_mends.py`; fuzz seed 664)."""
 
     def __init__(self):
         super().__init__()
@@ -1000,6 +1000,26 @@ class FarthestPointSampling(nn.Module):
         return centroids.float() + distance.sum(dim=1, keepdim=True)
 
 
+class EdgeFeatures(nn.Module):
+    """DGCNN's edge features as its code writes them: each point's k nearest neighbours by
+    `topk`, gathered through flat indices, then `torch.cat((feature - x, x), dim=3)` with `x`
+    the point repeated k times. Each half of the cat is a copy into a slice whose workload
+    names the batch and the point count twice; IREE 3.13 renumbered the repeats wrong and
+    left the points past 64 unwritten (`dync/iree_mends.py`)."""
+
+    def forward(self, xyz):
+        B, N, C = xyz.shape
+        k = 3
+        x = xyz.transpose(2, 1)
+        inner = -2 * torch.matmul(x.transpose(2, 1), x)
+        xx = torch.sum(x ** 2, dim=1, keepdim=True)
+        idx = (-xx - inner - xx.transpose(2, 1)).topk(k=k, dim=-1)[1]
+        idx = (idx + torch.arange(0, B).view(-1, 1, 1) * N).view(-1)
+        feature = xyz.reshape(B * N, -1)[idx, :].view(B, N, k, C)
+        x = xyz.view(B, N, 1, C).repeat(1, 1, k, 1)
+        return torch.cat((feature - x, x), dim=3)
+
+
 class BallQuery(nn.Module):
     """PointNet++'s ball query as its PyTorch port writes it: the points outside the radius
     set to N, a sort of which only the first `nsample` are read, then those past the radius
@@ -1109,6 +1129,7 @@ CONSTRUCTS = {
     "point-wise Conv1d over a dynamic number of points": (PointwiseConv1dOverPoints, POINTS, True),
     "farthest point sampling": (FarthestPointSampling, POINTS, True),
     "ball query": (BallQuery, POINTS, True),
+    "edge features of k nearest neighbours (DGCNN)": (EdgeFeatures, POINTS, True),
     "masked update of values computed from the same mask":
         (MaskedUpdateOfComputedValues, VECTOR, True),
     "attention over a dynamic batch and length": (AttentionOverBatchAndLength, SEQUENCES, True),

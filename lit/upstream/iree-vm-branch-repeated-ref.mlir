@@ -1,4 +1,4 @@
-// An IREE 3.13 VM bug dync works around (dync/iree_vm_refs.py), pinned so that an upgrade that
+// An IREE 3.13 VM bug dync works around (dync/iree_mends.py), pinned so that an upgrade that
 // fixes it shows up here (upstream: iree-org/iree#24753, fix under review in #24781).
 // Reduced from a generated program (benchmarks fuzz, seed 664) as dync compiles it:
 //     if h.abs().mean() > 0.2:
@@ -12,11 +12,11 @@
 // bytecode register allocator coalesces one block argument with the operand and moves into
 // the other, which clears the first: the result arrives null and hal.buffer_view.create fails.
 // Giving each repeated ref operand a copy of its own at the vm phase (python -m
-// dync.iree_vm_refs) makes the module run, with lin(-1) in every row.
+// dync.iree_mends) makes the module run, with lin(-1) in every row.
 // RUN: iree-compile %s --iree-input-type=torch --iree-hal-target-device=local --iree-hal-local-target-device-backends=llvm-cpu --iree-llvmcpu-target-cpu=generic -o %t.vmfb
 // RUN: not iree-run-module --module=%t.vmfb --device=local-sync --function=main --input="4x8xf32=-1" 2>&1 | FileCheck %s --check-prefix=BUG
 // RUN: iree-compile %s --iree-input-type=torch --iree-hal-target-device=local --iree-hal-local-target-device-backends=llvm-cpu --iree-llvmcpu-target-cpu=generic --compile-to=vm -o %t.vm.mlir
-// RUN: %PYTHON -m dync.iree_vm_refs < %t.vm.mlir | iree-compile - --compile-from=vm --iree-hal-target-device=local --iree-hal-local-target-device-backends=llvm-cpu -o %t.mended.vmfb
+// RUN: %PYTHON -m dync.iree_mends vm < %t.vm.mlir | iree-compile - --compile-from=vm --iree-hal-target-device=local --iree-hal-local-target-device-backends=llvm-cpu -o %t.mended.vmfb
 // RUN: iree-run-module --module=%t.mended.vmfb --device=local-sync --function=main --input="4x8xf32=-1" | FileCheck %s
 // BUG: ref is null; while invoking native function hal.buffer_view.create
 // CHECK: result[0]: hal.buffer_view

@@ -1,0 +1,165 @@
+"""Workarounds for two IREE 3.13 bugs, applied to the module between IREE's compile phases.
+
+**One value under two workload ordinals** (``flow`` phase). When a dispatch's workload lists one
+value twice (a copy into a slice, a `cat`, a `pad` or a `slice_scatter` whose two dynamic dims
+are the same symbols in source and destination: ``[b, n, b, n]``), IREE's
+``iree-stream-fold-uniform-operands`` drops the repeats and renumbers the workload ordinals in
+the executable, but gives every dropped ordinal the new number 0 instead of its survivor's: the
+`n` of ``[b, n, b, n]`` is read as `b`, the workgroup count covers `b` tiles of `n`, and the
+rest of the result is never written (zeros, or garbage in a reused buffer). DGCNN's edge
+features, ``torch.cat((feature - x, x), dim=3)`` over a dynamic batch and point count, came out
+wrong past 64 points. Pinned in ``lit/upstream/iree-fold-uniform-workload-ordinals.mlir``.
+The workaround: compile to the ``flow`` phase and pass each repeat of a dispatch's workload
+through a `util.optimization_barrier` of its own. The values then differ, IREE folds none of
+them, and every ordinal keeps its number; the cost is one more push constant per repeat.
+
+**One ref passed twice on one branch edge** (``vm`` phase). When two results of a region share
+one allocation (IREE packs a region's results into one buffer), the VM module passes the same
+`!vm.ref` twice to one successor block: ``vm.br ^bb(%buf, %off0, %buf, %off1)``. The bytecode
+register allocator may coalesce one of the two block arguments with the operand's register
+and mark the other remap a MOVE, which clears that register: one of the two block arguments
+arrives null, and the first use of it fails with ``ref is null`` (in
+``hal.buffer_view.create`` when it is a result), on some paths only. Upstream:
+iree-org/iree#24753, fix under review in iree-org/iree#24781; pinned in
+``lit/upstream/iree-vm-branch-repeated-ref.mlir``. The workaround: compile to IREE's ``vm``
+phase, give every repeated ref operand of a branch a value of its own (``vm.select.ref %true,
+%v, %v``, a retained copy that no later pass folds: the ``vm`` phase is the last before
+serialization), and serialize from there. With distinct values the register allocator cannot
+alias a MOVE source with another argument.
+
+This module imports iree.compiler and nothing of dync: `iree_worker.py`, run by path, uses it
+too. Run as a script, ``python -m dync.iree_mends flow|vm``, it reads that phase's IR (text)
+on stdin and writes the mended IR to stdout, for the lit tests.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+
+from iree.compiler import ir
+from iree.compiler.api import Session, ctypes_dl
+
+_BRANCHES = ("vm.br", "vm.cond_br", "vm.br_table")
+
+
+def set_phases(invocation, compile_from: str | None = None, compile_to: str | None = None) -> None:
+    """Set an invocation's first and last pipeline phase (IREE's C API has them; the Python
+    `Invocation` does not wrap them)."""
+    dylib = ctypes_dl._dylib
+    for name, phase in (("ireeCompilerInvocationSetCompileFromPhase", compile_from),
+                        ("ireeCompilerInvocationSetCompileToPhase", compile_to)):
+        if phase is None:
+            continue
+        function = getattr(dylib, name)
+        function.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+        function.restype = None
+        function(invocation._inv_p, phase.encode())
+
+
+def execute_through_vm(session: Session, invocation):
+    """Run `invocation` (its input parsed or imported) to the ``vm`` phase, with the mends of
+    the module docstring at the end of the ``flow`` and ``vm`` phases, and run its
+    serialization in a last invocation of `session`; returns that invocation, to write the
+    vmfb from and close (None where a phase failed). The caller closes `invocation`."""
+    set_phases(invocation, compile_to="flow")
+    if not invocation.execute():
+        return None
+    module = invocation.export_module()  # each later invocation borrows it and works in place
+    distinct_workloads(module)
+    to_vm = session.invocation()
+    try:
+        to_vm.import_module(module)
+        set_phases(to_vm, compile_from="flow", compile_to="vm")
+        if not to_vm.execute():
+            return None
+    finally:
+        to_vm.close()
+    copy_repeated_branch_refs(module)
+    serialize = session.invocation()
+    serialize.import_module(module)
+    set_phases(serialize, compile_from="vm")
+    if not serialize.execute():
+        serialize.close()
+        return None
+    return serialize
+
+
+def _nested(op: ir.Operation):
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                yield inner.operation
+                yield from _nested(inner.operation)
+
+
+def distinct_workloads(module: ir.Operation) -> int:
+    """Pass each repeat of a value in a `flow.dispatch`'s workload through a
+    `util.optimization_barrier` of its own; returns how many were."""
+    dispatches = [op for op in _nested(module) if op.name == "flow.dispatch"]
+    repeats = 0
+    for dispatch in dispatches:
+        count = list(dispatch.attributes["operandSegmentSizes"])[0]
+        seen: set = set()
+        for index in range(count):
+            value = dispatch.operands[index]
+            if value not in seen:
+                seen.add(value)
+                continue
+            with ir.InsertionPoint(dispatch), dispatch.location:
+                barrier = ir.Operation.create("util.optimization_barrier",
+                                              results=[value.type], operands=[value])
+            dispatch.operands[index] = barrier.result
+            repeats += 1
+    return repeats
+
+
+def copy_repeated_branch_refs(module: ir.Operation) -> int:
+    """Give each ref operand a branch passes more than once a copy of its own; returns how
+    many copies were made."""
+    branches: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> None:
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.operations:
+                    if inner.name in _BRANCHES:
+                        branches.append(inner.operation)
+                    visit(inner.operation)
+
+    visit(module)
+    copies = 0
+    for branch in branches:
+        seen: set = set()
+        for index, operand in enumerate(branch.operands):
+            if not str(operand.type).startswith("!vm.ref"):
+                continue
+            if operand not in seen:
+                seen.add(operand)
+                continue
+            with ir.InsertionPoint(branch), branch.location:
+                true = ir.Operation.create(
+                    "vm.const.i32", results=[ir.IntegerType.get_signless(32)],
+                    attributes={"value": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 1)})
+                copy = ir.Operation.create("vm.select.ref", results=[operand.type],
+                                           operands=[true.result, operand, operand])
+            branch.operands[index] = copy.result
+            copies += 1
+    return copies
+
+
+_MENDS = {"flow": distinct_workloads, "vm": copy_repeated_branch_refs}
+
+
+def main() -> None:
+    mend = _MENDS[sys.argv[1]]
+    session = Session()  # its context knows IREE's dialects
+    with session.context:
+        module = ir.Module.parse(sys.stdin.read())
+        mend(module.operation)
+        sys.stdout.write(str(module))
+    session.close()
+
+
+if __name__ == "__main__":
+    main()
