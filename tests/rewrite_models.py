@@ -133,6 +133,26 @@ class DecodeUntilEnd(nn.Module):
         return torch.cat(decoded)
 
 
+class DecodeOverAConstantRange(nn.Module):
+    """Decoding for a constant `steps` (a Python int) with `break` on an end token, the
+    states summed."""
+
+    def __init__(self, steps: int):
+        super().__init__()
+        self.cell = nn.GRUCell(8, 8)
+        self.out = nn.Linear(8, 5)
+        self.steps = steps
+
+    def forward(self, h):
+        total = torch.zeros_like(h)
+        for _ in range(self.steps):
+            h = self.cell(torch.tanh(h), h)
+            total = total + h
+            if self.out(h).argmax(-1)[0].item() == 0:
+                break
+        return total
+
+
 class DecodeIntoTensor(DecodeUntilEnd):
     """DecodeUntilEnd's loop keeping the tokens in a tensor grown by `torch.cat`, the whole
     prefix read at each step, as the PyTorch translation tutorial's greedy decoder does."""

@@ -1056,6 +1056,70 @@ class MaskedUpdateOfComputedValues(nn.Module):
         return h + counts
 
 
+def _gated(x, scale):
+    """A module-level helper with a data-dependent branch (research code keeps much of a
+    model in such helpers: PointNet++'s sampling, DGCNN's `knn`)."""
+    if x.mean() > 0:
+        return x * scale
+    return x - scale
+
+
+class BranchInAHelperFunction(nn.Module):
+    """`forward` (itself without control flow) calls a free function that branches on data."""
+
+    def forward(self, x):
+        return _gated(x, 2.0) + 1
+
+
+class GreedyDecoderOverAConstantRange(nn.Module):
+    """A greedy decoder over at most 100 steps, `for _ in range(self.max_len)` with a `break`
+    on an end token: a `while_loop` (unrolled, it was a 100-deep chain of branches that ran
+    in host mode, 70 s to compile and slower than eager)."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.GRUCell(8, 8)
+        self.embed = nn.Embedding(4, 8)
+        self.out = nn.Linear(8, 4)
+        self.max_len = 100
+
+    def forward(self, h):
+        token = torch.zeros(h.shape[0], dtype=torch.long)
+        steps = torch.zeros(h.shape[0])
+        for _ in range(self.max_len):
+            h = self.cell(self.embed(token), h)
+            token = self.out(h).argmax(dim=1)
+            steps = steps + token
+            if token[0].item() == 1:
+                break
+        return h + steps.unsqueeze(1)
+
+
+class LongLoopWritingInPlace(nn.Module):
+    """A loop over a constant 80 steps whose body updates a tensor through a boolean mask in
+    place (farthest point sampling's `distance[mask] = dist[mask]`): no `while_loop` can
+    carry that, so the loop is unrolled, as it runs."""
+
+    def forward(self, x):
+        best = torch.full(x.shape, 10.0).to(x.device)
+        for i in range(80):
+            d = (x - i / 80.0).abs()
+            mask = d < best
+            best[mask] = d[mask]
+        return best
+
+
+class BatchFromARatioOfSizes(nn.Module):
+    """Swin's `window_reverse` recovers the batch from the windows' count as
+    `int(windows.shape[0] / (H * W / window_size / window_size))`: a ratio of sizes, rounded."""
+
+    def forward(self, x):
+        B, L, C = x.shape
+        rows = x.reshape(-1, C)
+        batch = int(rows.shape[0] / (L * C / C))
+        return rows.view(batch, L, C).sum(1)
+
+
 VECTOR = ((4, 8), {0: ("batch", 2, 64)})
 IMAGE = ((2, 3, 16, 16), {0: ("batch", 2, 16), 2: ("h", 8, 64), 3: ("w", 8, 64)})
 BATCH_OF_IMAGES = ((2, 3, 16, 16), {0: ("batch", 2, 16)})
@@ -1140,6 +1204,11 @@ CONSTRUCTS = {
     "padding to a multiple computed with % of a size": (PadToAMultipleOfASize, SEQUENCES, True),
     "attention over long sequences of a dynamic batch":
         (AttentionOverLongSequences, LONG_SEQUENCES, True),
+    "data-dependent branch in a module-level helper": (BranchInAHelperFunction, VECTOR, True),
+    "greedy decoder over a constant 100 steps with break":
+        (GreedyDecoderOverAConstantRange, VECTOR, True),
+    "long constant loop writing through a mask in place": (LongLoopWritingInPlace, VECTOR, True),
+    "int() of a ratio of sizes (Swin's window_reverse)": (BatchFromARatioOfSizes, SEQUENCES, True),
 }
 
 

@@ -146,6 +146,21 @@ def test_decoding_over_a_symbolic_range_with_a_gru_encoder():
     _check(model, compiled, inputs)
 
 
+def test_a_long_loop_over_a_constant_range_is_exported_as_a_loop():
+    """`for _ in range(self.steps)` with `break` and a constant 100 steps is one `while_loop`
+    (unrolled, it was a 100-deep chain of branches: host mode, 70 s to compile); at
+    `LONG_LOOP` steps or fewer the trace unrolls it, as before."""
+    from dync.frontends.pytorch.rewrite.runtime import LONG_LOOP
+
+    for steps, loops in ((100, 1), (LONG_LOOP, 0)):
+        model = rm.DecodeOverAConstantRange(steps).eval()
+        with torch.no_grad(), rewritten(model):
+            program = torch.export.export(model, (torch.randn(2, 8),),
+                                          dynamic_shapes=({0: BATCH},))
+        found = [n for n in program.graph.nodes if n.target is torch.ops.higher_order.while_loop]
+        assert len(found) == loops, (steps, program.graph)
+
+
 def test_decoding_into_a_growing_tensor_is_one_graph():
     """The tokens kept in a tensor that `torch.cat` grows by one each step, in a `for` over a
     symbolic range with `break`: one graph, the tensor a bounded buffer; decodes end on the

@@ -35,6 +35,7 @@ from ...errors import DyncError
 from ...keywords import Keywords, layout
 from ...signature import Signature, SymbolSpec, TensorSpec, dtype_name
 from .declared_shapes import DeclaredShapes
+from .rewrite.helpers import Helpers
 from .rewrite.transform import needs_rewrite, rewrite_function
 from .source import op_in, user_source_in
 
@@ -246,8 +247,9 @@ def resolve(root: torch.nn.Module, key: Key, rewrite: bool = False) -> Callable:
             return module.forward
         return type(module).forward.__get__(module)
     method = getattr(type(module), key[1])
-    if rewrite and needs_rewrite(method):
-        method = rewrite_function(method, owner=type(module)).function
+    helpers = Helpers(rewrite_function, needs_rewrite)
+    if rewrite and needs_rewrite(method, helpers):
+        method = rewrite_function(method, owner=type(module), helpers=helpers).function
     return method.__get__(module)
 
 

@@ -17,6 +17,7 @@ import torch
 
 from . import lifting
 from .decisions import record_branches, replay_branches
+from .helpers import Helpers
 from .lists import BoundedListMode
 from .packed import packed_sequences
 from .recurrent import looped_forward
@@ -46,6 +47,7 @@ def rewritten(model: torch.nn.Module) -> Iterator[Rewrite]:
     `forward` does); yield what was rewritten; restore them."""
     result = Rewrite()
     cache: dict[tuple[type, str], RewrittenFunction] = {}
+    helpers = Helpers(rewrite_function, needs_rewrite)
     patched: list[tuple[torch.nn.Module, str, object]] = []  # (module, name, what it had)
 
     def patch(module: torch.nn.Module, name: str, value) -> None:
@@ -85,11 +87,13 @@ def rewritten(model: torch.nn.Module) -> Iterator[Rewrite]:
                 entry = module is model and name == "forward"
                 key = (cls, name if function is methods.get(name) else function.__name__, entry)
                 if key not in cache:
-                    if not needs_rewrite(function):
+                    if not needs_rewrite(function, helpers):
                         continue
-                    cache[key] = rewrite_function(function, owner=cls, entry=entry)
+                    cache[key] = rewrite_function(function, owner=cls, entry=entry,
+                                                  helpers=helpers)
                     result.functions[f"{cls.__qualname__}.{key[1]}"] = cache[key]
                 patch(module, name, cache[key].function.__get__(module, cls))
+        result.functions.update(helpers.rewritten)
         yield result
     finally:
         packing.__exit__(None, None, None)

@@ -111,6 +111,8 @@ class _Predicates(ast.NodeTransformer):
 
     def visit_Call(self, node: ast.Call) -> ast.expr:
         self.generic_visit(node)
+        if _rounding(node):
+            node.args[0] = _exact_divisions(node.args[0])
         if isinstance(node.func, ast.Attribute) and node.func.attr == "item" and not node.args:
             return ast.copy_location(_call("item", node.func.value), node)
         if isinstance(node.func, ast.Name) and node.func.id in _CONVERSIONS and len(node.args) == 1 and not node.keywords:
@@ -138,6 +140,30 @@ class _Predicates(ast.NodeTransformer):
         self.generic_visit(node)
         node.test = _condition(node.test)
         return node
+
+
+_ROUNDINGS = {"int", "floor", "ceil"}
+
+
+def _rounding(node: ast.Call) -> bool:
+    """`int(e)`, `math.floor(e)`, `math.ceil(e)` (or `floor(e)`, `ceil(e)` imported)."""
+    func = node.func
+    name = func.id if isinstance(func, ast.Name) else func.attr if (
+        isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+        and func.value.id == "math") else None
+    return name in _ROUNDINGS and len(node.args) == 1 and not node.keywords
+
+
+def _exact_divisions(expr: ast.expr) -> ast.expr:
+    """`expr` with each `/` reached through arithmetic alone made `__dync__.exact_div`
+    (`ratios.py`)."""
+    if isinstance(expr, ast.UnaryOp):
+        expr.operand = _exact_divisions(expr.operand)
+    elif isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add | ast.Sub | ast.Mult | ast.Div):
+        expr.left, expr.right = _exact_divisions(expr.left), _exact_divisions(expr.right)
+        if isinstance(expr.op, ast.Div):
+            return ast.copy_location(_call("exact_div", expr.left, expr.right), expr)
+    return expr
 
 
 def _index_expr(index: ast.expr) -> ast.expr:

@@ -13,6 +13,7 @@ So the rewritten program runs eagerly exactly like the original, and exports who
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -44,11 +45,12 @@ from .crossing import (
     _same_shape,
     _untraced,
 )
-from .decisions import _as_int, _as_pred, _is_dynamic, _recorder, _static_decision
+from .decisions import _as_int, _as_pred, _is_dynamic, _recorder, _static_decision, _tracing
 from .growing import growth
 from .lifting import lifted as _lifted
 from .lifting import recording_usage
 from .lists import TensorList, length, new_list  # noqa: F401  (called by rewritten code)
+from .ratios import SizeRatio, exact_div  # noqa: F401  (called by rewritten code)
 from .values import data_of, getitem, setitem, tensor  # noqa: F401  (called by rewritten code)
 
 
@@ -82,6 +84,8 @@ def to_int(value: Any) -> Any:
     `_scaled_size`) where Python's `int()` would specialize it to the example's."""
     if isinstance(value, torch.SymInt):
         return value
+    if isinstance(value, SizeRatio):
+        return math.trunc(value) if value.nonnegative() else to_int(value.value())
     if isinstance(value, torch.SymFloat):
         if _scaled(value):
             return torch.sym_int(value)
@@ -382,18 +386,36 @@ def _while_loop(cond_fn, body_fn, names, values, site: str, trips: int | None = 
     return tuple(full(results, values))   # the loop's results over the values it began with
 
 
+# Trips over which a loop over a constant range is exported as a loop, not unrolled: the
+# unrolled trace of farthest point sampling's 512 samples took IREE 420 s to compile.
+LONG_LOOP = 64
+
+
 def for_range(bounds: tuple, body_fn: Callable, names: Sequence[str], values: tuple,
               site: str, stops: Sequence[str] = ()) -> tuple:
     """`for v in range(*bounds): body` where the body assigns `names`. A Python loop (unrolled
-    by tracing) unless a bound is symbolic while exporting: then a `while_loop` whose trip
+    by tracing) unless a bound is symbolic while exporting, or the range is constant and longer
+    than `LONG_LOOP` trips and its state can be carried: then a `while_loop` whose trip
     count is at most the bound's largest value. `stops` names the flags a `break` or `return`
     in the body sets (the body is guarded by them): the loop ends when one is set, and the
     `while_loop`'s body sees them False, so that what the guard covers is traced once, not as
     a `cond` (whose branches could not differ in shape: a sequence grown before `break`)."""
     values = tuple(values)
     stop_at = [names.index(f) for f in stops]
-    if not any(_is_dynamic(b) and _as_int(b) is None for b in bounds):
-        return _python_loop(range(*bounds), body_fn, values, stop_at)
+    if any(_is_dynamic(b) and _as_int(b) is None for b in bounds):
+        return _range_loop(bounds, body_fn, names, values, site, stop_at)
+    trips = range(*(_as_int(b) for b in bounds))
+    if _tracing() and len(trips) > LONG_LOOP:
+        try:
+            return _range_loop(bounds, body_fn, names, values, site, stop_at)
+        except Exception:  # noqa: BLE001
+            pass  # state a loop cannot carry: unrolled, as it runs
+    return _python_loop(trips, body_fn, values, stop_at)
+
+
+def _range_loop(bounds: tuple, body_fn: Callable, names: Sequence[str], values: tuple,
+                site: str, stop_at: list[int]) -> tuple:
+    """`for_range` as a `while_loop` over the loop index."""
     start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (*bounds, 1)[:3]
     if _as_int(step) is None or _as_int(step) <= 0:
         raise UnsupportedConstructError(

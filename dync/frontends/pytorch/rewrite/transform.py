@@ -42,7 +42,8 @@ from dataclasses import dataclass
 from ....errors import UnsupportedConstructError
 from . import liveness, runtime
 from .aliasing import fresh_names, fresh_writes
-from .predicates import _Predicates
+from .helpers import Helpers
+from .predicates import _Predicates, _rounding
 from .syntax import _assign, _call, _const, _name, _thunk
 
 RET_FLAG, RET_VALUE = "__dync_returned", "__dync_return_value"
@@ -57,12 +58,19 @@ class RewrittenFunction:
     filename: str
 
 
-def needs_rewrite(fn: Callable) -> bool:
-    """True when `fn`'s body has control flow or scalar conversions worth rewriting."""
+def needs_rewrite(fn: Callable, helpers: Helpers | None = None) -> bool:
+    """True when `fn`'s body has control flow or scalar conversions worth rewriting, or (given
+    `helpers`) it calls a helper function that has."""
     try:
         tree = _parse(fn)[0]
     except (OSError, TypeError, SyntaxError):
         return False
+    if _needs_rewrite(tree):
+        return True
+    return helpers is not None and helpers.any_needs_rewrite(tree, inspect.unwrap(fn).__globals__)
+
+
+def _needs_rewrite(tree: ast.FunctionDef) -> bool:
     for node in ast.walk(tree):
         if isinstance(node, ast.If | ast.While | ast.IfExp) or _symbolic_range(node) \
                 or _over_a_name(node):
@@ -71,9 +79,8 @@ def needs_rewrite(fn: Callable) -> bool:
             return True
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len":
             return True
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "int"
-                and node.args and isinstance(node.args[0], ast.BinOp)):
-            return True  # `int(x.shape[1] * 0.7)`: see `runtime.to_int`
+        if isinstance(node, ast.Call) and _rounding(node) and isinstance(node.args[0], ast.BinOp):
+            return True  # `int(x.shape[1] * 0.7)`, `int(n / (H * W / 49))`: `runtime.to_int`
         if isinstance(node, ast.Attribute) and node.attr == "data" and isinstance(node.ctx, ast.Load):
             return True
         if isinstance(node, ast.Subscript) and any(isinstance(n, ast.Call) for n in ast.walk(node.slice)):
@@ -81,10 +88,11 @@ def needs_rewrite(fn: Callable) -> bool:
     return False
 
 
-def rewrite_function(fn: Callable, owner: type | None = None,
-                     entry: bool = False) -> RewrittenFunction:
+def rewrite_function(fn: Callable, owner: type | None = None, entry: bool = False,
+                     helpers: Helpers | None = None) -> RewrittenFunction:
     """`entry`: `fn` is the model's own forward, whose arguments only the user's caller
-    shares (`aliasing.fresh_names`)."""
+    shares (`aliasing.fresh_names`). `helpers`: the free functions `fn` calls by name are
+    bound to their rewritten forms (`helpers.py`)."""
     func_def, filename, first_line = _parse(fn)
     where = f"{filename}:{first_line}"
     _reject_unsupported(func_def, filename, first_line)
@@ -106,6 +114,8 @@ def rewrite_function(fn: Callable, owner: type | None = None,
         namespace.update(zip(fn.__code__.co_freevars, (c.cell_contents for c in fn.__closure__), strict=True))
     namespace["__dync__"] = runtime
     namespace["__dync_class__"] = owner
+    if helpers is not None:
+        helpers.bind(func_def, namespace)
     try:
         code = compile(module, filename, "exec")
     except SyntaxError as e:
