@@ -19,6 +19,12 @@ branches as blocks of one region, the packing is done at compile time. An early-
 BERT-base, one thread, 16 tokens: 2 layers (the second inside a branch) 8.4 -> 4.6 ms (eager
 9.2).
 
+Where a matrix product (not a 1×1 convolution) has a dynamic number of rows, the flag is
+``--iree-global-opt-data-tiling``, data tiling started in global optimization instead of
+dispatch creation: dispatch creation's path left rows of such products unwritten (attention's
+softmax into a matmul, `dync-decompose-softmax`; DynamicViT's token pruning, two MLPs over
+`x[:, 1:]` and `x[:, 1:int(N * 0.7) + 1]`, wrong by up to 0.6 at most token counts).
+
 Why: IREE 3.13 leaves data tiling off on the CPU, and its untiled matmul code reaches a third
 of eager's speed on large weights. On an AVX2 host (AMD EPYC, one thread, same process):
 BERT-base's FFN 128×768→3072 19.2 -> 46.2 GFLOP/s (eager 51.7), 3072→768 19.4 -> 41.0, its
@@ -41,6 +47,7 @@ from ..analysis.op_kinds import CONVOLUTIONS_2D
 from ..analysis.value_ranges import ValueRanges, dim_size
 from ..dialects.dync_ir import (
     DATA_TILING,
+    GLOBAL_DATA_TILING,
     read_vector_isa,
     request_flags,
     request_preprocessing,
@@ -93,6 +100,16 @@ def _shape(op: ir.Operation, size: Callable[[ir.Value, int], int]) -> tuple[int,
     return math.prod(out[a] if out[a] is not None else size(op.results[0], a) for a in m), n, k
 
 
+def _rows_dynamic(op: ir.Operation) -> bool:
+    """Whether a matrix product's result has a dynamic dim besides its last (N); not counting
+    one matrix times a batch of them (dync-pointwise-matmuls' 1×1 convolutions)."""
+    lhs, rhs = (len(type_dims(v.type) or ()) for v in list(op.operands)[:2])
+    if op.name == "torch.aten.matmul" and lhs == 2 and rhs >= 3:
+        return False
+    out = type_dims(op.results[0].type) or ()
+    return any(d is None for d in out[:-1])
+
+
 def _typical_size(ranges: dict[str, tuple[int, int]]) -> Callable[[ir.Value, int], int]:
     """A dynamic dim taken at the middle of its declared range (from its shape binding; 1
     where unknown): a sequence's input projection, with M = the length, outweighs the
@@ -113,6 +130,7 @@ class DataTiling(HostCpuPass):
         least = WIDE_BY_ISA.get(read_vector_isa(module), WIDE)
         size = _typical_size(ValueRanges(module).symbol_ranges)
         wide = narrow = 0
+        dynamic_rows = False
         for op in nested_ops(module):
             found = _shape(op, size)
             if found is None:
@@ -122,8 +140,9 @@ class DataTiling(HostCpuPass):
                 wide += m * n * k
             else:
                 narrow += m * n * k
+            dynamic_rows |= op.name in _CONTRACTIONS and _rows_dynamic(op)
         if wide and wide >= narrow:
             with module.context:
-                request_flags(module, [DATA_TILING])
+                request_flags(module, [GLOBAL_DATA_TILING if dynamic_rows else DATA_TILING])
                 if any(op.name in ("scf.if", "scf.while") for op in nested_ops(module)):
                     request_preprocessing(module, [SCF_TO_CF])

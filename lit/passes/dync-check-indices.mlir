@@ -315,3 +315,26 @@ func.func @repeated(%a: !torch.vtensor<[?,2],f32>, %b: !torch.vtensor<[?],f32>, 
   %2 = torch.aten.index_select %c, %int0, %i1 : !torch.vtensor<[?],f32>, !torch.int, !torch.vtensor<[1],si64> -> !torch.vtensor<[1],f32>
   return %0, %1, %2 : !torch.vtensor<[1,2],f32>, !torch.vtensor<[1],f32>, !torch.vtensor<[1],f32>
 }
+
+// -----
+
+// A gather's index expanded along the gathered rows' width (`idx.unsqueeze(-1).expand(-1, -1,
+// C)`) is checked before the expand, and the index made safe there is expanded as before: 192
+// times fewer flags, which IREE 3.13 otherwise held on the stack at their largest dynamic size.
+// CHECK-LABEL: func.func @expanded
+// CHECK:         %[[LT:.*]] = torch.aten.lt.Scalar %arg1, %{{.*}} : !torch.vtensor<[2,?,1],si64>
+// CHECK:         %[[GE:.*]] = torch.aten.ge.Scalar %arg1, %{{.*}} : !torch.vtensor<[2,?,1],si64>
+// CHECK:         %[[BAD:.*]] = torch.aten.logical_or %[[LT]], %[[GE]] : !torch.vtensor<[2,?,1],i1>
+// CHECK:         %[[SAFE:.*]] = torch.aten.where.ScalarSelf %[[BAD]], %{{.*}}, %arg1 : {{.*}} -> !torch.vtensor<[2,?,1],si64>
+// CHECK:         %[[WIDE:.*]] = torch.aten.expand %[[SAFE]], %[[SIZES:.*]], %{{.*}} -> !torch.vtensor<[2,?,192],si64>
+// CHECK:         torch.aten.gather %arg0, %{{.*}}, %[[WIDE]]
+func.func @expanded(%x: !torch.vtensor<[2,8,192],f32>, %idx: !torch.vtensor<[2,?,1],si64>) -> !torch.vtensor<[2,?,192],f32> {
+  %int1 = torch.constant.int 1
+  %int-1 = torch.constant.int -1
+  %int192 = torch.constant.int 192
+  %false = torch.constant.bool false
+  %sizes = torch.prim.ListConstruct %int-1, %int-1, %int192 : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %wide = torch.aten.expand %idx, %sizes, %false : !torch.vtensor<[2,?,1],si64>, !torch.list<int>, !torch.bool -> !torch.vtensor<[2,?,192],si64>
+  %0 = torch.aten.gather %x, %int1, %wide, %false : !torch.vtensor<[2,8,192],f32>, !torch.int, !torch.vtensor<[2,?,192],si64>, !torch.bool -> !torch.vtensor<[2,?,192],f32>
+  return %0 : !torch.vtensor<[2,?,192],f32>
+}
