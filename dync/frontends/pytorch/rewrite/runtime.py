@@ -404,7 +404,7 @@ def for_range(bounds: tuple, body_fn: Callable, names: Sequence[str], values: tu
     stop_at = [names.index(f) for f in stops]
     if any(_is_dynamic(b) and _as_int(b) is None for b in bounds):
         return _range_loop(bounds, body_fn, names, values, site, stop_at)
-    trips = range(*(_as_int(b) for b in bounds))
+    trips = range(*bounds)
     if _tracing() and len(trips) > LONG_LOOP:
         try:
             return _range_loop(bounds, body_fn, names, values, site, stop_at)
