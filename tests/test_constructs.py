@@ -1120,11 +1120,52 @@ class BatchFromARatioOfSizes(nn.Module):
         return rows.view(batch, L, C).sum(1)
 
 
+class BatchFromARatioOfPaddedSizes(nn.Module):
+    """The same over a length padded to a multiple of 4 (Swin pads to whole windows): torch's
+    check of its guards against the `Dim`s missed `batch == 2` in the unrewritten trace, and
+    the output kept the example's batch on every call."""
+
+    def forward(self, x):
+        B, L, C = x.shape
+        pad = (4 - L % 4) % 4
+        x = nn.functional.pad(x, (0, 0, 0, pad))
+        rows = x.reshape(-1, C)
+        batch = int(rows.shape[0] / ((L + pad) * C / C))
+        return rows.view(batch, L + pad, C).sum(1)
+
+
+class WindowsOverAPaddedImage(nn.Module):
+    """Swin's window attention as written: the feature map padded to whole 7x7 windows
+    (`(7 - H % 7) % 7`), split into windows, attention within each, the windows put back with
+    `window_reverse`'s `int()` of a ratio, and the padding cut. The windows' count divides
+    by `Hp // 7`, a floor that floats made 0 at sizes like 4/7 + 3/7."""
+
+    def __init__(self, dim=8, ws=7):
+        super().__init__()
+        self.ws = ws
+        self.qkv, self.proj = nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
+
+    def forward(self, x):
+        x = x.permute(0, 2, 3, 1)
+        B, H, W, C = x.shape
+        ws = self.ws
+        x = nn.functional.pad(x, (0, 0, 0, (ws - W % ws) % ws, 0, (ws - H % ws) % ws))
+        _, Hp, Wp, _ = x.shape
+        w = x.view(B, Hp // ws, ws, Wp // ws, ws, C).permute(0, 1, 3, 2, 4, 5).reshape(-1, ws * ws, C)
+        q, k, v = self.qkv(w).chunk(3, dim=-1)
+        w = self.proj(((q @ k.transpose(-2, -1)) * C ** -0.5).softmax(-1) @ v)
+        batch = int(w.shape[0] / (Hp * Wp / ws / ws))
+        x = w.view(batch, Hp // ws, Wp // ws, ws, ws, C).permute(0, 1, 3, 2, 4, 5)
+        x = x.reshape(batch, Hp, Wp, C)[:, :H, :W, :]
+        return x.permute(0, 3, 1, 2)
+
+
 VECTOR = ((4, 8), {0: ("batch", 2, 64)})
 IMAGE = ((2, 3, 16, 16), {0: ("batch", 2, 16), 2: ("h", 8, 64), 3: ("w", 8, 64)})
 BATCH_OF_IMAGES = ((2, 3, 16, 16), {0: ("batch", 2, 16)})
 POINTS = ((2, 24, 3), {0: ("batch", 2, 16), 1: ("points", 4, 256)})
 SEQUENCES = ((2, 6, 16), {0: ("batch", 2, 16), 1: ("length", 2, 32)})
+FEATURE_MAP = ((2, 8, 9, 11), {0: ("batch", 1, 8), 2: ("h", 8, 40), 3: ("w", 8, 40)})
 LONG_SEQUENCES = ((2, 128, 128), {0: ("batch", 2, 8), 1: ("length", 8, 256)})
 
 # name: (build, shape spec, captured in one graph)
@@ -1209,6 +1250,8 @@ CONSTRUCTS = {
         (GreedyDecoderOverAConstantRange, VECTOR, True),
     "long constant loop writing through a mask in place": (LongLoopWritingInPlace, VECTOR, True),
     "int() of a ratio of sizes (Swin's window_reverse)": (BatchFromARatioOfSizes, SEQUENCES, True),
+    "int() of a ratio of padded sizes": (BatchFromARatioOfPaddedSizes, SEQUENCES, True),
+    "window attention over a padded image (Swin)": (WindowsOverAPaddedImage, FEATURE_MAP, True),
 }
 
 

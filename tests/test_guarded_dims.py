@@ -6,6 +6,8 @@ mode='graph' a call outside the range is refused, naming both ranges and the ass
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 import torch
 from torch import nn
@@ -162,3 +164,27 @@ def test_every_side_of_a_branch_on_a_size_is_compiled():
         with torch.no_grad():
             torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
     assert compiled.run_time_fallbacks == 0
+
+
+class PaddedRows(nn.Module):
+    """torch.export (no rewrite) makes `int(rows / (L + pad))` the example's batch, 2, with
+    a guard `16*batch*(L + pad) == 32*(L + pad)` that its check of the `Dim`s does not flag."""
+
+    def forward(self, x):
+        B, L, C = x.shape
+        pad = (4 - L % 4) % 4
+        rows = nn.functional.pad(x, (0, 0, 0, pad)).reshape(-1, C)
+        return rows.view(int(rows.shape[0] / ((L + pad) * C / C)), L + pad, C).sum(1)
+
+
+def test_a_guard_torch_export_leaves_unchecked_is_refused(monkeypatch):
+    from dync.frontends.pytorch import export
+
+    @contextlib.contextmanager
+    def as_written(model):
+        yield export.Rewrite()
+
+    monkeypatch.setattr(export, "rewritten", as_written)
+    shapes = ({0: Dim("batch", min=2, max=16), 1: Dim("length", min=2, max=32)},)
+    with pytest.raises(dync.DyncError, match=r"Constraints violated: .*assumes Eq\("):
+        export._export(PaddedRows(), (torch.randn(2, 6, 16),), shapes)

@@ -26,7 +26,17 @@ _NUMPY = {sympy.Add: lambda *a: functools.reduce(np.add, a),
           sympy.Pow: np.power,
           sympy.Max: lambda *a: functools.reduce(np.maximum, a),
           sympy.Min: lambda *a: functools.reduce(np.minimum, a),
-          sympy.floor: np.floor, sympy.ceiling: np.ceil, sympy.Mod: np.mod}
+          sympy.floor: lambda a: np.floor(_snapped(a)),
+          sympy.ceiling: lambda a: np.ceil(_snapped(a)), sympy.Mod: np.mod}
+
+
+def _snapped(values: np.ndarray) -> np.ndarray:
+    """`values` with those a rounding error away from an integer made that integer: sizes are
+    exact rationals, and floor(4/7 + 3/7) must be 1, not the 0 floats give (a padded size's
+    number of windows, then divided by)."""
+    nearest = np.rint(values)
+    close = np.abs(values - nearest) <= 1e-9 * np.maximum(1.0, np.abs(values))
+    return np.where(close, nearest, values)
 
 
 def symbol_ranges(module: ir.Operation) -> dict[str, tuple[int, int]]:

@@ -21,8 +21,10 @@ import random
 import re
 from typing import Any
 
+import sympy
 import torch
 from torch.utils import _pytree as pytree
+from torch.utils._sympy.value_ranges import ValueRanges
 
 from ...signature import MAX_ASSUMES, SymbolSpec
 from .declared_shapes import DeclaredShapes
@@ -93,7 +95,8 @@ def guarded_ranges(ep: torch.export.ExportedProgram, declared: DeclaredShapes, a
             high += 1
         box[name] = (low, high)
     if not all(holds(point) for point in _points(box)) or not all(
-            _reaches_an_end(box[name], where[name][2]) for name in box):
+            _reaches_an_end(box[name], where[name][2]) for name in box) or not _traced_guards_hold(
+            ep, where, box):
         return None
     assumes = _assumptions(ep, declared, where)
     symbols = {}
@@ -103,6 +106,22 @@ def guarded_ranges(ep: torch.export.ExportedProgram, declared: DeclaredShapes, a
         symbols[name] = SymbolSpec(name, low, high, full if narrowed else None,
                                    assumes if narrowed else "")
     return symbols
+
+
+def _traced_guards_hold(ep: torch.export.ExportedProgram, where: dict[str, tuple[int, int, Any]],
+                        box: dict[str, tuple[int, int]]) -> bool:
+    """Whether every guard of the trace's shape environment holds over `box` (sampled,
+    `holds_in`): the program's guard function lacks the ones torch.export's check missed."""
+    placeholders = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
+    leaves = [placeholders[name] for name in ep.graph_signature.user_inputs]
+    ranges, shape_env = {}, None
+    for name, (i, axis, _) in where.items():
+        size = leaves[i].meta["val"].shape[axis] if i < len(leaves) else None
+        if not isinstance(size, torch.SymInt) or not isinstance(size.node.expr, sympy.Symbol):
+            return False
+        shape_env = size.node.shape_env
+        ranges[size.node.expr] = ValueRanges(*box[name])
+    return shape_env is None or not failing(shape_env.guards, shape_env.replacements, ranges)
 
 
 def _reaches_an_end(found: tuple[int, int], dim: Any) -> bool:
@@ -174,3 +193,63 @@ def _assumptions(ep: torch.export.ExportedProgram, declared: DeclaredShapes,
     guards = [re.sub(r"L\['(\w+)'\]\.size\(\)\[(\d+)\]", spelled, g)
               for g in getattr(ep, "_guards_code", [])]
     return "; ".join(guards)[:MAX_ASSUMES]
+
+
+#: The most points of the declared ranges a guard is evaluated at.
+GUARD_SAMPLES = 4096
+
+
+def holds_in(expr: sympy.Basic, ranges: dict) -> bool:
+    """Whether `expr` holds at every sampled point of the symbols' ranges (all of them for
+    one symbol over up to 4096 values; the ends, their neighbours and evenly spaced values
+    otherwise). Unknown symbols (unbacked sizes) and expressions that do not evaluate count
+    as holding: refusing is for guards seen to fail."""
+    symbols = sorted(expr.free_symbols, key=str)
+    if not symbols or any(s not in ranges for s in symbols):
+        return True
+    per_axis = max(4, int(GUARD_SAMPLES ** (1 / len(symbols))))
+    axes = []
+    for s in symbols:
+        low = int(ranges[s].lower)
+        high = ranges[s].upper
+        high = low + (1 << 20) if not high.is_finite else int(high)
+        if high - low < per_axis:
+            axes.append(range(low, high + 1))
+            continue
+        ends = per_axis // 4
+        spaced = [low + (high - low) * k // (per_axis - 2 * ends) for k in
+                  range(per_axis - 2 * ends + 1)]
+        axes.append(sorted({*range(low, low + ends), *range(high - ends + 1, high + 1),
+                            *spaced}))
+    for point in itertools.product(*axes):
+        try:
+            value = expr.xreplace({s: sympy.Integer(v) for s, v in zip(symbols, point,
+                                                                       strict=True)})
+        except Exception:  # noqa: BLE001 - an expression sympy cannot evaluate here
+            return True
+        if value is sympy.false:
+            return False
+    return True
+
+
+def failing(found: list, replacements: dict, ranges: dict) -> list:
+    """The guards of `found` seen to fail somewhere in `ranges` (`holds_in`), after
+    `replacements` (a derived `Dim`'s `s53 = 32*s39`: the ranges alone do not tie those sizes
+    together), less those that leave the values alone (`_value_neutral`)."""
+    return [g for g in found if not _value_neutral(g)
+            and not holds_in(g.expr.xreplace(replacements), ranges)]
+
+
+#: Words in the name of the torch function that added a guard for a tensor's layout alone
+#: (contiguity, strides, whether a view needs a copy): dync's buffers are dense whatever
+#: torch assumed of their strides.
+_LAYOUT_FUNCTIONS = ("contiguous", "stride", "non_overlapping", "collapse_view")
+
+
+def _value_neutral(guard) -> bool:
+    """A guard from working out a layout, or a `!=` from reshape's algorithm (the special case
+    of two equal dims not taken: the general split it took holds for them too, as for
+    Swin's windows when there is one)."""
+    function = str(getattr(guard, "sloc", "") or "").rpartition(" in ")[2]
+    return any(word in function for word in _LAYOUT_FUNCTIONS) or (
+        isinstance(guard.expr, sympy.Ne) and "_reshape_view_helper" in function)

@@ -19,18 +19,26 @@ from typing import Any
 
 import torch
 
+from ..shape_exprs import size_range
+
 
 def _int_like(value: Any) -> bool:
     return isinstance(value, int | torch.SymInt) and not isinstance(value, bool)
 
 
 def _sign_known(value: Any, strict: bool = False) -> bool:
-    """Whether `value` is known > 0 (`strict`) or >= 0, from the sizes' sympy assumptions
-    alone: asking the shape environment for bounds here made the export add guards."""
+    """Whether `value` is known > 0 (`strict`) or >= 0: from the sizes' sympy assumptions
+    where they tell (asking the shape environment for bounds made the export add guards
+    for `L * C / C`), else from the bounds of its declared ranges (Swin's padded sizes,
+    floor divisions sympy's assumptions do not sign)."""
     if not isinstance(value, torch.SymInt):
         return value > 0 if strict else value >= 0
     expr = value.node.expr
-    return bool(expr.is_positive if strict else expr.is_nonnegative)
+    known = expr.is_positive if strict else expr.is_nonnegative
+    if known is not None:
+        return bool(known)
+    low = size_range(value)[0]
+    return low > 0 if strict else low >= 0
 
 
 def _content(value: Any) -> int:
