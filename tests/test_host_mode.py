@@ -360,3 +360,34 @@ def test_a_size_the_data_decides_is_dynamic_in_the_sub_dnn_that_reads_it():
         torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
     assert len(kept) > 2
     assert compiled.stats[name] == {"compiled": 6}
+
+
+class SortsRows(nn.Module):
+    """A full sort along rows: IREE 3.13 sorts by exchanges, 8 x 2048 in about 19 ms against
+    eager's 1 ms (one thread)."""
+
+    def forward(self, x):
+        return torch.sort(x, dim=-1).values * 2
+
+
+def test_one_graph_slower_than_eager_gives_way_under_auto(monkeypatch):
+    """mode="auto" times one graph against eager on the example where eager takes at least
+    GRAPH_TIMING_FLOOR_S a call (10 ms; lowered here to keep the test small): the sort's
+    graph, many times slower, gives way (a graph break of stage "timing" naming both times),
+    and the model runs as host mode leaves it. With eager_if_faster off the graph stays.
+    Outputs match eager either way."""
+    from dync.api import stages
+
+    monkeypatch.setattr(stages, "GRAPH_TIMING_FLOOR_S", 1e-4)
+    model, x = SortsRows(), torch.randn(8, 2048)
+    rows = Dim("rows", min=1, max=64)
+    for eager_if_faster, mode in ((True, {"host", "eager"}), (False, {"in-graph"})):
+        compiled = dync.compile(model, (x,), dynamic_shapes=({0: rows},), cache=False,
+                                threads=1, eager_if_faster=eager_if_faster)
+        assert compiled.report.mode in mode, compiled.report.explain()
+        timing = [b for b in compiled.report.graph_breaks if b["stage"] == "timing"]
+        assert bool(timing) == eager_if_faster
+        if timing:
+            assert timing[0]["reason"].startswith("one graph, but eager PyTorch is faster")
+        y = torch.randn(5, 2048)
+        torch.testing.assert_close(compiled(y), model(y))

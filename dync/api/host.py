@@ -32,6 +32,7 @@ from .stages import (
     _runs_here,
     _stage,
     _staged,
+    slower_than,
 )
 
 
@@ -254,38 +255,13 @@ def _check_subdnns(compiled, plan, job: _Job) -> list:
     return failed
 
 
-# Timing a sub-DNN against eager: at least MIN_ROUNDS rounds over its example calls, more
-# while under TIMING_BUDGET_S; compiled must not be slower than eager by more than SLACK.
-MIN_ROUNDS, MAX_ROUNDS, TIMING_BUDGET_S, SLACK = 3, 50, 0.25, 1.1
-
-
 def _slower_than_eager(compiled, sub, examples: list[tuple], job: _Job) -> str | None:
     """Why sub-DNN `sub` should run as Python: its compiled calls on `examples` (the
-    example's, already checked) take longer than eager PyTorch's; None where they do not or
-    `eager_if_faster` is off. Each contestant's time is the least over interleaved rounds."""
-    import time
-
-    import torch
-
-    from ..frontends.pytorch.host import buffers_restored, eager_call
+    example's, already checked) take longer than eager PyTorch's (`stages.slower_than`);
+    None where they do not or `eager_if_faster` is off."""
+    from ..frontends.pytorch.host import eager_call
 
     if not job.options.eager_if_faster:
         return None
-    eager = eager_call(job.model, sub)
-    contestants = [lambda *a: compiled.call_subdnn(sub.name, *a), eager]
-    best = [float("inf")] * len(contestants)
-    start = time.perf_counter()
-    with buffers_restored(job.model), torch.no_grad():
-        for rounds in range(1, MAX_ROUNDS + 1):
-            for k, run in enumerate(contestants):
-                began = time.perf_counter()
-                for arguments in examples:
-                    run(*arguments)
-                best[k] = min(best[k], time.perf_counter() - began)
-            if rounds >= MIN_ROUNDS and time.perf_counter() - start > TIMING_BUDGET_S:
-                break
-    mine, theirs = (t / len(examples) * 1e6 for t in best)
-    if mine <= theirs * SLACK:
-        return None
-    return (f"eager PyTorch is faster on the example's calls: {theirs:.1f} µs a call against "
-            f"{mine:.1f} µs compiled")
+    return slower_than(lambda *a: compiled.call_subdnn(sub.name, *a),
+                       eager_call(job.model, sub), examples, job.model)
