@@ -23,7 +23,7 @@ Where a matrix product (not a 1×1 convolution) has a dynamic number of rows, th
 ``--iree-global-opt-data-tiling``, data tiling started in global optimization instead of
 dispatch creation: dispatch creation's path left rows of such products unwritten (attention's
 softmax into a matmul, `dync-decompose-softmax`; DynamicViT's token pruning, two MLPs over
-`x[:, 1:]` and `x[:, 1:int(N * 0.7) + 1]`, wrong by up to 0.6 at most token counts).
+`x[:, 1:]` and `x[:, 1:int(N * 0.7) + 1]`, wrong by up to 0.8 at most token counts).
 
 Why: IREE 3.13 leaves data tiling off on the CPU, and its untiled matmul code reaches a third
 of eager's speed on large weights. On an AVX2 host (AMD EPYC, one thread, same process):

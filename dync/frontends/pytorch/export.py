@@ -291,7 +291,7 @@ def _refuse_unchecked_guards(found: list, replacements: dict, ranges: dict) -> N
     failing = guards.failing([g for g in found if not isinstance(g.expr, sympy.Ne)],
                              replacements, ranges)
     if failing:
-        where = str(getattr(failing[0], "sloc", "") or "").strip("()")
+        where = guards.where_added(failing[0])
         raise DyncError(
             f"Constraints violated: torch.export's trace assumes "
             f"{', '.join(str(g.expr) for g in failing[:4])} of the dynamic sizes ({where}), "
@@ -305,10 +305,10 @@ def _refuse_specialization(shape_env, added: list) -> None:
     `adaptive_max_pool2d` branches on `h % 2 == 0` and then fixes `h // 2 == 4`: every other
     image size came out wrong."""
     assumed = guards.failing([g for g in added if any(
-        part in str(getattr(g, "sloc", "")) for part in _DECOMPOSING_CODE)],
+        part in guards.where_added(g) for part in _DECOMPOSING_CODE)],
         shape_env.replacements, shape_env.var_to_range)
     if assumed:
-        where = str(getattr(assumed[0], "sloc", "") or "").strip("()")
+        where = guards.where_added(assumed[0])
         raise UnsupportedConstructError(
             "a decomposition that holds only for the example's sizes",
             f"lowering an op ({where}) assumed {', '.join(str(g.expr) for g in assumed[:4])} "

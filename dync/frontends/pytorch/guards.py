@@ -246,10 +246,15 @@ def failing(found: list, replacements: dict, ranges: dict) -> list:
 _LAYOUT_FUNCTIONS = ("contiguous", "stride", "non_overlapping", "collapse_view")
 
 
+def where_added(guard) -> str:
+    """Where torch added `guard`: `file:line in function`, or empty."""
+    return str(getattr(guard, "sloc", "") or "").strip("()")
+
+
 def _value_neutral(guard) -> bool:
     """A guard from working out a layout, or a `!=` from reshape's algorithm (the special case
     of two equal dims not taken: the general split it took holds for them too, as for
     Swin's windows when there is one)."""
-    function = str(getattr(guard, "sloc", "") or "").rpartition(" in ")[2]
+    function = where_added(guard).rpartition(" in ")[2]
     return any(word in function for word in _LAYOUT_FUNCTIONS) or (
         isinstance(guard.expr, sympy.Ne) and "_reshape_view_helper" in function)
