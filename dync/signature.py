@@ -148,13 +148,14 @@ class Signature:
         return flat if tree is None else tree.nest(flat)
 
     @functools.cached_property
-    def _fixed(self) -> tuple[tuple[int, TensorSpec], ...]:
+    def fixed_inputs(self) -> tuple[tuple[int, TensorSpec], ...]:
+        """(index, spec) of each input fixed at compile time (`TensorSpec.value`)."""
         return tuple((i, spec) for i, spec in enumerate(self.inputs) if spec.value is not None)
 
     def check_values(self, arrays: Sequence[Any]) -> None:
         """Refuse a call whose input fixed at compile time (`TensorSpec.value`) has another
         value: the module computes with the fixed one."""
-        for i, spec in self._fixed:
+        for i, spec in self.fixed_inputs:
             if i < len(arrays) and not np.array_equal(np.asarray(arrays[i]), spec.value):
                 got = np.asarray(arrays[i]).tolist()
                 want = list(spec.value) if isinstance(spec.value, tuple) else spec.value

@@ -279,3 +279,24 @@ def test_results_of_every_kind_are_the_callers_own():
             torch.testing.assert_close(out, want, rtol=0, atol=0)
             out.zero_()  # the caller's memory: nothing of the module's
     torch.testing.assert_close(compiled(x)[-1], model.table, rtol=0, atol=0)
+
+
+def test_a_repeated_shape_takes_any_layout_and_kind_of_argument(cond_model, cond_compiled):
+    """Once a shape has run, later calls on it go through the module's cached path: a
+    transposed view, a tensor that needs grad, a numpy array and a tensor of another layout
+    than the first call's all give eager's result, torch in, torch out and numpy in, numpy
+    out."""
+    x = cond_inputs(4, True)
+    want = cond_model(x).detach()
+    torch.testing.assert_close(cond_compiled(x), want, rtol=1e-4, atol=1e-5)
+    transposed = x.t().contiguous().t()
+    assert not transposed.is_contiguous()
+    for again in (transposed, x.clone().requires_grad_(True), x.clone()):
+        out = cond_compiled(again)
+        assert isinstance(out, torch.Tensor)
+        torch.testing.assert_close(out, want, rtol=1e-4, atol=1e-5)
+    out = cond_compiled(np.asfortranarray(x.numpy()))
+    assert isinstance(out, np.ndarray)
+    np.testing.assert_allclose(out, want.numpy(), rtol=1e-4, atol=1e-5)
+    with pytest.raises(dync.InputError, match="expected dtype float32"):
+        cond_compiled(x.double())

@@ -25,7 +25,7 @@ from ..errors import DyncError, InputError
 from ..keywords import Keywords
 from ..signature import Signature
 from .manifest import Manifest
-from .module import CompiledModule, _tensor_array, _to_numpy
+from .module import _PLANS_KEPT, CompiledModule, _fast_key, _tensor_array, _to_numpy
 from .versions import Versions
 
 Target = tuple[int, str]  # (id of the submodule, attribute)
@@ -183,7 +183,7 @@ class HostModule(CompiledModule):
     def _run(self, name: str, signature: Signature, versions: Versions, arrays: list,
              count: tuple[collections.Counter, str] | None = None) -> Any:
         plan = self._plan(self._subdnn_plans[name], signature, versions, arrays)
-        return self._invoke(plan, signature, arrays, True, count)
+        return self._runner(plan, signature, True, count)(arrays)
 
     def _sub_dnn(self, name: str, signature: Signature, versions: Versions, original):
         import torch
@@ -196,17 +196,28 @@ class HostModule(CompiledModule):
         def is_tensor(value) -> bool:
             return isinstance(value, torch.Tensor)
 
+        plans = self._subdnn_plans[name]
+        # Tensors' (dtype, shape) -> the runner of calls on them, as `CompiledModule._fast`.
+        fast: dict[tuple, Callable[[list], Any]] = {}
+
         def call(*args, **kwargs):
             if keywords is None:
+                if not kwargs and (run := fast.get(_fast_key(args))) is not None:
+                    return run([_tensor_array(a) for a in args])
                 tensors = None if kwargs else args
             else:  # bound to its parameters as the captured calls were
                 tensors = keywords.tensors_of(parameters, args, kwargs, is_tensor)
             if tensors is not None and all(is_tensor(a) for a in tensors):
+                arrays = [_tensor_array(a) for a in tensors]
                 try:
-                    return self._run(name, signature, versions,
-                                     [_tensor_array(a) for a in tensors], compiled)
+                    plan = self._plan(plans, signature, versions, arrays)
                 except InputError:
                     pass
+                else:
+                    run = self._runner(plan, signature, True, compiled)
+                    if tensors is args and len(fast) < _PLANS_KEPT:
+                        fast[_fast_key(args)] = run
+                    return run(arrays)
             with self._lock:
                 stats["python"] += 1
             return original(*args, **kwargs)

@@ -24,6 +24,7 @@ small call's cost outside IREE (`python -m benchmarks calls`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -42,51 +43,55 @@ class Function:
         self._vm_function = vm_function
         self._element_types: dict[np.dtype, Any] = {}
         self._dtypes: dict[Any, np.dtype] = {}
-        self._host_visible = int(rt.MemoryType.HOST_VISIBLE)
-        self._mapping = int(rt.BufferUsage.MAPPING_SCOPED)
         self._allocate = device.allocator.allocate_buffer_copy
         self._memory_type = int(rt.MemoryType.DEVICE_LOCAL)
         self._usage = int(rt.BufferUsage.DEFAULT)
-        # Whether results live in host memory DLPack can describe (the CPU drivers); None
-        # until the first result says.
-        self._host_results: bool | None = None
+        self._capsule = device.create_dlpack_capsule
+        self._list, self._view_type = rt.VmVariantList, rt.HalBufferView
+        # How results come to the host (`_reader`): None until the first result says.
+        self._read: Callable[[Function, Any], np.ndarray] | None = None
 
     def __repr__(self) -> str:
         return f"<dync Function {self._vm_function!r}>"
 
     def __call__(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
-        rt = self._rt
-        arguments = rt.VmVariantList(len(arrays))
-        allocate, memory_type, usage, device = (self._allocate, self._memory_type, self._usage,
-                                                self.device)
+        # Every name is looked up once: a small sub-DNN's whole call is a few microseconds.
+        arguments = self._list(len(arrays))
+        push, allocate, memory_type, usage, device, element_types = (
+            arguments.push_ref, self._allocate, self._memory_type, self._usage, self.device,
+            self._element_types)
         for array in arrays:
-            arguments.push_ref(allocate(memory_type, usage, device, array,
-                                        self._element_type(array.dtype)))
-        results = rt.VmVariantList(1)
+            element_type = element_types.get(array.dtype)
+            if element_type is None:
+                element_type = self._element_type(array.dtype)
+            push(allocate(memory_type, usage, device, array, element_type))
+        results = self._list(1)
         self._context.invoke(self._vm_function, arguments, results)
-        view_type = rt.HalBufferView
-        return [self._to_host(results.get_as_object(i, view_type)) for i in range(len(results))]
+        get, view_type, count = results.get_as_object, self._view_type, len(results)
+        if self._read is _through_dlpack:
+            capsule, from_dlpack = self._capsule, np.from_dlpack
+            try:
+                return [from_dlpack(_Capsule(capsule(get(i, view_type), _DL_CPU, 0))).copy()
+                        for i in range(count)]
+            except (RuntimeError, TypeError, ValueError, BufferError):
+                pass  # an element type DLPack has no code for: read each as below
+        read = self._read or self._reader(get(0, view_type)) if count else None
+        return [read(self, get(i, view_type)) for i in range(count)]
 
     def _buffer(self, array: np.ndarray) -> Any:
         return self._allocate(self._memory_type, self._usage, self.device, array,
                               self._element_type(array.dtype))
 
-    def _to_host(self, view: Any) -> np.ndarray:
-        if self._host_results is None:
-            buffer = view.get_buffer()
-            self._host_results = (
-                buffer.memory_type() & self._host_visible == self._host_visible
-                and buffer.allowed_usage() & self._mapping == self._mapping)
-        if self._host_results:
-            try:
-                return np.from_dlpack(_Capsule(self.device.create_dlpack_capsule(
-                    view, _DL_CPU, 0))).copy()
-            except (RuntimeError, TypeError, ValueError, BufferError):
-                return self._mapped(view)  # an element type DLPack has no code for
-        # Device memory (CUDA): iree.runtime's transfer to the host.
-        rt = self._rt
-        return np.array(rt.DeviceArray(self.device, view, implicit_host_transfer=True)
-                        .to_host(), copy=True)
+    def _reader(self, view: Any) -> Callable[[Function, Any], np.ndarray]:
+        """How results are brought to the host, decided by the first result's buffer: where
+        they live in host memory DLPack describes (the CPU drivers), through DLPack, else by
+        iree.runtime's transfer."""
+        buffer = view.get_buffer()
+        host_visible = int(self._rt.MemoryType.HOST_VISIBLE)
+        mapping = int(self._rt.BufferUsage.MAPPING_SCOPED)
+        self._read = (_through_dlpack if buffer.memory_type() & host_visible == host_visible
+                      and buffer.allowed_usage() & mapping == mapping else _transferred)
+        return self._read
 
     def _mapped(self, view: Any) -> np.ndarray:
         element_type = view.element_type
@@ -108,6 +113,19 @@ class Function:
 
 
 _DL_CPU = 1  # DLPack's kDLCPU
+
+
+def _through_dlpack(function: Function, view: Any) -> np.ndarray:
+    try:
+        return np.from_dlpack(_Capsule(function._capsule(view, _DL_CPU, 0))).copy()
+    except (RuntimeError, TypeError, ValueError, BufferError):
+        return function._mapped(view)  # an element type DLPack has no code for
+
+
+def _transferred(function: Function, view: Any) -> np.ndarray:
+    """Device memory (CUDA): iree.runtime's transfer to the host."""
+    return np.array(function._rt.DeviceArray(function.device, view,
+                                             implicit_host_transfer=True).to_host(), copy=True)
 
 
 class _Capsule:

@@ -9,7 +9,7 @@ import sys
 import threading
 import warnings
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,8 @@ class _Plan:
     function: Function
     choice: Choice
     sizes: tuple[tuple[str, int], ...]  # the dynamic dims' values, as `seen_sizes` counts them
+    # (as_torch, counted) -> its `CompiledModule._runner`, built on the first such call.
+    runners: dict = field(default_factory=dict, compare=False)
 
 
 def _kinds(args: tuple) -> tuple:
@@ -95,6 +97,13 @@ class CompiledModule:
         self.seen_sizes: collections.Counter[tuple[tuple[str, int], ...]] = collections.Counter()
         self.versions = Versions(manifest.entry, manifest.versions, manifest.signature)
         self._plans: dict[tuple, _Plan] = {}
+        # The (dtype, shape) of each of a call's flat arguments, for arguments already run
+        # -> what runs them (`_runner`): a call's whole path outside IREE is then a lookup
+        # and the conversions, microseconds a call that a small model would otherwise spend
+        # in the checks and the nesting (`python -m benchmarks calls`). Not for modules
+        # that check input values (`check_values`) or decode a branch trace.
+        self._fast: dict[tuple, tuple[Callable[[list], Any], Callable[[Any], np.ndarray]]] = {}
+        self._fast_ok = not self._branch_sites and not manifest.signature.fixed_inputs
         # Modules compiled for the other parts of a dim's declared range, where this one's
         # trace does not hold (`dync.compile(mode="auto")` adds them): a call outside this
         # module's range runs in the first that takes its sizes, before `fallback`.
@@ -183,6 +192,16 @@ class CompiledModule:
             raise ModuleFormatError(f"IREE cannot load this module: {e}") from e
 
     def __call__(self, *args: Any) -> Any:
+        fast = self._fast.get(_fast_key(args)) if self._fast else None
+        if fast is not None:  # flat arguments of a dtype and shape seen before: see `_fast`
+            run, convert = fast
+            try:
+                return run([convert(a) for a in args])
+            except ModuleRunError as e:
+                if self.fallback is None:
+                    raise
+                self._note_fallback(e, args)
+                return self.fallback(*args)
         if self._outside and (kinds := _kinds(args)) in self._outside:
             piece = self._outside[kinds]
             if piece is not None:
@@ -239,8 +258,13 @@ class CompiledModule:
         arrays, as_torch = _host_arrays(flat)
         plan = self._plan(self._plans, self.signature, self.versions, arrays)
         self.signature.check_values(arrays)
-        result = self._invoke(plan, self.signature, arrays, as_torch,
-                              (self.seen_sizes, plan.sizes))
+        run = self._runner(plan, self.signature, as_torch, (self.seen_sizes, plan.sizes))
+        result = run(arrays)
+        if self._fast_ok and len(self._fast) < _PLANS_KEPT and len(flat) == len(args):
+            key = _fast_key(args)
+            if key is not None:
+                tensors = as_torch and all(not isinstance(a, np.ndarray) for a in args)
+                self._fast[key] = (run, _tensor_array if tensors else _to_numpy)
         if self._branch_sites:
             result, codes = result
             self.last_trace = [(self._branch_sites[c // 2], bool(c % 2))
@@ -270,24 +294,43 @@ class CompiledModule:
                 plans[key] = plan
         return plan
 
-    def _invoke(self, plan: _Plan, signature: Signature, arrays: list, as_torch: bool,
-                count: tuple[collections.Counter, Any] | None) -> Any:
-        """Run `plan` on `arrays` (one call into the VM context at a time), counting the call
-        in `count` (a counter and its key) under the same lock."""
-        arrays = plan.choice.arguments(arrays)
-        try:
-            with self._lock:
-                if count is not None:
-                    count[0][count[1]] += 1
-                outputs = plan.function(arrays)
-        except (RuntimeError, IndexError, ValueError) as e:  # iree.runtime status errors
-            raise _run_time_error(e) from e
-        if signature.integer_outputs:
-            outputs = signature.declared_dtypes(outputs)
-        if as_torch:
-            from_numpy = sys.modules["torch"].from_numpy
-            outputs = [from_numpy(o) for o in outputs]
-        return signature.nest_outputs(outputs)
+    def _runner(self, plan: _Plan, signature: Signature, as_torch: bool,
+                count: tuple[collections.Counter, Any] | None) -> Callable[[list], Any]:
+        """`run(arrays)`: `plan` on C-contiguous `arrays` (one call into the VM context at a
+        time), its results as torch tensors where `as_torch`, nested as `signature` says,
+        counting the call in `count` (a counter and its key) under the same lock. Built once
+        per plan and way of calling it: what each call does is worked out here."""
+        run = plan.runners.get((as_torch, count is not None))
+        if run is None:
+            run = plan.runners[as_torch, count is not None] = self._new_runner(
+                plan, signature, as_torch, count)
+        return run
+
+    def _new_runner(self, plan: _Plan, signature: Signature, as_torch: bool,
+                    count: tuple[collections.Counter, Any] | None) -> Callable[[list], Any]:
+        function, lock, choice = plan.function, self._lock, plan.choice
+        counter, counted = count if count is not None else (None, None)
+        declared = signature.declared_dtypes if signature.integer_outputs else None
+        from_numpy = sys.modules["torch"].from_numpy if as_torch else None
+        nest = signature.nest_outputs if signature.output_tree is not None else None
+
+        def run(arrays: list) -> Any:
+            if choice.pads or choice.sizes:
+                arrays = choice.arguments(arrays)
+            try:
+                with lock:
+                    if counter is not None:
+                        counter[counted] += 1
+                    outputs = function(arrays)
+            except (RuntimeError, IndexError, ValueError) as e:  # iree.runtime status errors
+                raise _run_time_error(e) from e
+            if declared is not None:
+                outputs = declared(outputs)
+            if from_numpy is not None:
+                outputs = [from_numpy(o) for o in outputs]
+            return outputs if nest is None else nest(outputs)
+
+        return run
 
     # -- persistence -----------------------------------------------------------------------
     def save(self, path: str | os.PathLike) -> Path:
@@ -323,6 +366,15 @@ def _run_time_error(error: Exception) -> DyncError:
         return TraceAssumptionError(f"the inputs break an assumption of torch.export's trace "
                                     f"({failed}); eager PyTorch decides what they do")
     return ModuleRunError(f"the compiled module failed at run time: {text}")
+
+
+def _fast_key(args: tuple) -> tuple | None:
+    """The (dtype, shape) of each of `args` when each has them (tensors and arrays), else
+    None: the key of `CompiledModule._fast`."""
+    try:
+        return tuple([(a.dtype, a.shape) for a in args])
+    except AttributeError:
+        return None
 
 
 def _host_arrays(values: list) -> tuple[list[np.ndarray], bool]:
