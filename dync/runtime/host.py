@@ -25,7 +25,7 @@ from ..errors import DyncError, InputError
 from ..keywords import Keywords
 from ..signature import Signature
 from .manifest import Manifest
-from .module import _PLANS_KEPT, CompiledModule, _fast_key, _tensor_array, _to_numpy
+from .module import CompiledModule, _fast_key, _tensor_array, _to_numpy, remember_fast
 from .versions import Versions
 
 Target = tuple[int, str]  # (id of the submodule, attribute)
@@ -215,8 +215,8 @@ class HostModule(CompiledModule):
                     pass
                 else:
                     run = self._runner(plan, signature, True, compiled)
-                    if tensors is args and len(fast) < _PLANS_KEPT:
-                        fast[_fast_key(args)] = run
+                    if tensors is args:
+                        remember_fast(fast, args, run)
                     return run(arrays)
             with self._lock:
                 stats["python"] += 1

@@ -260,11 +260,9 @@ class CompiledModule:
         self.signature.check_values(arrays)
         run = self._runner(plan, self.signature, as_torch, (self.seen_sizes, plan.sizes))
         result = run(arrays)
-        if self._fast_ok and len(self._fast) < _PLANS_KEPT and len(flat) == len(args):
-            key = _fast_key(args)
-            if key is not None:
-                tensors = as_torch and all(not isinstance(a, np.ndarray) for a in args)
-                self._fast[key] = (run, _tensor_array if tensors else _to_numpy)
+        if self._fast_ok and len(flat) == len(args):
+            tensors = as_torch and all(not isinstance(a, np.ndarray) for a in args)
+            remember_fast(self._fast, args, (run, _tensor_array if tensors else _to_numpy))
         if self._branch_sites:
             result, codes = result
             self.last_trace = [(self._branch_sites[c // 2], bool(c % 2))
@@ -308,15 +306,17 @@ class CompiledModule:
 
     def _new_runner(self, plan: _Plan, signature: Signature, as_torch: bool,
                     count: tuple[collections.Counter, Any] | None) -> Callable[[list], Any]:
-        function, lock, choice = plan.function, self._lock, plan.choice
+        function, lock = plan.function, self._lock
+        # Bucket versions take padded arguments and the symbols' values; others as they are.
+        arguments = plan.choice.arguments if plan.choice.pads or plan.choice.sizes else None
         counter, counted = count if count is not None else (None, None)
         declared = signature.declared_dtypes if signature.integer_outputs else None
         from_numpy = sys.modules["torch"].from_numpy if as_torch else None
         nest = signature.nest_outputs if signature.output_tree is not None else None
 
         def run(arrays: list) -> Any:
-            if choice.pads or choice.sizes:
-                arrays = choice.arguments(arrays)
+            if arguments is not None:
+                arrays = arguments(arrays)
             try:
                 with lock:
                     if counter is not None:
@@ -375,6 +375,14 @@ def _fast_key(args: tuple) -> tuple | None:
         return tuple([(a.dtype, a.shape) for a in args])
     except AttributeError:
         return None
+
+
+def remember_fast(fast: dict, args: tuple, value: Any) -> None:
+    """Keep `value` in `fast` under `_fast_key(args)` where `args` are flat tensors or
+    arrays, up to _PLANS_KEPT keys."""
+    key = _fast_key(args)
+    if key is not None and len(fast) < _PLANS_KEPT:
+        fast[key] = value
 
 
 def _host_arrays(values: list) -> tuple[list[np.ndarray], bool]:
