@@ -32,16 +32,23 @@ the scatter's dispatch and holds it on the stack at its dim's upper bound, "exce
 allocation limit" (a GCN's degrees, `zeros(n).index_add_(0, dst, ones(E))` with E up to
 100000: 400000 bytes), and fused gathers (a GCN's messages, `h[src] * norm`) gave "unbounded
 stack allocations"; behind the barrier the updates are a dispatch of their own.
+
+A zero fill of a dynamic shape that a product (`mm`, `matmul`, `linear`, `addmm`, ...) reads
+as an operand gets the same private copy: IREE 3.13 merges it with the product's own zero
+accumulator and, for x86-64-v3 (AVX2) code, writes the product wrong from 64 rows on:
+`h0 = x.new_zeros(n, 8); x + h0 @ W.t()` (an `nn.RNN`'s first step from its zero state)
+came back garbage for n >= 64 and right for n = 63 (`lit/upstream/iree-zero-fill-matmul.mlir`).
 """
 
 from __future__ import annotations
 
 from iree.compiler import ir
 
-from ..analysis.op_kinds import SCATTERS
+from ..analysis.op_kinds import MATMULS, SCATTERS
 from ..dialects.symbolic import element_type, is_tensor, type_dims
 from ..dialects.torch_ops import (
     bindings,
+    constant_number,
     create,
     float_constant,
     int_constant,
@@ -97,6 +104,15 @@ class DistinctFills(Pass):
                 continue  # static: IREE makes it a constant
             write.operands[0] = _private_copy(chain, ir.InsertionPoint(write))
             replaced += [op for op in reversed(chain) if op not in replaced]
+        for product in [op for op in nested_ops(func) if op.name in MATMULS]:
+            for i, operand in enumerate(product.operands):
+                chain = _chain(operand) if is_tensor(operand.type) else None
+                if chain is None or not _zero_fill(chain[0]):
+                    continue
+                dims = type_dims(chain[0].results[0].type)
+                if dims is not None and None in dims:
+                    product.operands[i] = _private_copy(chain, ir.InsertionPoint(product))
+                    replaced += [op for op in reversed(chain) if op not in replaced]
         for write in [op for op in nested_ops(func) if op.name in _UPDATES]:
             updates = write.operands[_UPDATES[write.name]]
             dims = type_dims(updates.type) if is_tensor(updates.type) else None
@@ -127,6 +143,16 @@ def _chain(value: ir.Value) -> list[ir.Operation] | None:
             return None
         value = tensors[0]
     return None
+
+
+def _zero_fill(op: ir.Operation) -> bool:
+    """Whether `op` is a fill (not an arange) of a constant zero."""
+    if op.name not in _FILLS:
+        return False
+    _, at, explicit = _FILLS[op.name]
+    if explicit is not None:
+        return explicit == 0
+    return constant_number(op.operands[at]) == 0
 
 
 def _private_copy(chain: list[ir.Operation], ip: ir.InsertionPoint) -> ir.Value:

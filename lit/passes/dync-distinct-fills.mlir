@@ -124,3 +124,32 @@ func.func @updates(%table: !torch.vtensor<[8],f32>, %dst: !torch.vtensor<[?],si6
   %1 = torch.aten.index_put %table, %indices3, %static, %true : !torch.vtensor<[8],f32>, !torch.list<optional<vtensor>>, !torch.vtensor<[3],f32>, !torch.bool -> !torch.vtensor<[8],f32>
   return %0, %1 : !torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>
 }
+
+// -----
+
+// A zero fill of a dynamic shape read by a product (an RNN's zero initial state times its
+// recurrent weight) fills from a barrier'd 0: IREE merged it with the product's zero
+// accumulator and AVX2 code read the wrong buffer. A fill of ones is not a zero
+// accumulator's twin and is left alone.
+// CHECK-LABEL: func.func @products
+// CHECK:         %[[ZB:.*]] = util.optimization_barrier %{{.*}} : f64
+// CHECK-NEXT:    %[[ZV:.*]] = torch_c.from_f64 %[[ZB]]
+// CHECK-NEXT:    %[[H:.*]] = torch.aten.new_full %arg0, %{{.*}}, %[[ZV]]
+// CHECK-NEXT:    torch.aten.mm %[[H]], %arg1
+// CHECK:         %[[ONES:.*]] = torch.aten.new_ones %arg0
+// CHECK-NEXT:    torch.aten.mm %[[ONES]], %arg1
+// CHECK-NOT:     util.optimization_barrier
+// CHECK:         return
+func.func @products(%y: !torch.vtensor<[?,8],f32>, %w: !torch.vtensor<[8,8],f32>) -> (!torch.vtensor<[?,8],f32>, !torch.vtensor<[?,8],f32>) {
+  %int0 = torch.constant.int 0
+  %int8 = torch.constant.int 8
+  %false = torch.constant.bool false
+  %none = torch.constant.none
+  %n = torch.aten.size.int %y, %int0 : !torch.vtensor<[?,8],f32>, !torch.int -> !torch.int
+  %shape = torch.prim.ListConstruct %n, %int8 : (!torch.int, !torch.int) -> !torch.list<int>
+  %zeros = torch.aten.new_zeros %y, %shape, %none, %none, %none, %false : !torch.vtensor<[?,8],f32>, !torch.list<int>, !torch.none, !torch.none, !torch.none, !torch.bool -> !torch.vtensor<[?,8],f32>
+  %0 = torch.aten.mm %zeros, %w : !torch.vtensor<[?,8],f32>, !torch.vtensor<[8,8],f32> -> !torch.vtensor<[?,8],f32>
+  %ones = torch.aten.new_ones %y, %shape, %none, %none, %none, %false : !torch.vtensor<[?,8],f32>, !torch.list<int>, !torch.none, !torch.none, !torch.none, !torch.bool -> !torch.vtensor<[?,8],f32>
+  %1 = torch.aten.mm %ones, %w : !torch.vtensor<[?,8],f32>, !torch.vtensor<[8,8],f32> -> !torch.vtensor<[?,8],f32>
+  return %0, %1 : !torch.vtensor<[?,8],f32>, !torch.vtensor<[?,8],f32>
+}
