@@ -44,7 +44,10 @@ def test_deep_convolutions_run_as_matmuls_and_match_eager(tmp_path):
     assert "!torch.vtensor<[864,1400],f32>" in text, "the large filter viewed as a matrix"
     convs = [line for line in text.splitlines()
              if "torch.aten.convolution " in line or "torch.aten.conv2d " in line]
-    assert convs and all("[32,64,3,3]" in line for line in convs), "only the wide one kept"
+    if 'dync.vector_isa = "avx2"' in text:  # STRIP_RULES: the wide one in strips too
+        assert not convs and text.count("torch.aten.mm ") >= 4
+    else:
+        assert convs and all("[32,64,3,3]" in line for line in convs), "only the wide one kept"
     inputs = [torch.randn(batch, 64, 8, 8) + shift
               for batch, shift in [(1, 0.0), (3, 2.0), (8, -2.0), (5, 1.0)]]
     assert {bool(x.mean() > 0) for x in inputs} == {True, False}, "both paths"

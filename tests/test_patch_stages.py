@@ -15,6 +15,13 @@ from dync.passes import DEFAULT_PIPELINE
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.memory import eager_peak_intermediates, measure_dync  # noqa: E402
 
+# The default pipeline with dync-im2col's strips left out, on every CPU: on AVX2 they turn the
+# stem's 16- and 32-channel convolutions into matmuls before dync-patch-stages sees them (on
+# AVX-512 they leave them direct), and what is tested here is the strips of convolutions.
+PIPELINE = tuple("dync-im2col-within-filter" if p == "dync-im2col" else p
+                 for p in DEFAULT_PIPELINE)
+WITHOUT = tuple(p for p in PIPELINE if p != "dync-patch-stages")
+
 
 class Stem(nn.Module):
     """Two stride-2 convolutions over a 32 x 32 image, then a small head: the stem's
@@ -37,9 +44,8 @@ def stem():
     torch.manual_seed(0)
     model = Stem().eval()
     example = (torch.randn(1, 3, 32, 32),)
-    patched = dync.compile(model, example, cache=False)
-    whole = dync.compile(model, example, cache=False,
-                         passes=tuple(p for p in DEFAULT_PIPELINE if p != "dync-patch-stages"))
+    patched = dync.compile(model, example, cache=False, passes=PIPELINE)
+    whole = dync.compile(model, example, cache=False, passes=WITHOUT)
     return model, patched, whole
 
 
@@ -76,9 +82,8 @@ def test_a_bucket_gathers_its_strips_from_the_unpadded_argument(tmp_path):
                    cache=False)
     example = (torch.randn(1, 3, 24, 24),)
     dump = tmp_path / "ir.mlir"
-    patched = dync.compile(model, example, dump_ir=dump, **options)
-    whole = dync.compile(model, example, **options,
-                         passes=tuple(p for p in DEFAULT_PIPELINE if p != "dync-patch-stages"))
+    patched = dync.compile(model, example, dump_ir=dump, passes=PIPELINE, **options)
+    whole = dync.compile(model, example, passes=WITHOUT, **options)
     assert "torch.aten.index.Tensor_hacked_twin" in dump.read_text()
     for h, w in [(16, 16), (16, 24), (24, 32), (32, 32)]:
         x = (torch.randn(1, 3, h, w, generator=torch.Generator().manual_seed(h * w)),)

@@ -28,6 +28,7 @@ read from the columns). Where an image's columns would outweigh both its input a
 filter (those last ones), the output rows are split into horizontal strips whose columns do
 not (``ceil(columns / max(input, filter))`` strips), each strip's columns read and multiplied
 on their own, and the strips' products concatenated along H in NHWC.
+`dync-im2col-within-filter` (`LOW_MEMORY_PIPELINE`'s) is the same pass without `STRIP_RULES`.
 
 Why: IREE 3.13's CPU code for a direct convolution falls far behind on AVX2 when the channels
 are many and the image small: one thread, `x86-64-v3`, 3×3 256→256 at 14×14 ran 3.8 GFLOP/s
@@ -121,9 +122,10 @@ _PAST_THE_END = 2**62  # a slice end torch clamps to the dim's size
 
 
 def _window(conv: ir.Operation,
-            isa: str | None) -> tuple[list[int], list[int], list[int], int] | None:
+            rule: StripRule | None) -> tuple[list[int], list[int], list[int], int] | None:
     """(stride, padding, dilation, strips) of a convolution `conv` computed as a matmul in
-    `strips` horizontal strips; None if it is not one (see the module's docstring)."""
+    `strips` horizontal strips under the vector extension's `rule`; None if it is not one
+    (see the module's docstring)."""
     found = constant_window(conv)
     if found is None or found.groups != 1:
         return None
@@ -142,7 +144,6 @@ def _window(conv: ir.Operation,
         return found.stride, found.padding, found.dilation, 1  # its columns are its input
     if weight[1] >= MIN_CHANNELS and out[2] * out[3] < weight[0]:
         return found.stride, found.padding, found.dilation, 1  # columns within the filter
-    rule = STRIP_RULES.get(isa)
     if (rule is None or None in x[2:] or weight[0] < rule.filters or weight[1] < rule.channels
             or weight[1] * weight[2] * weight[3] < rule.depth):
         return None
@@ -358,12 +359,24 @@ def _offset(b: TorchBuilder, x: ir.Value, dim: int, index: int, size: int, strid
 class Im2col(HostCpuPass):
     name = "dync-im2col"
     summary = "convolutions with many input channels as one matmul over their windows (CPU)"
+    strip_rules = STRIP_RULES
 
     def run_on_cpu(self, module: ir.Operation) -> None:
-        isa = read_vector_isa(module)
+        rule = self.strip_rules.get(read_vector_isa(module))
         convolutions = [(op, found) for op in nested_ops(module)
-                        if (found := _window(op, isa))]
+                        if (found := _window(op, rule))]
         made: dict = {}
         with module.context, ir.Location.unknown():
             for conv, (stride, padding, dilation, strips) in convolutions:
                 _as_matmul(conv, stride, padding, dilation, strips, made)
+
+
+class Im2colWithinFilter(Im2col):
+    """`dync-im2col` without `STRIP_RULES`: only the convolutions whose columns weigh no
+    more than their input or filter. `LOW_MEMORY_PIPELINE`'s: on AVX2 the strips of a 3×3
+    16→16 convolution at 32×32 held 6.6 activations at the peak of a gated CNN against
+    eager's 3 (`tests/test_isolate_subdnns.py`)."""
+
+    name = "dync-im2col-within-filter"
+    summary = "dync-im2col without the strips that raise the peak (the low-memory pipeline's)"
+    strip_rules: dict[str, StripRule] = {}

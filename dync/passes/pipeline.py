@@ -35,6 +35,7 @@ _PASS_MODULES = {
     "dync-fence-region-reads": "dync.passes.fence_region_reads",
     "dync-fuse-padding": "dync.passes.fuse_padding",
     "dync-im2col": "dync.passes.im2col",
+    "dync-im2col-within-filter": "dync.passes.im2col",
     "dync-width-strips": "dync.passes.width_strips",
     "dync-inline-subdnns": "dync.passes.inline_subdnns",
     "dync-int-division": "dync.passes.int_division",
@@ -93,13 +94,15 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "dync-distinct-fills", "dync-inline-subdnns", "dync-tie-region-shapes",
     "dync-fence-region-reads", "dync-check-ir")
 
-# The default pipeline with `dync-fuse-padding`: convolutions read their zero padding in place
-# (no padded copy of their input) where IREE can, for a lower peak at a cost in speed (see the
-# pass): `dync.compile(..., passes=dync.passes.LOW_MEMORY_PIPELINE)`.
+# The default pipeline with `dync-fuse-padding` (convolutions read their zero padding in place,
+# no padded copy of their input, where IREE can) and without im2col's strips (whose columns
+# outweigh the convolution's input), for a lower peak at a cost in speed (see the passes):
+# `dync.compile(..., passes=dync.passes.LOW_MEMORY_PIPELINE)`.
 _AFTER_PATCH_STAGES = DEFAULT_PIPELINE.index("dync-patch-stages") + 1
-LOW_MEMORY_PIPELINE: tuple[str, ...] = (DEFAULT_PIPELINE[:_AFTER_PATCH_STAGES]
-                                        + ("dync-fuse-padding",)
-                                        + DEFAULT_PIPELINE[_AFTER_PATCH_STAGES:])
+LOW_MEMORY_PIPELINE: tuple[str, ...] = tuple(
+    "dync-im2col-within-filter" if p == "dync-im2col" else p
+    for p in DEFAULT_PIPELINE[:_AFTER_PATCH_STAGES] + ("dync-fuse-padding",)
+    + DEFAULT_PIPELINE[_AFTER_PATCH_STAGES:])
 
 
 class Pass:
