@@ -25,6 +25,7 @@ Location: ``$DYNC_CACHE_DIR``, else ``$XDG_CACHE_HOME/dync``, else ``~/.cache/dy
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.metadata
 import json
@@ -53,14 +54,20 @@ def default_directory() -> Path | None:
 
 def module_key(module: ir.Module | ir.Operation, flags: tuple[str, ...]) -> str:
     """SHA-256 of the module's IR (without locations: they only change messages), the IREE
-    flags and the IREE compiler's version."""
+    flags, the IREE compiler's version and the source of the mends dync applies between IREE's
+    phases (`iree_mends.py`: a changed mend changes the vmfb of the same IR)."""
     digest = hashlib.sha256()
     for part in (f"dync-cache-{FORMAT}", importlib.metadata.version("iree-base-compiler"),
-                 "\0".join(flags)):
+                 "\0".join(flags), _mends_digest()):
         digest.update(part.encode())
         digest.update(b"\0")
     digest.update(module.operation.get_asm(binary=True, enable_debug_info=False))
     return digest.hexdigest()
+
+
+@functools.cache
+def _mends_digest() -> str:
+    return hashlib.sha256(Path(__file__).with_name("iree_mends.py").read_bytes()).hexdigest()
 
 
 class CompileCache:
