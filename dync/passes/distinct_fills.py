@@ -5,8 +5,9 @@ Reads: fills (`torch.aten.zeros`, `ones`, `full`, their `_like` and `new_` forms
 `fill.Scalar`) and aranges (`arange`, `arange.start`, `arange.start_step`) whose result has a
 dynamic dim and is written in place (the first operand of `index_put`, `scatter*`,
 `select_scatter`, `slice_scatter`, ... directly or through ops of one tensor operand: a dtype
-conversion, a view), in every function.
-Writes: for each write, a copy of its fill (and of the ops between) of its own, placed before
+conversion, a view), or, for fills of zero, read as an operand of a product (`MATMULS`), in
+every function.
+Writes: for each write (and each product's operand), a copy of its fill (and of the ops between) of its own, placed before
 the write, whose value (0 or 1 made explicit: `zeros` becomes `full`, `zeros_like` becomes
 `full_like`, `new_zeros` becomes `new_full`) is read through a `util.optimization_barrier` of
 its own (between `torch_c` casts); an arange copy gets a barrier's 0 added. A fill written
