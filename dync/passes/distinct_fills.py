@@ -7,14 +7,14 @@ dynamic dim and is written in place (the first operand of `index_put`, `scatter*
 `select_scatter`, `slice_scatter`, ... directly or through ops of one tensor operand: a dtype
 conversion, a view), or, for fills of zero, read as an operand of a product (`MATMULS`), in
 every function.
-Writes: for each write (and each product's operand), a copy of its fill (and of the ops between) of its own, placed before
-the write, whose value (0 or 1 made explicit: `zeros` becomes `full`, `zeros_like` becomes
-`full_like`, `new_zeros` becomes `new_full`) is read through a `util.optimization_barrier` of
-its own (between `torch_c` casts); an arange copy gets a barrier's 0 added. A fill written
-twice becomes two fills. Originals no one reads any more are erased. A scatter's updates
-(`index_put`'s values, `scatter_add`'s source) of a dynamic shape, a fill or whatever op makes
-them (not a function argument), are read by the scatter through a `util.optimization_barrier`
-of the tensor. Values, dtypes and shapes are unchanged.
+Writes: for each write (and each product's operand), a copy of its fill (and of the ops
+between) of its own, placed before the write, whose value (0 or 1 made explicit: `zeros`
+becomes `full`, `zeros_like` becomes `full_like`, `new_zeros` becomes `new_full`) is read
+through a `util.optimization_barrier` of its own (between `torch_c` casts); an arange copy gets
+a barrier's 0 added. A fill written twice becomes two fills. Originals no one reads any more
+are erased. A scatter's updates (`index_put`'s values, `scatter_add`'s source) of a dynamic
+shape, a fill or whatever op makes them (not a function argument), are read by the scatter
+through a `util.optimization_barrier` of the tensor. Values, dtypes and shapes are unchanged.
 
 Why: IREE 3.13 merges two fills (or aranges) of the same shape into one when it cannot make
 them constants, which it does not for dynamic shapes, and then writes both tensors' in-place
