@@ -1160,6 +1160,33 @@ class WindowsOverAPaddedImage(nn.Module):
         return x.permute(0, 3, 1, 2)
 
 
+
+# Module-level tensors a forward reads (torch.export lifts them as constants).
+_PROTOTYPES = torch.linspace(-1, 1, 5 * 8).reshape(5, 8)
+_PICKED = torch.tensor([0, 3, 5])
+
+
+class EinsumWithAConstant(nn.Module):
+    def forward(self, x):
+        return torch.einsum("nk,mk->nm", x, _PROTOTYPES).relu()
+
+
+class ConstantsInTensorLists(nn.Module):
+    def forward(self, x):
+        rows = torch.cat([x, _PROTOTYPES])
+        return rows[:, _PICKED].sum(0) + torch.stack([x[0], _PROTOTYPES[0]]).sum()
+
+
+class MatmulByAVector(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.score = nn.Parameter(torch.linspace(-1, 1, 16))
+
+    def forward(self, x):
+        weights = torch.softmax(x @ self.score, dim=-1)  # (batch, length)
+        pooled = self.score @ x.transpose(1, 2)  # vector @ (batch, 16, length)
+        return weights * pooled
+
 VECTOR = ((4, 8), {0: ("batch", 2, 64)})
 IMAGE = ((2, 3, 16, 16), {0: ("batch", 2, 16), 2: ("h", 8, 64), 3: ("w", 8, 64)})
 BATCH_OF_IMAGES = ((2, 3, 16, 16), {0: ("batch", 2, 16)})
@@ -1252,6 +1279,10 @@ CONSTRUCTS = {
     "int() of a ratio of sizes (Swin's window_reverse)": (BatchFromARatioOfSizes, SEQUENCES, True),
     "int() of a ratio of padded sizes": (BatchFromARatioOfPaddedSizes, SEQUENCES, True),
     "window attention over a padded image (Swin)": (WindowsOverAPaddedImage, FEATURE_MAP, True),
+    "einsum with a module-level constant operand": (EinsumWithAConstant, VECTOR, True),
+    "module-level constants in tensor lists (cat, index, stack)":
+        (ConstantsInTensorLists, VECTOR, True),
+    "matmul of a batch of sequences by a vector, both sides": (MatmulByAVector, SEQUENCES, True),
 }
 
 

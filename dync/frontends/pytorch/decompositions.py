@@ -506,6 +506,17 @@ def _tensordot(a, b, dims_a, dims_b):
     return (left @ right).reshape([a.shape[d] for d in free_a] + [b.shape[d] for d in free_b])
 
 
+def _matmul(a, b):
+    """`a @ b` with one operand a vector and the other of rank 3 or more: the vector as a
+    one-row (one-column) matrix, the product's extra dim squeezed away (torch-mlir, as bundled
+    in IREE 3.13, leaves such a matmul over a dynamic dim unlowered)."""
+    if a.dim() == 1 and b.dim() >= 3:
+        return torch.matmul(a.unsqueeze(0), b).squeeze(-2)
+    if b.dim() == 1 and a.dim() >= 3:
+        return torch.matmul(a, b.unsqueeze(-1)).squeeze(-1)
+    return NotImplemented
+
+
 def _masked_select(x, mask):
     """`masked_select` (torch-mlir lowers none): the broadcast input indexed by the broadcast
     mask, through `_index`'s nonzero."""
@@ -830,6 +841,7 @@ DECOMPOSITIONS = get_decompositions([
     _aten.instance_norm.default: _instance_norm,
     _aten.diff.default: _diff,
     _aten.tensordot.default: _tensordot,
+    _aten.matmul.default: _matmul,
     _aten.masked_select.default: _masked_select,
     _aten.isin.Tensor_Tensor: _isin,
     _aten.isin.Tensor_Scalar: _isin,

@@ -25,6 +25,7 @@ from iree.compiler.ir import (
     Operation,
     TypeAttr,
 )
+from iree.compiler.ir import Type as IrType
 
 from ...errors import UnsupportedConstructError
 from .shape_exprs import NotAffine, to_affine
@@ -160,6 +161,21 @@ class DyncGraphNodeImporter(fx.GraphNodeImporter):
             operands=[self.resolve_node_value(node)] + [self.resolve_symbol_value(n) for n in free],
             loc=loc,
         )
+
+    def _import_list_argument(self, loc, arg, expected_jit_type):
+        """A tensor list holding a constant (`torch.cat([x, TABLE])`, `torch.einsum(eq, x, W)`
+        with `TABLE`/`W` module-level tensors, lifted by torch.export and handed to the
+        importer as values): each element imported on its own, a literal for the constant.
+        Upstream requires every element to be a node of the list's element type."""
+        if not any(isinstance(a, torch.Tensor) for a in arg):
+            return super()._import_list_argument(loc, arg, expected_jit_type)
+        optional = any(a is None for a in arg)
+        operands = [self._import_default_value(loc, None, torch.NoneType.get()) if a is None
+                    else self._import_argument(loc, a) for a in arg]
+        kind = "!torch.list<optional<vtensor>>" if optional else "!torch.list<vtensor>"
+        return Operation.create("torch.prim.ListConstruct",
+                                results=[IrType.parse(kind, context=self._c)],
+                                operands=operands, loc=loc).result
 
     # Failures inside upstream handlers become errors naming the user's line.
     def _import_torch_op_overload(self, loc, node, concrete_target=None):
