@@ -160,8 +160,18 @@ def _inject(monkeypatch, stage: str, fails) -> None:
 def test_a_failing_graph_falls_back_to_host_mode(monkeypatch, stage):
     model = _model()
     _inject(monkeypatch, stage, (lambda m: isinstance(m, Gated)) if stage == "import" else _is_main)
-    compiled = _compile(model)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        compiled = _compile(model)
     assert compiled.report.mode == "host", compiled.report.explain()
+    # What dync accepted and then failed on is said at once; an unsupported construct is not.
+    said = [w for w in caught if issubclass(w.category, RuntimeWarning)
+            and str(w.message).startswith("dync: forward")]
+    assert len(said) == (stage != "import"), [str(w.message) for w in said]
+    if said:
+        assert f"failed at stage {stage} and runs in eager PyTorch (mode host)" \
+            in str(said[0].message)
+        assert said[0].filename == __file__  # points at the dync.compile call
     graph_break = _break(compiled, "forward")
     assert graph_break["stage"] == stage
     assert {"import": "torch.export", "passes": "KeyError", "iree": "injected",
@@ -223,6 +233,24 @@ def test_the_first_call_check_leaves_the_model_unchanged():
     dync.compile(model, (torch.randn(4, 8),), cache=False)
     for key, value in model.state_dict().items():
         torch.testing.assert_close(value, before[key], rtol=0, atol=0)
+
+
+class Noisy(nn.Module):
+    def forward(self, x):
+        return x + torch.rand_like(x)
+
+
+def test_a_random_model_warns_that_its_first_call_cannot_be_checked():
+    """A model whose results are random fails the first-call check: it runs in eager, and the
+    warning names the option that compiles it."""
+    with pytest.warns(RuntimeWarning, match="failed at stage first call.*check_first_call=False"):
+        compiled = dync.compile(Noisy(), (torch.randn(4, 8),), cache=False)
+    assert compiled.report.mode == "eager"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compiled = dync.compile(Noisy(), (torch.randn(4, 8),), cache=False,
+                                check_first_call=False)
+    assert compiled.report.mode == "in-graph"
 
 
 class InfiniteResults(nn.Module):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -139,7 +140,32 @@ def compile(  # noqa: A001 - the public name is fixed by the design
     compiled = compiled_or_cached(job)
     if options.mode == "auto":
         add_pieces(compiled, job)
+        _warn_of_failures(compiled.report)
     return _with_eager_fallback(compiled, model, options.mode)
+
+
+# Stages whose failure is dync's or IREE's, not the model's: what reached them was accepted.
+FAILING_STAGES = ("passes", "iree", "first call")
+
+
+def _warn_of_failures(report) -> None:
+    """Under `auto`, code that dync accepted but then failed to compile or run right (at
+    its passes, IREE or the first-call check) runs as Python: correct, but slower than asked
+    for, so say it (an unsupported construct or a timing choice is only in the report)."""
+    failed = [b for b in report.graph_breaks if b.get("stage") in FAILING_STAGES]
+    if not failed:
+        return
+    first = failed[0]
+    reason = " ".join(str(first.get("reason", "")).split())[:300]
+    where = f" ({first['source']})" if first.get("source") not in (None, "", "-") else ""
+    hint = ("A model whose results are random needs check_first_call=False; otherwise please "
+            "report it" if first["stage"] == "first call" else "Please report it")
+    others = f" and {len(failed) - 1} more" if len(failed) > 1 else ""
+    warnings.warn(
+        f"dync: {first['region']}{where}{others} failed at stage {first['stage']} and "
+        f"run{'s' if not others else ''} in eager PyTorch (mode {report.mode}): {reason}. "
+        f"{hint}. report.explain() lists every fallback; mode='graph' "
+        "raises instead.", RuntimeWarning, stacklevel=3)
 
 
 def _with_eager_fallback(compiled, model, mode: str):
