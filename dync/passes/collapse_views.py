@@ -33,16 +33,26 @@ Reads, last: a view of a view that restores the first's input dims (the padding 
 `nn.MultiheadAttention`: `[b, 1, 1, s]` expanded over the heads, merged to `[b*H, 1, s]`,
 split to `[b, H, 1, s]`). Writes: the input itself in its place. With data tiling on, IREE
 added that mask to the scores wrong from about 100 tokens on, also at batch 1.
+Reads, too: a view that regroups dims, one of them dynamic: its input and result both merges
+of runs of the same atoms, some input dim split and some result dim merging atoms of two
+input dims (`[s, b*4, 8] -> [s*b, 32]`: `nn.MultiheadAttention` returning its weights merges
+the heads back from `[s, b*H, e/H]`). Writes: the input split into the atoms
+(`unflatten.int`, the one dynamic atom of a dim as -1) and the runs flattened. torch-mlir took
+the `b*4` of that view for a static 4 (`lit/upstream/torch-view-regrouping-dynamic-dims.mlir`),
+and the attention's products read past their tensors: values of 1e+30 over any batch.
 No paper section: a repair at the boundary to torch-mlir and IREE.
 """
 
 from __future__ import annotations
+
+import math
 
 import sympy
 from iree.compiler import ir
 
 from ..dialects.symbolic import bound_dims, type_dims
 from ..dialects.torch_ops import (
+    BIND,
     TorchBuilder,
     bind_from,
     bindings,
@@ -104,9 +114,9 @@ def _merges(op: ir.Operation) -> list[tuple[int, int]] | None:
     return merged
 
 
-def _flattened(op: ir.Operation, runs: list[tuple[int, int]]) -> ir.Value:
+def _flattened(op: ir.Operation, value: ir.Value, runs: list[tuple[int, int]]) -> ir.Value:
+    """`value` with each of `runs` (dims first..last) flattened, in place of view `op`."""
     b = TorchBuilder(op)
-    value = op.operands[0]
     for step, (first, last) in enumerate(reversed(runs)):
         dims = list(type_dims(value.type))
         run = dims[first:last + 1]
@@ -224,6 +234,16 @@ def _unmerged(op: ir.Operation, x: ir.Value, splits, order: list[int]) -> ir.Val
     return b("torch.aten.permute", op.results[0].type, value, int_list(order, b.ip, b.loc))
 
 
+def _erased_if_unused(op: ir.Operation) -> bool:
+    """Erase `op` (and its shape bindings) where nothing else reads its result."""
+    if any(use.owner.name != BIND for use in op.results[0].uses):
+        return False
+    for bind in bindings(op.results[0]):
+        bind.erase()
+    op.erase()
+    return True
+
+
 def _undone(op: ir.Operation) -> ir.Value | None:
     """The tensor a view of a view gives back unchanged (the second restores the first's
     input dims, as `nn.MultiheadAttention` does with its padding mask: merged with the heads,
@@ -241,6 +261,60 @@ def _undone(op: ir.Operation) -> ir.Value | None:
     return x
 
 
+def _regrouping(op: ir.Operation):
+    """(atoms, runs of the input, runs of the result) where `op` is a view that regroups dims
+    with dynamic ones among them: some input dim splits into atoms (at most one of them
+    dynamic) and some result dim merges atoms of different input dims (see the module
+    docstring); else None."""
+    if op.name not in VIEWS:
+        return None
+    x = op.operands[0]
+    dims, made = type_dims(x.type), type_dims(op.results[0].type)
+    if dims is None or made is None or sum(d is None for d in dims) < 2:
+        return None
+    xs, ys = _dims(x), _dims(op.results[0])
+    found = None if xs is None or ys is None else _atoms(xs, ys)
+    if found is None:
+        return None
+    atoms, runs_x, runs_y = found
+    if all(len(run) == 1 for run in runs_x) or all(len(run) == 1 for run in runs_y):
+        return None  # a merge of runs (`_merges`) or a split only
+    if any(sum(not atoms[a].is_number for a in run) > 1 for run in runs_x):
+        return None  # unflatten splits a dim into one unknown size at most
+    sizes = [int(a) if a.is_number else None for a in atoms]
+    if tuple(None if None in (run_sizes := [sizes[a] for a in run]) else math.prod(run_sizes)
+             for run in runs_y) != made:
+        return None  # the flattens' types would not be the view's (a dim torch left unknown)
+    return atoms, runs_x, runs_y
+
+
+def _regrouped(op: ir.Operation, atoms: list, runs_x: list[list[int]],
+               runs_y: list[list[int]]) -> ir.Value:
+    """View `op`'s input split into `atoms` (`unflatten.int`, the last dims first) and merged
+    into the view's dims (`flatten.using_ints`)."""
+    b = TorchBuilder(op)
+    value = op.operands[0]
+    for dim in reversed(range(len(runs_x))):
+        run = runs_x[dim]
+        if len(run) == 1:
+            continue
+        sizes = [int(atoms[a]) if atoms[a].is_number else -1 for a in run]
+        known_part = math.prod(s for s in sizes if s > 0)
+        dims = list(type_dims(value.type))
+        split = b("torch.aten.unflatten.int",
+                  vtensor_type(value.type, dims[:dim] + [s if s > 0 else None for s in sizes]
+                               + dims[dim + 1:]),
+                  value, b.int(dim), int_list(sizes, b.ip, b.loc))
+
+        def spread(e, dim=dim, sizes=sizes, known_part=known_part):
+            unknown = ir.AffineFloorDivExpr.get(e[dim], ir.AffineConstantExpr.get(known_part))
+            return e[:dim] + [s if s > 0 else unknown for s in sizes] + e[dim + 1:]
+
+        bind_from(split, value, spread, b.ip)
+        value = split
+    return _flattened(op, value, [(run[0], run[-1]) for run in runs_y if len(run) > 1])
+
+
 class CollapseViews(Pass):
     name = "dync-collapse-views"
     summary = "views of tensors with dynamic dims in forms torch-mlir and IREE lower right"
@@ -255,7 +329,17 @@ class CollapseViews(Pass):
             for op, found in [(op, found) for op in nested_ops(module)
                               if (found := _split_after_permute(op))]:
                 op.results[0].replace_all_uses_with(_unmerged(op, *found))
+                permute = owner(op.operands[0])
                 op.erase()
+                # The permute and the merging view it read, unused now: not left for the
+                # regrouping below to rewrite.
+                for dead in (permute, owner(permute.operands[0])):
+                    if not _erased_if_unused(dead):
+                        break
             for op, runs in [(op, runs) for op in nested_ops(module) if (runs := _merges(op))]:
-                op.results[0].replace_all_uses_with(_flattened(op, runs))
+                op.results[0].replace_all_uses_with(_flattened(op, op.operands[0], runs))
+                op.erase()
+            for op, found in [(op, found) for op in nested_ops(module)
+                              if (found := _regrouping(op))]:
+                op.results[0].replace_all_uses_with(_regrouped(op, *found))
                 op.erase()

@@ -24,18 +24,17 @@ func.func @heads_merged(%arg0: !torch.vtensor<[?,?,2,16],f32>, %n: !torch.int) -
 
 // -----
 
-// Left alone: one dynamic dim; a view that splits dims; a view that is no merge of runs.
+// Left alone: one dynamic dim; a view that splits dims only.
 // CHECK-LABEL: func.func @left_alone
 // CHECK-NOT:     torch.aten.flatten.using_ints
-// CHECK-COUNT-3: torch.aten.view
-func.func @left_alone(%arg0: !torch.vtensor<[?,2,16],f32>, %arg1: !torch.vtensor<[?,?],f32>, %arg2: !torch.vtensor<[?,?,6],f32>, %n: !torch.int, %m: !torch.int) -> (!torch.vtensor<[?,32],f32>, !torch.vtensor<[?,?,2],f32>, !torch.vtensor<[?,?,3],f32>) {
+// CHECK-NOT:     torch.aten.unflatten.int
+// CHECK-COUNT-2: torch.aten.view
+func.func @left_alone(%arg0: !torch.vtensor<[?,2,16],f32>, %arg1: !torch.vtensor<[?,?],f32>, %n: !torch.int, %m: !torch.int) -> (!torch.vtensor<[?,32],f32>, !torch.vtensor<[?,?,2],f32>) {
   %s = torch.symbolic_int "s" {min_val = 2, max_val = 64} : !torch.int
   %b = torch.symbolic_int "b" {min_val = 1, max_val = 16} : !torch.int
   torch.bind_symbolic_shape %arg0, [%s], affine_map<()[s0] -> (s0, 2, 16)> : !torch.vtensor<[?,2,16],f32>
   torch.bind_symbolic_shape %arg1, [%s, %b], affine_map<()[s0, s1] -> (s0, s1 * 2)> : !torch.vtensor<[?,?],f32>
-  torch.bind_symbolic_shape %arg2, [%s, %b], affine_map<()[s0, s1] -> (s0, s1, 6)> : !torch.vtensor<[?,?,6],f32>
   %int2 = torch.constant.int 2
-  %int3 = torch.constant.int 3
   %int32 = torch.constant.int 32
   %l0 = torch.prim.ListConstruct %n, %int32 : (!torch.int, !torch.int) -> !torch.list<int>
   %0 = torch.aten.view %arg0, %l0 : !torch.vtensor<[?,2,16],f32>, !torch.list<int> -> !torch.vtensor<[?,32],f32>
@@ -43,10 +42,54 @@ func.func @left_alone(%arg0: !torch.vtensor<[?,2,16],f32>, %arg1: !torch.vtensor
   %l1 = torch.prim.ListConstruct %n, %m, %int2 : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
   %1 = torch.aten.view %arg1, %l1 : !torch.vtensor<[?,?],f32>, !torch.list<int> -> !torch.vtensor<[?,?,2],f32>
   torch.bind_symbolic_shape %1, [%s, %b], affine_map<()[s0, s1] -> (s0, s1, 2)> : !torch.vtensor<[?,?,2],f32>
-  %l2 = torch.prim.ListConstruct %n, %m, %int3 : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
-  %2 = torch.aten.view %arg2, %l2 : !torch.vtensor<[?,?,6],f32>, !torch.list<int> -> !torch.vtensor<[?,?,3],f32>
-  torch.bind_symbolic_shape %2, [%s, %b], affine_map<()[s0, s1] -> (s0, s1 * 2, 3)> : !torch.vtensor<[?,?,3],f32>
-  return %0, %1, %2 : !torch.vtensor<[?,32],f32>, !torch.vtensor<[?,?,2],f32>, !torch.vtensor<[?,?,3],f32>
+  return %0, %1 : !torch.vtensor<[?,32],f32>, !torch.vtensor<[?,?,2],f32>
+}
+
+// -----
+
+// Dims regrouped: `[s, b*4, 8] -> [s*b, 32]` (`nn.MultiheadAttention` with its weights merging
+// the heads back from `[s, b*H, e/H]`) splits the dynamic `b*4` into `b` (its size -1) and 4,
+// then flattens `s, b` and `4, 8`, the last flatten first; each bound from the input's binding,
+// the split's dynamic dim as the input's divided by the static part.
+// CHECK-LABEL: func.func @heads_regrouped
+// CHECK:         %[[L:.+]] = torch.prim.ListConstruct %int-1{{.*}}, %int4{{.*}} :
+// CHECK:         %[[U:.+]] = torch.aten.unflatten.int %arg0, %int1{{.*}}, %[[L]] : !torch.vtensor<[?,?,8],f32>, !torch.int, !torch.list<int> -> !torch.vtensor<[?,?,4,8],f32>
+// CHECK-NEXT:    torch.bind_symbolic_shape %[[U]], [%{{.+}}, %{{.+}}], affine_map<()[s0, s1] -> (s0, s1, 4, 8)>
+// CHECK:         %[[A:.+]] = torch.aten.flatten.using_ints %[[U]], %int2{{.*}}, %int3{{.*}} : !torch.vtensor<[?,?,4,8],f32>, !torch.int, !torch.int -> !torch.vtensor<[?,?,32],f32>
+// CHECK-NEXT:    torch.bind_symbolic_shape %[[A]], [%{{.+}}, %{{.+}}], affine_map<()[s0, s1] -> (s0, s1, 32)>
+// CHECK:         %[[C:.+]] = torch.aten.flatten.using_ints %[[A]], %int0{{.*}}, %int1{{.*}} : !torch.vtensor<[?,?,32],f32>, !torch.int, !torch.int -> !torch.vtensor<[?,32],f32>
+// CHECK-NEXT:    torch.bind_symbolic_shape %[[C]], [%{{.+}}, %{{.+}}], affine_map<()[s0, s1] -> (s0 * s1, 32)>
+// CHECK-NOT:     torch.aten._unsafe_view
+// CHECK:         torch.aten.tanh %[[C]]
+func.func @heads_regrouped(%arg0: !torch.vtensor<[?,?,8],f32>, %n: !torch.int) -> !torch.vtensor<[?,32],f32> {
+  %s = torch.symbolic_int "s" {min_val = 2, max_val = 64} : !torch.int
+  %b = torch.symbolic_int "b" {min_val = 1, max_val = 16} : !torch.int
+  torch.bind_symbolic_shape %arg0, [%s, %b], affine_map<()[s0, s1] -> (s0, s1 * 4, 8)> : !torch.vtensor<[?,?,8],f32>
+  %int32 = torch.constant.int 32
+  %shape = torch.prim.ListConstruct %n, %int32 : (!torch.int, !torch.int) -> !torch.list<int>
+  %0 = torch.aten._unsafe_view %arg0, %shape : !torch.vtensor<[?,?,8],f32>, !torch.list<int> -> !torch.vtensor<[?,32],f32>
+  torch.bind_symbolic_shape %0, [%s, %b], affine_map<()[s0, s1] -> (s0 * s1, 32)> : !torch.vtensor<[?,32],f32>
+  %1 = torch.aten.tanh %0 : !torch.vtensor<[?,32],f32> -> !torch.vtensor<[?,32],f32>
+  return %1 : !torch.vtensor<[?,32],f32>
+}
+
+// -----
+
+// A static dim split and its part merged with a dynamic one: `[s, b, 6] -> [s, b*2, 3]`.
+// CHECK-LABEL: func.func @static_split_merged
+// CHECK:         %[[U:.+]] = torch.aten.unflatten.int %arg0, %int2{{.*}}, %{{.+}} : !torch.vtensor<[?,?,6],f32>, !torch.int, !torch.list<int> -> !torch.vtensor<[?,?,2,3],f32>
+// CHECK:         %[[A:.+]] = torch.aten.flatten.using_ints %[[U]], %int1{{.*}}, %int2{{.*}} : !torch.vtensor<[?,?,2,3],f32>, !torch.int, !torch.int -> !torch.vtensor<[?,?,3],f32>
+// CHECK-NEXT:    torch.bind_symbolic_shape %[[A]], [%{{.+}}, %{{.+}}], affine_map<()[s0, s1] -> (s0, s1 * 2, 3)>
+// CHECK-NOT:     torch.aten.view
+func.func @static_split_merged(%arg0: !torch.vtensor<[?,?,6],f32>, %n: !torch.int, %m: !torch.int) -> !torch.vtensor<[?,?,3],f32> {
+  %s = torch.symbolic_int "s" {min_val = 2, max_val = 64} : !torch.int
+  %b = torch.symbolic_int "b" {min_val = 1, max_val = 16} : !torch.int
+  torch.bind_symbolic_shape %arg0, [%s, %b], affine_map<()[s0, s1] -> (s0, s1, 6)> : !torch.vtensor<[?,?,6],f32>
+  %int3 = torch.constant.int 3
+  %l = torch.prim.ListConstruct %n, %m, %int3 : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %0 = torch.aten.view %arg0, %l : !torch.vtensor<[?,?,6],f32>, !torch.list<int> -> !torch.vtensor<[?,?,3],f32>
+  torch.bind_symbolic_shape %0, [%s, %b], affine_map<()[s0, s1] -> (s0, s1 * 2, 3)> : !torch.vtensor<[?,?,3],f32>
+  return %0 : !torch.vtensor<[?,?,3],f32>
 }
 
 // -----
