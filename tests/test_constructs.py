@@ -1187,6 +1187,27 @@ class MatmulByAVector(nn.Module):
         pooled = self.score @ x.transpose(1, 2)  # vector @ (batch, 16, length)
         return weights * pooled
 
+
+class AttentionReturningWeights(nn.Module):
+    """`nn.MultiheadAttention` with its default `need_weights=True`: the heads merged back by a
+    view that regroups the batch (`[s, b*H, e/H] -> [s*b, e]`)."""
+
+    def __init__(self):
+        super().__init__()
+        self.attention = nn.MultiheadAttention(16, 4, batch_first=True)
+
+    def forward(self, x):
+        out, weights = self.attention(x, x, x)
+        return out + weights.sum(-1, keepdim=True)
+
+
+class SplitsOfADynamicDim(nn.Module):
+    def forward(self, x):
+        n = x.shape[0]
+        first, second = torch.split(x, [n // 2, n - n // 2])
+        halves = torch.chunk(x, 2, dim=0)
+        return first.sum(0) - second.sum(0) + halves[1].mean(0)
+
 VECTOR = ((4, 8), {0: ("batch", 2, 64)})
 IMAGE = ((2, 3, 16, 16), {0: ("batch", 2, 16), 2: ("h", 8, 64), 3: ("w", 8, 64)})
 BATCH_OF_IMAGES = ((2, 3, 16, 16), {0: ("batch", 2, 16)})
@@ -1280,6 +1301,10 @@ CONSTRUCTS = {
     "int() of a ratio of padded sizes": (BatchFromARatioOfPaddedSizes, SEQUENCES, True),
     "window attention over a padded image (Swin)": (WindowsOverAPaddedImage, FEATURE_MAP, True),
     "einsum with a module-level constant operand": (EinsumWithAConstant, VECTOR, True),
+    "torch.split by sizes and torch.chunk over a dynamic dim":
+        (SplitsOfADynamicDim, VECTOR, True),
+    "nn.MultiheadAttention returning its weights, dynamic batch and length":
+        (AttentionReturningWeights, SEQUENCES, True),
     "module-level constants in tensor lists (cat, index, stack)":
         (ConstantsInTensorLists, VECTOR, True),
     "matmul of a batch of sequences by a vector, both sides": (MatmulByAVector, SEQUENCES, True),

@@ -517,6 +517,32 @@ def _matmul(a, b):
     return NotImplemented
 
 
+def _split_with_sizes(x, split_sizes, dim=0):
+    """`torch.split(x, sizes)` over sizes or a dim not all static, as one slice per part
+    (torch-mlir lowers `split_with_sizes` and `split.Tensor` only with static sizes: IREE
+    failed on a `torch.constant.int` left over)."""
+    if all(isinstance(size, int) for size in split_sizes) and isinstance(x.shape[dim], int):
+        return NotImplemented
+    parts, start = [], 0
+    for size in split_sizes:
+        parts.append(torch.ops.aten.slice.Tensor(x, dim, start, start + size))
+        start = start + size
+    return parts
+
+
+def _split(x, split_size, dim=0):
+    """`torch.split(x, n)` and `torch.chunk` over a dynamic dim: the trace fixes the number of
+    parts (a guard), the last part takes what is left; see `_split_with_sizes`."""
+    length = x.shape[dim]
+    if isinstance(length, int) and isinstance(split_size, int):
+        return NotImplemented
+    from torch.fx.experimental.symbolic_shapes import guard_int
+
+    parts = guard_int((length + split_size - 1) // split_size)
+    return _split_with_sizes(x, [split_size] * (parts - 1)
+                             + [length - split_size * (parts - 1)], dim)
+
+
 def _masked_select(x, mask):
     """`masked_select` (torch-mlir lowers none): the broadcast input indexed by the broadcast
     mask, through `_index`'s nonzero."""
@@ -842,6 +868,8 @@ DECOMPOSITIONS = get_decompositions([
     _aten.diff.default: _diff,
     _aten.tensordot.default: _tensordot,
     _aten.matmul.default: _matmul,
+    _aten.split.Tensor: _split,
+    _aten.split_with_sizes.default: _split_with_sizes,
     _aten.masked_select.default: _masked_select,
     _aten.isin.Tensor_Tensor: _isin,
     _aten.isin.Tensor_Scalar: _isin,
