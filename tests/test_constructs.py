@@ -1208,6 +1208,13 @@ class SplitsOfADynamicDim(nn.Module):
         halves = torch.chunk(x, 2, dim=0)
         return first.sum(0) - second.sum(0) + halves[1].mean(0)
 
+
+class OneHotOfAnArgmax(nn.Module):
+    def forward(self, x):
+        index = x.argmax(-1, keepdim=True)
+        onehot = torch.zeros_like(x).scatter_(-1, index, 1.0)
+        return onehot * x.gather(-1, index) + x.scatter(-1, index, x)
+
 VECTOR = ((4, 8), {0: ("batch", 2, 64)})
 IMAGE = ((2, 3, 16, 16), {0: ("batch", 2, 16), 2: ("h", 8, 64), 3: ("w", 8, 64)})
 BATCH_OF_IMAGES = ((2, 3, 16, 16), {0: ("batch", 2, 16)})
@@ -1301,6 +1308,7 @@ CONSTRUCTS = {
     "int() of a ratio of padded sizes": (BatchFromARatioOfPaddedSizes, SEQUENCES, True),
     "window attention over a padded image (Swin)": (WindowsOverAPaddedImage, FEATURE_MAP, True),
     "einsum with a module-level constant operand": (EinsumWithAConstant, VECTOR, True),
+    "one-hot of an argmax by a scatter over dim -1": (OneHotOfAnArgmax, VECTOR, True),
     "torch.split by sizes and torch.chunk over a dynamic dim":
         (SplitsOfADynamicDim, VECTOR, True),
     "nn.MultiheadAttention returning its weights, dynamic batch and length":

@@ -543,6 +543,18 @@ def _split(x, split_size, dim=0):
                              + [length - split_size * (parts - 1)], dim)
 
 
+def _nonnegative_dim(op):
+    """`op(x, dim, ...)` with a negative `dim` as its non-negative equal: IREE 3.13 (its
+    torch-mlir) crashed compiling `x.scatter(-1, index, value)`, a one-hot of an argmax."""
+
+    def decomposition(x, dim, *args, **kwargs):
+        if dim >= 0:
+            return NotImplemented
+        return op(x, dim + x.dim(), *args, **kwargs)
+
+    return decomposition
+
+
 def _masked_select(x, mask):
     """`masked_select` (torch-mlir lowers none): the broadcast input indexed by the broadcast
     mask, through `_index`'s nonzero."""
@@ -869,6 +881,8 @@ DECOMPOSITIONS = get_decompositions([
     _aten.tensordot.default: _tensordot,
     _aten.matmul.default: _matmul,
     _aten.split.Tensor: _split,
+    **{op: _nonnegative_dim(op) for op in (_aten.scatter.src, _aten.scatter.value,
+                                           _aten.scatter.reduce, _aten.scatter.value_reduce)},
     _aten.split_with_sizes.default: _split_with_sizes,
     _aten.masked_select.default: _masked_select,
     _aten.isin.Tensor_Tensor: _isin,
