@@ -1215,6 +1215,19 @@ class OneHotOfAnArgmax(nn.Module):
         onehot = torch.zeros_like(x).scatter_(-1, index, 1.0)
         return onehot * x.gather(-1, index) + x.scatter(-1, index, x)
 
+
+class CeilModePoolAfterExcitation(nn.Module):
+    """A squeeze-and-excitation product, then a ceil-mode max pool (SqueezeNet, GoogLeNet)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 1)
+        self.excite = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Conv2d(8, 8, 1), nn.Sigmoid())
+
+    def forward(self, x):
+        y = torch.relu(self.conv(x))
+        return nn.functional.max_pool2d(y * self.excite(y), 3, 2, ceil_mode=True)
+
 VECTOR = ((4, 8), {0: ("batch", 2, 64)})
 IMAGE = ((2, 3, 16, 16), {0: ("batch", 2, 16), 2: ("h", 8, 64), 3: ("w", 8, 64)})
 BATCH_OF_IMAGES = ((2, 3, 16, 16), {0: ("batch", 2, 16)})
@@ -1308,6 +1321,7 @@ CONSTRUCTS = {
     "int() of a ratio of padded sizes": (BatchFromARatioOfPaddedSizes, SEQUENCES, True),
     "window attention over a padded image (Swin)": (WindowsOverAPaddedImage, FEATURE_MAP, True),
     "einsum with a module-level constant operand": (EinsumWithAConstant, VECTOR, True),
+    "ceil-mode max pool after squeeze-and-excitation": (CeilModePoolAfterExcitation, IMAGE, True),
     "one-hot of an argmax by a scatter over dim -1": (OneHotOfAnArgmax, VECTOR, True),
     "torch.split by sizes and torch.chunk over a dynamic dim":
         (SplitsOfADynamicDim, VECTOR, True),

@@ -14,13 +14,16 @@ Writes:
   lists IREE's ``iree-preprocessing-convert-conv-to-channels-last``; the backend passes it as
   ``--iree-preprocessing-pass-pipeline``. IREE then computes every convolution in NHWC with
   HWCF filters and propagates the transposes away between consecutive convolutions;
-* when it asks for that, each float `max_pool2d` with padding, and each `constant_pad_nd` of
-  H and W, over a rank-4 input with a dynamic dim pads in NHWC between two permutes (the pool
-  with -inf, then pooling unpadded): IREE's preprocessing moves its transposes through a
-  `tensor.pad` over a dynamic dim into a `tensor.empty` missing that dim's size
+* when it asks for that, each float `max_pool2d` with padding or in ceil mode, and each
+  `constant_pad_nd` of H and W, over a rank-4 input with a dynamic dim pads in NHWC between
+  two permutes (the pool with -inf, then pooling unpadded; in ceil mode `stride - 1` more at
+  the end, then pooling in floor mode, where that gives the same windows): IREE's
+  preprocessing moves its transposes through a `tensor.pad` over a dynamic dim into a
+  `tensor.empty` missing that dim's size
   (lit/upstream/iree-channels-last-pad-dynamic-batch.mlir), and a convolution then a padded
   max pool or a zero pad over a dynamic batch (ResNet's stem) did not compile. The same
-  result: a max pool pads with -inf itself;
+  result: a max pool pads with -inf itself. In ceil mode torch-mlir pads the end itself, and a
+  ceil-mode pool after a squeeze-and-excitation product over a dynamic batch did not compile;
 * each convolution (one group) under control flow — in an `scf` region, or in a function
   called from one — whose filter is a literal gets the filter stored in HWCF and read through
   `torch.aten.permute(·, [3, 2, 0, 1])`, both placed in the convolution's block. IREE's FCHW -> HWCF transpose then cancels against
@@ -141,15 +144,32 @@ def _dynamic_float_nchw(x: ir.Value) -> bool:
 
 
 def _max_pool_padding(pool: ir.Operation) -> list[int] | None:
-    """The [H, W] padding of a `max_pool2d` without ceil mode over a float rank-4 input with a
-    dynamic dim; None for any other op or no padding."""
+    """The [left, right, top, bottom] -inf padding after which a `max_pool2d` over a float
+    rank-4 input with a dynamic dim pools unpadded and in floor mode: its own padding, and in
+    ceil mode `stride - 1` more at the right and bottom (the same windows, where none would
+    start past the input and its padding: `padding + stride <= kernel`, no dilation); None
+    for any other op, nothing to pad, or another ceil mode."""
     if pool.name != "torch.aten.max_pool2d" or not _dynamic_float_nchw(pool.operands[0]):
         return None
-    padding = constant_int_list(pool.operands[3])
-    if padding is None or len(padding) != 2 or not any(padding) \
-            or constant_bool(pool.operands[5]) is not False:
+    kernel, stride, padding, dilation = (_pair(constant_int_list(pool.operands[k]))
+                                         for k in (1, 2, 3, 4))
+    ceil = constant_bool(pool.operands[5])
+    if not kernel or not padding or ceil is None:
         return None
-    return padding
+    (kh, kw), (ph, pw) = kernel, padding
+    if not ceil:
+        return [pw, pw, ph, ph] if any(padding) else None
+    stride = stride or kernel
+    if dilation not in ((), (1, 1)) or ph + stride[0] > kh or pw + stride[1] > kw:
+        return None
+    return [pw, pw + stride[1] - 1, ph, ph + stride[0] - 1]
+
+
+def _pair(values: list[int] | None) -> tuple[int, int] | None:
+    """A pool's kernel, stride, padding or dilation list as (H, W); () for an empty list."""
+    if values is None or len(values) > 2:
+        return None
+    return tuple(values * 2) if len(values) == 1 else tuple(values)
 
 
 def _spatial_pad(pad: ir.Operation) -> tuple[list[int], float] | None:
@@ -196,11 +216,11 @@ def _pads_in_nhwc(module: ir.Operation) -> None:
     in NHWC (`_padded_in_nhwc`); the pool then pools unpadded, as a max pool pads with -inf."""
     for op in list(nested_ops(module)):
         ip, loc = ir.InsertionPoint(op), op.location
-        if padding := _max_pool_padding(op):
-            ph, pw = padding
-            op.operands[0] = _padded_in_nhwc(op.operands[0], [pw, pw, ph, ph], float("-inf"),
-                                             ip, loc)
+        if widths := _max_pool_padding(op):
+            op.operands[0] = _padded_in_nhwc(op.operands[0], widths, float("-inf"), ip, loc)
             op.operands[3] = int_list([0, 0], ip, loc)
+            if constant_bool(op.operands[5]):  # ceil mode: the padding made it floor's
+                op.operands[5] = bool_constant(False, ip, loc)
         elif found := _spatial_pad(op):
             op.results[0].replace_all_uses_with(_padded_in_nhwc(op.operands[0], *found, ip, loc))
             op.erase()

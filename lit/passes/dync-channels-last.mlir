@@ -180,6 +180,36 @@ func.func @padded_max_pool(%arg0: !torch.vtensor<[?,3,16,16],f32>, %arg1: !torch
 
 // -----
 
+// A ceil-mode max pool (kernel 2, stride 2) over a dynamic H x W: padded with -inf by
+// stride - 1 at the right and bottom, in NHWC, then pooled in floor mode; a ceil-mode pool
+// whose last window could start past the input (kernel 1, stride 2) is kept.
+// CHECK-LABEL: func.func @ceil_mode_max_pool
+// CHECK:         %[[C:.+]] = torch.aten.conv2d %arg0
+// CHECK:         %[[NHWC:.+]] = torch.aten.permute %[[C]], {{.*}} -> !torch.vtensor<[1,?,?,8],f32>
+// CHECK:         %[[PADS:.+]] = torch.prim.ListConstruct %int0{{(_[0-9]+)?}}, %int0{{(_[0-9]+)?}}, %int0{{(_[0-9]+)?}}, %int1{{(_[0-9]+)?}}, %int0{{(_[0-9]+)?}}, %int1{{(_[0-9]+)?}} :
+// CHECK:         %[[PADDED:.+]] = torch.aten.constant_pad_nd %[[NHWC]], %[[PADS]], %{{.+}} : {{.*}} -> !torch.vtensor<[1,?,?,8],f32>
+// CHECK:         %[[NCHW:.+]] = torch.aten.permute %[[PADDED]], {{.*}} -> !torch.vtensor<[1,8,?,?],f32>
+// CHECK:         %[[FLOOR:.+]] = torch.constant.bool false
+// CHECK:         torch.aten.max_pool2d %[[NCHW]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[FLOOR]] :
+// CHECK:         torch.aten.max_pool2d %[[C]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %true :
+func.func @ceil_mode_max_pool(%arg0: !torch.vtensor<[1,3,?,?],f32>) -> (!torch.vtensor<[1,8,?,?],f32>, !torch.vtensor<[1,8,?,?],f32>) {
+  %w = torch.vtensor.literal(dense<0.5> : tensor<8x3x1x1xf32>) : !torch.vtensor<[8,3,1,1],f32>
+  %none = torch.constant.none
+  %true = torch.constant.bool true
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %ones = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+  %zeros = torch.prim.ListConstruct %int0, %int0 : (!torch.int, !torch.int) -> !torch.list<int>
+  %twos = torch.prim.ListConstruct %int2, %int2 : (!torch.int, !torch.int) -> !torch.list<int>
+  %0 = torch.aten.conv2d %arg0, %w, %none, %ones, %zeros, %ones, %int1 : !torch.vtensor<[1,3,?,?],f32>, !torch.vtensor<[8,3,1,1],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[1,8,?,?],f32>
+  %1 = torch.aten.max_pool2d %0, %twos, %twos, %zeros, %ones, %true : !torch.vtensor<[1,8,?,?],f32>, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.bool -> !torch.vtensor<[1,8,?,?],f32>
+  %2 = torch.aten.max_pool2d %0, %ones, %twos, %zeros, %ones, %true : !torch.vtensor<[1,8,?,?],f32>, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.bool -> !torch.vtensor<[1,8,?,?],f32>
+  return %1, %2 : !torch.vtensor<[1,8,?,?],f32>, !torch.vtensor<[1,8,?,?],f32>
+}
+
+// -----
+
 // An explicit zero pad of H and W after a convolution over a dynamic batch is done in NHWC
 // between permutes too; a pad of a static tensor is kept.
 // CHECK-LABEL: func.func @zero_pad
