@@ -1228,6 +1228,13 @@ class CeilModePoolAfterExcitation(nn.Module):
         y = torch.relu(self.conv(x))
         return nn.functional.max_pool2d(y * self.excite(y), 3, 2, ceil_mode=True)
 
+
+class ReflectPadToAnEvenSize(nn.Module):
+    def forward(self, x):
+        h, w = x.shape[-2:]
+        padded = nn.functional.pad(x, (0, (-w) % 2, 0, (-h) % 2), mode="reflect")
+        return nn.functional.avg_pool2d(padded, 2)
+
 VECTOR = ((4, 8), {0: ("batch", 2, 64)})
 IMAGE = ((2, 3, 16, 16), {0: ("batch", 2, 16), 2: ("h", 8, 64), 3: ("w", 8, 64)})
 BATCH_OF_IMAGES = ((2, 3, 16, 16), {0: ("batch", 2, 16)})
@@ -1321,6 +1328,7 @@ CONSTRUCTS = {
     "int() of a ratio of padded sizes": (BatchFromARatioOfPaddedSizes, SEQUENCES, True),
     "window attention over a padded image (Swin)": (WindowsOverAPaddedImage, FEATURE_MAP, True),
     "einsum with a module-level constant operand": (EinsumWithAConstant, VECTOR, True),
+    "reflect padding to an even size computed from the size": (ReflectPadToAnEvenSize, IMAGE, True),
     "ceil-mode max pool after squeeze-and-excitation": (CeilModePoolAfterExcitation, IMAGE, True),
     "one-hot of an argmax by a scatter over dim -1": (OneHotOfAnArgmax, VECTOR, True),
     "torch.split by sizes and torch.chunk over a dynamic dim":

@@ -103,8 +103,8 @@ def _pad(x, pad, mode="constant", value=None):
         return NotImplemented
     for i in range(len(pad) // 2):
         dim, before, after = x.dim() - 1 - i, pad[2 * i], pad[2 * i + 1]
-        if not (before or after):
-            continue
+        if statically_known_true(before == 0) and statically_known_true(after == 0):
+            continue  # a pad computed from a size is not read as a bool (a guard on it)
         n = x.shape[dim]
         at = torch.arange(-before, n + after, device=x.device)
         if mode == "reflect":
