@@ -1235,6 +1235,25 @@ class ReflectPadToAnEvenSize(nn.Module):
         padded = nn.functional.pad(x, (0, (-w) % 2, 0, (-h) % 2), mode="reflect")
         return nn.functional.avg_pool2d(padded, 2)
 
+
+class EncoderOverPaddedSequences(nn.Module):
+    """`nn.TransformerEncoder` with a key padding mask: eager runs a left-aligned mask as a
+    nested tensor (zeros at the padded positions, then the final norm), another one in full."""
+
+    def __init__(self):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, 2, norm=nn.LayerNorm(16))
+
+    def forward(self, x):
+        b, n = x.shape[:2]
+        positions = torch.arange(n)[None, :]
+        lengths = (n - 1 - torch.arange(b)).clamp(min=1)[:, None]
+        at_the_end = positions >= lengths
+        at_the_start = positions < (torch.arange(b) % 2)[:, None]
+        return (self.encoder(x, src_key_padding_mask=at_the_end),
+                self.encoder(x, src_key_padding_mask=at_the_start))
+
 VECTOR = ((4, 8), {0: ("batch", 2, 64)})
 IMAGE = ((2, 3, 16, 16), {0: ("batch", 2, 16), 2: ("h", 8, 64), 3: ("w", 8, 64)})
 BATCH_OF_IMAGES = ((2, 3, 16, 16), {0: ("batch", 2, 16)})
@@ -1328,6 +1347,8 @@ CONSTRUCTS = {
     "int() of a ratio of padded sizes": (BatchFromARatioOfPaddedSizes, SEQUENCES, True),
     "window attention over a padded image (Swin)": (WindowsOverAPaddedImage, FEATURE_MAP, True),
     "einsum with a module-level constant operand": (EinsumWithAConstant, VECTOR, True),
+    "nn.TransformerEncoder over padded sequences (key padding masks)":
+        (EncoderOverPaddedSequences, SEQUENCES, True),
     "reflect padding to an even size computed from the size": (ReflectPadToAnEvenSize, IMAGE, True),
     "ceil-mode max pool after squeeze-and-excitation": (CeilModePoolAfterExcitation, IMAGE, True),
     "one-hot of an argmax by a scatter over dim -1": (OneHotOfAnArgmax, VECTOR, True),

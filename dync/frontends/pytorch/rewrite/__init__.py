@@ -22,6 +22,7 @@ from .lists import BoundedListMode
 from .packed import packed_sequences
 from .recurrent import looped_forward
 from .transform import RewrittenFunction, needs_rewrite, rewrite_function
+from .transformer import padding_zeroed_forward
 
 
 @dataclass
@@ -72,6 +73,9 @@ def rewritten(model: torch.nn.Module) -> Iterator[Rewrite]:
                 if loop is not None:  # a recurrent layer: a loop when its sequence length is dynamic
                     patch(module, "forward", loop)
                     continue
+                zeroing = padding_zeroed_forward(module)
+                if zeroing is not None:  # eager's nested-tensor path, `transformer.py`
+                    patch(module, "forward", zeroing)
             if not _user_class(module):
                 continue
             methods = dict(_methods(cls))
