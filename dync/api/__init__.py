@@ -140,7 +140,7 @@ def compile(  # noqa: A001 - the public name is fixed by the design
     compiled = compiled_or_cached(job)
     if options.mode == "auto":
         add_pieces(compiled, job)
-        _warn_of_failures(compiled.report)
+        _warn_of_failures(compiled.report, model)
     return _with_eager_fallback(compiled, model, options.mode)
 
 
@@ -148,7 +148,7 @@ def compile(  # noqa: A001 - the public name is fixed by the design
 FAILING_STAGES = ("passes", "iree", "first call")
 
 
-def _warn_of_failures(report) -> None:
+def _warn_of_failures(report, model: Any) -> None:
     """Under `auto`, code that dync accepted but then failed to compile or run right (at
     its passes, IREE or the first-call check) runs as Python: correct, but slower than asked
     for, so say it (an unsupported construct or a timing choice is only in the report)."""
@@ -158,14 +158,32 @@ def _warn_of_failures(report) -> None:
     first = failed[0]
     reason = " ".join(str(first.get("reason", "")).split())[:300]
     where = f" ({first['source']})" if first.get("source") not in (None, "", "-") else ""
-    hint = ("A model whose results are random needs check_first_call=False; otherwise please "
-            "report it" if first["stage"] == "first call" else "Please report it")
+    if _trains(model):
+        hint = "The model is in training mode: call model.eval() before dync.compile"
+    elif first["stage"] == "first call":
+        hint = ("A model whose results are random needs check_first_call=False; otherwise "
+                "please report it")
+    else:
+        hint = "Please report it"
     others = f" and {len(failed) - 1} more" if len(failed) > 1 else ""
     warnings.warn(
         f"dync: {first['region']}{where}{others} failed at stage {first['stage']} and "
         f"run{'s' if not others else ''} in eager PyTorch (mode {report.mode}): {reason}. "
         f"{hint}. report.explain() lists every fallback; mode='graph' "
         "raises instead.", RuntimeWarning, stacklevel=3)
+
+
+def _trains(model: Any) -> bool:
+    """Whether `model` has a module in training mode that runs otherwise at inference: a
+    batch norm (its statistics' update) or a dropout (its random draws)."""
+    if "torch" not in sys.modules:
+        return False
+    import torch
+
+    if not isinstance(model, torch.nn.Module):
+        return False
+    kinds = (torch.nn.modules.batchnorm._BatchNorm, torch.nn.modules.dropout._DropoutNd)
+    return any(m.training and isinstance(m, kinds) for m in model.modules())
 
 
 def _with_eager_fallback(compiled, model, mode: str):
