@@ -29,10 +29,6 @@ attention scores of that chain wrong from about 100 tokens on over a dynamic bat
 right; found on a padded Transformer encoder, kept by the construct "attention over long
 sequences of a dynamic batch"), and right from `[s, b, 2, 16]` permuted.
 
-Reads, last: a view of a view that restores the first's input dims (the padding mask of
-`nn.MultiheadAttention`: `[b, 1, 1, s]` expanded over the heads, merged to `[b*H, 1, s]`,
-split to `[b, H, 1, s]`). Writes: the input itself in its place. With data tiling on, IREE
-added that mask to the scores wrong from about 100 tokens on, also at batch 1.
 Reads, too: a view that regroups dims, one of them dynamic: its input and result both merges
 of runs of the same atoms, some input dim split and some result dim merging atoms of two
 input dims (`[s, b*4, 8] -> [s*b, 32]`: `nn.MultiheadAttention` returning its weights merges
@@ -40,6 +36,11 @@ the heads back from `[s, b*H, e/H]`). Writes: the input split into the atoms
 (`unflatten.int`, the one dynamic atom of a dim as -1) and the runs flattened. torch-mlir took
 the `b*4` of that view for a static 4 (`lit/upstream/torch-view-regrouping-dynamic-dims.mlir`),
 and the attention's products read past their tensors: values of 1e+30 over any batch.
+
+Reads, last: a view of a view that restores the first's input dims (the padding mask of
+`nn.MultiheadAttention`: `[b, 1, 1, s]` expanded over the heads, merged to `[b*H, 1, s]`,
+split to `[b, H, 1, s]`). Writes: the input itself in its place. With data tiling on, IREE
+added that mask to the scores wrong from about 100 tokens on, also at batch 1.
 No paper section: a repair at the boundary to torch-mlir and IREE.
 """
 
