@@ -218,20 +218,30 @@ def _split_after_permute(op: ir.Operation):
     return x, splits, order
 
 
-def _unmerged(op: ir.Operation, x: ir.Value, splits, order: list[int]) -> ir.Value:
-    b = TorchBuilder(op)
-    value = x
+def _split(b: TorchBuilder, value: ir.Value, splits: list[tuple[int, list[int]]]) -> ir.Value:
+    """`value` with each (dim, sizes) of `splits` split by `unflatten.int`, the last dims first
+    so the earlier keep their positions; one size may be -1 (the dim divided by the others),
+    each new tensor bound from `value`'s binding."""
     for dim, sizes in reversed(splits):
         dims = list(type_dims(value.type))
+        known_part = math.prod(s for s in sizes if s > 0)
         split = b("torch.aten.unflatten.int",
-                  vtensor_type(value.type, dims[:dim] + sizes + dims[dim + 1:]), value,
-                  b.int(dim), int_list(sizes, b.ip, b.loc))
+                  vtensor_type(value.type, dims[:dim] + [s if s > 0 else None for s in sizes]
+                               + dims[dim + 1:]),
+                  value, b.int(dim), int_list(sizes, b.ip, b.loc))
 
-        def spread(e, dim=dim, sizes=sizes):
-            return e[:dim] + list(sizes) + e[dim + 1:]
+        def spread(e, dim=dim, sizes=sizes, known_part=known_part):
+            unknown = ir.AffineFloorDivExpr.get(e[dim], ir.AffineConstantExpr.get(known_part))
+            return e[:dim] + [s if s > 0 else unknown for s in sizes] + e[dim + 1:]
 
         bind_from(split, value, spread, b.ip)
         value = split
+    return value
+
+
+def _unmerged(op: ir.Operation, x: ir.Value, splits, order: list[int]) -> ir.Value:
+    b = TorchBuilder(op)
+    value = _split(b, x, splits)
     return b("torch.aten.permute", op.results[0].type, value, int_list(order, b.ip, b.loc))
 
 
@@ -293,26 +303,9 @@ def _regrouped(op: ir.Operation, atoms: list, runs_x: list[list[int]],
                runs_y: list[list[int]]) -> ir.Value:
     """View `op`'s input split into `atoms` (`unflatten.int`, the last dims first) and merged
     into the view's dims (`flatten.using_ints`)."""
-    b = TorchBuilder(op)
-    value = op.operands[0]
-    for dim in reversed(range(len(runs_x))):
-        run = runs_x[dim]
-        if len(run) == 1:
-            continue
-        sizes = [int(atoms[a]) if atoms[a].is_number else -1 for a in run]
-        known_part = math.prod(s for s in sizes if s > 0)
-        dims = list(type_dims(value.type))
-        split = b("torch.aten.unflatten.int",
-                  vtensor_type(value.type, dims[:dim] + [s if s > 0 else None for s in sizes]
-                               + dims[dim + 1:]),
-                  value, b.int(dim), int_list(sizes, b.ip, b.loc))
-
-        def spread(e, dim=dim, sizes=sizes, known_part=known_part):
-            unknown = ir.AffineFloorDivExpr.get(e[dim], ir.AffineConstantExpr.get(known_part))
-            return e[:dim] + [s if s > 0 else unknown for s in sizes] + e[dim + 1:]
-
-        bind_from(split, value, spread, b.ip)
-        value = split
+    splits = [(dim, [int(atoms[a]) if atoms[a].is_number else -1 for a in run])
+              for dim, run in enumerate(runs_x) if len(run) > 1]
+    value = _split(TorchBuilder(op), op.operands[0], splits)
     return _flattened(op, value, [(run[0], run[-1]) for run in runs_y if len(run) > 1])
 
 

@@ -37,9 +37,8 @@ def padding_zeroed_forward(module: nn.Module) -> Callable | None:
             out = original(src, mask, src_key_padding_mask, is_causal)
         finally:
             module.norm = norm
-        padded = src_key_padding_mask if module.layers[0].self_attn.batch_first \
-            else src_key_padding_mask.t()
-        zeroed = out.masked_fill(padded.unsqueeze(-1), 0.0)
+        # batch first: an encoder whose layers are not has no `use_nested_tensor`
+        zeroed = out.masked_fill(src_key_padding_mask.unsqueeze(-1), 0.0)
         if getattr(module, "mask_check", True):
             real = src_key_padding_mask.logical_not()
             aligned = (real[:, 1:] <= real[:, :-1]).all()
