@@ -1254,6 +1254,21 @@ class EncoderOverPaddedSequences(nn.Module):
         return (self.encoder(x, src_key_padding_mask=at_the_end),
                 self.encoder(x, src_key_padding_mask=at_the_start))
 
+class SpatialTransformer(nn.Module):
+    """A spatial transformer (Jaderberg et al. 2015): a sampling grid by `F.affine_grid` over
+    the input's own (dynamic) size, both corner conventions."""
+
+    def __init__(self):
+        super().__init__()
+        self.loc = nn.Sequential(nn.AdaptiveAvgPool2d(2), nn.Flatten(), nn.Linear(12, 6))
+
+    def forward(self, x):
+        theta = self.loc(x).view(-1, 2, 3) * 0.2 + torch.tensor([[1.0, 0, 0], [0, 1.0, 0]])
+        outs = [F.grid_sample(x, F.affine_grid(theta, list(x.shape), align_corners=corners),
+                              align_corners=corners) for corners in (False, True)]
+        return outs[0] + outs[1]
+
+
 VECTOR = ((4, 8), {0: ("batch", 2, 64)})
 IMAGE = ((2, 3, 16, 16), {0: ("batch", 2, 16), 2: ("h", 8, 64), 3: ("w", 8, 64)})
 BATCH_OF_IMAGES = ((2, 3, 16, 16), {0: ("batch", 2, 16)})
@@ -1359,6 +1374,8 @@ CONSTRUCTS = {
     "module-level constants in tensor lists (cat, index, stack)":
         (ConstantsInTensorLists, VECTOR, True),
     "matmul of a batch of sequences by a vector, both sides": (MatmulByAVector, SEQUENCES, True),
+    "affine_grid and grid_sample over an image of dynamic size (spatial transformer)":
+        (SpatialTransformer, IMAGE, True),
 }
 
 

@@ -1,8 +1,15 @@
-"""Torch functions torch.export cannot trace when their result's size depends on data, traced
-as their definition instead, while dync exports a model: `repeat_interleave` by a tensor of
-counts (MoE dispatch writes `torch.repeat_interleave(experts, counts)`; torch's meta function
-needs the output size and export fails with "Cannot cast FakeTensor to number"). The result's
-length is then an unbacked size, the counts' sum, as `nonzero`'s count is."""
+"""Torch functions torch.export cannot trace over sizes it does not know, traced as their
+definition instead while dync exports a model:
+
+* `repeat_interleave` by a tensor of counts, whose result's size depends on data (MoE dispatch
+  writes `torch.repeat_interleave(experts, counts)`; torch's meta function needs the output
+  size and export fails with "Cannot cast FakeTensor to number"). The result's length is then
+  an unbacked size, the counts' sum, as `nonzero`'s count is.
+* `affine_grid_generator` (`F.affine_grid`, a spatial transformer's sampling grid) over a
+  dynamic size: torch's decomposition builds each axis with `torch.linspace(steps=size)`,
+  which specializes the size to the example's ("You marked h as dynamic but your code
+  specialized it to be a constant"). Here each axis is an `arange` scaled as linspace would.
+"""
 
 from __future__ import annotations
 
@@ -19,4 +26,40 @@ class DataDependentOps(TorchFunctionMode):
             result = repeat_interleave(*args, **kwargs)
             if result is not NotImplemented:
                 return result
+        if func in _AFFINE_GRIDS:
+            result = _AFFINE_GRIDS[func](*args, **kwargs)
+            if result is not NotImplemented:
+                return result
         return func(*args, **kwargs)
+
+
+def _functional_affine_grid(theta: torch.Tensor, size: list,
+                            align_corners: bool | None = None) -> torch.Tensor:
+    return affine_grid(theta, size, bool(align_corners))
+
+
+def affine_grid(theta: torch.Tensor, size: list, align_corners: bool) -> torch.Tensor:
+    """`torch.affine_grid_generator(theta, size, align_corners)` for a 4-d or 5-d `size`
+    (N, C, [D,] H, W) with a dynamic spatial size; NotImplemented for static ones (torch's
+    own then)."""
+    spatial = list(size[2:])
+    if len(spatial) not in (2, 3) or not any(isinstance(s, torch.SymInt) for s in spatial):
+        return NotImplemented
+    # Per axis (x along W first, as the grid's last dim orders them), linspace(-a, a, n) with
+    # a = (n - 1) / n, or 1 with align_corners; a single step is 0 either way.
+    axes = []
+    for n in reversed(spatial):
+        steps = torch.arange(n, dtype=theta.dtype, device=theta.device)
+        scale = torch.sym_max(n - 1, 1) if align_corners else n
+        axes.append((2 * steps - (n - 1)) / scale)
+    grids = torch.meshgrid(*reversed(axes), indexing="ij")  # each of shape ([D,] H, W)
+    ones = torch.ones_like(grids[0])
+    base = torch.stack([*reversed(grids), ones], dim=-1)  # ([D,] H, W, k + 1): x, y, [z,] 1
+    points = base.reshape(1, -1, len(spatial) + 1)
+    grid = points @ theta.transpose(1, 2)  # N, [D*]H*W, k
+    return grid.reshape(theta.shape[0], *spatial, len(spatial))
+
+
+# `F.affine_grid` reaches the mode itself (the generator it calls then runs without it).
+_AFFINE_GRIDS = {torch.affine_grid_generator: affine_grid,
+                 torch.nn.functional.affine_grid: _functional_affine_grid}
