@@ -1269,6 +1269,27 @@ class SpatialTransformer(nn.Module):
         return outs[0] + outs[1]
 
 
+class PerSampleKernels(nn.Module):
+    """Dynamic convolution (CondConv, Yang et al. 2019): kernels mixed per sample, the batch
+    folded into the groups (`groups=b`), 2-d and strided/dilated 1-d."""
+
+    def __init__(self):
+        super().__init__()
+        self.route = nn.Linear(3, 2)
+        self.experts = nn.Parameter(torch.randn(2, 4, 3, 3, 3) * 0.3)
+        self.bias = nn.Parameter(torch.randn(4))
+
+    def forward(self, x):
+        b, c, h, w = x.shape
+        mix = torch.sigmoid(self.route(x.mean((2, 3))))
+        kernels = torch.einsum("be,eoikl->boikl", mix, self.experts)
+        y = F.conv2d(x.reshape(1, b * c, h, w), kernels.reshape(b * 4, c, 3, 3),
+                     self.bias.repeat(b), padding=1, groups=b).view(b, 4, h, w)
+        rows = F.conv1d(x.mean(2).reshape(1, b * c, w), kernels[:, :, :, 1].reshape(b * 4, c, 3),
+                        stride=2, dilation=2, padding=2, groups=b)
+        return y, rows.view(b, 4, -1)
+
+
 VECTOR = ((4, 8), {0: ("batch", 2, 64)})
 IMAGE = ((2, 3, 16, 16), {0: ("batch", 2, 16), 2: ("h", 8, 64), 3: ("w", 8, 64)})
 BATCH_OF_IMAGES = ((2, 3, 16, 16), {0: ("batch", 2, 16)})
@@ -1376,6 +1397,8 @@ CONSTRUCTS = {
     "matmul of a batch of sequences by a vector, both sides": (MatmulByAVector, SEQUENCES, True),
     "affine_grid and grid_sample over an image of dynamic size (spatial transformer)":
         (SpatialTransformer, IMAGE, True),
+    "per-sample kernels: the batch folded into a convolution's groups (CondConv)":
+        (PerSampleKernels, IMAGE, True),
 }
 
 

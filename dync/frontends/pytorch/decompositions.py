@@ -3,6 +3,7 @@ lower, or lowers into code much slower than the op's definition. Each is the op'
 ops torch-mlir does lower."""
 
 import functools
+import itertools
 import math
 
 import torch
@@ -861,6 +862,48 @@ def _cdist(x1, x2, p=2.0, compute_mode=None):
     return diff.pow(p).sum(-1).pow(1.0 / p)
 
 
+def _convolution(x, weight, bias, stride, padding, dilation, transposed, output_padding,
+                 groups):
+    """A 1-d or 2-d convolution whose number of groups is a size (CondConv and other
+    per-sample kernels fold the batch into the groups: `conv2d(x.view(1, b*c, h, w),
+    w.view(b*o, c, k, k), groups=b)`) as one batched matmul over its kernel's taps, each tap a
+    strided slice of the padded input; torch-mlir lowers only a constant number of groups."""
+    spatial = x.dim() - 2
+    if transposed or isinstance(groups, int) or spatial not in (1, 2):
+        return NotImplemented
+    stride, padding, dilation = ([v] * spatial if isinstance(v, int) else list(v) * (
+        spatial if len(v) == 1 else 1) for v in (stride, padding, dilation))
+    n, channels = x.shape[:2]
+    out_channels, per_group, *kernel = weight.shape
+    sizes = x.shape[2:]
+    # Output sizes as the convolution defines them.
+    outs = [(sizes[d] + 2 * padding[d] - dilation[d] * (kernel[d] - 1) - 1) // stride[d] + 1
+            for d in range(spatial)]
+    padded = _aten.constant_pad_nd(
+        x, [p for d in reversed(range(spatial)) for p in (padding[d], padding[d])], 0.0)
+    taps = []
+    for offsets in itertools.product(*(range(k) for k in kernel)):
+        tap = padded
+        for d, at in enumerate(offsets):
+            start = at * dilation[d]
+            tap = _aten.slice(tap, 2 + d, start, start + (outs[d] - 1) * stride[d] + 1,
+                              stride[d])
+        taps.append(tap)
+    columns = torch.stack(taps, 2)  # n, groups * per_group, taps, *outs
+    columns = columns.reshape(n, groups, per_group * len(taps), -1)
+    kernels = weight.reshape(groups, out_channels // groups, per_group * len(taps))
+    y = (kernels.unsqueeze(0) @ columns).reshape(n, out_channels, *outs)
+    if bias is not None:
+        y = y + bias.reshape(1, -1, *([1] * spatial))
+    return y
+
+
+def _conv(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """`aten.conv1d`/`conv2d` (kept whole by export): `_convolution` for a number of groups
+    that is a size."""
+    return _convolution(x, weight, bias, stride, padding, dilation, False, None, groups)
+
+
 DECOMPOSITIONS = get_decompositions([
     _aten.reflection_pad1d, _aten.reflection_pad2d, _aten.reflection_pad3d, _aten.im2col,
     _aten.logsumexp, _aten.affine_grid_generator, _aten.col2im,
@@ -898,6 +941,9 @@ DECOMPOSITIONS = get_decompositions([
     _aten.remainder.Scalar: _by_scalar_tensor(_aten.remainder),
     **{op.vec: _resample(kind, vec=True) for op, kind in _RESAMPLING.items()},
     _aten.kthvalue.default: _kthvalue,
+    _aten.convolution.default: _convolution,
+    _aten.conv1d.default: _conv,
+    _aten.conv2d.default: _conv,
     _aten.erfinv.default: _erfinv,
     _aten.median.dim: _median,
     _aten.median.default: _whole(_median),
