@@ -1290,6 +1290,47 @@ class PerSampleKernels(nn.Module):
         return y, rows.view(b, 4, -1)
 
 
+class TruthOfAGrownList(nn.Module):
+    """`x if tokens else y` and `if not tokens:` of a list appended until a break on data (a
+    greedy decoder that may stop before its first token)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        h, tokens = x, []
+        for step in range(5):
+            h = torch.tanh(self.lin(h))
+            if (h.mean() + x.mean()) * (3 - step) < 0.2:
+                break
+            tokens.append(h.sum(0))
+        decoded = torch.stack(tokens) if tokens else x.new_zeros(0, 8)
+        if not tokens:
+            return decoded, x * 2
+        return decoded, x
+
+
+class EarlyExitReturningTuples(nn.Module):
+    """Early exits that return `(logits, features)` from inside a loop and a branch, one item
+    shared by both returns (BranchyNet-style evaluation code)."""
+
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList(nn.Linear(8, 8) for _ in range(3))
+        self.heads = nn.ModuleList(nn.Linear(8, 4) for _ in range(3))
+
+    def forward(self, x):
+        for i, (block, head) in enumerate(zip(self.blocks, self.heads, strict=True)):
+            x = torch.tanh(block(x))
+            logits = head(x)
+            if (logits.mean() + x.mean()) * (1 - i) > 0.1:
+                return logits, x
+        if x.sum() > -8:
+            return logits, x * 2
+        return logits, x
+
+
 VECTOR = ((4, 8), {0: ("batch", 2, 64)})
 IMAGE = ((2, 3, 16, 16), {0: ("batch", 2, 16), 2: ("h", 8, 64), 3: ("w", 8, 64)})
 BATCH_OF_IMAGES = ((2, 3, 16, 16), {0: ("batch", 2, 16)})
@@ -1399,6 +1440,9 @@ CONSTRUCTS = {
         (SpatialTransformer, IMAGE, True),
     "per-sample kernels: the batch folded into a convolution's groups (CondConv)":
         (PerSampleKernels, IMAGE, True),
+    "truth of a list appended until a break on data": (TruthOfAGrownList, VECTOR, True),
+    "early exits returning tuples from a loop and a branch":
+        (EarlyExitReturningTuples, VECTOR, True),
 }
 
 

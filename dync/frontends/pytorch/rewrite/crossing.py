@@ -14,6 +14,7 @@ import torch
 from torch._guards import detect_fake_mode
 from torch.fx.experimental.proxy_tensor import disable_proxy_modes_tracing
 from torch.fx.experimental.symbolic_shapes import statically_known_true
+from torch.utils import _pytree as pytree
 
 from ....errors import UnsupportedConstructError
 from .decisions import _recorder
@@ -181,11 +182,72 @@ def _breaks(names: Sequence[str], probe: tuple, flag: str) -> bool:
 
 
 def _mask(outputs: tuple, dead: Sequence[bool], live: tuple) -> tuple:
-    """Dead variables take the live branch's static value, or a tensor placeholder slot."""
-    return tuple(
-        (UNDEFINED if isinstance(v, torch.Tensor) else v) if is_dead else o
-        for o, is_dead, v in zip(outputs, dead, live, strict=True)
-    )
+    """Dead variables take the live branch's static value, or a tensor placeholder slot (also
+    for each tensor in a tuple or list)."""
+    def slot(value: Any) -> Any:
+        if isinstance(value, torch.Tensor):
+            return UNDEFINED
+        return pytree.tree_map(slot, value) if _container(value) else value
+
+    return tuple(slot(v) if is_dead else o for o, is_dead, v in zip(outputs, dead, live, strict=True))
+
+
+class Containers:
+    """The outputs of a branch that are tuples or lists (`return logits, features` from an
+    early exit, an LSTM's `(h, c)`), each crossing as its items: `flatten` gives every
+    output's items in place of it, `unflatten` rebuilds it. An output is flattened where one
+    branch gives a tuple or list and the other the same structure, or nothing yet (the return
+    value of the path that has not returned: its items are placeholders, a number 0)."""
+
+    def __init__(self, one: tuple, other: tuple):
+        self.specs = [_common_spec(a, b) for a, b in zip(one, other, strict=True)]
+
+    def flatten(self, values: tuple, names: Sequence[str] = ()) -> tuple:
+        out = []
+        for k, (value, spec) in enumerate(zip(values, self.specs, strict=True)):
+            if spec is None:
+                out.append(names[k] if names else value)
+            elif names:
+                out.extend(f"{names[k]}[{i}]" for i in range(spec.num_leaves))
+            elif value is UNDEFINED or value is None:
+                out.extend([UNDEFINED] * spec.num_leaves)
+            else:
+                out.extend(pytree.tree_leaves(value))
+        return tuple(out)
+
+    def placeholders(self, values: tuple, other: tuple) -> tuple:
+        """`flatten(values)`, a missing number item 0 where `other` (flattened) has one."""
+        flat = self.flatten(values)
+        return tuple(type(o)(0) if v is UNDEFINED and isinstance(o, bool | int | float) else v
+                     for v, o in zip(flat, other, strict=True))
+
+    def unflatten(self, leaves: Sequence) -> tuple:
+        out, k = [], 0
+        for spec in self.specs:
+            if spec is None:
+                out.append(leaves[k])
+                k += 1
+            else:
+                out.append(pytree.tree_unflatten(list(leaves[k:k + spec.num_leaves]), spec))
+                k += spec.num_leaves
+        return tuple(out)
+
+
+def _common_spec(a: Any, b: Any) -> Any:
+    """The tree structure `a` and `b` share as tuples/lists (either may be missing), or None."""
+    if a is b:
+        return None
+    specs = [pytree.tree_structure(v) if _container(v) else None for v in (a, b)]
+    if specs[0] is not None and (specs[0] == specs[1] or b is UNDEFINED or b is None):
+        return specs[0]
+    if specs[1] is not None and (a is UNDEFINED or a is None):
+        return specs[1]
+    return None
+
+
+def _container(value: Any) -> bool:
+    """A tuple (named or not) or a plain list: not a `TensorList`, which crosses as a buffer."""
+    return type(value) in (tuple, list) or isinstance(value, tuple) and hasattr(value, "_fields")
 
 
 def _output_kind(name: str, a: Any, b: Any, site: str) -> str | None:

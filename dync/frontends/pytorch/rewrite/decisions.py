@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from .lists import new_list
+from .lists import TensorList, new_list
 
 # A list collecting (site, decision) of every static branch while it is set (dync.verify).
 _branch_trace: contextvars.ContextVar[list | None] = contextvars.ContextVar("dync_trace", default=None)
@@ -68,10 +68,16 @@ def _as_int(value: Any) -> int | None:
 
 
 def _is_dynamic(value: Any) -> bool:
-    return _tracing() and isinstance(value, torch.Tensor | torch.SymBool | torch.SymInt | torch.SymFloat)
+    """Whether `value` is only known when the program runs: a traced tensor or size, or a
+    list whose length depends on the data (its truth is `len(v) > 0`)."""
+    return _tracing() and (isinstance(value, torch.Tensor | torch.SymBool | torch.SymInt
+                                      | torch.SymFloat)
+                           or isinstance(value, TensorList) and value.bounded)
 
 
 def _as_pred(value: Any) -> torch.Tensor:
+    if isinstance(value, TensorList):  # `if v:` of a list of data-dependent length
+        return value.length > 0
     if isinstance(value, torch.Tensor):
         if value.numel() != 1:
             raise RuntimeError(

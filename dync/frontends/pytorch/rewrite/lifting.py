@@ -82,7 +82,6 @@ def lifted(emit: Callable, functions: Sequence[Callable], values: tuple,
     taking `(*lead, *operands)`.
     """
     cells = _tensor_cells(functions)
-    value_slots = [i for i, v in enumerate(values) if isinstance(v, torch.Tensor)]
     root = _root_module.get()
     state = dict(root.named_parameters()) | dict(root.named_buffers()) if root is not None else {}
     if used is not None:
@@ -100,7 +99,9 @@ def lifted(emit: Callable, functions: Sequence[Callable], values: tuple,
         return position[id(tensor)]
 
     cell_slots = [slot(c.cell_contents) for c in cells]
-    value_operand = [slot(values[i]) for i in value_slots]
+    # (index, rebuild, slots) of each value holding tensors: a tensor, or a tuple/list of them
+    value_parts = [(i, rebuild, [slot(t) for t in tensors])
+                   for i, (tensors, rebuild) in enumerate(map(_value_tensors, values)) if tensors]
     param_slots = [slot(state[n]) for n in names]
     list_slots = [[slot(t) for t in tl.tensors()] for tl in lists]
     # HOP operands may not alias each other (torch.where's results are views of one tensor).
@@ -119,8 +120,8 @@ def lifted(emit: Callable, functions: Sequence[Callable], values: tuple,
             for cell, k in zip(cells, cell_slots, strict=True):
                 cell.cell_contents = ops[k]
             local = list(values)
-            for i, k in zip(value_slots, value_operand, strict=True):
-                local[i] = ops[k]
+            for i, rebuild, slots in value_parts:
+                local[i] = rebuild([ops[k] for k in slots])
             params = {n: ops[k] for n, k in zip(names, param_slots, strict=True)}
             saved_lists = [tl.snapshot() for tl in lists]
             for tl, slots in zip(lists, list_slots, strict=True):
@@ -140,6 +141,25 @@ def lifted(emit: Callable, functions: Sequence[Callable], values: tuple,
         return traced
 
     return emit(run, operands)
+
+
+def _value_tensors(value: Any) -> tuple[list[torch.Tensor], Callable[[list], Any] | None]:
+    """The tensors `value` holds (itself, or the items of a tuple or list, nested), and how to
+    rebuild it from others in their place."""
+    if isinstance(value, torch.Tensor):
+        return [value], lambda tensors: tensors[0]
+    if not (type(value) in (tuple, list) or isinstance(value, tuple) and hasattr(value, "_fields")):
+        return [], None
+    leaves, spec = pytree.tree_flatten(value)
+    at = [k for k, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor)]
+
+    def rebuild(tensors: list) -> Any:
+        new = list(leaves)
+        for k, tensor in zip(at, tensors, strict=True):
+            new[k] = tensor
+        return pytree.tree_unflatten(new, spec)
+
+    return [leaves[k] for k in at], rebuild
 
 
 def bound_cells(functions: Sequence[Callable]) -> Iterator[tuple[Any, Any]]:

@@ -71,16 +71,23 @@ class _Predicates(ast.NodeTransformer):
 
     def visit_Assign(self, node: ast.Assign) -> ast.stmt:
         """`v = []` -> `v = __dync__.new_list(site)`, `v = [a, b]` -> `v = __dync__.new_list(site,
-        a, b)`: a list that may grow on a data-dependent path (see `lists.py`)."""
+        a, b)`: a list that may grow on a data-dependent path (see `lists.py`); so too each
+        list of `h, v = x, []`."""
         self.generic_visit(node)
         if len(node.targets) == 1 and self._written_item(node, node.targets[0]):
             return self._setitem(node, node.targets[0], node.value)
-        if (len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-                and isinstance(node.value, ast.List)
-                and not any(isinstance(e, ast.Starred) for e in node.value.elts)):
-            site = f"{self.filename}:{self.first_line + node.lineno - 1}"
-            node.value = ast.copy_location(_call("new_list", _const(site), *node.value.elts),
-                                           node.value)
+        if len(node.targets) != 1:
+            return node
+        target = node.targets[0]
+        if not isinstance(target, ast.Name | ast.Tuple) or not hasattr(node, "lineno"):
+            return node  # the rewrite's own assignments have no line
+        site = f"{self.filename}:{self.first_line + node.lineno - 1}"
+        if isinstance(target, ast.Name):
+            node.value = _new_list(node.value, site)
+        elif (isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple)
+              and len(target.elts) == len(node.value.elts)):
+            node.value.elts = [_new_list(v, site) if isinstance(t, ast.Name) else v
+                               for t, v in zip(target.elts, node.value.elts, strict=True)]
         return node
 
     def visit_AugAssign(self, node: ast.AugAssign) -> ast.stmt:
@@ -176,6 +183,13 @@ def _index_expr(index: ast.expr) -> ast.expr:
         return ast.copy_location(ast.Tuple(elts=[_index_expr(e) for e in index.elts], ctx=ast.Load()),
                                  index)
     return index
+
+
+def _new_list(value: ast.expr, site: str) -> ast.expr:
+    """`[a, b]` -> `__dync__.new_list(site, a, b)`; anything else as it is."""
+    if isinstance(value, ast.List) and not any(isinstance(e, ast.Starred) for e in value.elts):
+        return ast.copy_location(_call("new_list", _const(site), *value.elts), value)
+    return value
 
 
 def _condition(test: ast.expr) -> ast.expr:

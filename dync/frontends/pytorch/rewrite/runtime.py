@@ -31,6 +31,7 @@ from .crossing import (
     RETURN_VALUE,
     RETURNED,
     UNDEFINED,
+    Containers,
     _as_output,
     _breaks,
     _capacity,
@@ -195,15 +196,21 @@ def _cond(pred: torch.Tensor, true_fn, false_fn, names, values, site: str,
             mask[:] = [m or d for m, d in zip(mask, dead, strict=True)]
     probe_true = _mask(probe_true, mask_true, probe_false)
     probe_false = _mask(probe_false, mask_false, probe_true)
-    kinds = [_output_kind(n, t, f, site) for n, t, f in zip(names, probe_true, probe_false, strict=True)]
+    # Tuples and lists cross item by item: the masks above are per variable, the rest per item.
+    containers = Containers(probe_true, probe_false)
+    flat_true = containers.placeholders(probe_true, containers.flatten(probe_false))
+    flat_false = containers.placeholders(probe_false, containers.flatten(probe_true))
+    kinds = [_output_kind(n, t, f, site) for n, t, f in
+             zip(containers.flatten(probe_true, names), flat_true, flat_false, strict=True)]
     tensor_positions = [i for i, k in enumerate(kinds) if k is not None]
 
-    def branch(fn, probe_other, dead):
+    def branch(fn, probe_other, flat_other, dead):
         def run(*lifted_values):
             out = _mask(tuple(fn(*lifted_values)), dead, probe_other)
+            out = containers.placeholders(out, flat_other)
             buffers = [_dense(t) for tl, cap, like in grown for t in tl.as_buffer(cap, like)]
             return tuple(
-                _as_output(out[i], probe_other[i]) for i in tensor_positions
+                _as_output(out[i], flat_other[i]) for i in tensor_positions
             ) + tuple(buffers)
 
         return run
@@ -211,8 +218,8 @@ def _cond(pred: torch.Tensor, true_fn, false_fn, names, values, site: str,
     results = _lifted(
         lambda run, operands: cond_op(
             pred,
-            run(branch(true_fn, probe_false, mask_true)),
-            run(branch(false_fn, probe_true, mask_false)),
+            run(branch(true_fn, probe_false, flat_false, mask_true)),
+            run(branch(false_fn, probe_true, flat_true, mask_false)),
             operands,
         ),
         (true_fn, false_fn),
@@ -220,14 +227,14 @@ def _cond(pred: torch.Tensor, true_fn, false_fn, names, values, site: str,
         used,
         probe.lists,
     )
-    merged = list(probe_true)  # static outputs are identical in both branches
+    merged = list(flat_true)  # static outputs are identical in both branches
     for i, value in zip(tensor_positions, results, strict=False):  # the lists' buffers follow
         merged[i] = value
-        _keep_sizes(value, probe_true[i], probe_false[i])
+        _keep_sizes(value, flat_true[i], flat_false[i])
     buffers = results[len(tensor_positions):]
     for k, (tl, _, _) in enumerate(grown):
         tl.set_bounded(buffers[2 * k], buffers[2 * k + 1])
-    return tuple(merged)
+    return containers.unflatten(merged)
 
 
 def _keep_sizes(result: Any, one: Any, other: Any) -> None:
