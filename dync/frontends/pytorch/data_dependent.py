@@ -45,19 +45,19 @@ def affine_grid(theta: torch.Tensor, size: list, align_corners: bool) -> torch.T
     spatial = list(size[2:])
     if len(spatial) not in (2, 3) or not any(isinstance(s, torch.SymInt) for s in spatial):
         return NotImplemented
-    # Per axis (x along W first, as the grid's last dim orders them), linspace(-a, a, n) with
-    # a = (n - 1) / n, or 1 with align_corners; a single step is 0 either way.
-    axes = []
-    for n in reversed(spatial):
+    # Per axis (x along W first, the order of the grid's last dim), linspace(-a, a, n) with
+    # a = (n - 1) / n, or 1 with align_corners; a single step is 0 either way. Each axis is
+    # broadcast along its own dim of the grid, and the grid is theta's affine map of them,
+    # elementwise (no stacked base grid: a stack of dynamic shapes is a copy per part in IREE).
+    k = len(spatial)
+    grid = theta[:, :, k].reshape(-1, *[1] * k, k)  # the translation
+    for axis, n in enumerate(reversed(spatial)):
         steps = torch.arange(n, dtype=theta.dtype, device=theta.device)
         scale = torch.sym_max(n - 1, 1) if align_corners else n
-        axes.append((2 * steps - (n - 1)) / scale)
-    grids = torch.meshgrid(*reversed(axes), indexing="ij")  # each of shape ([D,] H, W)
-    ones = torch.ones_like(grids[0])
-    base = torch.stack([*reversed(grids), ones], dim=-1)  # ([D,] H, W, k + 1): x, y, [z,] 1
-    points = base.reshape(1, -1, len(spatial) + 1)
-    grid = points @ theta.transpose(1, 2)  # N, [D*]H*W, k
-    return grid.reshape(theta.shape[0], *spatial, len(spatial))
+        coordinate = ((2 * steps - (n - 1)) / scale).reshape(
+            [n if d == k - 1 - axis else 1 for d in range(k)] + [1])
+        grid = grid + theta[:, :, axis].reshape(-1, *[1] * k, k) * coordinate
+    return grid.expand(theta.shape[0], *spatial, k)
 
 
 # `F.affine_grid` reaches the mode itself (the generator it calls then runs without it).

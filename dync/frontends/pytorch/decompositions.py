@@ -684,14 +684,50 @@ def _runs(values, shape, order, return_inverse, return_counts):
 
 
 def _grid_sampler(x, grid, interpolation, padding, align_corners):
-    """`aten.grid_sampler` (what `F.grid_sample` exports to) of an image: torch's own
-    decomposition of `grid_sampler_2d`. torch-mlir's lowering reads outside the input for a
-    point outside it (whatever memory holds there) and ignores border and reflection padding
-    and bicubic interpolation; a volumetric one is left to it."""
+    """`aten.grid_sampler` (what `F.grid_sample` exports to) of an image. torch-mlir's lowering
+    reads outside the input for a point outside it (whatever memory holds there) and ignores
+    border and reflection padding and bicubic interpolation. Bilinear and nearest sampling with
+    zeros or border padding are one gather of every tap (the 4 neighbours, or the nearest
+    point) from the flattened image, weighted (0 outside it) and summed: torch's own
+    decomposition, kept for reflection padding and bicubic, gathers each neighbour apart through
+    masked 4-d indices (36 dispatches for a spatial transformer's sampling, slower than eager).
+    A volumetric one is left to torch-mlir."""
     if x.dim() != 4:
         return NotImplemented
-    return decomposition_table[_aten.grid_sampler_2d.default](
-        x, grid, interpolation, padding, align_corners)
+    if interpolation not in (0, 1) or padding not in (0, 1):
+        return decomposition_table[_aten.grid_sampler_2d.default](
+            x, grid, interpolation, padding, align_corners)
+    n, c, h, w = x.shape
+    ix = _unnormalized(grid[..., 0], w, align_corners)
+    iy = _unnormalized(grid[..., 1], h, align_corners)
+    if padding == 1:  # border: the image's nearest point
+        ix, iy = ix.clamp(0, w - 1), iy.clamp(0, h - 1)
+    if interpolation == 0:  # bilinear: the four neighbours, by the areas opposite them
+        # Broadcast against the taps' offsets rather than stacked: a stack of dynamic shapes is
+        # a copy per part in IREE, and these stay one elementwise dispatch.
+        tap = torch.arange(4, device=ix.device).reshape(1, 4, 1, 1)
+        right, below = (tap % 2).to(ix.dtype), (tap // 2).to(ix.dtype)  # 0 1 0 1, 0 0 1 1
+        x0, y0 = ix.floor().unsqueeze(1), iy.floor().unsqueeze(1)
+        dx, dy = ix.unsqueeze(1) - x0, iy.unsqueeze(1) - y0
+        xs, ys = x0 + right, y0 + below
+        weights = ((right * dx + (1 - right) * (1 - dx))
+                   * (below * dy + (1 - below) * (1 - dy)))
+    else:  # nearest, a half to even as eager's nearbyint
+        xs, ys = ix.round().unsqueeze(1), iy.round().unsqueeze(1)
+        weights = torch.ones_like(xs)
+    inside = (xs >= 0) & (xs <= w - 1) & (ys >= 0) & (ys <= h - 1)
+    weights = torch.where(inside, weights, 0)
+    at = ys.clamp(0, h - 1).to(torch.int64) * w + xs.clamp(0, w - 1).to(torch.int64)
+    taps, out_h, out_w = at.shape[1:]
+    picked = x.reshape(n, c, h * w).gather(2, at.reshape(n, 1, -1).expand(n, c, -1))
+    return (picked.reshape(n, c, taps, out_h, out_w) * weights.unsqueeze(1)).sum(2)
+
+
+def _unnormalized(coordinate, size, align_corners):
+    """A grid coordinate in [-1, 1] as a position along a dim of `size` points."""
+    if align_corners:
+        return (coordinate + 1) / 2 * (size - 1)
+    return ((coordinate + 1) * size - 1) / 2
 
 
 def _scatter_reduce(x, dim, index, src, reduce, *, include_self=True):
