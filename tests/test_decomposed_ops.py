@@ -62,6 +62,8 @@ CASES = {
         + [torch.unique_consecutive(x[0, 1].argmax(0)).float()]),
     "pad_sequence": lambda x: torch.nn.utils.rnn.pad_sequence(
         [x[0, 0], x[1, 0, :2], x[1, 1, 1:]], batch_first=True, padding_value=-1.0),
+    "adaptive_max_pool2d": lambda x: torch.cat([
+        v.float().flatten() for v in F.adaptive_max_pool2d(x, (2, 3), return_indices=True)]),
 }
 
 
@@ -90,11 +92,17 @@ class AdaptiveMaxPool(torch.nn.Module):
         return F.adaptive_max_pool2d(x, (2, 3))
 
 
-def test_a_decomposition_that_fixes_the_example_sizes_is_refused():
-    """torch's decomposition of `adaptive_max_pool2d` branches on `h % 2 == 0` and fixes
-    `h // 2 == 4` (guards nothing checked after export): the compiled model was right on an
-    8 x 12 image and wrong on 5 x 7. In one graph it is refused; `mode="auto"` runs it as
-    written."""
+def test_a_decomposition_that_fixes_the_example_sizes_is_refused(monkeypatch):
+    """torch's own decomposition of `adaptive_max_pool2d` (dync has its own, see the case
+    above) branches on `h % 2 == 0` and fixes `h // 2 == 4` (guards nothing checked after
+    export): the compiled model was right on an 8 x 12 image and wrong on 5 x 7. Put back, in
+    one graph it is refused; `mode="auto"` runs it as written."""
+    from torch._decomp import decomposition_table
+
+    from dync.frontends.pytorch.decompositions import DECOMPOSITIONS
+
+    op = torch.ops.aten.adaptive_max_pool2d.default
+    monkeypatch.setitem(DECOMPOSITIONS, op, decomposition_table[op])
     h, w = Dim("h", min=4, max=32), Dim("w", min=4, max=32)
     example = (torch.randn(2, 3, 8, 12),)
     with pytest.raises(UnsupportedConstructError, match="only for the example's sizes"):

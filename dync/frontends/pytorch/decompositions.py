@@ -934,6 +934,31 @@ def _convolution(x, weight, bias, stride, padding, dilation, transposed, output_
     return y
 
 
+def _adaptive_max_pool2d(x, output_size):
+    """`F.adaptive_max_pool2d` (values and flat indices): torch's decomposition where H and W
+    are static; over a dynamic H or W, each output cell's window `[floor(i*H/oh),
+    ceil((i+1)*H/oh))` (and the same along W) as a slice, its max and the first position of
+    it. torch's branches on `H % oh == 0` (evenly divisible: a max pool), which fixed that to
+    the example's and gave wrong values at other sizes."""
+    h, w = x.shape[-2:]
+    out_h, out_w = output_size
+    if isinstance(h, int) and isinstance(w, int):
+        return decomposition_table[_aten.adaptive_max_pool2d.default](x, output_size)
+    if not 0 < out_h * out_w <= 64:
+        return NotImplemented
+    rows = [(i * h // out_h, -((-(i + 1) * h) // out_h)) for i in range(out_h)]
+    columns = [(j * w // out_w, -((-(j + 1) * w) // out_w)) for j in range(out_w)]
+    values, indices = [], []
+    for top, bottom in rows:
+        for left, right in columns:
+            best, at = x[..., top:bottom, left:right].flatten(-2).max(-1)
+            width = right - left
+            values.append(best)
+            indices.append((at // width + top) * w + at % width + left)
+    shape = (*x.shape[:-2], out_h, out_w)
+    return torch.stack(values, -1).reshape(shape), torch.stack(indices, -1).reshape(shape)
+
+
 def _conv(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """`aten.conv1d`/`conv2d` (kept whole by export): `_convolution` for a number of groups
     that is a size."""
@@ -943,7 +968,7 @@ def _conv(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 DECOMPOSITIONS = get_decompositions([
     _aten.reflection_pad1d, _aten.reflection_pad2d, _aten.reflection_pad3d, _aten.im2col,
     _aten.logsumexp, _aten.affine_grid_generator, _aten.col2im,
-    _aten.bucketize, _aten.adaptive_max_pool2d, _aten.max_unpool2d, _aten.pixel_unshuffle,
+    _aten.bucketize, _aten.max_unpool2d, _aten.pixel_unshuffle,
 ]) | {
     **{op.default: _resample(kind) for op, kind in _RESAMPLING.items()},
     _aten.grid_sampler.default: _grid_sampler,
@@ -978,6 +1003,7 @@ DECOMPOSITIONS = get_decompositions([
     **{op.vec: _resample(kind, vec=True) for op, kind in _RESAMPLING.items()},
     _aten.kthvalue.default: _kthvalue,
     _aten.convolution.default: _convolution,
+    _aten.adaptive_max_pool2d.default: _adaptive_max_pool2d,
     _aten.conv1d.default: _conv,
     _aten.conv2d.default: _conv,
     _aten.erfinv.default: _erfinv,
