@@ -13,6 +13,9 @@ GFLOP/s against eager and IREE alone (`benchmarks.ops`).
 early-exit ResNet-50 over a dynamic batch, a d=512 Transformer decoding greedily), compiled
 cold, against eager at the same thread count (`benchmarks.realistic`).
 
+`python -m benchmarks outside`: small dynamic programs written in research code's styles, not for
+dync: modes, correctness and speed against eager (`benchmarks.outside`).
+
 `python -m benchmarks calls`: the floor cost of one call of a compiled module or a host-mode
 sub-DNN, in µs, against eager (`benchmarks.calls`).
 
@@ -44,6 +47,10 @@ def main() -> None:
         from .calls import main as calls
 
         return calls(sys.argv[2:])
+    if sys.argv[1:2] == ["outside"]:
+        from .outside import main as outside
+
+        return outside(sys.argv[2:])
     if sys.argv[1:2] == ["realistic"]:
         from .realistic import main as realistic
 

@@ -158,3 +158,17 @@ def test_call_floor_benchmark_times_the_compiled_paths(monkeypatch):
         assert min(row.eager_us, row.host_us, row.graph_us, row.invoke_us) > 0, row
     text = calls.section(rows)
     assert text.startswith(calls.SECTION) and "LSTM cell" in text
+
+
+def test_outside_programs_benchmark_checks_and_times_a_program(monkeypatch):
+    """`python -m benchmarks outside` on one program: compiled in one graph, checked against
+    eager at each listed size, timed, and put in the table with the geo-mean."""
+    from benchmarks import outside
+
+    monkeypatch.setattr(outside, "ROUNDS", 2)
+    monkeypatch.setattr(outside, "ROUND_S", 0.002)
+    rows = outside.measure(["CausalTriu"], say=lambda _: None)
+    assert [(r.name, r.mode, r.correct) for r in rows] == [("CausalTriu", "in-graph", True)]
+    assert rows[0].eager_us > 0 and rows[0].dync_us > 0
+    text = outside.section(rows)
+    assert text.startswith(outside.SECTION) and "| CausalTriu | in-graph | yes |" in text
