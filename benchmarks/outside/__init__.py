@@ -174,7 +174,8 @@ def _programs() -> list[Program]:
                 ({0: B, 2: ("t", 8, 64)},), ((2, 16), (3, 33))),
         Program("CTCGreedy", "CTCGreedy", _randn(_n, 8), ({0: ("t", 2, 64)},), ((0, 10), (0, 33))),
         Program("SegmentMeanPool", "SegmentMeanPool",
-                lambda b, n: (torch.randn(n, 8), torch.tensor([2, 5, 9])), ({0: ("n", 2, 64)}, None),
+                lambda b, n: (torch.randn(n, 8), torch.tensor([2, 5, 9])),
+                ({0: ("n", 2, 64)}, None),
                 ((0, 12), (0, 30))),
         Program("InterpScale", "InterpScale", _randn(_b, 3, _n, lambda b, n: n + 2),
                 ({0: B, 2: ("h", 8, 32), 3: ("w", 10, 34)},), ((2, 8), (3, 14))),
@@ -281,8 +282,9 @@ def measure(names: list[str] | None = None, say=print) -> list[Row]:
         rows.append(Row(program.name, report.mode, correct, seconds, eager_s * 1e6,
                         dync_s * 1e6, note))
         r = rows[-1]
-        say(f"{r.name}: {r.mode}, {'correct' if r.correct else 'WRONG'}, compile {r.compile_s:.1f} s, "
-            f"eager {r.eager_us:.1f} µs, dync {r.dync_us:.1f} µs, {r.speedup:.2f}x")
+        say(f"{r.name}: {r.mode}, {'correct' if r.correct else 'WRONG'}, "
+            f"compile {r.compile_s:.1f} s, eager {r.eager_us:.1f} µs, dync {r.dync_us:.1f} µs, "
+            f"{r.speedup:.2f}x")
     return rows
 
 
@@ -318,7 +320,8 @@ def section(rows: list[Row]) -> str:
              f"{sum(r.mode == 'in-graph' for r in rows)} in one graph, "
              f"{sum(r.correct for r in rows)} correct, {len(below)} below 1×"
              + (f" ({', '.join(below)})" if below else "") + ".**", "",
-             "| program | mode | correct | compile s | eager µs | dync µs | speedup | why not one graph |",
+             "| program | mode | correct | compile s | eager µs | dync µs | speedup "
+             "| why not one graph |",
              "|---|---|---|---:|---:|---:|---:|---|"]
     lines += [f"| {r.name} | {r.mode} | {'yes' if r.correct else '**no**'} | {r.compile_s:.1f} | "
               f"{r.eager_us:.1f} | {r.dync_us:.1f} | {r.speedup:.2f}× | "

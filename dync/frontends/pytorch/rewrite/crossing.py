@@ -189,7 +189,8 @@ def _mask(outputs: tuple, dead: Sequence[bool], live: tuple) -> tuple:
             return UNDEFINED
         return pytree.tree_map(slot, value) if _container(value) else value
 
-    return tuple(slot(v) if is_dead else o for o, is_dead, v in zip(outputs, dead, live, strict=True))
+    return tuple(slot(v) if is_dead else o
+                 for o, is_dead, v in zip(outputs, dead, live, strict=True))
 
 
 class Containers:
