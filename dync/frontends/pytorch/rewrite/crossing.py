@@ -18,7 +18,7 @@ from torch.utils import _pytree as pytree
 
 from ....errors import UnsupportedConstructError
 from .decisions import _recorder
-from .lifting import bound_cells
+from .lifting import bound_cells, is_container
 from .lists import TensorList
 
 
@@ -187,7 +187,7 @@ def _mask(outputs: tuple, dead: Sequence[bool], live: tuple) -> tuple:
     def slot(value: Any) -> Any:
         if isinstance(value, torch.Tensor):
             return UNDEFINED
-        return pytree.tree_map(slot, value) if _container(value) else value
+        return pytree.tree_map(slot, value) if is_container(value) else value
 
     return tuple(slot(v) if is_dead else o
                  for o, is_dead, v in zip(outputs, dead, live, strict=True))
@@ -238,17 +238,12 @@ def _common_spec(a: Any, b: Any) -> Any:
     """The tree structure `a` and `b` share as tuples/lists (either may be missing), or None."""
     if a is b:
         return None
-    specs = [pytree.tree_structure(v) if _container(v) else None for v in (a, b)]
+    specs = [pytree.tree_structure(v) if is_container(v) else None for v in (a, b)]
     if specs[0] is not None and (specs[0] == specs[1] or b is UNDEFINED or b is None):
         return specs[0]
     if specs[1] is not None and (a is UNDEFINED or a is None):
         return specs[1]
     return None
-
-
-def _container(value: Any) -> bool:
-    """A tuple (named or not) or a plain list: not a `TensorList`, which crosses as a buffer."""
-    return type(value) in (tuple, list) or isinstance(value, tuple) and hasattr(value, "_fields")
 
 
 def _output_kind(name: str, a: Any, b: Any, site: str) -> str | None:

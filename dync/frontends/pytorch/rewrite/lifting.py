@@ -143,12 +143,18 @@ def lifted(emit: Callable, functions: Sequence[Callable], values: tuple,
     return emit(run, operands)
 
 
+def is_container(value: Any) -> bool:
+    """A tuple (named or not) or a plain list: not a `TensorList`, which crosses control flow
+    as a buffer and its length."""
+    return type(value) in (tuple, list) or isinstance(value, tuple) and hasattr(value, "_fields")
+
+
 def _value_tensors(value: Any) -> tuple[list[torch.Tensor], Callable[[list], Any] | None]:
     """The tensors `value` holds (itself, or the items of a tuple or list, nested), and how to
     rebuild it from others in their place."""
     if isinstance(value, torch.Tensor):
         return [value], lambda tensors: tensors[0]
-    if not (type(value) in (tuple, list) or isinstance(value, tuple) and hasattr(value, "_fields")):
+    if not is_container(value):
         return [], None
     leaves, spec = pytree.tree_flatten(value)
     at = [k for k, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor)]
