@@ -235,8 +235,11 @@ class Containers:
 
 
 def _common_spec(a: Any, b: Any) -> Any:
-    """The tree structure `a` and `b` share as tuples/lists (either may be missing), or None."""
-    if a is b:
+    """The tree structure `a` and `b` share as tuples/lists (either may be missing) holding a
+    tensor, or None: a tuple of numbers alone (a shape) is one static value, as before."""
+    if a is b or not any(is_container(v) and any(isinstance(leaf, torch.Tensor)
+                                                 for leaf in pytree.tree_leaves(v))
+                         for v in (a, b)):
         return None
     specs = [pytree.tree_structure(v) if is_container(v) else None for v in (a, b)]
     if specs[0] is not None and (specs[0] == specs[1] or b is UNDEFINED or b is None):
