@@ -903,9 +903,10 @@ class DataAttribute(nn.Module):
 
 class HalfTheTokensByTopK(nn.Module):
     """Mixture-of-depths routing: `k = max(1, s // 2)` of the tokens by a score. Python's
-    `max` on the size makes torch.export assume `k != 1`, and with the declared `Dim`s it
-    refused the whole export (so host mode): the module is compiled for the lengths where
-    the trace holds, and the others as a second trace (`compiled.pieces`)."""
+    `max` on the size makes torch.export assume `k != 1` (a contiguity check's guard), and
+    with the declared `Dim`s it refused the whole export (so host mode); then it compiled the
+    lengths from 4 on, the others as a second trace; now one trace, the guard being one of
+    layout (`guards._values_hold`)."""
 
     def forward(self, x):
         k = max(1, x.shape[1] // 2)
@@ -935,6 +936,44 @@ class PadToAMultipleOfASize(nn.Module):
         pad = (-x.shape[1]) % 8
         windows = F.pad(x, (0, 0, 0, pad)).reshape(x.shape[0], -1, 8, x.shape[2])
         return windows.softmax(dim=2).sum(dim=2)
+
+
+class WindowsOfAPaddedSequenceCroppedBack(nn.Module):
+    """Local attention as Longformer-style code writes it: the sequence padded to whole
+    windows of 4, viewed as windows, attention within each, then cropped back (`[:, :n]`).
+    torch.export traced it assuming the pad is not 0 and there is more than one window (the
+    crop's and the view's strides), so it held for lengths 5-7 only (eager)."""
+
+    def __init__(self, dim=16):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        b, n, c = x.shape
+        xp = F.pad(x, (0, 0, 0, (4 - n % 4) % 4))
+        win = xp.view(b, -1, 4, c)
+        att = (win @ win.transpose(-1, -2) / c).softmax(-1) @ self.proj(win)
+        return att.reshape(b, -1, c)[:, :n]
+
+
+class EncoderDecoderCroppedToTheInput(nn.Module):
+    """A U-Net level as written: the image padded to even sizes (`(-h) % 2`, reflect), a
+    stride-2 convolution, a transposed one back up, cropped to the input's size and
+    concatenated with it. torch crashed suggesting `Dim`s for the trace ("Cannot create Dim
+    with inconsistent min"), and its layout guards (the crop contiguous exactly when nothing
+    was padded) held for even sizes only (Python)."""
+
+    def __init__(self):
+        super().__init__()
+        self.down = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.up = nn.ConvTranspose2d(8, 8, 2, stride=2)
+        self.out = nn.Conv2d(11, 4, 1)
+
+    def forward(self, x):
+        h, w = x.shape[-2:]
+        xp = F.pad(x, (0, (-w) % 2, 0, (-h) % 2), mode="reflect")
+        y = self.up(F.relu(self.down(xp)))[..., :h, :w]
+        return self.out(torch.cat([x, y], 1))
 
 
 class GreedyNonMaximumSuppression(nn.Module):
@@ -1414,6 +1453,9 @@ CONSTRUCTS = {
     "int() of a dynamic size": (IntOfASize, VECTOR, True),
     "greedy NMS over the rows a mask kept": (GreedyNonMaximumSuppression, VECTOR, True),
     "padding to a multiple computed with % of a size": (PadToAMultipleOfASize, SEQUENCES, True),
+    "windows of a padded sequence cropped back": (WindowsOfAPaddedSequenceCroppedBack, SEQUENCES,
+                                                  True),
+    "an encoder-decoder cropped to the input": (EncoderDecoderCroppedToTheInput, IMAGE, True),
     "attention over long sequences of a dynamic batch":
         (AttentionOverLongSequences, LONG_SEQUENCES, True),
     "data-dependent branch in a module-level helper": (BranchInAHelperFunction, VECTOR, True),

@@ -267,6 +267,7 @@ def _decomposed(ep: torch.export.ExportedProgram, hinted: bool = False) -> torch
     forward_view_writes(ep.graph_module)
     if shape_env is not None:
         _refuse_specialization(shape_env, shape_env.guards[known:])
+        ep.graph_module.meta[guards.TRACED_GUARDS] = known
     _importable_sym_ops(ep)
     return ep
 

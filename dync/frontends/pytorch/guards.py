@@ -1,14 +1,16 @@
 """Dynamic dims that torch.export can trace over only part of their declared range.
 
-A model that computes with a dynamic size in Python (`k = max(1, s // 2)` feeding a `topk`,
-`if x.shape[1] > 32: x = x[:, :32]`) makes torch.export assume something of that size (that
-`k != 1`, that `s <= 32`). With the user's `Dim`s it then refuses the whole export
+A model that computes with a dynamic size in Python (`if x.shape[1] > 32: x = x[:, :32]`,
+`k = max(1, s // 2)` feeding a `topk`) makes torch.export assume something of that size (that
+`s <= 32`, that `k != 1`). With the user's `Dim`s it then refuses the whole export
 ("Constraints violated"), and the model would run as Python. Exported again with
 `Dim.DYNAMIC` hints over the same ranges, torch keeps the assumptions as guards on the
 exported program instead. `guarded_ranges` finds where they hold: for each dim, the widest
 range around the example's size in which the program's own guard function accepts inputs
-(sizes checked one by one on meta tensors, the other dims at the example's), then the box of
-those ranges checked at its corners and at sampled points. The module is compiled for that
+(sizes checked one by one on meta tensors, the other dims at the example's) or, where it
+refuses them, every guard of the trace that decides values holds (`_values_hold`: not those
+torch added while working out a layout), then the box of those ranges checked at its corners
+and at sampled points. The module is compiled for that
 box; `SymbolSpec.declared` keeps the declared range, and a call inside it but outside the box
 runs in eager PyTorch under `mode="auto"` (`OutsideCompiledRange` otherwise).
 """
@@ -29,14 +31,21 @@ from torch.utils._sympy.value_ranges import ValueRanges
 from ...signature import MAX_ASSUMES, SymbolSpec
 from .declared_shapes import DeclaredShapes
 
+#: The key of `graph_module.meta` holding how many of the shape environment's guards the
+#: export's own trace added (before its decompositions).
+TRACED_GUARDS = "dync_traced_guards"
+
 # How far from the example's size each dim's range is searched, one size at a time.
 _SEARCH = 1 << 14
 _SAMPLES = 256
 
 
 def violated(error: Exception) -> bool:
-    """Whether torch.export failed because the trace holds for part of a declared range."""
-    return "Constraints violated" in str(error)
+    """Whether torch.export failed because the trace holds for part of a declared range:
+    "Constraints violated", or torch's crash while suggesting `Dim`s for such a trace (a
+    root dim whose suggested range is empty, `_process_derived_dim_roots`)."""
+    return any(sign in str(error) for sign in ("Constraints violated",
+                                               "Cannot create Dim with inconsistent"))
 
 
 def hinted(declared: DeclaredShapes, args: tuple) -> DeclaredShapes | None:
@@ -70,6 +79,8 @@ def guarded_ranges(ep: torch.export.ExportedProgram, declared: DeclaredShapes, a
     if guards is None or not where or sorted(names.values()) != sorted(where):
         return None
     example = {name: args[i].shape[axis] for name, (i, axis, _) in where.items()}
+    symbols, shape_env = _symbols(ep, where)
+    values_hold = _values_hold(shape_env, symbols, ep.graph_module.meta.get(TRACED_GUARDS))
 
     def holds(sizes: dict[str, int]) -> bool:
         shaped = [list(a.shape) if isinstance(a, torch.Tensor) else None for a in args]
@@ -80,7 +91,7 @@ def guarded_ranges(ep: torch.export.ExportedProgram, declared: DeclaredShapes, a
         try:
             guards(*pytree.tree_leaves(tuple(inputs)))
         except Exception:  # noqa: BLE001 - a guard that fails, whatever torch raises
-            return False
+            return values_hold(sizes)
         return True
 
     if not holds(example):
@@ -98,7 +109,8 @@ def guarded_ranges(ep: torch.export.ExportedProgram, declared: DeclaredShapes, a
             _reaches_an_end(box[name], where[name][2]) for name in box) or not _traced_guards_hold(
             ep, where, box):
         return None
-    assumes = _assumptions(ep, declared, where)
+    assumes = _deciding_assumptions(shape_env, symbols, ep, where, box) or _assumptions(
+        ep, declared, where)
     symbols = {}
     for name, (low, high) in box.items():
         full = (where[name][2].min, _finite_max(where[name][2]))
@@ -108,20 +120,62 @@ def guarded_ranges(ep: torch.export.ExportedProgram, declared: DeclaredShapes, a
     return symbols
 
 
+def _symbols(ep: torch.export.ExportedProgram, where: dict[str, tuple[int, int, Any]]
+             ) -> tuple[dict[str, sympy.Symbol] | None, Any]:
+    """Each declared dim's symbol in the trace and the trace's shape environment; None for
+    the symbols when a dim is not a plain symbol there (made static, or an expression)."""
+    placeholders = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
+    leaves = [placeholders[name] for name in ep.graph_signature.user_inputs]
+    symbols, shape_env = {}, None
+    for name, (i, axis, _) in where.items():
+        size = leaves[i].meta["val"].shape[axis] if i < len(leaves) else None
+        if not isinstance(size, torch.SymInt) or not isinstance(size.node.expr, sympy.Symbol):
+            return None, None
+        shape_env = size.node.shape_env
+        symbols[name] = size.node.expr
+    return symbols, shape_env
+
+
+def _values_hold(shape_env: Any, symbols: dict[str, sympy.Symbol] | None, traced: int | None):
+    """A function of the dims' sizes saying whether every guard of the trace that decides
+    values holds there. The program's guard function also checks the guards torch added while
+    working out layouts (`_value_neutral`): padding a length to a multiple of 4, viewing it
+    as windows and cropping it back (`x.view(b, -1, 4, c)`, `[:, :n]`) is traced assuming the
+    pad is not 0 (else the crop would be contiguous) and there is more than one window (else
+    the view's strides differ), which fails at every multiple of 4; the graph computes the
+    same values at those sizes, only torch's strides would differ, and dync's buffers are
+    dense. `traced`: how many of the shape environment's guards the export's trace added; those
+    after come from re-tracing the program (its guard function's asserts restated, with the
+    frame of the torch-function mode that passed them on, so their source is lost) and from
+    the decompositions, whose guards `export._refuse_specialization` checks."""
+    if shape_env is None or symbols is None:
+        return lambda sizes: False
+    deciding = [g.expr.xreplace(shape_env.replacements) for g in shape_env.guards[:traced]
+                if not _value_neutral(g)]
+
+    def holds(sizes: dict[str, int]) -> bool:
+        point = {symbols[name]: sympy.Integer(size) for name, size in sizes.items()}
+        for expr in deciding:
+            try:
+                if expr.xreplace(point) is not sympy.true:
+                    return False
+            except Exception:  # noqa: BLE001 - one sympy cannot evaluate: not shown to hold
+                return False
+        return True
+
+    return holds
+
+
 def _traced_guards_hold(ep: torch.export.ExportedProgram, where: dict[str, tuple[int, int, Any]],
                         box: dict[str, tuple[int, int]]) -> bool:
     """Whether every guard of the trace's shape environment holds over `box` (sampled,
     `holds_in`): the program's guard function lacks the ones torch.export's check missed."""
-    placeholders = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
-    leaves = [placeholders[name] for name in ep.graph_signature.user_inputs]
-    ranges, shape_env = {}, None
-    for name, (i, axis, _) in where.items():
-        size = leaves[i].meta["val"].shape[axis] if i < len(leaves) else None
-        if not isinstance(size, torch.SymInt) or not isinstance(size.node.expr, sympy.Symbol):
-            return False
-        shape_env = size.node.shape_env
-        ranges[size.node.expr] = ValueRanges(*box[name])
-    return shape_env is None or not failing(shape_env.guards, shape_env.replacements, ranges)
+    symbols, shape_env = _symbols(ep, where)
+    if symbols is None:
+        return False
+    ranges = {symbols[name]: ValueRanges(*box[name]) for name in where}
+    traced = shape_env.guards[:ep.graph_module.meta.get(TRACED_GUARDS)] if shape_env else []
+    return not failing(traced, shape_env.replacements, ranges) if shape_env else True
 
 
 def _reaches_an_end(found: tuple[int, int], dim: Any) -> bool:
@@ -179,6 +233,30 @@ def _points(box: dict[str, tuple[int, int]]):
     rng = random.Random(0)
     for _ in range(_SAMPLES):
         yield {n: rng.randint(*box[n]) for n in names}
+
+
+def _deciding_assumptions(shape_env: Any, symbols: dict[str, sympy.Symbol], ep: Any,
+                          where: dict[str, tuple[int, int, Any]],
+                          box: dict[str, tuple[int, int]]) -> str:
+    """What the trace assumes of the dims that fails somewhere in their declared ranges: the
+    ranges torch narrowed (a branch on a size) and the guards that decide values
+    (`_values_hold`), spelled with the dims' names; empty when there is nothing."""
+    declared = {symbols[name]: ValueRanges(dim.min, _finite_max(dim))
+                for name, (_, _, dim) in where.items()}
+    traced = shape_env.guards[:ep.graph_module.meta.get(TRACED_GUARDS)]
+    names = {symbol: sympy.Symbol(name, integer=True) for name, symbol in symbols.items()}
+    found = []
+    for name, symbol in symbols.items():  # a branch on a size narrows its symbol's range
+        traced_range, (low, high) = shape_env.var_to_range.get(symbol), box[name]
+        if traced_range is None:
+            continue
+        if declared[symbol].lower < low == traced_range.lower:
+            found.append(f"{name} >= {low}")
+        if high == traced_range.upper < declared[symbol].upper:
+            found.append(f"{name} <= {high}")
+    found += [str(g.expr.xreplace(shape_env.replacements).xreplace(names))
+              for g in failing(traced, shape_env.replacements, declared)]
+    return "; ".join(dict.fromkeys(found))[:MAX_ASSUMES]
 
 
 def _assumptions(ep: torch.export.ExportedProgram, declared: DeclaredShapes,
