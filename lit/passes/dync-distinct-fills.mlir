@@ -3,28 +3,36 @@
 // Fills of a dynamic shape that are written in place take their value (made explicit for
 // zeros and ones) through a barrier of their own; an arange of a dynamic length written in
 // place (here through a dtype conversion) gets a barrier's 0 added. A static fill (a constant
-// to IREE) and a fill nothing writes into are left alone.
+// to IREE) and a fill nothing writes into are left alone. Each barrier sits where its value
+// is defined: the constants dync makes at the function's entry, the fill's own value (-1)
+// right after it, never between the device ops (there it split IREE's stream).
 // CHECK-LABEL: func.func @fills
-// CHECK:         %[[ZERO:.*]] = torch.constant.float 0.000000e+00
+// CHECK-NEXT:    %[[I0:.*]] = torch.constant.int 0
+// CHECK-NEXT:    %[[I64:.*]] = torch_c.to_i64 %[[I0]]
+// CHECK-NEXT:    %[[IB:.*]] = util.optimization_barrier %[[I64]] : i64
+// CHECK-NEXT:    %[[IV:.*]] = torch_c.from_i64 %[[IB]]
+// CHECK-NEXT:    %[[ONE:.*]] = torch.constant.float 1.000000e+00
+// CHECK-NEXT:    %[[O64:.*]] = torch_c.to_f64 %[[ONE]]
+// CHECK-NEXT:    %[[OB:.*]] = util.optimization_barrier %[[O64]] : f64
+// CHECK-NEXT:    %[[OV:.*]] = torch_c.from_f64 %[[OB]]
+// CHECK-NEXT:    %[[ZERO:.*]] = torch.constant.float 0.000000e+00
 // CHECK-NEXT:    %[[Z64:.*]] = torch_c.to_f64 %[[ZERO]]
 // CHECK-NEXT:    %[[ZB:.*]] = util.optimization_barrier %[[Z64]] : f64
 // CHECK-NEXT:    %[[ZV:.*]] = torch_c.from_f64 %[[ZB]]
+// CHECK:         %[[M1:.*]] = torch.constant.int -1
+// CHECK-NEXT:    %[[M64:.*]] = torch_c.to_i64 %[[M1]]
+// CHECK-NEXT:    %[[MB:.*]] = util.optimization_barrier %[[M64]] : i64
+// CHECK-NEXT:    %[[MV:.*]] = torch_c.from_i64 %[[MB]]
 // CHECK-NEXT:    %[[A:.*]] = torch.aten.full_like %arg0, %[[ZV]], %none, %none, %none, %false, %none
 // CHECK-NEXT:    torch.aten.select_scatter %[[A]]
-// CHECK:         %[[ONE:.*]] = torch.constant.float 1.000000e+00
-// CHECK:         %[[OB:.*]] = util.optimization_barrier %{{.*}} : f64
-// CHECK:         %[[OV:.*]] = torch_c.from_f64 %[[OB]]
-// CHECK-NEXT:    %[[B:.*]] = torch.aten.full %{{.*}}, %[[OV]], %none, %none, %none, %none
+// CHECK:         %[[B:.*]] = torch.aten.full %{{.*}}, %[[OV]], %none, %none, %none, %none
 // CHECK-NEXT:    torch.aten.select_scatter %[[B]]
-// CHECK:         %[[C:.*]] = torch.aten.arange %arg1
-// CHECK:         %[[IB:.*]] = util.optimization_barrier %{{.*}} : i64
-// CHECK-NEXT:    %[[IV:.*]] = torch_c.from_i64 %[[IB]]
-// CHECK:         %[[C2:.*]] = torch.aten.add.Scalar %[[C]], %[[IV]]
+// CHECK-NEXT:    %[[C:.*]] = torch.aten.arange %arg1
+// CHECK-NEXT:    %{{.*}} = torch.constant.int 1
+// CHECK-NEXT:    %[[C2:.*]] = torch.aten.add.Scalar %[[C]], %[[IV]]
 // CHECK-NEXT:    torch.aten.to.dtype %[[C2]]
 // CHECK:         torch.aten.zeros %{{.*}} -> !torch.vtensor<[4,8],f32>
-// CHECK:         %[[FB:.*]] = util.optimization_barrier %{{.*}} : i64
-// CHECK-NEXT:    %[[FV:.*]] = torch_c.from_i64 %[[FB]]
-// CHECK-NEXT:    %[[E:.*]] = torch.aten.fill.Scalar %arg2, %[[FV]]
+// CHECK:         %[[E:.*]] = torch.aten.fill.Scalar %arg2, %[[MV]]
 // CHECK:         %[[F:.*]] = torch.aten.zeros_like %arg0
 // CHECK-NOT:     util.optimization_barrier
 // CHECK:         return
@@ -57,11 +65,13 @@ func.func @fills(%x: !torch.vtensor<[?,8],f32>, %n: !torch.int, %ids: !torch.vte
 // fill are the same merge inside IREE), and the original fill, read by no one, goes.
 // CHECK-LABEL: func.func @written_twice
 // CHECK-NOT:     torch.aten.zeros_like
-// CHECK:         util.optimization_barrier
-// CHECK:         %[[A:.*]] = torch.aten.full_like %arg0
+// CHECK:         %[[BB:.*]] = util.optimization_barrier
+// CHECK-NEXT:    %[[VB:.*]] = torch_c.from_f64 %[[BB]]
+// CHECK:         %[[BA:.*]] = util.optimization_barrier
+// CHECK-NEXT:    %[[VA:.*]] = torch_c.from_f64 %[[BA]]
+// CHECK:         %[[A:.*]] = torch.aten.full_like %arg0, %[[VA]]
 // CHECK-NEXT:    %[[A1:.*]] = torch.aten.select_scatter %[[A]], %arg1, %int0, %int0
-// CHECK:         util.optimization_barrier
-// CHECK:         %[[B:.*]] = torch.aten.full_like %arg0
+// CHECK:         %[[B:.*]] = torch.aten.full_like %arg0, %[[VB]]
 // CHECK-NEXT:    %[[A2:.*]] = torch.aten.select_scatter %[[B]], %arg1, %int0, %int1
 // CHECK-NOT:     torch.aten.zeros_like
 // CHECK:         return %[[A1]], %[[A2]]
@@ -78,10 +88,11 @@ func.func @written_twice(%x: !torch.vtensor<[?,8],f32>, %row: !torch.vtensor<[8]
 
 // A boolean fill's value made explicit is an int (torch's fills take no `!torch.bool`).
 // CHECK-LABEL: func.func @boolean
-// CHECK:         %[[I64:.*]] = torch_c.to_i64 %int1
+// CHECK-NEXT:    %[[ONE:.*]] = torch.constant.int 1
+// CHECK-NEXT:    %[[I64:.*]] = torch_c.to_i64 %[[ONE]]
 // CHECK-NEXT:    %[[B:.*]] = util.optimization_barrier %[[I64]] : i64
 // CHECK-NEXT:    %[[V:.*]] = torch_c.from_i64 %[[B]]
-// CHECK-NEXT:    %[[K:.*]] = torch.aten.full_like %arg0, %[[V]], %int11
+// CHECK:         %[[K:.*]] = torch.aten.full_like %arg0, %[[V]], %int11
 // CHECK-SAME:      -> !torch.vtensor<[?],i1>
 // CHECK-NEXT:    torch.aten.slice_scatter %[[K]], %arg1
 func.func @boolean(%ids: !torch.vtensor<[?],si64>, %mask: !torch.vtensor<[?],i1>) -> !torch.vtensor<[?],i1> {
@@ -134,7 +145,7 @@ func.func @updates(%table: !torch.vtensor<[8],f32>, %dst: !torch.vtensor<[?],si6
 // CHECK-LABEL: func.func @products
 // CHECK:         %[[ZB:.*]] = util.optimization_barrier %{{.*}} : f64
 // CHECK-NEXT:    %[[ZV:.*]] = torch_c.from_f64 %[[ZB]]
-// CHECK-NEXT:    %[[H:.*]] = torch.aten.new_full %arg0, %{{.*}}, %[[ZV]]
+// CHECK:         %[[H:.*]] = torch.aten.new_full %arg0, %{{.*}}, %[[ZV]]
 // CHECK-NEXT:    torch.aten.mm %[[H]], %arg1
 // CHECK:         %[[ONES:.*]] = torch.aten.new_ones %arg0
 // CHECK-NEXT:    torch.aten.mm %[[ONES]], %arg1
