@@ -40,6 +40,11 @@ CASES = {
                                                bias=torch.linspace(-1, 1, 3)),
     "diff": lambda x: torch.diff(x, n=2, dim=3, prepend=x[..., :1]),
     "tensordot": lambda x: torch.tensordot(x, x, dims=([1, 3], [1, 3])),
+    "einsum": lambda x: torch.cat([  # a projection written with an ellipsis, a Gram matrix
+        torch.einsum("...c,cd->...d", x.permute(0, 2, 3, 1),
+                     torch.linspace(-1, 1, 12).reshape(3, 4)).flatten(),
+        torch.einsum("bchw,bdhw->bcd", x, x.sin()).flatten(),
+        torch.einsum("bc...,c", x, torch.linspace(0.5, 1.5, 3)).flatten()]),
     "broadcast_index": lambda x: x[:, :, torch.arange(x.shape[2])[:, None].flip(0),
                                    torch.arange(x.shape[3]) // 2],
     "masked_select": lambda x: torch.masked_select(x, x[:, :1] > 0).cumsum(0),

@@ -10,6 +10,7 @@ import torch
 from torch._decomp import decomposition_table, get_decompositions
 from torch.fx.experimental.symbolic_shapes import statically_known_true
 
+from .einsum import einsum_as_matmul
 from .rewrite.recurrent import linear, recurrent_layers, step
 from .shape_exprs import size_range
 
@@ -983,6 +984,7 @@ DECOMPOSITIONS = get_decompositions([
     _aten.instance_norm.default: _instance_norm,
     _aten.diff.default: _diff,
     _aten.tensordot.default: _tensordot,
+    _aten.einsum.default: einsum_as_matmul,
     _aten.matmul.default: _matmul,
     _aten.split.Tensor: _split,
     **{op: _nonnegative_dim(op) for op in (_aten.scatter.src, _aten.scatter.value,
