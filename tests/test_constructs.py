@@ -976,6 +976,24 @@ class EncoderDecoderCroppedToTheInput(nn.Module):
         return self.out(torch.cat([x, y], 1))
 
 
+class ShiftInPlace(nn.Module):
+    """Nucleus (top-p) filtering as sampling code writes it: the sorted tokens past the
+    threshold are removed, shifted right in place to keep the first of them
+    (`remove[..., 1:] = remove[..., :-1].clone()`), scattered back. IREE copied such a source,
+    a view of the tensor written, in place and forward: the row came back as its first value
+    repeated (so eager, by the first call's check); also a float row shifted so."""
+
+    def forward(self, x):
+        logits = x.mean(-1) * 4
+        sorted_logits, idx = logits.sort(-1, descending=True)
+        remove = sorted_logits.softmax(-1).cumsum(-1) > 0.9
+        remove[..., 1:] = remove[..., :-1].clone()
+        remove[..., 0] = False
+        shifted = x * 2
+        shifted[:, 1:] = shifted[:, :-1].clone()
+        return logits.masked_fill(remove.scatter(-1, idx, remove), -1e9).softmax(-1), shifted
+
+
 class GreedyNonMaximumSuppression(nn.Module):
     """Greedy NMS as detectors write it: the rows a score threshold keeps, sorted, then a
     `for` over them that skips suppressed boxes (`continue`), appends each kept index to a
@@ -1456,6 +1474,7 @@ CONSTRUCTS = {
     "windows of a padded sequence cropped back": (WindowsOfAPaddedSequenceCroppedBack, SEQUENCES,
                                                   True),
     "an encoder-decoder cropped to the input": (EncoderDecoderCroppedToTheInput, IMAGE, True),
+    "a shift in place": (ShiftInPlace, SEQUENCES, True),
     "attention over long sequences of a dynamic batch":
         (AttentionOverLongSequences, LONG_SEQUENCES, True),
     "data-dependent branch in a module-level helper": (BranchInAHelperFunction, VECTOR, True),

@@ -46,6 +46,7 @@ _PASS_MODULES = {
     "dync-plan-buffers": "dync.passes.plan_buffers",
     "dync-plan-execution": "dync.passes.plan_execution",
     "dync-conv1d-linear": "dync.passes.conv1d_linear",
+    "dync-copy-within": "dync.passes.copy_within",
     "dync-pointwise-matmuls": "dync.passes.pointwise_matmuls",
     "dync-rdp": "dync.passes.rdp",
     "dync-rotate-while": "dync.passes.rotate_while",
@@ -91,7 +92,7 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "dync-plan-execution", "dync-patch-stages", "dync-isolate-subdnns",
     "dync-canonicalize", "dync-plan-buffers", "dync-check-indices", "dync-int-division",
     "dync-pack-sort-keys",
-    "dync-distinct-fills", "dync-inline-subdnns", "dync-tie-region-shapes",
+    "dync-distinct-fills", "dync-copy-within", "dync-inline-subdnns", "dync-tie-region-shapes",
     "dync-fence-region-reads", "dync-check-ir")
 
 # The default pipeline with `dync-fuse-padding` (convolutions read their zero padding in place,
