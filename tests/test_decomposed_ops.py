@@ -35,6 +35,8 @@ CASES = {
                                                           padding_mode="border",
                                                           align_corners=True),
     "logsumexp": lambda x: torch.logsumexp(x, dim=(2, 3)),
+    "cummax_cummin": lambda x: torch.cat([  # rounded: ties keep the later index
+        v.float().flatten() for v in (*x.cummax(3), *(x * 2).round().cummin(2))]),
     "fmod_remainder": lambda x: torch.fmod(x * 5, 1.5) + torch.remainder(x * 5, -1.5),
     "instance_norm": lambda x: F.instance_norm(x, weight=torch.linspace(0.5, 2, 3),
                                                bias=torch.linspace(-1, 1, 3)),

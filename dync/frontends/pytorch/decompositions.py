@@ -808,6 +808,35 @@ def _upper_bound(size) -> int:
     return 2 ** 31 if upper is None else min(upper, 2 ** 31)
 
 
+def _running_extreme(largest: bool):
+    """`aten.cummax`/`cummin` (torch-mlir lowers neither) as a scan by doubling steps: at step
+    s each position takes the earlier position s back when that one's value is the greater
+    (the lesser), as many steps as the dim's declared size needs. A tie keeps the later index
+    and a NaN, once met, stays with its index, as eager's do."""
+
+    def running(x, dim):
+        if x.dim() == 0:
+            return x.clone(), torch.zeros((), dtype=torch.int64)
+        values = x.movedim(dim, -1)
+        n = values.shape[-1]
+        positions = torch.arange(n)
+        indices = positions.expand(values.shape).clone()
+        step = 1
+        while step < _upper_bound(n):
+            back = torch.clamp(positions - step, min=0)
+            earlier, earlier_at = values.index_select(-1, back), indices.index_select(-1, back)
+            better = values >= earlier if largest else values <= earlier
+            keep = better | values.isnan() | (positions < step)
+            if values.dtype.is_floating_point:
+                keep = keep & ~(earlier.isnan() & ~values.isnan())
+            values = torch.where(keep, values, earlier)
+            indices = torch.where(keep, indices, earlier_at)
+            step *= 2
+        return values.movedim(-1, dim), indices.movedim(-1, dim)
+
+    return running
+
+
 def _counts(length, index, dtype):
     """How often each of 0 .. length - 1 occurs in the 1-D `index`: a `scatter_add` (a 1-D
     accumulating `index_put` kept its scatter's updates on the stack, as many as the index's
@@ -1004,6 +1033,8 @@ DECOMPOSITIONS = get_decompositions([
     _aten.remainder.Scalar: _by_scalar_tensor(_aten.remainder),
     **{op.vec: _resample(kind, vec=True) for op, kind in _RESAMPLING.items()},
     _aten.kthvalue.default: _kthvalue,
+    _aten.cummax.default: _running_extreme(largest=True),
+    _aten.cummin.default: _running_extreme(largest=False),
     _aten.convolution.default: _convolution,
     _aten.adaptive_max_pool2d.default: _adaptive_max_pool2d,
     _aten.conv1d.default: _conv,
