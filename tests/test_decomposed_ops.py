@@ -50,6 +50,10 @@ CASES = {
     "broadcast_index": lambda x: x[:, :, torch.arange(x.shape[2])[:, None].flip(0),
                                    torch.arange(x.shape[3]) // 2],
     "masked_select": lambda x: torch.masked_select(x, x[:, :1] > 0).cumsum(0),
+    "masked_scatter": lambda x: torch.zeros_like(x).masked_scatter(x > 0, (x * 3).flip(-1)),
+    "triangle_indices": lambda x: torch.cat([  # pairs below and above a diagonal
+        x[0, 0][tuple(torch.tril_indices(x.shape[2], x.shape[3], -1))],
+        x[1, 1][tuple(torch.triu_indices(x.shape[2], x.shape[3], 2))]]),
     "isin": lambda x: torch.isin((x * 3).round(), torch.tensor([0.0, 1.0, -2.0])).float(),
     "searchsorted": lambda x: torch.cat([
         torch.searchsorted(torch.linspace(-2, 2, 9), x.contiguous(), right=True),

@@ -9,6 +9,9 @@ definition instead while dync exports a model:
   dynamic size: torch's decomposition builds each axis with `torch.linspace(steps=size)`,
   which specializes the size to the example's ("You marked h as dynamic but your code
   specialized it to be a constant"). Here each axis is an `arange` scaled as linspace would.
+* `tril_indices`/`triu_indices` of a dynamic size (the pairs below a diagonal: pairwise
+  features, graph edges), which specializes it likewise: here the `nonzero` of the triangle's
+  mask, in the same row-major order; its count is an unbacked size.
 """
 
 from __future__ import annotations
@@ -24,6 +27,10 @@ class DataDependentOps(TorchFunctionMode):
         kwargs = kwargs or {}
         if func in (torch.repeat_interleave, torch.Tensor.repeat_interleave):
             result = repeat_interleave(*args, **kwargs)
+            if result is not NotImplemented:
+                return result
+        if func in _TRIANGLES:
+            result = _TRIANGLES[func](*args, **kwargs)
             if result is not NotImplemented:
                 return result
         if func in _AFFINE_GRIDS:
@@ -63,3 +70,18 @@ def affine_grid(theta: torch.Tensor, size: list, align_corners: bool) -> torch.T
 # `F.affine_grid` reaches the mode itself (the generator it calls then runs without it).
 _AFFINE_GRIDS = {torch.affine_grid_generator: affine_grid,
                  torch.nn.functional.affine_grid: _functional_affine_grid}
+
+
+def _triangle(lower: bool):
+    def indices(row, col, offset: int = 0, *, dtype=torch.int64, device=None, layout=None,
+                pin_memory=None):
+        if not any(isinstance(n, torch.SymInt) for n in (row, col)):
+            return NotImplemented
+        below = torch.arange(row, device=device)[:, None] + offset - torch.arange(col, device=device)
+        mask = below >= 0 if lower else below <= 0
+        return mask.nonzero().t().to(dtype)
+
+    return indices
+
+
+_TRIANGLES = {torch.tril_indices: _triangle(lower=True), torch.triu_indices: _triangle(lower=False)}

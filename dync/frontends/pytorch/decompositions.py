@@ -566,6 +566,17 @@ def _masked_select(x, mask):
     return _index(x, [mask])
 
 
+def _masked_scatter(x, mask, source):
+    """`masked_scatter` (torch-mlir lowers none): the positions the broadcast mask selects,
+    in row-major order, take the source's elements one after another; the rank of each
+    selected position is the cumulative count of the mask before it."""
+    everywhere = mask & torch.ones_like(x, dtype=torch.bool)
+    flat = everywhere.reshape(-1)
+    rank = (torch.cumsum(flat.to(torch.int64), 0) - 1).clamp(min=0)
+    taken = source.reshape(-1).index_select(0, rank)
+    return torch.where(flat, taken, x.reshape(-1)).reshape(x.shape)
+
+
 def _isin(elements, test_elements, *, assume_unique=False, invert=False):
     """`torch.isin` (torch-mlir lowers none): each element compared with every test element."""
     if isinstance(test_elements, torch.Tensor):
@@ -1020,6 +1031,7 @@ DECOMPOSITIONS = get_decompositions([
                                            _aten.scatter.reduce, _aten.scatter.value_reduce)},
     _aten.split_with_sizes.default: _split_with_sizes,
     _aten.masked_select.default: _masked_select,
+    _aten.masked_scatter.default: _masked_scatter,
     _aten.isin.Tensor_Tensor: _isin,
     _aten.isin.Tensor_Scalar: _isin,
     _aten.searchsorted.Tensor: _searchsorted,

@@ -326,7 +326,8 @@ def _importable_sym_ops(ep: torch.export.ExportedProgram) -> None:
     `torch.sym_sum([a, b, c])` (a strided conv's output size inside a branch) as `a + b + c`,
     `torch.sym_not(b)` (a runtime check on an unbacked size) as `aten.__not__`,
     `torch.sym_max`/`sym_min` of ints (Python's `max(1, s // 2)`) as `prim.max.int`/`min.int`,
-    `a % b` of ints as `a - (a // b) * b`: the importer takes `%` for `fmod`, which IREE
+    `s ** k` of an int size by a small literal (a square's element count, `tril_indices`'
+    bound) as a product; `a % b` of ints as `a - (a // b) * b`: the importer takes `%` for `fmod`, which IREE
     does not lower, and aten's `remainder.int` lowers to a truncating remainder, where
     Python's `%` (`(-s) % 8`, padding to a multiple) floors, as `//` does in both; and a
     size scaled by a constant factor, `trunc(sym_float(s) * 0.5)` (`F.interpolate`'s output
@@ -345,6 +346,9 @@ def _importable_sym_ops(ep: torch.export.ExportedProgram) -> None:
                 node.target = _INT_MIN_MAX[node.target]
             elif node.target is operator.mod and _of_ints(node):
                 _replace(graph, node, _floor_mod, *node.args)
+            elif node.target is operator.pow and _of_ints(node) and isinstance(
+                    node.args[1], int) and 1 <= node.args[1] <= 8:
+                _replace(graph, node, _power, *node.args)
             elif node.target is torch.sym_sum and any(
                     isinstance(term, torch.fx.Node) for term in node.args[0]):
                 _replace(graph, node, _sum, *node.args[0])
@@ -410,6 +414,13 @@ def _rounded_ratio(op, rounding, size, p, q):
 
 def _floor_mod(op, a, b):
     return op(operator.sub, a, op(operator.mul, op(operator.floordiv, a, b), b))
+
+
+def _power(op, base, exponent: int):
+    product = base
+    for _ in range(exponent - 1):
+        product = op(operator.mul, product, base)
+    return product
 
 
 def _sum(op, *terms):
