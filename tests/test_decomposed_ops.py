@@ -66,6 +66,12 @@ CASES = {
     "unique": lambda x: torch.cat([
         part.float().reshape(-1) for part in
         torch.unique((x[:, 0] * 2).round(), return_inverse=True, return_counts=True)]),
+    "unique_rows": lambda x: torch.cat([  # unique slices along a dim, rows and columns
+        part.float().reshape(-1) for part in
+        [*torch.unique((x[0].permute(1, 2, 0)[:, 0] * 1.5).round().clamp(-1, 1), dim=0,
+                       return_inverse=True, return_counts=True),
+         *torch.unique((x[1, :2, :, 0] * 1.5).round().clamp(-1, 1), dim=1,
+                       return_inverse=True, return_counts=True)]]),
     "unique_consecutive": lambda x: torch.cat([  # CTC's greedy decoding: collapse repeats
         part.float().reshape(-1) for part in
         torch.unique_consecutive((x[:, 0] * 1.5).round().clamp(-1, 1), return_inverse=True,

@@ -676,14 +676,36 @@ def _unique_consecutive(x, return_inverse=False, return_counts=False, dim=None):
     return _runs(x.reshape(-1), x.shape, None, return_inverse, return_counts)
 
 
+def _unique_dim(x, dim, sorted=True, return_inverse=False, return_counts=False):  # noqa: A002
+    """`torch.unique(x, dim=d)` (torch-mlir lowers no `unique_dim`): the slices along `d`
+    sorted lexicographically (a stable sort by each of their elements, the last first; at
+    most `_UNIQUE_ROW_WIDTH` of them), then the runs of equal slices."""
+    slices = x.movedim(dim, 0)
+    n, rest = slices.shape[0], slices.shape[1:]
+    rows = slices.reshape(n, -1)
+    width = rows.shape[1]
+    if not isinstance(width, int) or width > _UNIQUE_ROW_WIDTH:
+        return NotImplemented
+    order = torch.arange(n)
+    for column in reversed(range(width)):
+        order = order[rows[order, column].sort(stable=True).indices]
+    values, inverse, counts = _runs(rows[order], (n,), order, return_inverse, return_counts)
+    return values.reshape(-1, *rest).movedim(0, dim), inverse, counts
+
+
+# The most elements a slice `_unique_dim` sorts by may have (a stable sort each).
+_UNIQUE_ROW_WIDTH = 16
+
+
 def _runs(values, shape, order, return_inverse, return_counts):
-    """The first value of each run of equal `values` (where a new one starts: their count,
-    data-dependent, is the result's length, through `nonzero`), each element's run for the
-    inverse (put back in place through `order`, the permutation that made `values`), and the
-    gaps between starts for the counts."""
+    """The first value of each run of equal `values` (of equal rows, for 2-d `values`: where
+    a new one starts: their count, data-dependent, is the result's length, through
+    `nonzero`), each element's run for the inverse (put back in place through `order`, the
+    permutation that made `values`), and the gaps between starts for the counts."""
     n = values.shape[0]
-    starts_here = torch.cat([torch.ones_like(values[:1], dtype=torch.bool),
-                             values[1:] != values[:-1]])
+    differs = values[1:] != values[:-1]
+    starts_here = torch.cat([torch.ones((1,), dtype=torch.bool),
+                             differs if differs.dim() == 1 else differs.any(-1)])
     starts = torch.ops.aten.nonzero.default(starts_here).reshape(-1)
     inverse = counts = values.new_empty((0,), dtype=torch.int64)
     if return_inverse:
@@ -1041,6 +1063,7 @@ DECOMPOSITIONS = get_decompositions([
     _aten.repeat_interleave.Tensor: repeat_index,
     _aten._unique2.default: _unique,
     _aten.unique_consecutive.default: _unique_consecutive,
+    _aten.unique_dim.default: _unique_dim,
     _aten.fmod.Scalar: _by_scalar_tensor(_aten.fmod),
     _aten.remainder.Scalar: _by_scalar_tensor(_aten.remainder),
     **{op.vec: _resample(kind, vec=True) for op, kind in _RESAMPLING.items()},
