@@ -180,6 +180,22 @@ def _programs() -> list[Program]:
         Program("InterpScale", "InterpScale", _randn(_b, 3, _n, lambda b, n: n + 2),
                 ({0: B, 2: ("h", 8, 32), 3: ("w", 10, 34)},), ((2, 8), (3, 14))),
         Program("NestedLoops", "NestedLoops", _randn(_b, 8), ({0: B},), ((2, 0), (5, 0))),
+        Program("LengthRegulator", "LengthRegulator", _randn(_n, 8), ({0: ("n", 1, 64)},),
+                ((0, 5), (0, 17))),
+        Program("KnnEdgeConv", "KnnEdgeConv", _randn(_b, _n, 3), ({0: B, 1: ("n", 5, 64)},),
+                ((2, 8), (3, 33))),
+        Program("NucleusFilter", "NucleusFilter", _randn(_b, _n), ({0: B, 1: ("n", 3, 64)},),
+                ((2, 10), (3, 37))),
+        Program("EinsumProjection", "EinsumProjection", _randn(_b, _n, 8), _SEQ16,
+                ((2, 6), (3, 17))),
+        Program("RollCummax", "RollCummax", _randn(_b, _n), ({0: B, 1: ("n", 2, 64)},),
+                ((2, 6), (3, 17))),
+        Program("MaskedScatter", "MaskedScatter", _randn(_b, _n), ({0: B, 1: ("n", 2, 64)},),
+                ((2, 6), (3, 17))),
+        Program("PairsBelowDiagonal", "PairsBelowDiagonal", _randn(_n, 8),
+                ({0: ("n", 2, 64)},), ((0, 6), (0, 17))),
+        Program("UniqueRows", "UniqueRows", _randn(_n, 3), ({0: ("n", 2, 64)},),
+                ((0, 6), (0, 17))),
     ]
 
 

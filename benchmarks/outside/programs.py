@@ -707,3 +707,67 @@ class NestedLoops(nn.Module):
                 x = x + torch.tanh(self.lin(x))
             outer += 1
         return x, outer
+
+
+class LengthRegulator(nn.Module):  # FastSpeech: each phoneme repeated by its predicted duration
+    def __init__(self):
+        super().__init__()
+        self.duration = nn.Linear(8, 1)
+
+    def forward(self, x):
+        d = torch.clamp(torch.round(F.softplus(self.duration(x)).squeeze(-1) * 2), min=1).long()
+        return torch.repeat_interleave(x, d, dim=0)
+
+
+class KnnEdgeConv(nn.Module):  # DGCNN's edge convolution over the k nearest points
+    def __init__(self):
+        super().__init__()
+        self.mlp = nn.Linear(6, 16)
+
+    def forward(self, pts):
+        b, n, _ = pts.shape
+        idx = torch.cdist(pts, pts).topk(4, dim=-1, largest=False).indices
+        nb = torch.gather(pts.unsqueeze(1).expand(b, n, n, 3), 2, idx.unsqueeze(-1).expand(b, n, 4, 3))
+        center = pts.unsqueeze(2).expand_as(nb)
+        return self.mlp(torch.cat([center, nb - center], -1)).max(2).values
+
+
+class NucleusFilter(nn.Module):  # top-p filtering as sampling code writes it
+    def forward(self, logits):
+        sorted_logits, idx = logits.sort(-1, descending=True)
+        remove = sorted_logits.softmax(-1).cumsum(-1) > 0.9
+        remove[..., 1:] = remove[..., :-1].clone()
+        remove[..., 0] = False
+        return logits.masked_fill(remove.scatter(-1, idx, remove), -1e9).softmax(-1)
+
+
+class EinsumProjection(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(8, 8))
+
+    def forward(self, x):
+        y = torch.einsum("...d,de->...e", x, self.w)
+        return torch.einsum("bnd,bmd->bnm", y, x).tril()
+
+
+class RollCummax(nn.Module):
+    def forward(self, x):
+        return torch.roll(x, shifts=x.shape[-1] // 2, dims=-1).flip(-1) + x.cummax(-1).values
+
+
+class MaskedScatter(nn.Module):
+    def forward(self, x):
+        return torch.zeros_like(x).masked_scatter(x > 0, x.abs().sqrt() * 3)
+
+
+class PairsBelowDiagonal(nn.Module):
+    def forward(self, x):
+        i, j = torch.tril_indices(x.shape[0], x.shape[0], offset=-1)
+        return (x[i] * x[j]).sum(-1)
+
+
+class UniqueRows(nn.Module):
+    def forward(self, x):
+        u, inv = torch.unique((x * 1.5).round().clamp(-1, 1), dim=0, return_inverse=True)
+        return u.sum(0), inv
