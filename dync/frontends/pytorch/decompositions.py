@@ -825,12 +825,11 @@ def _segment_extremes(into, rows, source, reduce):
     positions = torch.arange(n)
     scans = []
     for direction in (-1, 1):
-        scan, step = values, 1
-        while step < _upper_bound(n):
-            other = torch.clamp(positions + direction * step, 0, n - 1)
+        scan = values
+        for stride in _doubling_steps(n):
+            other = torch.clamp(positions + direction * stride, 0, n - 1)
             same = (runs.index_select(0, other) == runs).reshape(shape)
             scan = torch.where(same, pick(scan, scan.index_select(0, other)), scan)
-            step *= 2
         scans.append(scan)
     return into.index_put((runs,), pick(*scans))
 
@@ -839,6 +838,15 @@ def _upper_bound(size) -> int:
     """The largest value a size may take (its declared range), at most 2**31."""
     upper = size_range(size)[1]
     return 2 ** 31 if upper is None else min(upper, 2 ** 31)
+
+
+def _doubling_steps(size):
+    """1, 2, 4, ... below the largest value `size` may take: the steps of a scan by doubling
+    over a dim of that size."""
+    stride = 1
+    while stride < _upper_bound(size):
+        yield stride
+        stride *= 2
 
 
 def _running_extreme(largest: bool):
@@ -854,17 +862,15 @@ def _running_extreme(largest: bool):
         n = values.shape[-1]
         positions = torch.arange(n)
         indices = positions.expand(values.shape).clone()
-        step = 1
-        while step < _upper_bound(n):
-            back = torch.clamp(positions - step, min=0)
+        for stride in _doubling_steps(n):
+            back = torch.clamp(positions - stride, min=0)
             earlier, earlier_at = values.index_select(-1, back), indices.index_select(-1, back)
             better = values >= earlier if largest else values <= earlier
-            keep = better | values.isnan() | (positions < step)
+            keep = better | values.isnan() | (positions < stride)
             if values.dtype.is_floating_point:
                 keep = keep & ~(earlier.isnan() & ~values.isnan())
             values = torch.where(keep, values, earlier)
             indices = torch.where(keep, indices, earlier_at)
-            step *= 2
         return values.movedim(-1, dim), indices.movedim(-1, dim)
 
     return running

@@ -80,7 +80,10 @@ def guarded_ranges(ep: torch.export.ExportedProgram, declared: DeclaredShapes, a
         return None
     example = {name: args[i].shape[axis] for name, (i, axis, _) in where.items()}
     symbols, shape_env = _symbols(ep, where)
-    values_hold = _values_hold(shape_env, symbols, ep.graph_module.meta.get(TRACED_GUARDS))
+    if symbols is None:
+        return None
+    traced = shape_env.guards[:ep.graph_module.meta.get(TRACED_GUARDS)]
+    values_hold = _values_hold(shape_env, symbols, traced)
 
     def holds(sizes: dict[str, int]) -> bool:
         shaped = [list(a.shape) if isinstance(a, torch.Tensor) else None for a in args]
@@ -107,17 +110,17 @@ def guarded_ranges(ep: torch.export.ExportedProgram, declared: DeclaredShapes, a
         box[name] = (low, high)
     if not all(holds(point) for point in _points(box)) or not all(
             _reaches_an_end(box[name], where[name][2]) for name in box) or not _traced_guards_hold(
-            ep, where, box):
+            shape_env, symbols, traced, box):
         return None
-    assumes = _deciding_assumptions(shape_env, symbols, ep, where, box) or _assumptions(
+    assumes = _deciding_assumptions(shape_env, symbols, traced, where, box) or _assumptions(
         ep, declared, where)
-    symbols = {}
+    specs = {}
     for name, (low, high) in box.items():
         full = (where[name][2].min, _finite_max(where[name][2]))
         narrowed = (low, high) != full
-        symbols[name] = SymbolSpec(name, low, high, full if narrowed else None,
-                                   assumes if narrowed else "")
-    return symbols
+        specs[name] = SymbolSpec(name, low, high, full if narrowed else None,
+                                 assumes if narrowed else "")
+    return specs
 
 
 def _symbols(ep: torch.export.ExportedProgram, where: dict[str, tuple[int, int, Any]]
@@ -136,7 +139,7 @@ def _symbols(ep: torch.export.ExportedProgram, where: dict[str, tuple[int, int, 
     return symbols, shape_env
 
 
-def _values_hold(shape_env: Any, symbols: dict[str, sympy.Symbol] | None, traced: int | None):
+def _values_hold(shape_env: Any, symbols: dict[str, sympy.Symbol], traced: list):
     """A function of the dims' sizes saying whether every guard of the trace that decides
     values holds there. The program's guard function also checks the guards torch added while
     working out layouts (`_value_neutral`): padding a length to a multiple of 4, viewing it
@@ -144,13 +147,11 @@ def _values_hold(shape_env: Any, symbols: dict[str, sympy.Symbol] | None, traced
     pad is not 0 (else the crop would be contiguous) and there is more than one window (else
     the view's strides differ), which fails at every multiple of 4; the graph computes the
     same values at those sizes, only torch's strides would differ, and dync's buffers are
-    dense. `traced`: how many of the shape environment's guards the export's trace added; those
-    after come from re-tracing the program (its guard function's asserts restated, with the
+    dense. `traced`: the shape environment's guards the export's trace added; those after
+    them come from re-tracing the program (its guard function's asserts restated, with the
     frame of the torch-function mode that passed them on, so their source is lost) and from
     the decompositions, whose guards `export._refuse_specialization` checks."""
-    if shape_env is None or symbols is None:
-        return lambda sizes: False
-    deciding = [g.expr.xreplace(shape_env.replacements) for g in shape_env.guards[:traced]
+    deciding = [g.expr.xreplace(shape_env.replacements) for g in traced
                 if not _value_neutral(g)]
 
     def holds(sizes: dict[str, int]) -> bool:
@@ -166,16 +167,12 @@ def _values_hold(shape_env: Any, symbols: dict[str, sympy.Symbol] | None, traced
     return holds
 
 
-def _traced_guards_hold(ep: torch.export.ExportedProgram, where: dict[str, tuple[int, int, Any]],
+def _traced_guards_hold(shape_env: Any, symbols: dict[str, sympy.Symbol], traced: list,
                         box: dict[str, tuple[int, int]]) -> bool:
-    """Whether every guard of the trace's shape environment holds over `box` (sampled,
-    `holds_in`): the program's guard function lacks the ones torch.export's check missed."""
-    symbols, shape_env = _symbols(ep, where)
-    if symbols is None:
-        return False
-    ranges = {symbols[name]: ValueRanges(*box[name]) for name in where}
-    traced = shape_env.guards[:ep.graph_module.meta.get(TRACED_GUARDS)] if shape_env else []
-    return not failing(traced, shape_env.replacements, ranges) if shape_env else True
+    """Whether every guard of the trace (`traced`) holds over `box` (sampled, `holds_in`):
+    the program's guard function lacks the ones torch.export's check missed."""
+    ranges = {symbols[name]: ValueRanges(*box[name]) for name in box}
+    return not failing(traced, shape_env.replacements, ranges)
 
 
 def _reaches_an_end(found: tuple[int, int], dim: Any) -> bool:
@@ -235,7 +232,7 @@ def _points(box: dict[str, tuple[int, int]]):
         yield {n: rng.randint(*box[n]) for n in names}
 
 
-def _deciding_assumptions(shape_env: Any, symbols: dict[str, sympy.Symbol], ep: Any,
+def _deciding_assumptions(shape_env: Any, symbols: dict[str, sympy.Symbol], traced: list,
                           where: dict[str, tuple[int, int, Any]],
                           box: dict[str, tuple[int, int]]) -> str:
     """What the trace assumes of the dims that fails somewhere in their declared ranges: the
@@ -243,7 +240,6 @@ def _deciding_assumptions(shape_env: Any, symbols: dict[str, sympy.Symbol], ep: 
     (`_values_hold`), spelled with the dims' names; empty when there is nothing."""
     declared = {symbols[name]: ValueRanges(dim.min, _finite_max(dim))
                 for name, (_, _, dim) in where.items()}
-    traced = shape_env.guards[:ep.graph_module.meta.get(TRACED_GUARDS)]
     names = {symbol: sympy.Symbol(name, integer=True) for name, symbol in symbols.items()}
     found = []
     for name, symbol in symbols.items():  # a branch on a size narrows its symbol's range
