@@ -39,10 +39,30 @@ _TORCH_DTYPES = {
     "uint32": "uint32",
     "uint64": "uint64",
     "bool": "bool",
+    # ONNX's sub-byte integers: numpy arrays of ml_dtypes' types, one value per byte; the
+    # module takes and returns them in their byte twins (`_NARROW`).
+    "int4": "int4",
+    "uint4": "uint4",
+    "int2": "int2",
+    "uint2": "uint2",
 }
 
 
 _UNSIGNED = frozenset({"uint8", "uint16", "uint32", "uint64"})
+# A sub-byte integer dtype -> the byte dtype the module carries it in.
+_NARROW = {"int4": "int8", "int2": "int8", "uint4": "uint8", "uint2": "uint8"}
+
+
+def _as_declared(array: Any, dtype: str) -> Any:
+    """A numpy result of the module as the signature's `dtype`."""
+    if dtype in _NARROW:
+        import ml_dtypes  # only modules with sub-byte outputs need it (onnx brings it)
+
+        byte = _with_signedness(array, _NARROW[dtype] in _UNSIGNED)
+        return byte.astype(getattr(ml_dtypes, dtype))
+    if dtype.startswith(("int", "uint")):
+        return _with_signedness(array, dtype in _UNSIGNED)
+    return array
 
 
 def _with_signedness(array: Any, unsigned: bool) -> Any:
@@ -139,8 +159,18 @@ class Signature:
         (an ONNX BitCast from it) is viewed as signed."""
         if len(arrays) != len(self.outputs):
             return arrays
-        return [_with_signedness(a, spec.dtype in _UNSIGNED) if spec.dtype.startswith(
-            ("int", "uint")) else a for a, spec in zip(arrays, self.outputs, strict=True)]
+        return [_as_declared(a, spec.dtype) for a, spec in zip(arrays, self.outputs, strict=True)]
+
+    @functools.cached_property
+    def narrow_inputs(self) -> bool:
+        """Whether an input is a sub-byte integer (`carried_inputs`)."""
+        return any(spec.dtype in _NARROW for spec in self.inputs)
+
+    def carried_inputs(self, arrays: list) -> list:
+        """A call's checked arguments with each sub-byte integer in its byte twin, as the
+        module takes it (the same values)."""
+        return [a.astype(_NARROW[spec.dtype]) if spec.dtype in _NARROW else a
+                for a, spec in zip(arrays, self.inputs, strict=True)]
 
     def nest_outputs(self, flat: list) -> Any:
         """The flat outputs of a call nested as `output_tree` says (a list when it is None)."""

@@ -36,6 +36,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import onnx
@@ -53,6 +54,7 @@ from .onnx_functions import has_function, op_key
 from .onnx_graphs import all_nodes, copied, graph_arguments
 from .onnx_inputs import DynamicShapes, _bind_input_symbols, _input_symbols, _sanitize, _signature
 from .onnx_loops import relax_growing
+from .onnx_narrow_ints import carry_narrow_ints
 from .onnx_ranks import complete_ranks, rankless
 from .onnx_rewrites import rewrite_for_iree
 from .onnx_sequences import eliminate_sequences, output_tree
@@ -109,6 +111,7 @@ def import_onnx(
     proto, fixed, notes = fix_structural_inputs(_load(model), args)
     proto = _structured(proto, args, notes)
     proto = _prepare(proto, model if not isinstance(model, onnx.ModelProto) else None, notes)
+    narrow = _with_narrow_ints_carried(proto, notes)
     proto = _with_constants_folded(proto, notes)
     proto, sequence_outputs = _without_sequences(proto, notes)
     inputs = graph_arguments(proto.graph)  # the rewrites below keep them
@@ -125,6 +128,10 @@ def import_onnx(
         )
 
     signature = _signature(proto.graph, inputs, input_dims, symbols, result_types, fixed)
+    if narrow:
+        signature.inputs = [replace(s, dtype=narrow.get(s.name, s.dtype)) for s in signature.inputs]
+        signature.outputs = [replace(s, dtype=narrow.get(out.name, s.dtype))
+                             for s, out in zip(signature.outputs, proto.graph.output, strict=True)]
     if sequence_outputs and any(n is not None for n in sequence_outputs):
         signature.output_tree = output_tree(sequence_outputs)
     program = finish_import(module, signature, "onnx", lower)
@@ -190,6 +197,24 @@ def _prepare(
     except Exception as e:  # onnx.shape_inference.InferenceError
         raise DyncError(f"ONNX shape inference failed{where}: {e}") from e
     return inferred
+
+
+def _with_narrow_ints_carried(proto: onnx.ModelProto, notes: list[str]) -> dict[str, str]:
+    """Carry sub-byte integers in bytes (`onnx_narrow_ints`), in place; {input or output
+    name: its narrow dtype}."""
+    narrow = carry_narrow_ints(proto)
+    if narrow is None:
+        return {}
+    notes.append("carried the model's sub-byte integers in bytes (dync/frontends/"
+                 "onnx_narrow_ints.py)")
+    try:
+        inferred = onnx.shape_inference.infer_shapes(proto, data_prop=True)
+    except ValueError:  # over 2 GB: the rewrite's few new values stay untyped
+        return narrow
+    except Exception as e:  # onnx.shape_inference.InferenceError
+        raise DyncError(f"ONNX shape inference failed after carrying sub-byte integers: {e}") from e
+    proto.CopyFrom(inferred)
+    return narrow
 
 
 def _require_ranks(proto: onnx.ModelProto) -> None:

@@ -309,12 +309,15 @@ class CompiledModule:
         function, lock = plan.function, self._lock
         # Bucket versions take padded arguments and the symbols' values; others as they are.
         arguments = plan.choice.arguments if plan.choice.pads or plan.choice.sizes else None
+        carried = signature.carried_inputs if signature.narrow_inputs else None
         counter, counted = count if count is not None else (None, None)
         declared = signature.declared_dtypes if signature.integer_outputs else None
         from_numpy = sys.modules["torch"].from_numpy if as_torch else None
         nest = signature.nest_outputs if signature.output_tree is not None else None
 
         def run(arrays: list) -> Any:
+            if carried is not None:
+                arrays = carried(arrays)
             if arguments is not None:
                 arrays = arguments(arrays)
             try:
