@@ -39,27 +39,35 @@ _TORCH_DTYPES = {
     "uint32": "uint32",
     "uint64": "uint64",
     "bool": "bool",
-    # ONNX's sub-byte integers: numpy arrays of ml_dtypes' types, one value per byte; the
-    # module takes and returns them in their byte twins (`_NARROW`).
+    # ONNX's narrow types: numpy arrays of ml_dtypes' types, one value per byte, which the
+    # module takes and returns in bytes (`_NARROW`).
     "int4": "int4",
     "uint4": "uint4",
     "int2": "int2",
     "uint2": "uint2",
+    "float8_e4m3fn": "float8_e4m3fn",
+    "float8_e4m3fnuz": "float8_e4m3fnuz",
+    "float8_e5m2": "float8_e5m2",
+    "float8_e5m2fnuz": "float8_e5m2fnuz",
+    "float4_e2m1fn": "float4_e2m1fn",
 }
 
 
 _UNSIGNED = frozenset({"uint8", "uint16", "uint32", "uint64"})
-# A sub-byte integer dtype -> the byte dtype the module carries it in.
-_NARROW = {"int4": "int8", "int2": "int8", "uint4": "uint8", "uint2": "uint8"}
+# A narrow dtype -> the byte dtype the module carries it in: an integer's value, a float's code.
+_NARROW = {"int4": "int8", "int2": "int8", "uint4": "uint8", "uint2": "uint8",
+           "float8_e4m3fn": "uint8", "float8_e4m3fnuz": "uint8", "float8_e5m2": "uint8",
+           "float8_e5m2fnuz": "uint8", "float4_e2m1fn": "uint8"}
 
 
 def _as_declared(array: Any, dtype: str) -> Any:
     """A numpy result of the module as the signature's `dtype`."""
     if dtype in _NARROW:
-        import ml_dtypes  # only modules with sub-byte outputs need it (onnx brings it)
+        import ml_dtypes  # only modules with narrow outputs need it (onnx brings it)
 
         byte = _with_signedness(array, _NARROW[dtype] in _UNSIGNED)
-        return byte.astype(getattr(ml_dtypes, dtype))
+        narrow = getattr(ml_dtypes, dtype)
+        return byte.view(narrow) if dtype.startswith("float") else byte.astype(narrow)
     if dtype.startswith(("int", "uint")):
         return _with_signedness(array, dtype in _UNSIGNED)
     return array
@@ -147,29 +155,32 @@ class Signature:
         return None if self.output_tree is None else OutputTree(self.output_tree)
 
     @functools.cached_property
-    def integer_outputs(self) -> bool:
+    def retyped_outputs(self) -> bool:
         """Whether an output is an integer (IREE may return it as its twin of the other
-        signedness: `declared_dtypes`)."""
-        return any(spec.dtype.startswith(("int", "uint")) for spec in self.outputs)
+        signedness) or of a narrow type (returned in bytes): `declared_dtypes`."""
+        return any(spec.dtype.startswith(("int", "uint")) or spec.dtype in _NARROW
+                   for spec in self.outputs)
 
     def declared_dtypes(self, arrays: list) -> list:
         """A call's numpy results in the dtypes the signature declares: IREE computes unsigned
         integers signless and returns them as their signed twins (the same bytes), which are
         viewed as unsigned here; a signed result IREE returns in an unsigned input's buffer
-        (an ONNX BitCast from it) is viewed as signed."""
+        (an ONNX BitCast from it) is viewed as signed; a narrow type's bytes are turned into
+        it."""
         if len(arrays) != len(self.outputs):
             return arrays
         return [_as_declared(a, spec.dtype) for a, spec in zip(arrays, self.outputs, strict=True)]
 
     @functools.cached_property
     def narrow_inputs(self) -> bool:
-        """Whether an input is a sub-byte integer (`carried_inputs`)."""
+        """Whether an input is of a narrow type (`carried_inputs`)."""
         return any(spec.dtype in _NARROW for spec in self.inputs)
 
     def carried_inputs(self, arrays: list) -> list:
-        """A call's checked arguments with each sub-byte integer in its byte twin, as the
-        module takes it (the same values)."""
-        return [a.astype(_NARROW[spec.dtype]) if spec.dtype in _NARROW else a
+        """A call's checked arguments with each narrow one in bytes, as the module takes it:
+        an integer's value, a float's code."""
+        return [a if spec.dtype not in _NARROW else a.view(np.uint8)
+                if spec.dtype.startswith("float") else a.astype(_NARROW[spec.dtype])
                 for a, spec in zip(arrays, self.inputs, strict=True)]
 
     def nest_outputs(self, flat: list) -> Any:

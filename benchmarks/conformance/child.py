@@ -47,8 +47,9 @@ def _stored(directory: Path, prefix: str, declared) -> list:
 
 def _epsilon(dtype: np.dtype) -> float | None:
     """The machine epsilon of a floating-point dtype, numpy's or ml_dtypes' (bfloat16 and the
-    float8 types are numpy kind 'V'); None for other dtypes."""
-    if dtype.kind in "fc":
+    float8 types are numpy kind 'V', but float8_e5m2 kind 'f', which np.finfo refuses); None
+    for other dtypes."""
+    if dtype.kind in "fc" and dtype.type.__module__ == "numpy":
         return float(np.finfo(dtype).eps)
     try:
         return float(ml_dtypes.finfo(dtype).eps)

@@ -54,7 +54,7 @@ from .onnx_functions import has_function, op_key
 from .onnx_graphs import all_nodes, copied, graph_arguments
 from .onnx_inputs import DynamicShapes, _bind_input_symbols, _input_symbols, _sanitize, _signature
 from .onnx_loops import relax_growing
-from .onnx_narrow_ints import carry_narrow_ints
+from .onnx_narrow_types import carry_narrow_types
 from .onnx_ranks import complete_ranks, rankless
 from .onnx_rewrites import rewrite_for_iree
 from .onnx_sequences import eliminate_sequences, output_tree
@@ -111,7 +111,7 @@ def import_onnx(
     proto, fixed, notes = fix_structural_inputs(_load(model), args)
     proto = _structured(proto, args, notes)
     proto = _prepare(proto, model if not isinstance(model, onnx.ModelProto) else None, notes)
-    narrow = _with_narrow_ints_carried(proto, notes)
+    narrow = _with_narrow_types_carried(proto, notes)
     proto = _with_constants_folded(proto, notes)
     proto, sequence_outputs = _without_sequences(proto, notes)
     inputs = graph_arguments(proto.graph)  # the rewrites below keep them
@@ -199,20 +199,20 @@ def _prepare(
     return inferred
 
 
-def _with_narrow_ints_carried(proto: onnx.ModelProto, notes: list[str]) -> dict[str, str]:
-    """Carry sub-byte integers in bytes (`onnx_narrow_ints`), in place; {input or output
-    name: its narrow dtype}."""
-    narrow = carry_narrow_ints(proto)
+def _with_narrow_types_carried(proto: onnx.ModelProto, notes: list[str]) -> dict[str, str]:
+    """Carry sub-byte integers and 8- and 4-bit floats in bytes (`onnx_narrow_types`), in
+    place; {input or output name: its narrow dtype}."""
+    narrow = carry_narrow_types(proto)
     if narrow is None:
         return {}
-    notes.append("carried the model's sub-byte integers in bytes (dync/frontends/"
-                 "onnx_narrow_ints.py)")
+    notes.append("carried the model's narrow integers and floats in bytes (dync/frontends/"
+                 "onnx_narrow_types.py)")
     try:
         inferred = onnx.shape_inference.infer_shapes(proto, data_prop=True)
     except ValueError:  # over 2 GB: the rewrite's few new values stay untyped
         return narrow
     except Exception as e:  # onnx.shape_inference.InferenceError
-        raise DyncError(f"ONNX shape inference failed after carrying sub-byte integers: {e}") from e
+        raise DyncError(f"ONNX shape inference failed after carrying narrow types: {e}") from e
     proto.CopyFrom(inferred)
     return narrow
 

@@ -311,7 +311,7 @@ class CompiledModule:
         arguments = plan.choice.arguments if plan.choice.pads or plan.choice.sizes else None
         carried = signature.carried_inputs if signature.narrow_inputs else None
         counter, counted = count if count is not None else (None, None)
-        declared = signature.declared_dtypes if signature.integer_outputs else None
+        declared = signature.declared_dtypes if signature.retyped_outputs else None
         from_numpy = sys.modules["torch"].from_numpy if as_torch else None
         nest = signature.nest_outputs if signature.output_tree is not None else None
 
