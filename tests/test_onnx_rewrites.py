@@ -19,7 +19,7 @@ def _model(nodes, inputs, outputs, opset: int = 22) -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
 
 
-def _check(model: onnx.ModelProto, *args: np.ndarray) -> None:
+def _check(model: onnx.ModelProto, *args: np.ndarray, atol: float = 1e-6) -> None:
     names = [i.name for i in model.graph.input]
     want = ReferenceEvaluator(model).run(None, dict(zip(names, args, strict=True)))[0]
     compiled = dync.compile(model, cache=False)
@@ -27,7 +27,7 @@ def _check(model: onnx.ModelProto, *args: np.ndarray) -> None:
         got = compiled(*args)
         got = np.asarray(got[0] if isinstance(got, (list, tuple)) else got)
         assert got.dtype == want.dtype and got.shape == want.shape
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=atol)
 
 
 @pytest.mark.parametrize("mode", ["linear", "nearest"])
@@ -535,3 +535,40 @@ def test_bitcast_of_bool_to_a_byte_is_refused_naming_the_node():
     with pytest.raises(UnsupportedConstructError) as info:
         dync.compile(model, cache=False)
     assert info.value.source == "node 'flags'"
+
+
+@pytest.mark.parametrize("attributes, masked", [
+    ({"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}, False),
+    ({"kernel_shape": [3, 2], "pads": [2, 1, 0, 1], "strides": [2, 1], "dilations": [1, 2],
+      "group": 2, "offset_group": 2}, True),
+], ids=["padded", "strided-dilated-grouped-masked"])
+def test_deform_conv_reads_offset_points_bilinearly_zero_outside(attributes, masked):
+    """Offsets of a few pixels either way, so that points fall between pixels and outside
+    the input on every side; a dynamic batch."""
+    kh, kw = attributes["kernel_shape"]
+    og, groups = attributes.get("offset_group", 1), attributes.get("group", 1)
+    sh, sw = attributes.get("strides", [1, 1])
+    dh, dw = attributes.get("dilations", [1, 1])
+    pads = attributes["pads"]
+    h, w, c, m = 6, 7, 4, 6
+    oh = (h + pads[0] + pads[2] - dh * (kh - 1) - 1) // sh + 1
+    ow = (w + pads[1] + pads[3] - dw * (kw - 1) - 1) // sw + 1
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", c, h, w]),
+              helper.make_tensor_value_info("w", TensorProto.FLOAT, [m, c // groups, kh, kw]),
+              helper.make_tensor_value_info("offset", TensorProto.FLOAT,
+                                            ["n", 2 * og * kh * kw, oh, ow]),
+              helper.make_tensor_value_info("b", TensorProto.FLOAT, [m])]
+    if masked:
+        inputs.append(helper.make_tensor_value_info("mask", TensorProto.FLOAT,
+                                                    ["n", og * kh * kw, oh, ow]))
+    model = _model([helper.make_node("DeformConv", [i.name for i in inputs], ["y"],
+                                     **attributes)],
+                   inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT,
+                                                          ["n", m, oh, ow])])
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal((2, c, h, w)), rng.standard_normal((m, c // groups, kh, kw)),
+            rng.uniform(-3, 3, (2, 2 * og * kh * kw, oh, ow)), rng.standard_normal(m)]
+    if masked:
+        args.append(rng.uniform(0, 1, (2, og * kh * kw, oh, ow)))
+    # Sums of 20-50 products of values of order 1, in another order than the reference's.
+    _check(model, *(a.astype(np.float32) for a in args), atol=1e-5)

@@ -28,6 +28,10 @@ run), rewritten before import into ONNX ops that it does, with the spec's values
   inverse and a `dft_length` shorter or longer than the signal are all in the matrix.
 - `AffineGrid` of a size known at compile time (not lowered): the base grid of the output's
   points, as ONNX's reference builds it, times each theta (one MatMul).
+- `DeformConv` in 2-D with static spatial sizes (IREE 3.13 does not legalize the lowering's
+  `torchvision.deform_conv2d`): each kernel tap's offset sampling point read bilinearly (its
+  four neighbours gathered, those outside the input weighing 0), times the mask, then the
+  convolution as one grouped MatMul of the weights by those columns, plus the bias.
 """
 
 from __future__ import annotations
@@ -294,6 +298,88 @@ def _affine_grid(node: onnx.NodeProto, g: GraphEditor) -> bool:
     return True
 
 
+def _deform_conv(node: onnx.NodeProto, g: GraphEditor) -> bool:
+    """2-D DeformConv: each tap's sampling point read bilinearly (four GatherElements of the
+    flattened input, a corner outside it weighing 0), masked, then a grouped MatMul. Needs the
+    input's channels and spatial size, the weights' shape and the offsets' spatial size
+    static. (IREE 3.13 computed ONNX `GridSample` wrong on such a computed grid: points one
+    pixel outside read the neighbouring row.)"""
+    x, w, offset = node.input[:3]
+    bias = node.input[3] if len(node.input) > 3 and node.input[3] else None
+    mask = node.input[4] if len(node.input) > 4 and node.input[4] else None
+    x_shape, w_shape, o_shape = (named_shape(g.types.get(v)) for v in (x, w, offset))
+    if x_shape is None or w_shape is None or o_shape is None or len(x_shape) != 4 or not all(
+            isinstance(d, int) for d in [*x_shape[1:], *w_shape, *o_shape[1:]]):
+        return False
+    _, channels, height, width = x_shape
+    out_channels, _, kh, kw = w_shape
+    out_h, out_w = o_shape[2:]
+    groups, offset_groups = attribute(node, "group", 1), attribute(node, "offset_group", 1)
+    sh, sw = attribute(node, "strides", [1, 1])
+    dh, dw = attribute(node, "dilations", [1, 1])
+    top, left = attribute(node, "pads", [0, 0, 0, 0])[:2]
+    taps, points = kh * kw, out_h * out_w
+    per_offset_group = channels // offset_groups
+    dtype = helper.tensor_dtype_to_np_dtype(g.elem_type(x))
+    # Where each tap of each output point reads without offsets: [taps, out_h, out_w].
+    ky, kx = np.divmod(np.arange(taps), kw)
+    base_y = (np.arange(out_h) * sh - top)[None, :, None] + (ky * dh)[:, None, None]
+    base_x = (np.arange(out_w) * sw - left)[None, None, :] + (kx * dw)[:, None, None]
+    moved = g.op("Reshape", offset, g.const([-1, offset_groups, taps, 2, points], np.int64))
+    row_of_points = g.const([-1, offset_groups, 1, taps * points], np.int64)
+
+    def position(part: int, base: np.ndarray) -> tuple[str, str]:
+        """(the point's floor along one axis, its distance past it): [n, og, 1, taps*points]."""
+        along = g.op("Reshape", g.op("Gather", moved, g.const(part, np.int64), axis=3),
+                     row_of_points)
+        at = g.op("Add", along, g.const(np.broadcast_to(base, (taps, out_h, out_w)).reshape(-1),
+                                        dtype))
+        floor = g.op("Floor", at)
+        return floor, g.op("Sub", at, floor)
+
+    (y0, fy), (x0, fx) = position(0, base_y), position(1, base_x)
+    flat = g.op("Reshape", x, g.const([-1, offset_groups, per_offset_group, height * width],
+                                      np.int64))
+    spread = g.const([1, 1, per_offset_group, taps * points], np.int64)
+    one = g.const(1.0, dtype)
+    sampled = None
+    for dy, dx in ((0, 0), (0, 1), (1, 0), (1, 1)):
+        yy = g.op("Add", y0, g.const(float(dy), dtype)) if dy else y0
+        xx = g.op("Add", x0, g.const(float(dx), dtype)) if dx else x0
+        weight = g.op("Mul", fy if dy else g.op("Sub", one, fy),
+                      fx if dx else g.op("Sub", one, fx))
+        inside = g.op("And", g.op("And", g.op("GreaterOrEqual", yy, g.const(0.0, dtype)),
+                                  g.op("Less", yy, g.const(float(height), dtype))),
+                      g.op("And", g.op("GreaterOrEqual", xx, g.const(0.0, dtype)),
+                           g.op("Less", xx, g.const(float(width), dtype))))
+        weight = g.op("Where", inside, weight, g.const(0.0, dtype))
+        row = g.op("Clip", yy, g.const(0.0, dtype), g.const(float(height - 1), dtype))
+        column = g.op("Clip", xx, g.const(0.0, dtype), g.const(float(width - 1), dtype))
+        index = g.op("Cast", g.op("Add", g.op("Mul", row, g.const(float(width), dtype)), column),
+                     to=onnx.TensorProto.INT64)
+        corner = g.op("Mul", g.op("GatherElements", flat, g.op("Expand", index, spread), axis=3),
+                      weight)
+        sampled = corner if sampled is None else g.op("Add", sampled, corner)
+    # [n, offset groups, channels per offset group, taps, points], masked per tap and point.
+    sampled = g.op("Reshape", sampled, g.const(
+        [-1, offset_groups, per_offset_group, taps, points], np.int64))
+    if mask is not None:
+        sampled = g.op("Mul", sampled, g.op("Reshape", mask, g.const(
+            [-1, offset_groups, 1, taps, points], np.int64)))
+    columns = g.op("Reshape", sampled, g.const(
+        [-1, groups, channels // groups * taps, points], np.int64))
+    weights = g.op("Reshape", w, g.const(
+        [groups, out_channels // groups, channels // groups * taps], np.int64))
+    product = g.op("Reshape", g.op("MatMul", weights, columns), g.const(
+        [-1, out_channels, out_h, out_w], np.int64))
+    if bias is None:
+        g.op("Identity", product, out=node.output[0])
+    else:
+        g.op("Add", product, g.op("Reshape", bias, g.const([1, -1, 1, 1], np.int64)),
+             out=node.output[0])
+    return True
+
+
 #: The most elements of an input whose nearest Resize is found by running ONNX's reference.
 PROBED_ELEMENTS = 1 << 22
 
@@ -354,4 +440,4 @@ def _reference_run(node: onnx.NodeProto, opset: int, x: np.ndarray,
 RULES = {"ConvInteger": _conv_integer, "DequantizeLinear": _dequantize_linear,
          "ReverseSequence": _reverse_sequence, "NonMaxSuppression": _non_max_suppression,
          "CumProd": _cum_prod, "Compress": _compress, "Dropout": _dropout, "DFT": _dft,
-         "AffineGrid": _affine_grid}
+         "AffineGrid": _affine_grid, "DeformConv": _deform_conv}
