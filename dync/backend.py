@@ -38,7 +38,7 @@ from .dialects.dync_ir import module_flags, read_copied_padding
 from .dialects.symbolic import element_type
 from .dialects.walk import exported, functions
 from .errors import CompilationError, FlagError
-from .iree_mends import execute_through_vm
+from .iree_mends import execute_through_vm, nearest_f32_literals
 from .runtime.manifest import TRANSFORM_SPEC
 from .targets import Target
 
@@ -109,6 +109,9 @@ class CompilerSession:
         requested = list(module_flags(module))
         if _f64_interface(module):
             requested.append(KEEP_F64)
+        else:  # IREE demotes f64 then, truncating literals: round them to nearest first
+            with module.context, ir.Location.unknown():
+                nearest_f32_literals(module.operation)
         copied = read_copied_padding(module)
         if copied:
             requested.append(f"{TRANSFORM_SPEC}={_write_spec(_keep_padding_spec(copied))}")

@@ -39,6 +39,14 @@ a function body looks up becomes a global that an initializer right after the ex
 sets once (before the initializers that record memoized command buffers through functions),
 and the body loads the global.
 
+**f64 literals truncated** (before import). Without f64 in a module's interface IREE demotes
+f64 to f32 (`--iree-input-demote-f64-to-f32`), and converts each f64 constant rounding toward
+zero: a Python float in the model (`x * 0.1`, `x + 43758.5453`, the literals of torch's own
+decompositions) became the float32 just below eager's (round to nearest), 1 ulp off in most
+results (`x * 0.1`: 120 of 128 elements), which a hash-style noise `frac(sin(x) * 43758.5)`
+magnified to 1.8. The mend (`nearest_f32_literals`): each `torch.constant.float` that is not a
+float32 already becomes its nearest float32 first, which the demotion keeps exactly.
+
 This module imports iree.compiler and nothing of dync: `iree_worker.py`, run by path, uses it
 too. Run as a script, ``python -m dync.iree_mends flow|hal|vm``, it reads that phase's IR (text)
 on stdin and writes the mended IR to stdout, for the lit tests.
@@ -105,6 +113,28 @@ def _nested(op: ir.Operation):
             for inner in block.operations:
                 yield inner.operation
                 yield from _nested(inner.operation)
+
+
+def nearest_f32_literals(module: ir.Operation) -> int:
+    """Round each `torch.constant.float` to the nearest float32 (kept as an f64 attribute);
+    returns how many changed."""
+    import struct
+
+    changed = 0
+    f64 = ir.F64Type.get()
+    for op in _nested(module):
+        if op.name != "torch.constant.float":
+            continue
+        value = ir.FloatAttr(op.attributes["value"]).value
+        nearest = struct.unpack("f", struct.pack("f", value))[0] if abs(value) <= _F32_MAX \
+            else value
+        if nearest != value:
+            op.attributes["value"] = ir.FloatAttr.get(f64, nearest)
+            changed += 1
+    return changed
+
+
+_F32_MAX = 3.4028234663852886e38
 
 
 def distinct_workloads(module: ir.Operation) -> int:

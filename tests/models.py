@@ -210,3 +210,10 @@ def assert_every_path_matches(model, modules, inputs, path) -> None:
             torch.testing.assert_close(torch.as_tensor(module(x)), expected, rtol=1e-4, atol=1e-4)
     gates = len(next(iter(paths)))
     assert all({p[i] for p in paths} == {True, False} for i in range(gates)), paths
+
+
+class FloatLiterals(nn.Module):
+    """Python floats that are no float32: eager rounds each to the nearest one."""
+
+    def forward(self, x):  # one op each: a multiply-add may be fused, rounding once
+        return x * 0.1, x + 43758.5453, x * (1 / 3), x - 0.7

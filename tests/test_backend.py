@@ -86,3 +86,16 @@ def test_an_unknown_process_wide_flag_is_a_clear_error():
     with pytest.raises(dync.CompilationError,
                        match="Unknown command line argument '--iree-llvmcpu-no-such-flag=1'"):
         compile_conv(extra_flags=["--iree-llvmcpu-no-such-flag=1"])
+
+
+def test_python_float_literals_are_eagers_float32s():
+    """IREE's f64 demotion truncated literals toward zero (1 ulp off eager in most elements);
+    dync rounds them to the nearest float32 first: the results are eager's, bit for bit."""
+    from models import FloatLiterals
+
+    x = torch.linspace(1, 4, 128).reshape(2, 64)
+    model = FloatLiterals()
+    compiled = dync.compile(model, (x,), dynamic_shapes=({1: Dim("n", min=2, max=64)},),
+                            cache=False, mode="graph")
+    for got, want in zip(compiled(x), model(x), strict=True):
+        assert torch.equal(got, want)
