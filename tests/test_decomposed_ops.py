@@ -41,6 +41,10 @@ CASES = {
     "instance_norm": lambda x: F.instance_norm(x, weight=torch.linspace(0.5, 2, 3),
                                                bias=torch.linspace(-1, 1, 3)),
     "diff": lambda x: torch.diff(x, n=2, dim=3, prepend=x[..., :1]),
+    "xlogy_kl_div": lambda x: torch.cat([  # zeros in the target: 0 log 0 = 0
+        F.kl_div(F.log_softmax(x, 1), F.relu(x.softmax(1) - 0.3), reduction="none").flatten(),
+        F.kl_div(x, x.relu(), reduction="sum", log_target=True).reshape(1),
+        torch.xlogy(x.relu(), (x * 2).relu()).flatten()]),
     "tensordot": lambda x: torch.tensordot(x, x, dims=([1, 3], [1, 3])),
     "einsum": lambda x: torch.cat([  # a projection written with an ellipsis, a Gram matrix
         torch.einsum("...c,cd->...d", x.permute(0, 2, 3, 1),

@@ -496,6 +496,17 @@ def _diff(x, n=1, dim=-1, prepend=None, append=None):
     return x
 
 
+def _kl_div(x, target, reduction=1, log_target=False):
+    """`aten.kl_div` as ATen defines it: `xlogy(t, t) - t * x` (a zero target adds 0; torch-mlir's
+    lowering took `t * log(t)`, NaN there), or `exp(t) * (t - x)` for a log target; reduction
+    0 none, 1 mean, 2 sum."""
+    if log_target:
+        out = torch.exp(target) * (target - x)
+    else:
+        out = torch.xlogy(target, target) - target * x
+    return out if reduction == 0 else out.mean() if reduction == 1 else out.sum()
+
+
 def _tensordot(a, b, dims_a, dims_b):
     """`torch.tensordot` as one matmul of the operands permuted and flattened (torch-mlir
     lowers none)."""
@@ -1037,7 +1048,7 @@ def _conv(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 DECOMPOSITIONS = get_decompositions([
     _aten.reflection_pad1d, _aten.reflection_pad2d, _aten.reflection_pad3d, _aten.im2col,
     _aten.logsumexp, _aten.affine_grid_generator, _aten.col2im,
-    _aten.bucketize, _aten.max_unpool2d, _aten.pixel_unshuffle,
+    _aten.bucketize, _aten.max_unpool2d, _aten.pixel_unshuffle, _aten.xlogy,
 ]) | {
     **{op.default: _resample(kind) for op, kind in _RESAMPLING.items()},
     _aten.grid_sampler.default: _grid_sampler,
@@ -1051,6 +1062,7 @@ DECOMPOSITIONS = get_decompositions([
     _aten.squeeze.dims: _squeeze_dims,
     _aten.instance_norm.default: _instance_norm,
     _aten.diff.default: _diff,
+    _aten.kl_div.default: _kl_div,
     _aten.tensordot.default: _tensordot,
     _aten.einsum.default: einsum_as_matmul,
     _aten.matmul.default: _matmul,
