@@ -41,6 +41,10 @@ CASES = {
     "instance_norm": lambda x: F.instance_norm(x, weight=torch.linspace(0.5, 2, 3),
                                                bias=torch.linspace(-1, 1, 3)),
     "diff": lambda x: torch.diff(x, n=2, dim=3, prepend=x[..., :1]),
+    "div_by_a_size": lambda x: torch.cat([  # a flattened top-k's row and column
+        torch.div(x.flatten(2).topk(3).indices, x.shape[3], rounding_mode="floor"),
+        torch.div(x.flatten(2).topk(3).indices, x.shape[2] * x.shape[3], rounding_mode="trunc"),
+        torch.div(x.flatten(2).topk(3).indices, 2.5, rounding_mode="floor")], -1).float(),
     "xlogy_kl_div": lambda x: torch.cat([  # zeros in the target: 0 log 0 = 0
         F.kl_div(F.log_softmax(x, 1), F.relu(x.softmax(1) - 0.3), reduction="none").flatten(),
         F.kl_div(x, x.relu(), reduction="sum", log_target=True).reshape(1),

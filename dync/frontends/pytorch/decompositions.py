@@ -459,6 +459,17 @@ def _by_scalar_tensor(op):
     return decomposition
 
 
+def _div_by_size(x, other, rounding_mode=None):
+    """`div.Tensor_mode(x, n)` with `n` a size (`torch.div(i, h * w, rounding_mode="floor")`,
+    decoding a flattened top-k): torch.export passes the SymInt where the op takes a tensor,
+    which the importer refuses; `n` as a 0-d tensor, of the dtype a scalar promotes as."""
+    if isinstance(other, torch.Tensor):
+        return NotImplemented
+    dtype = torch.int64 if isinstance(other, int | torch.SymInt) else torch.get_default_dtype()
+    return torch.ops.aten.div.Tensor_mode(
+        x, torch.ops.aten.scalar_tensor.default(other, dtype=dtype), rounding_mode=rounding_mode)
+
+
 def _squeeze_dims(x, dims):
     """`squeeze.dims` (torch's `logsumexp` over several dims keeps them, then squeezes them
     together) as one `squeeze.dim` per dim, last first: torch-mlir lowers no `squeeze.dims`."""
@@ -1063,6 +1074,7 @@ DECOMPOSITIONS = get_decompositions([
     _aten.instance_norm.default: _instance_norm,
     _aten.diff.default: _diff,
     _aten.kl_div.default: _kl_div,
+    _aten.div.Tensor_mode: _div_by_size,
     _aten.tensordot.default: _tensordot,
     _aten.einsum.default: einsum_as_matmul,
     _aten.matmul.default: _matmul,
