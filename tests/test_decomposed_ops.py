@@ -20,6 +20,13 @@ def _grid(x):
     return torch.tanh(x[:, :2].permute(0, 2, 3, 1)) * 1.3
 
 
+def _put_after_slices(x):
+    """`y[:, :, rows, columns] += v`: index tensors after whole dims (Nones to the importer)."""
+    y = x.clone()
+    y[:, :, torch.arange(x.shape[2]).flip(0)[:, None] % 3, torch.arange(x.shape[3]) // 2] += x * 2
+    return y
+
+
 CASES = {
     "grid_sample_zeros": lambda x: F.grid_sample(x, _grid(x), align_corners=False),
     "grid_sample_border": lambda x: F.grid_sample(x, _grid(x), padding_mode="border",
@@ -45,6 +52,9 @@ CASES = {
         torch.div(x.flatten(2).topk(3).indices, x.shape[3], rounding_mode="floor"),
         torch.div(x.flatten(2).topk(3).indices, x.shape[2] * x.shape[3], rounding_mode="trunc"),
         torch.div(x.flatten(2).topk(3).indices, 2.5, rounding_mode="floor")], -1).float(),
+    "fold": lambda x: F.fold(F.unfold(x, (3, 2), dilation=(1, 2)) * 2, x.shape[2:], (3, 2),
+                             dilation=(1, 2)),
+    "index_put_after_slices": lambda x: _put_after_slices(x),
     "xlogy_kl_div": lambda x: torch.cat([  # zeros in the target: 0 log 0 = 0
         F.kl_div(F.log_softmax(x, 1), F.relu(x.softmax(1) - 0.3), reduction="none").flatten(),
         F.kl_div(x, x.relu(), reduction="sum", log_target=True).reshape(1),

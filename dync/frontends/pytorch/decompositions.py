@@ -337,11 +337,38 @@ def _erfinv(y):
     return x.to(y.dtype) if wide else x
 
 
+def _without_nones(x, indices):
+    """Index tensors for `indices` with the whole of each leading dim a None stands for (an
+    arange shaped to broadcast before the other indices) and trailing Nones dropped, or None
+    where a None lies between index tensors. The importer takes no None in an index list
+    (`F.fold`: torch's col2im puts `[None, None, rows, columns]`)."""
+    indices = list(indices)
+    while indices and indices[-1] is None:
+        indices.pop()
+    lead = next((k for k, i in enumerate(indices) if i is not None), len(indices))
+    if any(i is None or i.dtype in (torch.bool, torch.uint8) for i in indices[lead:]):
+        return None  # a mask stands for as many index tensors as its dims: `_index_put`'s
+    rank = max((i.dim() for i in indices[lead:]), default=0)
+    return [torch.arange(x.shape[k], device=x.device).reshape(
+        [-1 if j == k else 1 for j in range(lead)] + [1] * rank) for k in range(lead)] + \
+        indices[lead:]
+
+
+def _unsafe_index_put(x, indices, values, accumulate=False):
+    """`_unsafe_index_put` with Nones in its indices (`_without_nones`) as an `index_put`."""
+    if all(i is not None for i in indices) or (filled := _without_nones(x, indices)) is None:
+        return NotImplemented
+    return torch.ops.aten.index_put.default(x, filled, values, accumulate)
+
+
 def _index_put(x, indices, values, accumulate=False):
     """`x[mask] = v`: with one boolean mask over x's leading dims and a value of one element,
     `where` (no data-dependent size); with masks among other indices, the masks through
     `_nonzero`. torch-mlir lowers a masked index_put with its own nonzero, which in IREE 3.13
-    writes element 0 when the mask is all false (`tests/test_constructs.py`)."""
+    writes element 0 when the mask is all false (`tests/test_constructs.py`). Nones among the
+    indices: `_without_nones`."""
+    if any(i is None for i in indices) and (filled := _without_nones(x, indices)) is not None:
+        return torch.ops.aten.index_put.default(x, filled, values, accumulate)
     if not any(i is not None and i.dtype in (torch.bool, torch.uint8) for i in indices):
         return NotImplemented
     (mask, *rest) = indices
@@ -1115,6 +1142,7 @@ DECOMPOSITIONS = get_decompositions([
     torch.ops.aten._unsafe_index.Tensor: _unsafe_index,
     torch.ops.aten.pad.default: _pad,
     torch.ops.aten.index_put.default: _index_put,
+    torch.ops.aten._unsafe_index_put.default: _unsafe_index_put,
     torch.ops.aten.nonzero.default: _nonzero,
     torch.ops.aten.meshgrid.indexing: _meshgrid,
     torch.ops.aten.meshgrid.default: _meshgrid,
