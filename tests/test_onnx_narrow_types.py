@@ -155,3 +155,26 @@ def test_narrow_floats_quantized_per_axis_and_back():
          helper.make_tensor("zero", TensorProto.FLOAT8E4M3FN, [3], [0.0, 0.0, 0.0])])
     x = np.random.default_rng(1).standard_normal((7, 3)).astype(np.float32) * 100
     _check(model, x)
+
+
+def test_narrow_casts_inside_branches_and_after_them():
+    """Both branches of an If cast to INT4 (new values in each subgraph and in the graph, one
+    namespace), the If's INT4 result cast on to a float8."""
+    def branch(scale: float, name: str) -> onnx.GraphProto:
+        return helper.make_graph(
+            [helper.make_node("Mul", ["x", f"{name}_k"], [f"{name}_m"]),
+             helper.make_node("Cast", [f"{name}_m"], [f"{name}_y"], to=TensorProto.INT4)],
+            name, [], [helper.make_tensor_value_info(f"{name}_y", TensorProto.INT4, ["n"])],
+            [helper.make_tensor(f"{name}_k", TensorProto.FLOAT, [], [scale])])
+    model = _model(
+        [helper.make_node("ReduceSum", ["x"], ["total"], keepdims=0),
+         helper.make_node("Greater", ["total", "zero"], ["positive"]),
+         helper.make_node("If", ["positive"], ["q"], then_branch=branch(3.0, "then"),
+                          else_branch=branch(-5.0, "else")),
+         helper.make_node("Cast", ["q"], ["y"], to=TensorProto.FLOAT8E4M3FN)],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n"])],
+        [helper.make_tensor_value_info("q", TensorProto.INT4, ["n"]),
+         helper.make_tensor_value_info("y", TensorProto.FLOAT8E4M3FN, ["n"])],
+        [helper.make_tensor("zero", TensorProto.FLOAT, [], [0.0])])
+    _check(model, np.array([1.5, 2.0, -0.5, 3.25], np.float32))
+    _check(model, np.array([-1.5, 2.0, -3.5], np.float32))

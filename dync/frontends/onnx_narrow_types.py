@@ -35,7 +35,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from ..errors import UnsupportedConstructError
-from .onnx_graphs import GraphEditor, all_nodes, subgraphs
+from .onnx_graphs import GraphEditor, all_nodes, names_in, subgraphs
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,7 @@ def carry_narrow_types(model: onnx.ModelProto) -> dict[str, str] | None:
     _refuse_arithmetic(graph)
     declared = {v.name: NARROW[_elem(v)].name for v in [*graph.input, *graph.output]
                 if _elem(v) in NARROW}
-    _rewrite_graph(graph, opset, {})
+    _rewrite_graph(graph, opset, {}, names_in(graph))
     return declared
 
 
@@ -136,7 +136,10 @@ def _narrow_names(graph: onnx.GraphProto) -> dict[str, int]:
     return names
 
 
-def _rewrite_graph(graph: onnx.GraphProto, opset: int, outer: dict[str, int]) -> None:
+def _rewrite_graph(graph: onnx.GraphProto, opset: int, outer: dict[str, int],
+                   taken: set[str]) -> None:
+    """Rewrite `graph` and its subgraphs; `taken`: every name of the model (one namespace: a
+    subgraph's new names may not shadow the graph's)."""
     types = {**outer, **{v.name: _elem(v) for v in [*graph.input, *graph.output,
                                                    *graph.value_info]},
              **{t.name: t.data_type for t in graph.initializer}}
@@ -147,14 +150,15 @@ def _rewrite_graph(graph: onnx.GraphProto, opset: int, outer: dict[str, int]) ->
         if tensor.data_type in NARROW:
             graph.initializer[k].CopyFrom(_carried(tensor))
     editor = GraphEditor(graph, opset, {})
+    editor.taken = taken
     nodes = list(graph.node)
     del graph.node[:]
     for node in nodes:
         for attr in node.attribute:
             if attr.HasField("g"):
-                _rewrite_graph(attr.g, opset, types)
+                _rewrite_graph(attr.g, opset, types, taken)
             for sub in attr.graphs:
-                _rewrite_graph(sub, opset, types)
+                _rewrite_graph(sub, opset, types, taken)
         editor.emitted = []
         graph.node.extend(_rewritten(node, types, editor))
 
