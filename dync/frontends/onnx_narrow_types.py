@@ -7,9 +7,9 @@ narrow float its code (its bits) in UINT8 — the graph's inputs, outputs and in
 values, its initializers and constants. The ops that convert to or from them get the narrow
 types' arithmetic as ONNX ops:
 
-- to a narrow integer (`Cast`, `CastLike`): through INT64 (a float truncated, as the spec and
-  ml_dtypes do), wrapped into the range — two's complement for INT4/INT2
-  (`((v + 2**(b-1)) & (2**b - 1)) - 2**(b-1)`), modulo 2**b for the unsigned ones;
+- to a narrow integer (`Cast`, `CastLike`): through INT64 (a float truncated), and 0 where
+  that lies outside the type's range, as ml_dtypes 0.7 and ONNX's reference with it do (the
+  spec leaves it open; ml_dtypes 0.6 wrapped);
 - from a narrow float: its code looks up its value in a table of every code's value;
 - to a narrow float: the float32 value rounded to the nearest of the format's values, ties to
   the even code, by counting the midpoints between consecutive values below it (with the
@@ -222,13 +222,11 @@ def _converted(g: GraphEditor, x: str, narrow: Narrow, saturate: bool, out: str)
         _encoded(g, g.op("Cast", x, to=TensorProto.FLOAT), narrow, saturate, out)
         return
     wide = g.op("Cast", x, to=TensorProto.INT64)
-    mask = g.const((1 << narrow.bits) - 1, np.int64)
-    if narrow.signed:
-        half = g.const(1 << narrow.bits - 1, np.int64)
-        wide = g.op("Sub", g.op("BitwiseAnd", g.op("Add", wide, half), mask), half)
-    else:
-        wide = g.op("BitwiseAnd", wide, mask)
-    g.op("Cast", wide, to=narrow.byte, out=out)
+    info = ml_dtypes.iinfo(narrow.dtype)
+    inside = g.op("And", g.op("GreaterOrEqual", wide, g.const(int(info.min), np.int64)),
+                  g.op("LessOrEqual", wide, g.const(int(info.max), np.int64)))
+    kept = g.op("Where", inside, wide, g.const(0, np.int64))
+    g.op("Cast", kept, to=narrow.byte, out=out)
 
 
 def _quantized(node: onnx.NodeProto, narrow: Narrow, types: dict[str, int],
