@@ -39,25 +39,23 @@ _TORCH_DTYPES = {
     "uint32": "uint32",
     "uint64": "uint64",
     "bool": "bool",
-    # ONNX's narrow types: numpy arrays of ml_dtypes' types, one value per byte, which the
-    # module takes and returns in bytes (`_NARROW`).
-    "int4": "int4",
-    "uint4": "uint4",
-    "int2": "int2",
-    "uint2": "uint2",
-    "float8_e4m3fn": "float8_e4m3fn",
-    "float8_e4m3fnuz": "float8_e4m3fnuz",
-    "float8_e5m2": "float8_e5m2",
-    "float8_e5m2fnuz": "float8_e5m2fnuz",
-    "float4_e2m1fn": "float4_e2m1fn",
 }
 
 
 _UNSIGNED = frozenset({"uint8", "uint16", "uint32", "uint64"})
-# A narrow dtype -> the byte dtype the module carries it in: an integer's value, a float's code.
+# ONNX's narrow types (numpy arrays of ml_dtypes' types, one value per byte) -> the byte dtype
+# the module takes and returns them in: an integer's value, a float's code.
 _NARROW = {"int4": "int8", "int2": "int8", "uint4": "uint8", "uint2": "uint8",
            "float8_e4m3fn": "uint8", "float8_e4m3fnuz": "uint8", "float8_e5m2": "uint8",
            "float8_e5m2fnuz": "uint8", "float4_e2m1fn": "uint8"}
+_TORCH_DTYPES.update({name: name for name in _NARROW})
+
+
+def _carried(array: Any, dtype: str) -> Any:
+    """An argument of the signature's `dtype` as the module takes it."""
+    if dtype not in _NARROW:
+        return array
+    return array.view(np.uint8) if dtype.startswith("float") else array.astype(_NARROW[dtype])
 
 
 def _as_declared(array: Any, dtype: str) -> Any:
@@ -179,9 +177,7 @@ class Signature:
     def carried_inputs(self, arrays: list) -> list:
         """A call's checked arguments with each narrow one in bytes, as the module takes it:
         an integer's value, a float's code."""
-        return [a if spec.dtype not in _NARROW else a.view(np.uint8)
-                if spec.dtype.startswith("float") else a.astype(_NARROW[spec.dtype])
-                for a, spec in zip(arrays, self.inputs, strict=True)]
+        return [_carried(a, spec.dtype) for a, spec in zip(arrays, self.inputs, strict=True)]
 
     def nest_outputs(self, flat: list) -> Any:
         """The flat outputs of a call nested as `output_tree` says (a list when it is None)."""
