@@ -41,6 +41,22 @@ Reads, last: a view of a view that restores the first's input dims (the padding 
 `nn.MultiheadAttention`: `[b, 1, 1, s]` expanded over the heads, merged to `[b*H, 1, s]`,
 split to `[b, H, 1, s]`). Writes: the input itself in its place. With data tiling on, IREE
 added that mask to the scores wrong from about 100 tokens on, also at batch 1.
+
+Reads, as a last resort: any other view whose dims are not regroupings of its input's that
+the shape bindings can prove, past the leading and trailing dims it keeps (a size that is
+the input's own `size.int` or the same static size): where those middle input dims hold two
+or more dynamic ones, or where the middle result dims have a -1 and a dim their type leaves
+unknown though the size list states it. Padding a length up to a multiple of 4, then
+`reshape(-1, 4, C)` over a dynamic batch (Swin's windows, DPRNN's chunks) is one: torch
+gives the 4 as `(b*t)//((b*t)//4)`, and torch-mlir paired the input's `[b, t]` with the
+result's `[?, ?]`, a run-time failure ("mismatching contracting dimension") after the module
+wrote out of bounds, corrupting the heap of the calling process
+(`lit/upstream/torch-view-splitting-merged-dynamic-dims.mlir`). Writes: the middle input dims
+flattened to one and split into the middle sizes by `unflatten.int`, with the -1 computed
+from the flattened dim (the -1 counted in the product where a type left a stated dim
+unknown: "expected sizes to be non-negative, but got -32"; beside a size known only at run
+time, torch-mlir's unflatten read past its input,
+`lit/upstream/torch-unflatten-dynamic-size-beside-inferred.mlir`).
 No paper section: a repair at the boundary to torch-mlir and IREE.
 """
 
@@ -59,6 +75,7 @@ from ..dialects.torch_ops import (
     bindings,
     constant_int,
     constant_int_list,
+    defining,
     int_list,
     owner,
     vtensor_type,
@@ -309,6 +326,85 @@ def _regrouped(op: ir.Operation, atoms: list, runs_x: list[list[int]],
     return _flattened(op, value, [(run[0], run[-1]) for run in runs_y if len(run) > 1])
 
 
+def _kept(x: ir.Value, dims: tuple, at: int, size: ir.Value) -> bool:
+    """Whether a view's size `size` keeps dim `at` of its input `x` (dims `dims`)."""
+    read = defining(size, "torch.aten.size.int")
+    if read is not None:
+        return read.operands[0] == x and constant_int(read.operands[1]) in (at, at - len(dims))
+    return dims[at] is not None and constant_int(size) == dims[at]
+
+
+def _unprovable(op: ir.Operation) -> tuple[int, int, list[ir.Value]] | None:
+    """(first, last) input dims and the sizes they become, where view `op` is one
+    torch-mlir may lower wrong and the bindings cannot regroup (see the module docstring);
+    else None."""
+    if op.name not in VIEWS:
+        return None
+    x = op.operands[0]
+    dims, made = type_dims(x.type), type_dims(op.results[0].type)
+    listed = defining(op.operands[1], "torch.prim.ListConstruct")
+    if dims is None or made is None or listed is None or not dims \
+            or len(listed.operands) != len(made):
+        return None
+    sizes = list(listed.operands)
+    stated = [constant_int(size) for size in sizes]
+    if stated.count(-1) > 1 or any(c is not None and c < -1 for c in stated):
+        return None
+    head = 0
+    while head < min(len(dims), len(sizes)) - 1 and _kept(x, dims, head, sizes[head]):
+        head += 1
+    tail = 0
+    while tail < min(len(dims), len(sizes)) - head - 1 \
+            and _kept(x, dims, len(dims) - 1 - tail, sizes[-1 - tail]):
+        tail += 1
+    middle = slice(head, len(sizes) - tail)
+    unknown_stated = -1 in stated[middle] and any(
+        m is None and c is not None and c >= 0
+        for m, c in zip(made[middle], stated[middle], strict=True))
+    if sum(d is None for d in dims[head:len(dims) - tail]) < 2 and not unknown_stated:
+        return None
+    xs, ys = _dims(x), _dims(op.results[0])
+    if xs is not None and ys is not None and _atoms(xs, ys) is not None and not unknown_stated:
+        return None
+    return head, len(dims) - 1 - tail, sizes[middle]
+
+
+def _split_middle(op: ir.Operation, first: int, last: int, sizes: list[ir.Value]) -> ir.Value:
+    """View `op`'s input with dims first..last flattened to one and split into `sizes`, a
+    -1 among them computed from the flattened dim; of the view's type."""
+    b = TorchBuilder(op)
+    x, made = op.operands[0], op.results[0].type
+    flat = x
+    if last > first:
+        dims = list(type_dims(x.type))
+        run = dims[first:last + 1]
+        merged = None if None in run else math.prod(run)
+        flat = b("torch.aten.flatten.using_ints",
+                 vtensor_type(x.type, dims[:first] + [merged] + dims[last + 1:]), x,
+                 b.int(first), b.int(last))
+
+        def merge(e):
+            product = e[first]
+            for factor in e[first + 1:last + 1]:
+                product = product * factor
+            return e[:first] + [product] + e[last + 1:]
+
+        bind_from(flat, x, merge, b.ip)
+    if len(sizes) == 1:
+        return flat if flat.type == made else b("torch.tensor_static_info_cast", made, flat)
+    if -1 in (stated := [constant_int(size) for size in sizes]):
+        at = stated.index(-1)
+        int_type = ir.Type.parse("!torch.int")
+        others = None
+        for k, size in enumerate(sizes):
+            if k != at:
+                others = size if others is None else b("torch.aten.mul.int", int_type, others,
+                                                       size)
+        inferred = b("torch.aten.floordiv.int", int_type, b.size(flat, first), others)
+        sizes = sizes[:at] + [inferred] + sizes[at + 1:]
+    return b("torch.aten.unflatten.int", made, flat, b.int(first), b.ints(sizes))
+
+
 class CollapseViews(Pass):
     name = "dync-collapse-views"
     summary = "views of tensors with dynamic dims in forms torch-mlir and IREE lower right"
@@ -336,4 +432,8 @@ class CollapseViews(Pass):
             for op, found in [(op, found) for op in nested_ops(module)
                               if (found := _regrouping(op))]:
                 op.results[0].replace_all_uses_with(_regrouped(op, *found))
+                op.erase()
+            for op, found in [(op, found) for op in nested_ops(module)
+                              if (found := _unprovable(op))]:
+                op.results[0].replace_all_uses_with(_split_middle(op, *found))
                 op.erase()

@@ -141,3 +141,54 @@ func.func @merged_and_split(%arg0: !torch.vtensor<[?,1,1,?],f32>, %arg1: !torch.
   %3 = torch.aten.add.Tensor %arg1, %2, %int1 : !torch.vtensor<[?,4,?,?],f32>, !torch.vtensor<[?,4,1,?],f32>, !torch.int -> !torch.vtensor<[?,4,?,?],f32>
   return %3 : !torch.vtensor<[?,4,?,?],f32>
 }
+
+// -----
+
+// A length padded to a multiple of 4, then merged with the batch and split by 4 (Swin's
+// windows, DPRNN's chunks): torch states the 4 as `(b*t)//((b*t)//4)`, which the bindings
+// cannot regroup. The trailing 8 kept; b and t flattened and split by 4, the -1 computed.
+// CHECK-LABEL: func.func @merged_then_split(%arg0: !torch.vtensor<[?,?,8],f32>) -> !torch.vtensor<[?,?,8],f32> {
+func.func @merged_then_split(%arg0: !torch.vtensor<[?,?,8],f32>) -> !torch.vtensor<[?,?,8],f32> {
+  %t = torch.symbolic_int "t" {min_val = 2, max_val = 32} : !torch.int
+  %b = torch.symbolic_int "b" {min_val = 1, max_val = 8} : !torch.int
+  torch.bind_symbolic_shape %arg0, [%t, %b], affine_map<()[s0, s1] -> (s1, s0, 8)> : !torch.vtensor<[?,?,8],f32>
+  %int-1 = torch.constant.int -1
+  %int4 = torch.constant.int 4
+  %int8 = torch.constant.int 8
+  %l = torch.prim.ListConstruct %int-1, %int4, %int8 : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %0 = torch.aten.view %arg0, %l : !torch.vtensor<[?,?,8],f32>, !torch.list<int> -> !torch.vtensor<[?,?,8],f32>
+  torch.bind_symbolic_shape %0, [%t, %b], affine_map<()[s0, s1] -> ((s1 * s0) floordiv 4, (s1 * s0) floordiv ((s1 * s0) floordiv 4), 8)> : !torch.vtensor<[?,?,8],f32>
+  %1 = torch.aten.tanh %0 : !torch.vtensor<[?,?,8],f32> -> !torch.vtensor<[?,?,8],f32>
+  return %1 : !torch.vtensor<[?,?,8],f32>
+}
+
+// -----
+
+// One dynamic dim, but the result's type leaves unknown a dim the size list states: the -1
+// computed (torch-mlir counted it in the product and failed to compile).
+// CHECK-LABEL: func.func @stated_dim_unknown(%arg0: !torch.vtensor<[?],f32>) -> !torch.vtensor<[?,4,?],f32> {
+func.func @stated_dim_unknown(%arg0: !torch.vtensor<[?],f32>) -> !torch.vtensor<[?,4,?],f32> {
+  %n = torch.symbolic_int "n" {min_val = 1, max_val = 64} : !torch.int
+  torch.bind_symbolic_shape %arg0, [%n], affine_map<()[s0] -> (s0 * 32)> : !torch.vtensor<[?],f32>
+  %int-1 = torch.constant.int -1
+  %int4 = torch.constant.int 4
+  %int8 = torch.constant.int 8
+  %l = torch.prim.ListConstruct %int-1, %int4, %int8 : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %0 = torch.aten.view %arg0, %l : !torch.vtensor<[?],f32>, !torch.list<int> -> !torch.vtensor<[?,4,?],f32>
+  torch.bind_symbolic_shape %0, [%n], affine_map<()[s0] -> (s0, 4, (s0 * 8) floordiv s0)> : !torch.vtensor<[?,4,?],f32>
+  %1 = torch.aten.tanh %0 : !torch.vtensor<[?,4,?],f32> -> !torch.vtensor<[?,4,?],f32>
+  return %1 : !torch.vtensor<[?,4,?],f32>
+}
+
+// -----
+
+// Split back by a size known at run time beside a -1 (the trailing 16 kept): the -1
+// computed from the flattened dim (torch-mlir's unflatten read past its input there).
+// CHECK-LABEL: func.func @split_by_a_value(%arg0: !torch.vtensor<[?,?,16],f32>, %arg1: !torch.int) -> !torch.vtensor<[?,?,16],f32> {
+func.func @split_by_a_value(%arg0: !torch.vtensor<[?,?,16],f32>, %arg1: !torch.int) -> !torch.vtensor<[?,?,16],f32> {
+  %int-1 = torch.constant.int -1
+  %int16 = torch.constant.int 16
+  %l = torch.prim.ListConstruct %arg1, %int-1, %int16 : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %0 = torch.aten.view %arg0, %l : !torch.vtensor<[?,?,16],f32>, !torch.list<int> -> !torch.vtensor<[?,?,16],f32>
+  return %0 : !torch.vtensor<[?,?,16],f32>
+}
