@@ -956,6 +956,51 @@ class WindowsOfAPaddedSequenceCroppedBack(nn.Module):
         return att.reshape(b, -1, c)[:, :n]
 
 
+class ChunksOfAPaddedSequenceOverTheBatch(nn.Module):
+    """DPRNN's chunking as written: the length padded to a multiple of 4, then
+    `reshape(-1, 4, C)` merging it with the batch. torch states the 4 as `(b*t)//((b*t)//4)`
+    and torch-mlir lowered the view wrong: a run-time failure (dync-collapse-views)."""
+
+    def forward(self, x):
+        b, n, c = x.shape
+        chunks = F.pad(x, (0, 0, 0, (4 - n % 4) % 4)).reshape(-1, 4, c)
+        mixed = chunks.softmax(dim=1) * chunks
+        return mixed.reshape(b, -1, c)[:, :n]
+
+
+class WindowsOfAPaddedImageOverTheBatch(nn.Module):
+    """Swin's windows the short way: the channels-last map padded to whole 4x4 windows,
+    `reshape(-1, 16, C)` over the batch, and `view(B, Hp, Wp, C)` back. The module wrote out
+    of bounds before it failed, corrupting the process's heap (dync-collapse-views)."""
+
+    def forward(self, x):
+        x = x.permute(0, 2, 3, 1)
+        B, H, W, C = x.shape
+        x = F.pad(x, (0, 0, 0, (4 - W % 4) % 4, 0, (4 - H % 4) % 4))
+        Hp, Wp = x.shape[1], x.shape[2]
+        windows = x.reshape(-1, 16, C)
+        windows = windows - windows.mean(dim=1, keepdim=True)
+        y = windows.view(B, Hp, Wp, C)[:, :H, :W]
+        return y.permute(0, 3, 1, 2).contiguous()
+
+
+class WindowRoundTripMadeContiguous(nn.Module):
+    """Swin's `window_partition` and `window_reverse` around a pad to whole 4x4 windows,
+    ending in `x[:, :H, :W].contiguous()`: torch.export asked whether the crop was contiguous
+    already, a guard tying h and w, and the whole model ran in eager."""
+
+    def forward(self, x):
+        x = x.permute(0, 2, 3, 1)
+        B, H, W, C = x.shape
+        x = F.pad(x, (0, 0, 0, (4 - W % 4) % 4, 0, (4 - H % 4) % 4))
+        Hp, Wp = x.shape[1], x.shape[2]
+        win = x.view(B, Hp // 4, 4, Wp // 4, 4, C).permute(0, 1, 3, 2, 4, 5).reshape(-1, 16, C)
+        win = win.softmax(dim=1)
+        batch = int(win.shape[0] / (Hp * Wp / 16))
+        y = win.view(batch, Hp // 4, Wp // 4, 4, 4, -1).permute(0, 1, 3, 2, 4, 5)
+        return y.reshape(batch, Hp, Wp, -1)[:, :H, :W].contiguous()
+
+
 class EncoderDecoderCroppedToTheInput(nn.Module):
     """A U-Net level as written: the image padded to even sizes (`(-h) % 2`, reflect), a
     stride-2 convolution, a transposed one back up, cropped to the input's size and
@@ -1474,6 +1519,11 @@ CONSTRUCTS = {
     "windows of a padded sequence cropped back": (WindowsOfAPaddedSequenceCroppedBack, SEQUENCES,
                                                   True),
     "an encoder-decoder cropped to the input": (EncoderDecoderCroppedToTheInput, IMAGE, True),
+    "chunks of a padded sequence merged with the batch":
+        (ChunksOfAPaddedSequenceOverTheBatch, SEQUENCES, True),
+    "windows of a padded image merged with the batch":
+        (WindowsOfAPaddedImageOverTheBatch, FEATURE_MAP, True),
+    "window round trip made contiguous": (WindowRoundTripMadeContiguous, FEATURE_MAP, True),
     "a shift in place": (ShiftInPlace, SEQUENCES, True),
     "attention over long sequences of a dynamic batch":
         (AttentionOverLongSequences, LONG_SEQUENCES, True),
