@@ -9,6 +9,16 @@ definition instead while dync exports a model:
   dynamic size: torch's decomposition builds each axis with `torch.linspace(steps=size)`,
   which specializes the size to the example's ("You marked h as dynamic but your code
   specialized it to be a constant"). Here each axis is an `arange` scaled as linspace would.
+* `torch.linspace(start, end, steps)` with a dynamic `steps` (a coordinate grid over an
+  image: CoordConv, positional grids), which specializes it likewise: here an `arange`
+  scaled as torch's kernel does, from `start` up to the middle and from `end` back after it.
+* `Tensor.contiguous()`, which asks whether its tensor is contiguous already: over dynamic
+  sizes, a guard that a size is not 1, or that two sizes differ (Swin's
+  `x[:, :H, :W].contiguous()` after its windows tied h and w so). Here the tensor itself
+  where its layout is contiguous at every size, else a copy in the contiguous layout, which
+  asks nothing. The values are the same. One difference: eager returns the tensor itself
+  where it happens to be contiguous at the call's sizes, so a write into the result then
+  writes into it too; the copy does not.
 * `tril_indices`/`triu_indices` of a dynamic size (the pairs below a diagonal: pairwise
   features, graph edges), which specializes it likewise: here the `nonzero` of the triangle's
   mask, in the same row-major order; its count is an unbacked size.
@@ -17,6 +27,7 @@ definition instead while dync exports a model:
 from __future__ import annotations
 
 import torch
+from torch._prims_common import is_contiguous_or_false
 from torch.overrides import TorchFunctionMode
 
 from .decompositions import repeat_interleave
@@ -31,6 +42,15 @@ class DataDependentOps(TorchFunctionMode):
                 return result
         if func in _TRIANGLES:
             result = _TRIANGLES[func](*args, **kwargs)
+            if result is not NotImplemented:
+                return result
+        if func is torch.Tensor.contiguous and _over_dynamic_sizes(*args, **kwargs):
+            x = args[0]
+            if is_contiguous_or_false(x):
+                return x
+            return x.clone(memory_format=torch.contiguous_format)
+        if func is torch.linspace:
+            result = linspace(*args, **kwargs)
             if result is not NotImplemented:
                 return result
         if func in _AFFINE_GRIDS:
@@ -65,6 +85,33 @@ def affine_grid(theta: torch.Tensor, size: list, align_corners: bool) -> torch.T
             [n if d == k - 1 - axis else 1 for d in range(k)] + [1])
         grid = grid + theta[:, :, axis].reshape(-1, *[1] * k, k) * coordinate
     return grid.expand(theta.shape[0], *spatial, k)
+
+
+def _over_dynamic_sizes(x, memory_format=torch.contiguous_format) -> bool:
+    """Whether `x.contiguous(memory_format)` is of a tensor with a dynamic size, in the
+    default layout."""
+    return memory_format == torch.contiguous_format and isinstance(x, torch.Tensor) \
+        and any(isinstance(n, torch.SymInt) for n in x.shape)
+
+
+def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None,
+             requires_grad=False, out=None):
+    """`torch.linspace` with a dynamic number of `steps` between numbers `start` and `end`, the
+    values torch's kernel gives: `start + i * step` below the middle, `end - (steps - 1 - i) *
+    step` from it, `step` computed in the result's dtype; NotImplemented otherwise."""
+    if not isinstance(steps, torch.SymInt) or out is not None or requires_grad \
+            or isinstance(start, torch.Tensor) or isinstance(end, torch.Tensor):
+        return NotImplemented
+    dtype = dtype or torch.get_default_dtype()
+    if not dtype.is_floating_point:
+        return NotImplemented
+    i = torch.arange(steps, device=device).to(dtype)  # a float arange guards steps != 1
+    first, last = (torch.scalar_tensor(v, dtype=dtype, device=device) for v in (start, end))
+    step = (last - first) / (steps - 1)
+    single = ~torch.isfinite(step)  # one step (a division by 0): torch gives `start`
+    step = torch.where(single, torch.zeros_like(step), step)
+    values = torch.where(i < steps // 2, first + step * i, last - step * ((steps - 1) - i))
+    return torch.where(single, first, values)
 
 
 # `F.affine_grid` reaches the mode itself (the generator it calls then runs without it).
