@@ -100,7 +100,12 @@ def _unsafe_index(x, indices):
 def _pad(x, pad, mode="constant", value=None):
     """`F.pad` in reflect or circular mode: an `index_select` per padded dim of the positions
     it reads (torch-mlir's lowering of reflection padding over a dynamic size fails IREE's
-    codegen, and it has none for circular padding). Other modes: torch-mlir's own."""
+    codegen, and it has none for circular padding). A negative constant pad (a crop, as
+    `F.fold`'s col2im writes its padding) is a slice, the rest padded: torch-mlir's lowering
+    gave IREE negative offsets ("expected offsets to be non-negative"). Other modes:
+    torch-mlir's own."""
+    if mode == "constant" and any(isinstance(p, int) and p < 0 for p in pad):
+        return _cropped(x, pad, value)
     if mode not in ("reflect", "circular"):
         return NotImplemented
     for i in range(len(pad) // 2):
@@ -115,6 +120,42 @@ def _pad(x, pad, mode="constant", value=None):
             at = torch.where(at < 0, at + n, torch.where(at >= n, at - n, at))
         x = x.index_select(dim, at)
     return x
+
+
+def _cropped(x, pad, value):
+    """`x` sliced where `pad` (F.pad's order, last dim first) is a negative int, then padded
+    by the rest."""
+    rest = []
+    for i in range(len(pad) // 2):
+        dim, before, after = x.dim() - 1 - i, pad[2 * i], pad[2 * i + 1]
+        start = -before if isinstance(before, int) and before < 0 else 0
+        cut = -after if isinstance(after, int) and after < 0 else 0
+        if start or cut:
+            x = x.narrow(dim, start, x.shape[dim] - start - cut)
+        rest += [before if start == 0 else 0, after if cut == 0 else 0]
+    if all(isinstance(p, int) and p == 0 for p in rest):
+        return x.clone()
+    return torch.constant_pad_nd(x, rest, 0 if value is None else value)
+
+
+def _isfinite(x):
+    """`isfinite` (torch-mlir has no lowering): below infinity in magnitude, NaN not."""
+    if x.is_complex():
+        return NotImplemented
+    if not x.is_floating_point():
+        return torch.ones_like(x, dtype=torch.bool)
+    return x.abs() < math.inf
+
+
+def _index_reduce(x, dim, index, source, reduce, *, include_self=True):
+    """`index_reduce` (segment max, min, product or mean by an index along `dim`) as the
+    `scatter_reduce` of the index broadcast along the other dims; torch-mlir has no lowering
+    of it."""
+    dim %= max(x.dim(), 1)
+    shape = [1] * source.dim()
+    shape[dim] = -1
+    index = index.reshape(shape).expand_as(source)
+    return x.scatter_reduce(dim, index, source, reduce, include_self=include_self)
 
 
 def _source_positions(n, m, align_corners, scale, cubic, device):
@@ -1138,6 +1179,8 @@ DECOMPOSITIONS = get_decompositions([
     _aten.nanmedian.default: _whole(_nanmedian),
     torch.ops.aten._native_batch_norm_legit_no_training.default: _batch_norm_inference,
     torch.ops.aten.index_add.default: _index_add,
+    torch.ops.aten.index_reduce.default: _index_reduce,
+    torch.ops.aten.isfinite.default: _isfinite,
     torch.ops.aten.index.Tensor: _index,
     torch.ops.aten._unsafe_index.Tensor: _unsafe_index,
     torch.ops.aten.pad.default: _pad,
