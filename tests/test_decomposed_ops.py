@@ -58,16 +58,10 @@ CASES = {
                                     (3, 3), padding=(1, 2)),
     "negative_pad": lambda x: torch.cat([  # a crop on each side, a crop beside a pad
         F.pad(x, (-1, -2, 0, -1)).flatten(), F.pad(x, (2, -1, -1, 1), value=0.5).flatten()]),
-    "index_reduce": lambda x: torch.cat([  # segment max, min and mean of rows
+    "index_reduce": lambda x: torch.cat([  # segment max, min, product and mean of rows
         torch.full((3, x.shape[3]), -1.0).index_reduce(
             0, torch.arange(x.shape[2]) % 3, x[0, 0], reduce, include_self=include).flatten()
-        for reduce in ("amax", "amin", "mean") for include in (True, False)]),
-    # apart: a product's scatter beside a mean's in one module fails IREE 3.13's LLVM
-    # translation ("builtin.unrealized_conversion_cast")
-    "index_reduce_prod": lambda x: torch.cat([
-        torch.full((3, x.shape[3]), -1.0).index_reduce(
-            0, torch.arange(x.shape[2]) % 3, x[0, 0], "prod", include_self=include).flatten()
-        for include in (True, False)]),
+        for reduce in ("amax", "amin", "prod", "mean") for include in (True, False)]),
     "linspace_of_a_size": lambda x: torch.cat([  # a coordinate grid over the image
         (x + torch.linspace(-1, 1, x.shape[3]) * torch.linspace(0.5, 3, x.shape[2])[:, None]
          ).flatten(), torch.linspace(2, 2, x.shape[3] - 3),

@@ -875,9 +875,13 @@ def _scatter_reduce(x, dim, index, src, reduce, *, include_self=True):
         if reduce == "mean":
             total = _mean(total, counts, floating)
         return (total if include_self else torch.where(counts > 0, total, into)).movedim(0, dim)
-    if reduce in ("amax", "amin") and (rows is not None or x.dim() == index.dim() == src.dim() == 1):
+    if reduce in ("amax", "amin", "prod") \
+            and (rows is not None or x.dim() == index.dim() == src.dim() == 1):
         into, source = x.movedim(dim, 0), src.movedim(dim, 0)
-        written = _segment_extremes(into, index if rows is None else rows, source, reduce)
+        rows = index if rows is None else rows
+        if reduce == "prod":
+            return _segment_products(into, rows, source, include_self).movedim(0, dim)
+        written = _segment_extremes(into, rows, source, reduce)
         if include_self:
             written = (torch.maximum if reduce == "amax" else torch.minimum)(written, into)
         return written.movedim(0, dim)
@@ -905,11 +909,7 @@ def _segment_extremes(into, rows, source, reduce):
     if into.dim() == 1:  # as rows of one (a scatter of single elements failed to compile)
         return _segment_extremes(into.unsqueeze(1), rows, source.unsqueeze(1), reduce)[:, 0]
     pick = torch.maximum if reduce == "amax" else torch.minimum
-    # a negative index is out of range for the scatter (eager raises), not a row from the end
-    # as for the `index_put` below: made one that `dync-check-indices` refuses
-    rows = torch.where(rows < 0, into.shape[0], rows)
-    order = torch.argsort(rows, stable=True)
-    runs, values = rows[order], source.index_select(0, order)
+    runs, values = _sorted_runs(into, rows, source)
     n = runs.shape[0]
     shape = (-1, *[1] * (values.dim() - 1))
     positions = torch.arange(n)
@@ -922,6 +922,42 @@ def _segment_extremes(into, rows, source, reduce):
             scan = torch.where(same, pick(scan, scan.index_select(0, other)), scan)
         scans.append(scan)
     return into.index_put((runs,), pick(*scans))
+
+
+def _sorted_runs(into, rows, source):
+    """The rows `rows` sends `source` rows to, sorted (a negative one made out of range), and
+    the source rows in that order."""
+    # a negative index is out of range for the scatter (eager raises), not a row from the end
+    # as for an `index_put`: made one that `dync-check-indices` refuses
+    rows = torch.where(rows < 0, into.shape[0], rows)
+    order = torch.argsort(rows, stable=True)
+    return rows[order], source.index_select(0, order)
+
+
+def _segment_products(into, rows, source, include_self):
+    """`into` (rows first) with each row that `rows` sends `source` rows to replaced by their
+    product (times the row, with `include_self`): the rows sorted by where they go, products
+    within each run by doubling steps back, then the run's last carried to all of it by
+    doubling steps ahead. torch-mlir's product scatter beside another scatter failed IREE
+    3.13's LLVM translation ("builtin.unrealized_conversion_cast")."""
+    if into.dim() == 1:
+        return _segment_products(into.unsqueeze(1), rows, source.unsqueeze(1),
+                                 include_self)[:, 0]
+    runs, scan = _sorted_runs(into, rows, source)
+    n = runs.shape[0]
+    shape = (-1, *[1] * (scan.dim() - 1))
+    positions = torch.arange(n)
+    for direction in (-1, 1):
+        for stride in _doubling_steps(n):
+            other = torch.clamp(positions + direction * stride, 0, n - 1)
+            inside = positions >= stride if direction < 0 else other != positions
+            same = (runs.index_select(0, other) == runs) & inside
+            taken = scan.index_select(0, other)
+            scan = torch.where(same.reshape(shape), scan * taken if direction < 0 else taken,
+                               scan)
+    if include_self:
+        scan = scan * into.index_select(0, torch.clamp(runs, max=into.shape[0] - 1))
+    return into.index_put((runs,), scan)
 
 
 def _upper_bound(size) -> int:
