@@ -132,26 +132,32 @@ def _merges(op: ir.Operation) -> list[tuple[int, int]] | None:
     return merged
 
 
+def _flatten(b: TorchBuilder, value: ir.Value, first: int, last: int, bind: bool) -> ir.Value:
+    """`value` with dims first..last merged by `flatten.using_ints`, bound from `value`'s
+    binding where `bind` (else it takes a view's own binding with its uses)."""
+    dims = list(type_dims(value.type))
+    run = dims[first:last + 1]
+    merged = None if None in run else int(sympy.prod(run))
+    shape = dims[:first] + [merged] + dims[last + 1:]
+    flat = b("torch.aten.flatten.using_ints", vtensor_type(value.type, shape), value,
+             b.int(first), b.int(last))
+
+    def merge(e):
+        product = e[first]
+        for factor in e[first + 1:last + 1]:
+            product = product * factor
+        return e[:first] + [product] + e[last + 1:]
+
+    if bind:
+        bind_from(flat, value, merge, b.ip)
+    return flat
+
+
 def _flattened(op: ir.Operation, value: ir.Value, runs: list[tuple[int, int]]) -> ir.Value:
     """`value` with each of `runs` (dims first..last) flattened, in place of view `op`."""
     b = TorchBuilder(op)
     for step, (first, last) in enumerate(reversed(runs)):
-        dims = list(type_dims(value.type))
-        run = dims[first:last + 1]
-        merged = None if None in run else int(sympy.prod(run))
-        shape = dims[:first] + [merged] + dims[last + 1:]
-        flat = b("torch.aten.flatten.using_ints", vtensor_type(value.type, shape), value,
-                 b.int(first), b.int(last))
-
-        def merge(e, first=first, last=last):
-            product = e[first]
-            for factor in e[first + 1:last + 1]:
-                product = product * factor
-            return e[:first] + [product] + e[last + 1:]
-
-        if step < len(runs) - 1:  # the last takes the view's own binding with its uses
-            bind_from(flat, value, merge, b.ip)
-        value = flat
+        value = _flatten(b, value, first, last, bind=step < len(runs) - 1)
     return value
 
 
@@ -374,22 +380,7 @@ def _split_middle(op: ir.Operation, first: int, last: int, sizes: list[ir.Value]
     -1 among them computed from the flattened dim; of the view's type."""
     b = TorchBuilder(op)
     x, made = op.operands[0], op.results[0].type
-    flat = x
-    if last > first:
-        dims = list(type_dims(x.type))
-        run = dims[first:last + 1]
-        merged = None if None in run else math.prod(run)
-        flat = b("torch.aten.flatten.using_ints",
-                 vtensor_type(x.type, dims[:first] + [merged] + dims[last + 1:]), x,
-                 b.int(first), b.int(last))
-
-        def merge(e):
-            product = e[first]
-            for factor in e[first + 1:last + 1]:
-                product = product * factor
-            return e[:first] + [product] + e[last + 1:]
-
-        bind_from(flat, x, merge, b.ip)
+    flat = _flatten(b, x, first, last, bind=True) if last > first else x
     if len(sizes) == 1:
         return flat if flat.type == made else b("torch.tensor_static_info_cast", made, flat)
     if -1 in (stated := [constant_int(size) for size in sizes]):
