@@ -5,6 +5,8 @@ under `auto` (a fallback in the report), never an error or a wrong answer."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -1081,6 +1083,26 @@ class IntOfASize(nn.Module):
         return h.sum(dim=2) + n
 
 
+class FloatArithmeticOnSizes(nn.Module):
+    """Float arithmetic on a dynamic length, as research code writes it: `float()` of the
+    length and `math.sqrt` of it scaling tensors, a step `torch.tensor([2.0 / (n - 1)])`, a
+    `torch.full` of `1.0 / n` (times an integer tensor), `int()` of an affine float of the
+    length and `math.ceil` of one (wav2vec2's mask spans, a kept fraction). Each specialized
+    the length to the example's (or the importer met `sym_float`): the model ran in eager."""
+
+    def forward(self, x):
+        n = x.shape[1]
+        mean = x.sum(1) / float(n)
+        scaled = x / math.sqrt(n)
+        step = torch.tensor([2.0 / (n - 1)])
+        grid = torch.arange(n, dtype=x.dtype) * step - 1.0
+        weights = torch.full((n,), 1.0 / n) * torch.arange(n)
+        spans = int(0.25 * n / 2 + 0.5)
+        keep = math.ceil(n * 0.3)
+        tail = x[:, :keep].mean(1) + spans
+        return mean + tail, scaled + grid[None, :, None], weights
+
+
 class FarthestPointSampling(nn.Module):
     """PointNet++'s farthest point sampling as its PyTorch port writes it: a `for` over the
     samples that updates each point's distance with `distance[mask] = dist[mask]`. The masked
@@ -1514,6 +1536,8 @@ CONSTRUCTS = {
     "Python max of a dynamic size as top-k's k": (HalfTheTokensByTopK, SEQUENCES, True),
     "branch on a dynamic size": (BranchOnADynamicSize, SEQUENCES, True),
     "int() of a dynamic size": (IntOfASize, VECTOR, True),
+    "float arithmetic on a dynamic size (float(), math.sqrt, torch.full, int())":
+        (FloatArithmeticOnSizes, SEQUENCES, True),
     "greedy NMS over the rows a mask kept": (GreedyNonMaximumSuppression, VECTOR, True),
     "padding to a multiple computed with % of a size": (PadToAMultipleOfASize, SEQUENCES, True),
     "windows of a padded sequence cropped back": (WindowsOfAPaddedSequenceCroppedBack, SEQUENCES,

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import contextlib
-import fractions
 import functools
 import io
 import itertools
 import json
 import logging
-import math
 import operator
 import sys
 import warnings
@@ -40,7 +38,7 @@ from .source import (
     user_frame_from_message,
     user_frame_from_traceback,
 )
-from .sym_floats import as_tensor_arithmetic
+from .sym_floats import as_tensor_arithmetic, integer_rounding
 from .view_writes import forward_view_writes
 
 INT64_MAX = 2**63 - 1
@@ -330,9 +328,9 @@ def _importable_sym_ops(ep: torch.export.ExportedProgram) -> None:
     bound) as a product; `a % b` of ints as `a - (a // b) * b`: the importer takes `%` for `fmod`, which IREE
     does not lower, and aten's `remainder.int` lowers to a truncating remainder, where
     Python's `%` (`(-s) % 8`, padding to a multiple) floors, as `//` does in both; and a
-    size scaled by a constant factor, `trunc(sym_float(s) * 0.5)` (`F.interpolate`'s output
-    size), in integer arithmetic (the importer takes no `sym_float`); other float arithmetic on
-    sizes that scales tensors, in 0-d tensors (`sym_floats`)."""
+    size's float arithmetic rounded back to an int (`trunc(sym_float(s) * 0.5)`,
+    `F.interpolate`'s output size) in integer arithmetic (the importer takes no `sym_float`);
+    other float arithmetic on sizes that tensor ops use, in 0-d tensors (both `sym_floats`)."""
     for module in ep.graph_module.modules():
         if not isinstance(module, torch.fx.GraphModule):
             continue
@@ -354,17 +352,14 @@ def _importable_sym_ops(ep: torch.export.ExportedProgram) -> None:
                 _replace(graph, node, _sum, *node.args[0])
             elif node.target in _SCALAR_COMPARISONS and _float_against_int(node):
                 node.args = (node.args[0], float(node.args[1]), *node.args[2:])
-            elif node.target in _ROUNDINGS and (scaled := _scaled_size(node)) is not None:
-                (product,) = node.args
-                _replace(graph, node, _rounded_ratio, node.target, *scaled)
-                for dead in (product, *product.args):  # the float product, sym_float
-                    if isinstance(dead, torch.fx.Node) and not dead.users:
-                        graph.erase_node(dead)
+            elif (rounding := integer_rounding(node)) is not None:
+                (expression,) = node.args
+                _replace(graph, node, rounding)
+                _erase_unused_floats(graph, expression)
         as_tensor_arithmetic(graph)
         module.recompile()
 
 
-_ROUNDINGS = (math.trunc, math.floor, math.ceil, torch.sym_int)
 _aten = torch.ops.aten
 _SCALAR_COMPARISONS = {_aten.lt.Scalar, _aten.le.Scalar, _aten.gt.Scalar, _aten.ge.Scalar,
                        _aten.eq.Scalar, _aten.ne.Scalar}
@@ -382,34 +377,14 @@ def _float_against_int(node: torch.fx.Node) -> bool:
             and type(scalar) is int and abs(scalar) < 2 ** 24)
 
 
-def _scaled_size(node: torch.fx.Node) -> tuple[torch.fx.Node, int, int] | None:
-    """(s, p, q) when `node` rounds `sym_float(s) * c` (or `c * ...`, `... / d`) of a size s
-    and a constant c >= 0 that is the float nearest to p/q, q small: then rounding s * p / q
-    in integers gives what Python's float product gives (sizes below 2^31 are far from the
-    product's rounding error)."""
-    (product,) = node.args
-    if not isinstance(product, torch.fx.Node) or product.target not in (
-            operator.mul, operator.truediv) or len(product.args) != 2:
-        return None
-    a, b = product.args
-    if product.target is operator.mul and not isinstance(a, torch.fx.Node):
-        a, b = b, a
-    if not (isinstance(a, torch.fx.Node) and a.target is torch.sym_float
-            and isinstance(b, int | float) and b > 0):
-        return None
-    factor = fractions.Fraction(b).limit_denominator(1 << 16)
-    if float(factor) != b or not _of_ints(a):
-        return None
-    if product.target is operator.truediv:
-        factor = 1 / factor
-    return a.args[0], factor.numerator, factor.denominator
-
-
-def _rounded_ratio(op, rounding, size, p, q):
-    scaled = op(operator.mul, size, p) if p != 1 else size
-    if rounding is math.ceil:
-        return op(operator.neg, op(operator.floordiv, op(operator.neg, scaled), q))
-    return op(operator.floordiv, scaled, q) if q != 1 else scaled
+def _erase_unused_floats(graph: torch.fx.Graph, node: Any) -> None:
+    """`node`, a float expression of sizes, and its operands in turn, where nothing uses them."""
+    if (isinstance(node, torch.fx.Node) and node.op == "call_function" and not node.users
+            and isinstance(node.meta.get("val"), torch.SymFloat | torch.SymInt)):
+        operands = node.args
+        graph.erase_node(node)
+        for operand in operands:
+            _erase_unused_floats(graph, operand)
 
 
 def _floor_mod(op, a, b):

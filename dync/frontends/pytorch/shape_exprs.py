@@ -91,4 +91,7 @@ def _rational(expr: sympy.Expr) -> sympy.Expr:
         return sympy.Rational(near.numerator, near.denominator) if float(near) == expr else expr
     if isinstance(expr, sympy.Add | sympy.Mul):
         return expr.func(*map(_rational, expr.args))
+    if isinstance(expr, tf.FloatTrueDiv | tf.IntTrueDiv):
+        num, den = map(_rational, expr.args)
+        return num / den if den.is_Rational and den != 0 else expr
     return expr

@@ -126,6 +126,8 @@ class _Predicates(ast.NodeTransformer):
             return ast.copy_location(_call(_CONVERSIONS[node.func.id], node.args[0]), node)
         if isinstance(node.func, ast.Name) and node.func.id == "len" and len(node.args) == 1:
             return ast.copy_location(_call("length", node.args[0]), node)
+        if _square_root(node):
+            return ast.copy_location(_call("sqrt", node.args[0]), node)
         if (isinstance(node.func, ast.Attribute) and node.func.attr == "tensor"
                 and isinstance(node.func.value, ast.Name) and node.func.value.id == "torch"):
             call = _call("tensor", *node.args)
@@ -159,6 +161,19 @@ def _rounding(node: ast.Call) -> bool:
         isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
         and func.value.id == "math") else None
     return name in _ROUNDINGS and len(node.args) == 1 and not node.keywords
+
+
+def _float_call(node: ast.Call) -> bool:
+    """`float(e)` of something other than a literal (`float(x.shape[1])`: `runtime.to_float`)."""
+    return (isinstance(node.func, ast.Name) and node.func.id == "float" and len(node.args) == 1
+            and not node.keywords and not isinstance(node.args[0], ast.Constant))
+
+
+def _square_root(node: ast.Call) -> bool:
+    """`math.sqrt(e)`, which specializes a size `e` (`runtime.sqrt` keeps it symbolic)."""
+    func = node.func
+    return (isinstance(func, ast.Attribute) and func.attr == "sqrt" and isinstance(func.value, ast.Name)
+            and func.value.id == "math" and len(node.args) == 1 and not node.keywords)
 
 
 def _exact_divisions(expr: ast.expr) -> ast.expr:

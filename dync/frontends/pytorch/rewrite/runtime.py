@@ -22,10 +22,11 @@ import torch
 from torch._higher_order_ops.cond import cond_op
 from torch._higher_order_ops.while_loop import while_loop_op
 from torch.fx.experimental.proxy_tensor import disable_proxy_modes_tracing
+from torch.utils._sympy.functions import TruncToInt
 from torch.utils._sympy.symbol import SymT, symbol_is_type
 
 from ....errors import UnsupportedConstructError
-from ..shape_exprs import size_range
+from ..shape_exprs import integral, size_range
 from .crossing import (
     _NUMBERS,
     RETURN_VALUE,
@@ -72,23 +73,27 @@ def to_bool(value: Any) -> Any:
 
 
 def to_float(value: Any) -> Any:
-    if isinstance(value, torch.SymInt | torch.SymFloat):
-        raise _size_arithmetic("float() of a dynamic size",
-                               "use the size as an int (`y + x.shape[0]` promotes as float does)")
+    """`float(value)`: of a size, the size as a symbolic float (`torch.sym_float`), which the
+    export keeps where Python's `float()` would specialize it (`sym_floats.py`)."""
+    if isinstance(value, torch.SymInt):
+        return torch.sym_float(value)
+    if isinstance(value, torch.SymFloat):
+        return value
     return value.reshape(()).to(torch.float32) if _is_dynamic(value) else float(value)
 
 
 def to_int(value: Any) -> Any:
-    """`int(value)`: of a size (`int(x.shape[1])`), the size itself, still symbolic; of a size
-    times a constant (`int(x.shape[1] * 0.7)`, a capacity factor), the size rounded toward
-    zero as a symbolic int, which the export turns into integer arithmetic (`export.py`'s
-    `_scaled_size`) where Python's `int()` would specialize it to the example's."""
+    """`int(value)`: of a size (`int(x.shape[1])`), the size itself, still symbolic; of float
+    arithmetic affine in one size (`int(x.shape[1] * 0.7)`, a capacity factor;
+    `int(0.065 * t / 10 + 0.5)`), the size rounded toward zero as a symbolic int, which the
+    export turns into integer arithmetic (`sym_floats.integer_rounding`) where Python's
+    `int()` would specialize it to the example's."""
     if isinstance(value, torch.SymInt):
         return value
     if isinstance(value, SizeRatio):
         return math.trunc(value) if value.nonnegative() else to_int(value.value())
     if isinstance(value, torch.SymFloat):
-        if _scaled(value):
+        if _affine_in_sizes(value):
             return torch.sym_int(value)
         raise _size_arithmetic("int() of a float computed from a dynamic size",
                                "compute it with integer operations on the size (`//`, `%`; "
@@ -96,12 +101,18 @@ def to_int(value: Any) -> Any:
     return value.reshape(()).to(torch.int64) if _is_dynamic(value) else int(value)
 
 
-def _scaled(value: torch.SymFloat) -> bool:
-    """Whether `value` is a size times (or over) a positive constant."""
-    from torch.utils._sympy.functions import ToFloat
+def sqrt(value: Any) -> Any:
+    """`math.sqrt(value)`: of a size, a symbolic float (`torch._sym_sqrt`), which tensor ops
+    take as a 0-d tensor (`sym_floats.py`), where `math.sqrt` would specialize the size."""
+    if isinstance(value, torch.SymInt | torch.SymFloat):
+        return torch._sym_sqrt(torch.sym_float(value))
+    return math.sqrt(value)
 
-    coefficient, rest = value.node.expr.as_coeff_Mul()
-    return isinstance(rest, ToFloat) and coefficient.is_number and coefficient > 0
+
+def _affine_in_sizes(value: torch.SymFloat) -> bool:
+    """Whether `value` is affine in sizes with constants near small fractions: what
+    `shape_exprs.integral` rounds in integers."""
+    return not integral(TruncToInt(value.node.expr)).has(TruncToInt)
 
 
 def _size_arithmetic(construct: str, fix: str) -> UnsupportedConstructError:
