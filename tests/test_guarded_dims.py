@@ -190,3 +190,34 @@ def test_a_guard_torch_export_leaves_unchecked_is_refused(monkeypatch):
     shapes = ({0: Dim("batch", min=2, max=16), 1: Dim("length", min=2, max=32)},)
     with pytest.raises(dync.DyncError, match=r"Constraints violated: .*assumes Eq\("):
         export._export(PaddedRows(), (torch.randn(2, 6, 16),), shapes)
+
+
+class NeighboursOfPoints(nn.Module):
+    """One `Dim` on two arguments (points and their features): `torch.cdist` takes another
+    path past 25 points, so the trace holds up to 25. `Dim.DYNAMIC` hints would give each
+    argument its own size; torch's suggested range keeps them one."""
+
+    def forward(self, points, features):
+        n = points.shape[1]
+        nearest = torch.cdist(points, points).topk(4, largest=False).indices
+        gathered = torch.gather(features[:, None].expand(-1, n, -1, -1), 2,
+                                nearest[..., None].expand(-1, -1, -1, features.shape[-1]))
+        return gathered.amax(2)
+
+
+def test_one_dim_on_two_arguments_is_compiled_over_the_range_torch_suggests():
+    points = Dim("points", min=4, max=64)
+    compiled = dync.compile(NeighboursOfPoints(), (torch.randn(2, 10, 3), torch.randn(2, 10, 5)),
+                            dynamic_shapes=({1: points}, {1: Dim("points", min=4, max=64)}),
+                            cache=False)
+    assert compiled.report.mode == "in-graph", compiled.report.explain()
+    symbol = compiled.signature.symbols["points"]
+    assert (symbol.min, symbol.max, symbol.declared) == (4, 25, (4, 64))
+    assert "25" in symbol.assumes
+    (piece,) = compiled.pieces
+    for n in (4, 25, 26, 64, 10):
+        args = torch.randn(2, n, 3), torch.randn(2, n, 5)
+        torch.testing.assert_close(compiled(*args), NeighboursOfPoints()(*args))
+    assert compiled.run_time_fallbacks == 0
+    with pytest.raises(InputError, match="dim 1"):
+        compiled(torch.randn(2, 10, 3), torch.randn(2, 11, 5))

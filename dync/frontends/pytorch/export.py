@@ -92,7 +92,7 @@ def _export_guarded(model, args: tuple, declared: DeclaredShapes, trace_branches
     where it holds."""
     hints = guards.hinted(declared, args) if guards.violated(error) else None
     if hints is None:
-        raise error
+        return _export_suggested(model, args, declared, trace_branches, error)
     try:  # `model` is wrapped already when `trace_branches`
         ep, rewrite = _export(model, args, hints.for_varargs() if trace_branches
                               else hints.for_export(), hinted=True)
@@ -106,6 +106,23 @@ def _export_guarded(model, args: tuple, declared: DeclaredShapes, trace_branches
         return found
 
     return ep, rewrite, ranges
+
+
+def _export_suggested(model, args: tuple, declared: DeclaredShapes, trace_branches: bool,
+                      error: DyncError):
+    """torch.export again over the ranges torch's suggested fixes for `error` give (where the
+    `Dim`s cannot be hinted: one `Dim` on several arguments); `error` again when there are no
+    such ranges or they do not help."""
+    found = guards.suggested(declared, args, error) if guards.violated(error) else None
+    if found is None:
+        raise error
+    narrowed, symbols = found
+    try:
+        ep, rewrite = _export(model, args, narrowed.for_varargs() if trace_branches
+                              else narrowed.for_export())
+    except DyncError:
+        raise error from None
+    return ep, rewrite, lambda names: symbols
 
 
 def _narrowed(signature: Signature, ranges: dict[str, SymbolSpec]) -> list[str]:

@@ -51,7 +51,8 @@ def violated(error: Exception) -> bool:
 def hinted(declared: DeclaredShapes, args: tuple) -> DeclaredShapes | None:
     """`declared` with each `Dim` replaced by a `Dim.DYNAMIC` hint over its range; None when
     a spec is not a plain `Dim` (a derived `2 * n`, a hint already) or a `Dim` spans
-    arguments: the ranges found are per dim, and one `Dim` on several tensors is one size."""
+    arguments (by name, as torch reads them): the ranges found are per dim, and one `Dim` on
+    several tensors is one size (`suggested` takes those)."""
     specs, seen = [], set()
     for i, spec in enumerate(declared.specs):
         dims = declared.dims(args, i)
@@ -59,13 +60,66 @@ def hinted(declared: DeclaredShapes, args: tuple) -> DeclaredShapes | None:
             specs.append(spec)
             continue
         for dim in dims.values():
-            if not _plain(dim) or id(dim) in seen:
+            if not _plain(dim) or dim.__name__ in seen:
                 return None
-            seen.add(id(dim))
+            seen.add(dim.__name__)
         rank = args[i].dim()
         specs.append({axis: torch.export.Dim.DYNAMIC(min=dim.min, max=_finite_max(dim))
                       for axis, dim in dims.items() if 0 <= axis < rank or -rank <= axis < 0})
     return dataclasses.replace(declared, specs=tuple(specs))
+
+
+_SUGGESTED_FIX = re.compile(r"^\s*(\w+) = Dim\('(\w+)'((?:, (?:min|max)=\d+)*)\)\s*$")
+
+
+def suggested(declared: DeclaredShapes, args: tuple, error: Exception
+              ) -> tuple[DeclaredShapes, dict[str, SymbolSpec]] | None:
+    """`declared` with the ranges torch's suggested fixes for `error` give its plain `Dim`s
+    (`n = Dim('n', max=25)`: `cdist` takes another path past 25 points), and the symbols of
+    those ranges, their declared ones kept: for dims `hinted` cannot take (one `Dim` on
+    several arguments, a size torch cannot tell apart per argument). None unless every fix
+    narrows a declared plain `Dim` to a range that runs to one end of it."""
+    text = str(error)
+    if "Suggested fixes:" not in text:
+        return None
+    dims = {}
+    for i in range(len(args)):
+        for dim in declared.dims(args, i).values():
+            if not _plain(dim):
+                return None
+            dims.setdefault(dim.__name__, dim)
+    narrowed: dict[str, Any] = {}
+    for line in filter(str.strip, text.split("Suggested fixes:", 1)[1].splitlines()):
+        match = _SUGGESTED_FIX.match(line)
+        if match is None or match[1] != match[2] or match[1] not in dims:
+            return None
+        old = dims[match[1]]
+        bounds = dict(part.split("=") for part in match[3].split(", ") if part)
+        low, high = int(bounds.get("min", old.min)), int(bounds.get("max", _finite_max(old)))
+        if not (old.min <= low <= high <= _finite_max(old)) or not _reaches_an_end((low, high), old):
+            return None
+        narrowed[match[1]] = torch.export.Dim(match[1], min=low, max=high)
+    if not narrowed:
+        return None
+    specs = tuple(_with_dims(spec, narrowed) for spec in declared.specs)
+    assumes = "; ".join(re.findall(r"satisfy the generated guard (.+?)\.?$", text, re.M))
+    assumes = assumes if 0 < len(assumes) <= MAX_ASSUMES else "the ranges torch suggests"
+    symbols = {name: SymbolSpec(name, dim.min, dim.max, (dims[name].min, _finite_max(dims[name])),
+                                assumes) for name, dim in narrowed.items()}
+    return dataclasses.replace(declared, specs=specs), symbols
+
+
+def _with_dims(spec: Any, narrowed: dict[str, Any]) -> Any:
+    """`spec` with each `Dim` named in `narrowed` replaced (torch takes `Dim`s of one name as
+    one size, whether or not they are one object)."""
+    def new(dim: Any) -> Any:
+        return narrowed.get(getattr(dim, "__name__", None), dim) if _plain(dim) else dim
+
+    if isinstance(spec, dict):
+        return {axis: new(dim) for axis, dim in spec.items()}
+    if isinstance(spec, tuple | list):
+        return type(spec)(new(dim) for dim in spec)
+    return spec
 
 
 def guarded_ranges(ep: torch.export.ExportedProgram, declared: DeclaredShapes, args: tuple,
