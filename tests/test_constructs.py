@@ -1103,6 +1103,21 @@ class FloatArithmeticOnSizes(nn.Module):
         return mean + tail, scaled + grid[None, :, None], weights
 
 
+class PoolBySegmentsCountedFromData(nn.Module):
+    """Global mean pooling by segment ids, the number of segments read from them as graph
+    libraries do (`size = int(batch.max()) + 1`) and used as a size: `new_zeros`, `zeros`,
+    `one_hot`. `int()` of a traced tensor stays a tensor; torch read it as a Python int (a
+    data-dependent guard), and the model ran in eager."""
+
+    def forward(self, x):
+        batch = (x[:, 0] > 0).long().cumsum(0)
+        size = int(batch.max()) + 1
+        sums = x.new_zeros(size, x.shape[1])
+        sums.index_add_(0, batch, x)
+        counts = torch.zeros(size).index_add(0, batch, torch.ones(x.shape[0]))
+        return sums / counts.clamp(min=1)[:, None], F.one_hot(batch, size).sum(0)
+
+
 class FarthestPointSampling(nn.Module):
     """PointNet++'s farthest point sampling as its PyTorch port writes it: a `for` over the
     samples that updates each point's distance with `distance[mask] = dist[mask]`. The masked
@@ -1536,6 +1551,8 @@ CONSTRUCTS = {
     "Python max of a dynamic size as top-k's k": (HalfTheTokensByTopK, SEQUENCES, True),
     "branch on a dynamic size": (BranchOnADynamicSize, SEQUENCES, True),
     "int() of a dynamic size": (IntOfASize, VECTOR, True),
+    "a size read from the data (int(batch.max()) + 1) for new_zeros, zeros, one_hot":
+        (PoolBySegmentsCountedFromData, VECTOR, True),
     "float arithmetic on a dynamic size (float(), math.sqrt, torch.full, int())":
         (FloatArithmeticOnSizes, SEQUENCES, True),
     "greedy NMS over the rows a mask kept": (GreedyNonMaximumSuppression, VECTOR, True),

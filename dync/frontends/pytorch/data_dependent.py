@@ -19,6 +19,13 @@ definition instead while dync exports a model:
   asks nothing. The values are the same. One difference: eager returns the tensor itself
   where it happens to be contiguous at the call's sizes, so a write into the result then
   writes into it too; the copy does not.
+* sizes given as 0-d integer tensors (`n = int(batch.max()) + 1` then `torch.zeros(n, C)`,
+  `x.new_zeros(n, C)`, `F.one_hot(i, n)`: the rewrite keeps `int()` and `.item()` of a
+  traced tensor a tensor, for branches on it), which torch reads as a Python int, a
+  data-dependent guard that fails the export: here each is `.item()`, an unbacked size.
+* `F.one_hot` with a count of classes read from data (given so, or left to the largest
+  class, `num_classes=-1`), which torch's own makes a Python int: here the comparison with
+  an `arange` of the count. (A class outside it is a row of zeros, where eager raises.)
 * `tril_indices`/`triu_indices` of a dynamic size (the pairs below a diagonal: pairwise
   features, graph edges), which specializes it likewise: here the `nonzero` of the triangle's
   mask, in the same row-major order; its count is an unbacked size.
@@ -49,6 +56,12 @@ class DataDependentOps(TorchFunctionMode):
             if is_contiguous_or_false(x):
                 return x
             return x.clone(memory_format=torch.contiguous_format)
+        if func in _SIZE_TAKERS and (sized := _with_tensor_sizes(func, args, kwargs)):
+            args, kwargs = sized
+        if func is torch.nn.functional.one_hot:
+            result = one_hot(*args, **kwargs)
+            if result is not NotImplemented:
+                return result
         if func is torch.linspace:
             result = linspace(*args, **kwargs)
             if result is not NotImplemented:
@@ -58,6 +71,52 @@ class DataDependentOps(TorchFunctionMode):
             if result is not NotImplemented:
                 return result
         return func(*args, **kwargs)
+
+
+#: Functions that take sizes (or counts) as ints, where a 0-d tensor may stand for one: how
+#: many leading arguments are tensors (the tensor a method is called on) and not sizes.
+_SIZE_TAKERS = {
+    torch.full: 0, torch.zeros: 0, torch.ones: 0, torch.empty: 0, torch.arange: 0,
+    torch.Tensor.new_zeros: 1, torch.Tensor.new_ones: 1, torch.Tensor.new_empty: 1,
+    torch.Tensor.new_full: 1, torch.Tensor.view: 1, torch.Tensor.reshape: 1, torch.reshape: 1,
+    torch.Tensor.expand: 1, torch.Tensor.repeat: 1, torch.Tensor.narrow: 1, torch.narrow: 1,
+    torch.nn.functional.one_hot: 1}
+
+
+def one_hot(x: torch.Tensor, num_classes=-1) -> torch.Tensor:
+    """`F.one_hot(x, num_classes)` where the count of classes is read from data (an unbacked
+    size, or -1: the largest class + 1); NotImplemented otherwise (torch's own)."""
+    if isinstance(num_classes, int) and num_classes >= 0 or not isinstance(x, torch.Tensor):
+        return NotImplemented
+    if isinstance(num_classes, int):  # -1: eager refuses an empty x, as max() here does
+        num_classes = x.max().item() + 1
+    elif num_classes.node.hint is not None:  # a size the export knows: torch's own takes it
+        return NotImplemented
+    return (x[..., None] == torch.arange(num_classes, device=x.device)).to(torch.int64)
+
+
+def _size_tensor(value) -> bool:
+    return (isinstance(value, torch.Tensor) and value.dim() == 0 and value.dtype != torch.bool
+            and not value.is_floating_point() and not value.is_complex())
+
+
+def _with_tensor_sizes(func, args: tuple, kwargs: dict) -> tuple[tuple, dict] | None:
+    """`args` and `kwargs` of `func` with each 0-d integer tensor given as a size (in lists
+    and tuples too) read as one (`.item()`); None where there is none."""
+    skip = _SIZE_TAKERS[func]
+    sizes = [*args[skip:], *kwargs.values()]
+    if not any(_size_tensor(v) or isinstance(v, list | tuple) and any(map(_size_tensor, v))
+               for v in sizes):
+        return None
+    return (*args[:skip], *map(_as_size, args[skip:])), {k: _as_size(v) for k, v in kwargs.items()}
+
+
+def _as_size(value):
+    if _size_tensor(value):
+        return value.item()
+    if isinstance(value, list | tuple):
+        return type(value)(_as_size(v) for v in value)
+    return value
 
 
 def _functional_affine_grid(theta: torch.Tensor, size: list,

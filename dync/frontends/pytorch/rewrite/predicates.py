@@ -163,10 +163,12 @@ def _rounding(node: ast.Call) -> bool:
     return name in _ROUNDINGS and len(node.args) == 1 and not node.keywords
 
 
-def _float_call(node: ast.Call) -> bool:
-    """`float(e)` of something other than a literal (`float(x.shape[1])`: `runtime.to_float`)."""
-    return (isinstance(node.func, ast.Name) and node.func.id == "float" and len(node.args) == 1
-            and not node.keywords and not isinstance(node.args[0], ast.Constant))
+def _number_call(node: ast.Call) -> bool:
+    """`float(e)` or `int(e)` of something other than a literal (`float(x.shape[1])`,
+    `int(batch.max())`: `runtime.to_float`, `runtime.to_int`)."""
+    return (isinstance(node.func, ast.Name) and node.func.id in ("float", "int")
+            and len(node.args) == 1 and not node.keywords
+            and not isinstance(node.args[0], ast.Constant))
 
 
 def _square_root(node: ast.Call) -> bool:

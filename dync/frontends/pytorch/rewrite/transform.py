@@ -43,7 +43,7 @@ from ....errors import UnsupportedConstructError
 from . import liveness, runtime
 from .aliasing import fresh_names, fresh_writes
 from .helpers import Helpers
-from .predicates import _float_call, _Predicates, _rounding, _square_root
+from .predicates import _number_call, _Predicates, _rounding, _square_root
 from .syntax import _assign, _call, _const, _name, _thunk
 
 RET_FLAG, RET_VALUE = "__dync_returned", "__dync_return_value"
@@ -81,8 +81,8 @@ def _needs_rewrite(tree: ast.FunctionDef) -> bool:
             return True
         if isinstance(node, ast.Call) and _rounding(node) and isinstance(node.args[0], ast.BinOp):
             return True  # `int(x.shape[1] * 0.7)`, `int(n / (H * W / 49))`: `runtime.to_int`
-        if isinstance(node, ast.Call) and (_square_root(node) or _float_call(node)):
-            return True  # `float(x.shape[1])`, `math.sqrt(d)` of a size: `runtime.to_float`
+        if isinstance(node, ast.Call) and (_square_root(node) or _number_call(node)):
+            return True  # `float(x.shape[1])`, `int(t.max())`, `math.sqrt(d)`
         if isinstance(node, ast.Attribute) and node.attr == "data" and isinstance(node.ctx, ast.Load):
             return True
         if isinstance(node, ast.Subscript) and any(isinstance(n, ast.Call) for n in ast.walk(node.slice)):
