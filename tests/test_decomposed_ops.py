@@ -109,6 +109,14 @@ CASES = {
         + [torch.unique_consecutive(x[0, 1].argmax(0)).float()]),
     "pad_sequence": lambda x: torch.nn.utils.rnn.pad_sequence(
         [x[0, 0], x[1, 0, :2], x[1, 1, 1:]], batch_first=True, padding_value=-1.0),
+    "quantile": lambda x: torch.cat([  # over a dim and over all; NaNs (9 where they make NaN)
+        torch.quantile(x, 0.3, dim=3).flatten(),
+        torch.quantile(x, torch.tensor([0.1, 0.5, 0.9]), dim=2, keepdim=True,
+                       interpolation="midpoint").flatten(),
+        torch.quantile(x[0], 0.75, interpolation="nearest").reshape(1),
+        torch.nanquantile(torch.where(x > 1.5, float("nan"), x), 0.4, dim=-1).flatten(),
+        torch.quantile(torch.where(x > 1.5, float("nan"), x)[:, 0], 0.5, dim=-1,
+                       interpolation="lower").nan_to_num(nan=9.0).flatten()]),
     "adaptive_max_pool2d": lambda x: torch.cat([
         v.float().flatten() for v in F.adaptive_max_pool2d(x, (2, 3), return_indices=True)]),
 }

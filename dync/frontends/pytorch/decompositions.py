@@ -335,6 +335,43 @@ def _nanmedian(x, dim, keepdim=False):
     return tuple(p if keepdim else p.squeeze(dim) for p in picked)
 
 
+def _quantile(ignore_nan: bool):
+    """`quantile`/`nanquantile` (torch-mlir lowers neither) as eager computes them: the sorted
+    values (NaNs last), the rank q * (n - 1) of each q (of the values that are not NaN for
+    `nanquantile`; the last, a NaN, where `quantile` meets one), the values at the ranks
+    below and above it, and eager's interpolation between them."""
+
+    def quantile(x, q, dim=None, keepdim=False, *, interpolation="linear"):
+        values = x.reshape(-1) if dim is None or x.dim() == 0 else x.movedim(dim, -1)
+        values = torch.sort(values, dim=-1).values
+        many = isinstance(q, torch.Tensor) and q.dim() == 1
+        qs = (q if isinstance(q, torch.Tensor) else torch.scalar_tensor(q, dtype=x.dtype))
+        qs = qs.reshape(-1, *[1] * values.dim())  # (Q, 1, ..., 1)
+        if ignore_nan:
+            ranks = (qs * (values.isnan().logical_not().sum(-1, keepdim=True) - 1)).clamp(min=0)
+        else:
+            last = values.shape[-1] - 1
+            ranks = torch.where(values.isnan().any(-1, keepdim=True), qs * 0 + last, qs * last)
+        if interpolation in ("lower", "higher", "nearest"):
+            ranks = {"lower": torch.floor, "higher": torch.ceil, "nearest": torch.round}[
+                interpolation](ranks)
+        stacked = values.unsqueeze(0).expand(qs.shape[0], *values.shape)
+        below = ranks.to(torch.int64)
+        result = stacked.gather(-1, below)
+        if interpolation in ("linear", "midpoint"):
+            above = stacked.gather(-1, torch.ceil(ranks).to(torch.int64))
+            weight = ranks - below if interpolation == "linear" else torch.full_like(ranks, 0.5)
+            result = torch.where(weight < 0.5, result + weight * (above - result),
+                                 above - (above - result) * (1 - weight))
+        result = result.squeeze(-1)  # (Q, *the other dims)
+        if keepdim:
+            result = (result.reshape(result.shape[0], *[1] * x.dim()) if dim is None
+                      else result.unsqueeze(1 + dim % x.dim()) if x.dim() else result)
+        return result if many else result.squeeze(0)
+
+    return quantile
+
+
 def _picked(values, indices, dim, at, keepdim):
     picked = values.narrow(dim, at, 1), indices.narrow(dim, at, 1)
     return tuple(p if keepdim else p.squeeze(dim) for p in picked)
@@ -1213,6 +1250,9 @@ DECOMPOSITIONS = get_decompositions([
     _aten.median.default: _whole(_median),
     _aten.nanmedian.dim: _nanmedian,
     _aten.nanmedian.default: _whole(_nanmedian),
+    **{op: _quantile(ignore_nan=False) for op in (_aten.quantile.scalar, _aten.quantile.default)},
+    **{op: _quantile(ignore_nan=True) for op in (_aten.nanquantile.scalar,
+                                                   _aten.nanquantile.default)},
     torch.ops.aten._native_batch_norm_legit_no_training.default: _batch_norm_inference,
     torch.ops.aten.index_add.default: _index_add,
     torch.ops.aten.index_reduce.default: _index_reduce,
