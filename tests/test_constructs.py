@@ -1118,6 +1118,22 @@ class PoolBySegmentsCountedFromData(nn.Module):
         return sums / counts.clamp(min=1)[:, None], F.one_hot(batch, size).sum(0)
 
 
+class EntropyExitThroughDistributions(nn.Module):
+    """An early exit on the entropy of `torch.distributions.Categorical(logits=...)`: the
+    distribution checks its arguments, a Python bool of data that ended the graph."""
+
+    def __init__(self):
+        super().__init__()
+        self.body, self.exit, self.head = nn.Linear(8, 8), nn.Linear(8, 4), nn.Linear(8, 4)
+
+    def forward(self, x):
+        h = torch.relu(self.body(x))
+        logits = self.exit(h)
+        if (torch.distributions.Categorical(logits=logits * 10).entropy() < 1.0).all():
+            return logits
+        return self.head(h)
+
+
 class FarthestPointSampling(nn.Module):
     """PointNet++'s farthest point sampling as its PyTorch port writes it: a `for` over the
     samples that updates each point's distance with `distance[mask] = dist[mask]`. The masked
@@ -1551,6 +1567,7 @@ CONSTRUCTS = {
     "Python max of a dynamic size as top-k's k": (HalfTheTokensByTopK, SEQUENCES, True),
     "branch on a dynamic size": (BranchOnADynamicSize, SEQUENCES, True),
     "int() of a dynamic size": (IntOfASize, VECTOR, True),
+    "early exit on a torch.distributions entropy": (EntropyExitThroughDistributions, VECTOR, True),
     "a size read from the data (int(batch.max()) + 1) for new_zeros, zeros, one_hot":
         (PoolBySegmentsCountedFromData, VECTOR, True),
     "float arithmetic on a dynamic size (float(), math.sqrt, torch.full, int())":

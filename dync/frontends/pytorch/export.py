@@ -446,10 +446,18 @@ def _meta_value(arg: Any) -> Any:
 
 def _quiet_export(model, args, dynamic_shapes) -> torch.export.ExportedProgram:
     """torch.export, without the partial FX graph torch prints to stderr when it fails: the
-    error dync raises names the user's line, and `mode="auto"` may go on in host mode."""
+    error dync raises names the user's line, and `mode="auto"` may go on in host mode.
+    `torch.distributions` do not check their arguments meanwhile: the check (`Categorical(
+    logits=...)`, an early exit's entropy) is a Python bool of data, which ends the graph;
+    a compiled model computes with arguments eager would refuse (NaN logits) instead."""
     captured = io.StringIO()
-    with contextlib.redirect_stderr(captured), DataDependentOps():
-        ep = torch.export.export(model, args, dynamic_shapes=dynamic_shapes, strict=False)
+    validate = torch.distributions.Distribution._validate_args
+    torch.distributions.Distribution.set_default_validate_args(False)
+    try:
+        with contextlib.redirect_stderr(captured), DataDependentOps():
+            ep = torch.export.export(model, args, dynamic_shapes=dynamic_shapes, strict=False)
+    finally:
+        torch.distributions.Distribution.set_default_validate_args(validate)
     sys.stderr.write(captured.getvalue())
     return ep
 
