@@ -13,6 +13,7 @@ apart.
 
 from __future__ import annotations
 
+import collections
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -121,12 +122,28 @@ def default_decision(output: Any) -> Any:
 AGREEMENT_RTOL = 1e-3
 
 
+def _same_nesting(a: pytree.TreeSpec, b: pytree.TreeSpec) -> bool:
+    """Whether two output trees nest alike: namedtuples alike by name and fields (a class
+    made in `forward` is a new one on every call)."""
+    if a == b:
+        return True
+    if a.type is not b.type or a.num_children != b.num_children:
+        return False
+    if a.type is collections.namedtuple:
+        if (a.context.__qualname__, a.context._fields) != (b.context.__qualname__,
+                                                            b.context._fields):
+            return False
+    elif a.context != b.context:
+        return False
+    return all(map(_same_nesting, a.children(), b.children()))
+
+
 def disagreement(got: Any, want: Any, rtol: float = AGREEMENT_RTOL) -> str | None:
     """What differs between compiled results `got` and eager's `want` (structure, shape,
     dtype, values beyond `rtol`), or None."""
     got_leaves, got_tree = pytree.tree_flatten(got)
     want_leaves, want_tree = pytree.tree_flatten(want)
-    if got_tree != want_tree:
+    if not _same_nesting(got_tree, want_tree):
         return f"results nested as {got_tree}, eager's as {want_tree}"
     for i, (g, w) in enumerate(zip(got_leaves, want_leaves, strict=True)):
         if not isinstance(w, torch.Tensor):

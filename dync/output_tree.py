@@ -4,15 +4,21 @@
 A deployed module runs where torch may be absent, and a manifest may come from someone else:
 the spec is parsed as data here. Tuples, lists, dicts and OrderedDicts (what models return)
 are rebuilt without torch, and torch's named tuples of results (`torch.return_types.sort`,
-`max(dim)`'s) as such where torch is loaded, as tuples where it is not; any other node type
-(a namedtuple, a registered dataclass) is handed to torch's own `treespec_loads`, which
-needs torch at call time.
+`max(dim)`'s) as such where torch is loaded, as tuples where it is not. The model's own
+namedtuples (`Out = namedtuple("Out", ["logits", "hidden"])`) are written by module, name
+and fields (`namedtuple_node`) and rebuilt as their class where this process defined it
+(`remember_namedtuple`, or an imported module's attribute: nothing is imported), else as a
+tuple class of the same name and fields, made here without evaluating anything. Any other
+node type (a registered dataclass) is handed to torch's own `treespec_loads`, which needs
+torch at call time.
 """
 
 from __future__ import annotations
 
 import collections
 import json
+import keyword
+import operator
 import re
 import sys
 from dataclasses import dataclass
@@ -27,6 +33,9 @@ _CONTAINERS = {"builtins.tuple": tuple, "builtins.list": list, "builtins.dict": 
 _DICTS = ("builtins.dict", "collections.OrderedDict")
 _RESULTS = re.compile(r"torch\.return_types\.[A-Za-z_][A-Za-z0-9_]*")
 _MAX_DEPTH = 64
+_NAMEDTUPLE = "namedtuple"
+#: The namedtuple classes of outputs this process compiled: (module, qualname, fields) -> class.
+_KNOWN: dict[tuple[str, str, tuple[str, ...]], type] = {}
 
 
 @dataclass(frozen=True)
@@ -98,7 +107,7 @@ def _node(data: dict, depth: int) -> Node:
         if children:
             raise ValueError("a leaf has children")
         return Node(None)
-    if kind not in _CONTAINERS and not _RESULTS.fullmatch(str(kind)):
+    if kind not in _CONTAINERS and kind != _NAMEDTUPLE and not _RESULTS.fullmatch(str(kind)):
         raise _Foreign(str(kind))
     if not isinstance(children, list):
         raise TypeError("children_spec is not a list")
@@ -108,13 +117,65 @@ def _node(data: dict, depth: int) -> Node:
         keys = tuple(json.loads(context))
         if len(keys) != len(nodes) or not all(isinstance(k, str | int) for k in keys):
             raise ValueError("a dict's keys do not match its children")
+    if kind == _NAMEDTUPLE:
+        module, name, fields = (json.loads(context)[k] for k in ("module", "name", "fields"))
+        if not (isinstance(module, str) and isinstance(name, str) and isinstance(fields, list)
+                and len(fields) == len(nodes) and all(map(_identifier, fields))):
+            raise ValueError("a namedtuple's fields do not match its children")
+        keys = (module, name, tuple(fields))
     return Node(kind, keys, nodes)
+
+
+def _identifier(name: Any) -> bool:
+    return isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name)
+
+
+def namedtuple_node(cls: type) -> tuple[str, str]:
+    """The (type, context) of a model's namedtuple class `cls` in an output tree's JSON;
+    `cls` is remembered for this process's calls."""
+    key = (cls.__module__, cls.__qualname__, tuple(cls._fields))
+    _KNOWN[key] = cls
+    return _NAMEDTUPLE, json.dumps({"module": key[0], "name": key[1], "fields": list(key[2])})
+
+
+def _namedtuple_class(module: str, name: str, fields: tuple[str, ...]) -> type:
+    cls = _KNOWN.get((module, name, fields))
+    if cls is None:
+        cls = sys.modules.get(module)
+        for part in name.split("."):
+            cls = getattr(cls, part, None)
+        if not (isinstance(cls, type) and issubclass(cls, tuple)
+                and tuple(getattr(cls, "_fields", ())) == fields):
+            cls = _tuple_class(name.rsplit(".", 1)[-1], fields)
+        _KNOWN[module, name, fields] = cls
+    return cls
+
+
+def _tuple_class(name: str, fields: tuple[str, ...]) -> type:
+    """A tuple class with `fields` as attributes, as a namedtuple of them behaves for its
+    results: made from the manifest's names without evaluating them (`collections.namedtuple`
+    would)."""
+    def new(cls, *values):
+        return tuple.__new__(cls, values)
+
+    def as_dict(self):
+        return dict(zip(fields, self, strict=True))
+
+    def represent(self):
+        return f"{type(self).__name__}({', '.join(f'{f}={v!r}' for f, v in as_dict(self).items())})"
+
+    body = {f: property(operator.itemgetter(i)) for i, f in enumerate(fields)}
+    body.update(__slots__=(), _fields=fields, __new__=new, __repr__=represent,
+                _asdict=as_dict)
+    return type(name if _identifier(name) else "Outputs", (tuple,), body)
 
 
 def _build(node: Node, leaves) -> Any:
     if node.kind is None:
         return next(leaves)
     values = [_build(c, leaves) for c in node.children]
+    if node.kind == _NAMEDTUPLE:
+        return _namedtuple_class(*node.keys)(*values)
     if node.kind not in _CONTAINERS:  # torch.return_types.<name>
         torch = sys.modules.get("torch")
         named = getattr(torch.return_types, node.kind.rsplit(".", 1)[1], None) if torch else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import io
@@ -22,6 +23,7 @@ from torch.utils import _pytree as pytree
 from torch.utils._sympy.numbers import int_oo
 
 from ...errors import DyncError, OptionError, UnsupportedConstructError
+from ...output_tree import namedtuple_node
 from ...signature import Signature, SymbolSpec, TensorSpec, dtype_name
 from ..common import ImportedProgram, Lowering, finish_import
 from . import guards, shape_exprs
@@ -556,7 +558,8 @@ def _signature(ep: torch.export.ExportedProgram, names: dict[str, str]) -> Signa
 def _tree_text(spec: pytree.TreeSpec) -> str:
     """`treespec_dumps(spec)`, but torch's named tuples of results (`torch.return_types.sort`,
     a `max(dim)`'s), which torch's serializer has no name for, written as
-    `torch.return_types.<name>` (`output_tree` rebuilds them)."""
+    `torch.return_types.<name>`, and the model's own namedtuples by module, name and fields
+    (`output_tree` rebuilds both)."""
     return json.dumps([1, _tree_json(spec)])
 
 
@@ -566,12 +569,19 @@ def _tree_json(spec: pytree.TreeSpec) -> dict:
         return {"type": None, "context": None, "children_spec": []}
     if pytree.is_structseq_class(spec.type) and spec.type.__module__ == "torch.return_types":
         kind, context = f"torch.return_types.{spec.type.__name__}", "null"
+    elif spec.type is collections.namedtuple and not _serializable(spec.context):
+        kind, context = namedtuple_node(spec.context)  # pytree's context: the class
     else:  # torch's own serialization of this node, its children as leaves
         alone = pytree.TreeSpec(spec.type, spec.context,
                                 [pytree.treespec_leaf() for _ in children])
         node = json.loads(pytree.treespec_dumps(alone))[1]
         kind, context = node["type"], node["context"]
     return {"type": kind, "context": context, "children_spec": children}
+
+
+def _serializable(cls: type) -> bool:
+    """Whether torch serializes the namedtuple class `cls` itself (registered by name)."""
+    return cls in pytree.SUPPORTED_SERIALIZED_TYPES
 
 
 _COMPARISONS = {operator.ge: 0, operator.gt: 1, operator.le: 0, operator.lt: -1}

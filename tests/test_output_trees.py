@@ -1,0 +1,61 @@
+"""Outputs nested in the model's own namedtuples: returned as such from a compiled call, and
+from a saved module loaded where the class is not defined, as a tuple class of the same name
+and fields, built from the manifest without evaluating anything in it."""
+
+from __future__ import annotations
+
+import json
+from collections import namedtuple
+
+import pytest
+import torch
+from torch.export import Dim
+
+import dync
+from dync.errors import ModuleFormatError
+from dync.output_tree import OutputTree
+
+Heads = namedtuple("Heads", ["logits", "hidden"])
+
+
+class ReturnsNamedTuples(torch.nn.Module):
+    def forward(self, x):
+        local = namedtuple("Local", ["total"])  # a new class on every call
+        h = x.cumsum(1)
+        return Heads(logits=h.mean(1), hidden=h), local(total=h.sum())
+
+
+def test_namedtuple_outputs_come_back_as_the_models_classes(tmp_path):
+    x = torch.randn(2, 7, 4)
+    compiled = dync.compile(ReturnsNamedTuples(), (x,), dynamic_shapes=({1: Dim("n", max=64)},),
+                            mode="graph", cache=False)
+    heads, local = compiled(torch.randn(2, 9, 4))
+    assert type(heads) is Heads and heads.hidden.shape == (2, 9, 4)
+    assert type(local).__name__ == "Local" and local._fields == ("total",)
+    loaded = dync.load(compiled.save(tmp_path / "named.vmfb"))
+    heads, local = loaded(x)
+    torch.testing.assert_close(heads.logits, ReturnsNamedTuples()(x)[0].logits)
+
+
+def _tree(fields: list, name: str = "Heads", module: str = "nowhere") -> str:
+    leaf = {"type": None, "context": None, "children_spec": []}
+    context = json.dumps({"module": module, "name": name, "fields": fields})
+    return json.dumps([1, {"type": "namedtuple", "context": context,
+                           "children_spec": [leaf] * len(fields)}])
+
+
+def test_a_namedtuple_no_module_defines_is_made_from_its_fields():
+    tree = OutputTree(_tree(["logits", "hidden"]))
+    out = tree.nest([1, 2])
+    assert isinstance(out, tuple) and type(out).__name__ == "Heads"
+    assert (out.logits, out.hidden, out._asdict()) == (1, 2, {"logits": 1, "hidden": 2})
+    assert repr(out) == "Heads(logits=1, hidden=2)"
+
+
+@pytest.mark.parametrize("fields", [["ok", "__import__('os').system('x')"], ["class", "b"],
+                                    ["a"], [1, 2]])
+def test_namedtuple_fields_that_are_not_names_are_refused(fields):
+    data = json.loads(_tree(["a", "b"]))
+    data[1]["context"] = json.dumps({"module": "m", "name": "N", "fields": fields})
+    with pytest.raises(ModuleFormatError, match="malformed output tree"):
+        OutputTree(json.dumps(data))
