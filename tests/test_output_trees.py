@@ -1,11 +1,13 @@
-"""Outputs nested in the model's own namedtuples: returned as such from a compiled call, and
-from a saved module loaded where the class is not defined, as a tuple class of the same name
-and fields, built from the manifest without evaluating anything in it."""
+"""Outputs nested in the model's own namedtuples and dataclasses: returned as such from a
+compiled call; a namedtuple from a saved module loaded where its class is not defined as a
+tuple class of the same name and fields, built from the manifest without evaluating
+anything in it."""
 
 from __future__ import annotations
 
 import json
 from collections import namedtuple
+from dataclasses import dataclass
 
 import pytest
 import torch
@@ -35,6 +37,31 @@ def test_namedtuple_outputs_come_back_as_the_models_classes(tmp_path):
     loaded = dync.load(compiled.save(tmp_path / "named.vmfb"))
     heads, local = loaded(x)
     torch.testing.assert_close(heads.logits, ReturnsNamedTuples()(x)[0].logits)
+
+
+@dataclass
+class Output:
+    logits: torch.Tensor
+    hidden: torch.Tensor
+
+
+class ReturnsADataclass(torch.nn.Module):
+    def forward(self, x):
+        h = x.cumsum(1)
+        return Output(logits=h.mean(1), hidden=h)
+
+
+def test_a_dataclass_of_outputs_is_registered_and_returned():
+    """torch.export refuses a dataclass it has no pytree registration for; dync registers
+    the ones the model returns, as `torch.export.register_dataclass` would by hand."""
+    x = torch.randn(2, 7, 4)
+    compiled = dync.compile(ReturnsADataclass(), (x,), dynamic_shapes=({1: Dim("n", max=64)},),
+                            mode="graph", cache=False)
+    y = torch.randn(2, 11, 4)
+    got, want = compiled(y), ReturnsADataclass()(y)
+    assert type(got) is Output
+    torch.testing.assert_close(got.hidden, want.hidden)
+    torch.testing.assert_close(got.logits, want.logits)
 
 
 def _tree(fields: list, name: str = "Heads", module: str = "nowhere") -> str:

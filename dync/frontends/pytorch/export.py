@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import dataclasses
 import functools
 import io
 import itertools
@@ -457,11 +458,44 @@ def _quiet_export(model, args, dynamic_shapes) -> torch.export.ExportedProgram:
     torch.distributions.Distribution.set_default_validate_args(False)
     try:
         with contextlib.redirect_stderr(captured), DataDependentOps():
-            ep = torch.export.export(model, args, dynamic_shapes=dynamic_shapes, strict=False)
+            try:
+                ep = torch.export.export(model, args, dynamic_shapes=dynamic_shapes, strict=False)
+            except Exception as e:
+                if "in output, which is not a known type" not in str(e) or not _register_dataclasses(
+                        model, args):
+                    raise
+                ep = torch.export.export(model, args, dynamic_shapes=dynamic_shapes, strict=False)
     finally:
         torch.distributions.Distribution.set_default_validate_args(validate)
     sys.stderr.write(captured.getvalue())
     return ep
+
+
+def _register_dataclasses(model, args: tuple) -> bool:
+    """Register with torch's pytree the dataclasses that `model(*args)` returns results in
+    (`@dataclass class Output: logits: Tensor ...`), which torch.export refuses unregistered;
+    whether there were any. Registered for the process, as `torch.export.register_dataclass`
+    would be by hand: the compiled module returns them too."""
+    found: list[type] = []
+
+    def walk(value: Any) -> None:
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            if type(value) not in pytree.SUPPORTED_NODES and type(value) not in found:
+                found.append(type(value))
+            for f in dataclasses.fields(value):
+                walk(getattr(value, f.name))
+        elif isinstance(value, list | tuple):
+            for v in value:
+                walk(v)
+        elif isinstance(value, dict):
+            for v in value.values():
+                walk(v)
+
+    with torch.no_grad():
+        walk(model(*args))
+    for cls in found:
+        torch.export.register_dataclass(cls, serialized_type_name=f"{cls.__module__}.{cls.__qualname__}")
+    return bool(found)
 
 
 def _export_error(e: Exception) -> DyncError:
