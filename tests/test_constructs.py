@@ -1134,6 +1134,24 @@ class EntropyExitThroughDistributions(nn.Module):
         return self.head(h)
 
 
+class RefineWhileNormAndCounter(nn.Module):
+    """`while h.norm() > 1 and i < 10`: a loop carrying a tensor of a dynamic shape and a
+    Python counter. IREE crashed on the loop (dync-rotate-while orders its values)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        i = 0
+        h, acc = x, torch.zeros_like(x)
+        while h.norm() > 1.0 and i < 10:
+            h = torch.tanh(self.lin(h)) * 0.6
+            acc = acc + h
+            i += 1
+        return acc * i + h
+
+
 class FarthestPointSampling(nn.Module):
     """PointNet++'s farthest point sampling as its PyTorch port writes it: a `for` over the
     samples that updates each point's distance with `distance[mask] = dist[mask]`. The masked
@@ -1567,6 +1585,7 @@ CONSTRUCTS = {
     "Python max of a dynamic size as top-k's k": (HalfTheTokensByTopK, SEQUENCES, True),
     "branch on a dynamic size": (BranchOnADynamicSize, SEQUENCES, True),
     "int() of a dynamic size": (IntOfASize, VECTOR, True),
+    "while on a norm and a Python counter": (RefineWhileNormAndCounter, VECTOR, True),
     "early exit on a torch.distributions entropy": (EntropyExitThroughDistributions, VECTOR, True),
     "a size read from the data (int(batch.max()) + 1) for new_zeros, zeros, one_hot":
         (PoolBySegmentsCountedFromData, VECTOR, True),

@@ -40,36 +40,47 @@ def _rotate_while(loop: ir.Operation) -> None:
     loc = loop.location
     types = [r.type for r in loop.results]
     inits = list(loop.operands)
+    # The do-while carries values of static shape first, those of a dynamic shape after them.
+    order = sorted(range(len(types)), key=lambda i: _dynamic(types[i]))
+    where = {k: j for j, k in enumerate(order)}  # original position -> carried position
     guard = ir.Operation.create(
         "scf.if", results=types, operands=[inits[0]], regions=2, loc=loc, ip=ir.InsertionPoint(loop)
     )
     then_block = guard.regions[0].blocks.append()
     else_block = guard.regions[1].blocks.append()
+    carried = [types[k] for k in order]
     rotated = ir.Operation.create(
         "scf.while",
-        results=types,
-        operands=inits[1:],
+        results=carried,
+        operands=[inits[1 + k] for k in order],
         regions=2,
         loc=loc,
         ip=ir.InsertionPoint(then_block),
     )
     ir.Operation.create(
-        "scf.yield", operands=list(rotated.results), loc=loc, ip=ir.InsertionPoint(then_block)
+        "scf.yield", operands=[rotated.results[where[k]] for k in range(len(types))], loc=loc,
+        ip=ir.InsertionPoint(then_block)
     )
     ir.Operation.create("scf.yield", operands=inits[1:], loc=loc, ip=ir.InsertionPoint(else_block))
-    body = rotated.regions[0].blocks.append(*types, arg_locs=[loc] * len(types))
-    forward = rotated.regions[1].blocks.append(*types, arg_locs=[loc] * len(types))
+    body = rotated.regions[0].blocks.append(*carried, arg_locs=[loc] * len(types))
+    forward = rotated.regions[1].blocks.append(*carried, arg_locs=[loc] * len(types))
     ir.Operation.create(
         "scf.yield", operands=list(forward.arguments), loc=loc, ip=ir.InsertionPoint(forward)
     )
-    for old, new in zip(after.arguments, body.arguments, strict=True):
-        old.replace_all_uses_with(new)
+    for k, old in enumerate(after.arguments):
+        old.replace_all_uses_with(body.arguments[where[k]])
     after_ops = list(after.operations)
     for op in after_ops[:-1]:
         body.append(op.operation)
+    condition, *nexts = after_ops[-1].operands
     ir.Operation.create(
-        "scf.condition", operands=list(after_ops[-1].operands), loc=loc, ip=ir.InsertionPoint(body)
+        "scf.condition", operands=[condition, *(nexts[k] for k in order)], loc=loc,
+        ip=ir.InsertionPoint(body)
     )
     for old, new in zip(loop.results, guard.results, strict=True):
         old.replace_all_uses_with(new)
     loop.erase()
+
+
+def _dynamic(type_: ir.Type) -> bool:
+    return isinstance(type_, ir.ShapedType) and not ir.ShapedType(type_).has_static_shape

@@ -51,3 +51,32 @@ func.func @computing_before(%n: i64) -> i64 {
   }
   return %0 : i64
 }
+
+// -----
+
+// The do-while carries the values of a static shape before those of a dynamic one (IREE
+// crashed on a dynamic tensor carried before a 0-d counter); the guard's results keep the
+// loop's order.
+// CHECK-LABEL: func.func @dynamic_then_static
+// CHECK-SAME:    (%[[C:.+]]: i1, %[[X:.+]]: tensor<?x4xf32>, %[[N:.+]]: tensor<i64>)
+// CHECK:         %[[R:.+]]:2 = scf.if %[[C]] -> (tensor<?x4xf32>, tensor<i64>) {
+// CHECK:           %[[W:.+]]:2 = scf.while (%[[K:.+]] = %[[N]], %[[H:.+]] = %[[X]]) : (tensor<i64>, tensor<?x4xf32>) -> (tensor<i64>, tensor<?x4xf32>) {
+// CHECK:             %[[T:.+]] = math.tanh %[[H]]
+// CHECK:             scf.condition(%{{.+}}) %[[K]], %[[T]] : tensor<i64>, tensor<?x4xf32>
+// CHECK:           } do {
+// CHECK:           scf.yield %[[W]]#1, %[[W]]#0 : tensor<?x4xf32>, tensor<i64>
+// CHECK:         } else {
+// CHECK:           scf.yield %[[X]], %[[N]] : tensor<?x4xf32>, tensor<i64>
+// CHECK:         }
+// CHECK:         return %[[R]]#0, %[[R]]#1
+func.func @dynamic_then_static(%c: i1, %x: tensor<?x4xf32>, %n: tensor<i64>) -> (tensor<?x4xf32>, tensor<i64>) {
+  %0:2 = scf.while (%go = %c, %h = %x, %k = %n) : (i1, tensor<?x4xf32>, tensor<i64>) -> (tensor<?x4xf32>, tensor<i64>) {
+    scf.condition(%go) %h, %k : tensor<?x4xf32>, tensor<i64>
+  } do {
+  ^bb0(%h: tensor<?x4xf32>, %k: tensor<i64>):
+    %t = math.tanh %h : tensor<?x4xf32>
+    %more = arith.constant true
+    scf.yield %more, %t, %k : i1, tensor<?x4xf32>, tensor<i64>
+  }
+  return %0#0, %0#1 : tensor<?x4xf32>, tensor<i64>
+}
