@@ -1152,6 +1152,24 @@ class RefineWhileNormAndCounter(nn.Module):
         return acc * i + h
 
 
+class StepSlicesOverALength(nn.Module):
+    """`x[:, t:t + 1]` at each step of a loop over a dynamic length (a recurrent cell fed one
+    step at a time, its dim kept): torch read the slice of the traced counter as two
+    numbers, of a length it could not tell, and `squeeze(1)` left the dim."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.GRUCell(16, 8)
+
+    def forward(self, x):
+        h = x.new_zeros(x.shape[0], 8)
+        outs = []
+        for t in range(x.size(1)):
+            h = self.cell(x[:, t:t + 1].squeeze(1), h)
+            outs.append(h[:, None])
+        return torch.cat(outs, 1)
+
+
 class FarthestPointSampling(nn.Module):
     """PointNet++'s farthest point sampling as its PyTorch port writes it: a `for` over the
     samples that updates each point's distance with `distance[mask] = dist[mask]`. The masked
@@ -1585,6 +1603,7 @@ CONSTRUCTS = {
     "Python max of a dynamic size as top-k's k": (HalfTheTokensByTopK, SEQUENCES, True),
     "branch on a dynamic size": (BranchOnADynamicSize, SEQUENCES, True),
     "int() of a dynamic size": (IntOfASize, VECTOR, True),
+    "x[:, t:t + 1] in a loop over a dynamic length": (StepSlicesOverALength, SEQUENCES, True),
     "while on a norm and a Python counter": (RefineWhileNormAndCounter, VECTOR, True),
     "early exit on a torch.distributions entropy": (EntropyExitThroughDistributions, VECTOR, True),
     "a size read from the data (int(batch.max()) + 1) for new_zeros, zeros, one_hot":

@@ -27,6 +27,7 @@ class _Predicates(ast.NodeTransformer):
         self.fresh = fresh  # variables only ever holding tensors made here (aliasing.py)
         self.fresh_writes = fresh_writes  # writes into a tensor made just before them
         self.depth = 0  # how many ifs and loops the visited statement is inside
+        self.counters: set[str] = set()  # variables of the `for v in range(n)` loops around
 
     def _nested(self, node: ast.AST) -> ast.AST:
         self.depth += 1
@@ -53,14 +54,23 @@ class _Predicates(ast.NodeTransformer):
         return ast.copy_location(ast.Assign(targets=[_name(name, True)], value=call), node)
 
     def visit_For(self, node: ast.For) -> ast.For:
-        return self._nested(node)
+        counter = _counter(node)
+        if counter is None or counter in self.counters:
+            return self._nested(node)
+        self.counters.add(counter)
+        try:
+            return self._nested(node)
+        finally:
+            self.counters.discard(counter)
 
     def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
-        """`x[i]` -> `__dync__.getitem(x, i)` (values.py): `i` may be a 0-d tensor."""
+        """`x[i]` -> `__dync__.getitem(x, i)` (values.py): `i` may be a 0-d tensor; so may
+        `t` of a slice `t:t + 1` where `t` counts a `for t in range(n)` loop (`one_step`)."""
         self.generic_visit(node)
         if not isinstance(node.ctx, ast.Load):
             return node
-        return ast.copy_location(_call("getitem", node.value, _index_expr(node.slice)), node)
+        index = _index_expr(_with_steps(node.slice, self.counters))
+        return ast.copy_location(_call("getitem", node.value, index), node)
 
     def visit_Attribute(self, node: ast.Attribute) -> ast.expr:
         """`x.data` -> `__dync__.data_of(x)` (values.py)."""
@@ -188,6 +198,37 @@ def _exact_divisions(expr: ast.expr) -> ast.expr:
         if isinstance(expr.op, ast.Div):
             return ast.copy_location(_call("exact_div", expr.left, expr.right), expr)
     return expr
+
+
+def _counter(node: ast.For) -> str | None:
+    """The variable of `for v in range(n)` or `range(k, n)` with k a literal >= 0: never
+    negative."""
+    it = node.iter
+    if not (isinstance(node.target, ast.Name) and isinstance(it, ast.Call)
+            and isinstance(it.func, ast.Name) and it.func.id == "range" and not it.keywords
+            and 1 <= len(it.args) <= 2):
+        return None
+    start = it.args[0] if len(it.args) == 2 else None
+    if start is not None and not (isinstance(start, ast.Constant) and type(start.value) is int
+                                  and start.value >= 0):
+        return None
+    return node.target.id
+
+
+def _with_steps(index: ast.expr, counters: set[str]) -> ast.expr:
+    """`index` with each slice `t:t + 1` (no step) of a loop counter `t` made
+    `__dync__.one_step(t)`."""
+    if isinstance(index, ast.Tuple):
+        return ast.copy_location(ast.Tuple(elts=[_with_steps(e, counters) for e in index.elts],
+                                           ctx=ast.Load()), index)
+    if (isinstance(index, ast.Slice) and index.step is None
+            and isinstance(index.lower, ast.Name) and index.lower.id in counters
+            and isinstance(index.upper, ast.BinOp) and isinstance(index.upper.op, ast.Add)
+            and isinstance(index.upper.left, ast.Name) and index.upper.left.id == index.lower.id
+            and isinstance(index.upper.right, ast.Constant) and index.upper.right.value == 1
+            and type(index.upper.right.value) is int):
+        return ast.copy_location(_call("one_step", index.lower), index)
+    return index
 
 
 def _index_expr(index: ast.expr) -> ast.expr:

@@ -53,7 +53,7 @@ from .lifting import lifted as _lifted
 from .lifting import recording_usage
 from .lists import TensorList, length, new_list  # noqa: F401  (called by rewritten code)
 from .ratios import SizeRatio, exact_div  # noqa: F401  (called by rewritten code)
-from .values import data_of, getitem, setitem, tensor  # noqa: F401  (called by rewritten code)
+from .values import data_of, getitem, one_step, setitem, tensor  # noqa: F401  (called by rewritten code)
 
 
 def state(frame_locals: dict, names: Sequence[str]) -> tuple:

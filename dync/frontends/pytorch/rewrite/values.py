@@ -12,6 +12,9 @@ statement on real tensors; while exporting, it is the functional form `torch.con
 - `x[i]` where `i` may be a 0-d integer tensor (a loop index over a symbolic range, an
   `argmax()`) becomes `getitem(x, i)`: torch reads such an index as a Python number, a
   data-dependent value; `index_select` keeps it in the graph;
+- `x[t:t + 1]` of a `for t in range(n)` loop's counter becomes `getitem(x, one_step(t))`: the
+  one item at `t`, its dim kept (torch read `t:t + 1` of a 0-d tensor `t` as two numbers,
+  a slice of a length it could not tell);
 - `x.data` becomes `data_of(x)`: `detach()` on a tensor (the same values, without a constant
   that escapes the trace), the attribute of anything else (a `PackedSequence`).
 """
@@ -33,14 +36,38 @@ def _tracing() -> bool:
     return torch.compiler.is_exporting()
 
 
+class Step:
+    """`t:t + 1` of a loop counter `t` that is a 0-d tensor (never negative: `range`'s)."""
+
+    __slots__ = ("position",)
+
+    def __init__(self, position: torch.Tensor):
+        self.position = position
+
+
+def one_step(counter: Any) -> Any:
+    """The slice `counter:counter + 1` (a `Step` where the counter is a tensor)."""
+    return Step(counter) if _is_position(counter) else slice(counter, counter + 1)
+
+
 def getitem(target: Any, index: Any) -> Any:
     """`target[index]`."""
     found = _tensor_position(target, index) if _tracing() else None
     if found is None:
-        return target[index]
+        return target[_without_steps(index)]
     basic, dim, position = found
     view = target[basic]
+    if isinstance(position, Step):  # one item, its dim kept; past the end an IndexError
+        return view.index_select(dim, position.position.reshape(1))
     return view.index_select(dim, _from_end(position, view.shape[dim])).squeeze(dim)
+
+
+def _without_steps(index: Any) -> Any:
+    """`index` with each `Step` the slice it stands for (eager: its counter is a tensor)."""
+    def plain(item: Any) -> Any:
+        return slice(item.position, item.position + 1) if isinstance(item, Step) else item
+
+    return tuple(map(plain, index)) if isinstance(index, tuple) else plain(index)
 
 
 def setitem(target: Any, index: Any, value: Any, op: str | None = None) -> Any:
@@ -91,8 +118,9 @@ def _from_end(position: torch.Tensor, n: Any) -> torch.Tensor:
 
 
 def _is_position(value: Any) -> bool:
-    return (isinstance(value, torch.Tensor) and value.dim() == 0
-            and not value.dtype.is_floating_point and value.dtype != torch.bool)
+    return isinstance(value, Step) or (
+        isinstance(value, torch.Tensor) and value.dim() == 0
+        and not value.dtype.is_floating_point and value.dtype != torch.bool)
 
 
 def _tensor_position(target: Any, index: Any) -> tuple[Any, int, torch.Tensor] | None:
