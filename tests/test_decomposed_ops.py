@@ -117,6 +117,11 @@ CASES = {
         torch.nanquantile(torch.where(x > 1.5, float("nan"), x), 0.4, dim=-1).flatten(),
         torch.quantile(torch.where(x > 1.5, float("nan"), x)[:, 0], 0.5, dim=-1,
                        interpolation="lower").nan_to_num(nan=9.0).flatten()]),
+    "linalg_norm": lambda x: torch.cat([  # Frobenius, the sums of magnitudes, a vector
+        torch.linalg.norm(x, dim=(-2, -1)).flatten(),
+        torch.linalg.norm(x, float("inf"), dim=(2, 3), keepdim=True).flatten(),
+        torch.linalg.matrix_norm(x, 1).flatten(), torch.linalg.matrix_norm(x, -1).flatten(),
+        torch.linalg.norm(x[0, 0]).reshape(1), torch.linalg.norm(x, 3, dim=2).flatten()]),
     "adaptive_max_pool2d": lambda x: torch.cat([
         v.float().flatten() for v in F.adaptive_max_pool2d(x, (2, 3), return_indices=True)]),
 }

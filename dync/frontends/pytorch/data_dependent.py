@@ -26,6 +26,8 @@ definition instead while dync exports a model:
 * `F.one_hot` with a count of classes read from data (given so, or left to the largest
   class, `num_classes=-1`), which torch's own makes a Python int: here the comparison with
   an `arange` of the count. (A class outside it is a row of zeros, where eager raises.)
+* `torch.linalg.norm`/`matrix_norm` over two dims with an `ord` (1, inf, ...), whose
+  torch implementation specializes a dynamic size: the sums of magnitudes and their extreme.
 * `tril_indices`/`triu_indices` of a dynamic size (the pairs below a diagonal: pairwise
   features, graph edges), which specializes it likewise: here the `nonzero` of the triangle's
   mask, in the same row-major order; its count is an unbacked size.
@@ -37,7 +39,7 @@ import torch
 from torch._prims_common import is_contiguous_or_false
 from torch.overrides import TorchFunctionMode
 
-from .decompositions import repeat_interleave
+from .decompositions import linalg_norm, repeat_interleave
 
 
 class DataDependentOps(TorchFunctionMode):
@@ -58,6 +60,10 @@ class DataDependentOps(TorchFunctionMode):
             return x.clone(memory_format=torch.contiguous_format)
         if func in _SIZE_TAKERS and (sized := _with_tensor_sizes(func, args, kwargs)):
             args, kwargs = sized
+        if func in _NORMS:
+            result = _NORMS[func](*args, **kwargs)
+            if result is not NotImplemented:
+                return result
         if func is torch.nn.functional.one_hot:
             result = one_hot(*args, **kwargs)
             if result is not NotImplemented:
@@ -81,6 +87,15 @@ _SIZE_TAKERS = {
     torch.Tensor.new_full: 1, torch.Tensor.view: 1, torch.Tensor.reshape: 1, torch.reshape: 1,
     torch.Tensor.expand: 1, torch.Tensor.repeat: 1, torch.Tensor.narrow: 1, torch.narrow: 1,
     torch.nn.functional.one_hot: 1}
+
+
+def _matrix_norm(x, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+    return linalg_norm(x, ord, dim, keepdim, dtype=dtype)
+
+
+#: torch's own matrix norms specialize a dynamic size ("You marked n as dynamic but your code
+#: specialized it"): `decompositions.linalg_norm` instead.
+_NORMS = {torch.linalg.norm: linalg_norm, torch.linalg.matrix_norm: _matrix_norm}
 
 
 def one_hot(x: torch.Tensor, num_classes=-1) -> torch.Tensor:

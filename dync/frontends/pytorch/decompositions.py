@@ -138,6 +138,31 @@ def _cropped(x, pad, value):
     return torch.constant_pad_nd(x, rest, 0 if value is None else value)
 
 
+def linalg_norm(x, ord=None, dim=None, keepdim=False, *, dtype=None):
+    """`torch.linalg.norm` (torch-mlir lowers no `linalg_norm` over two dims): a vector norm
+    (`ord=None` over any dims is the 2-norm of their elements, Frobenius for a matrix), and
+    the matrix norms of sums of magnitudes, `ord` 1, -1, inf, -inf; NotImplemented for the
+    spectral ones (2, -2, 'nuc': singular values)."""
+    dims = [dim] if isinstance(dim, int) else list(dim) if dim is not None else None
+    if dtype is not None:
+        x = x.to(dtype)
+    if ord is None or ord == "fro" or (dims is not None and len(dims) == 1) or (
+            dims is None and x.dim() == 1):
+        if isinstance(ord, str) and ord != "fro":
+            return NotImplemented
+        order = 2 if ord is None or ord == "fro" else ord
+        return torch.linalg.vector_norm(x, order, dims, keepdim)
+    if dims is None:
+        dims = [-2, -1]
+    if len(dims) != 2 or ord not in (1, -1, math.inf, -math.inf):
+        return NotImplemented
+    rows, columns = (d % x.dim() for d in dims)
+    summed, other = (rows, columns) if abs(ord) == 1 else (columns, rows)
+    sums = x.abs().sum(summed, keepdim=True)
+    result = sums.amax(other, keepdim=True) if ord > 0 else sums.amin(other, keepdim=True)
+    return result if keepdim else result.squeeze(max(rows, columns)).squeeze(min(rows, columns))
+
+
 def _isfinite(x):
     """`isfinite` (torch-mlir has no lowering): below infinity in magnitude, NaN not."""
     if x.is_complex():
@@ -1257,6 +1282,7 @@ DECOMPOSITIONS = get_decompositions([
     torch.ops.aten.index_add.default: _index_add,
     torch.ops.aten.index_reduce.default: _index_reduce,
     torch.ops.aten.isfinite.default: _isfinite,
+    torch.ops.aten.linalg_norm.default: linalg_norm,
     torch.ops.aten.index.Tensor: _index,
     torch.ops.aten._unsafe_index.Tensor: _unsafe_index,
     torch.ops.aten.pad.default: _pad,
