@@ -122,6 +122,15 @@ CASES = {
         torch.linalg.norm(x, float("inf"), dim=(2, 3), keepdim=True).flatten(),
         torch.linalg.matrix_norm(x, 1).flatten(), torch.linalg.matrix_norm(x, -1).flatten(),
         torch.linalg.norm(x[0, 0]).reshape(1), torch.linalg.norm(x, 3, dim=2).flatten()]),
+    "pointwise_and_index_ops": lambda x: torch.cat([v.float().flatten() for v in (
+        torch.hypot(x, x.flip(-1)), torch.copysign(x, -x), torch.signbit(x), torch.sinc(x),
+        torch.special.erf(x), torch.special.expit(x),
+        torch.special.xlogy(x.abs(), x.abs() + 1), *torch.std_mean(x, dim=-1),
+        x.index_fill(2, torch.tensor([0, -1]), -1.0),
+        torch.ones_like(x).scatter(3, x.argsort(-1)[..., :2], 2.0, reduce="multiply"),
+        torch.argwhere(x > 1.5).sum(0), torch.trapezoid(x, dim=-1),
+        torch.linalg.vander(x[0, 0, 0]),
+        torch.take_along_dim(x, x.argsort(-1)[..., :1], dim=-1))]),
     "adaptive_max_pool2d": lambda x: torch.cat([
         v.float().flatten() for v in F.adaptive_max_pool2d(x, (2, 3), return_indices=True)]),
 }

@@ -26,6 +26,7 @@ definition instead while dync exports a model:
 * `F.one_hot` with a count of classes read from data (given so, or left to the largest
   class, `num_classes=-1`), which torch's own makes a Python int: here the comparison with
   an `arange` of the count. (A class outside it is a row of zeros, where eager raises.)
+* `take_along_dim`, which specializes dynamic sizes while broadcasting: a `gather`.
 * `torch.linalg.norm`/`matrix_norm` over two dims with an `ord` (1, inf, ...), whose
   torch implementation specializes a dynamic size: the sums of magnitudes and their extreme.
 * `tril_indices`/`triu_indices` of a dynamic size (the pairs below a diagonal: pairwise
@@ -60,8 +61,8 @@ class DataDependentOps(TorchFunctionMode):
             return x.clone(memory_format=torch.contiguous_format)
         if func in _SIZE_TAKERS and (sized := _with_tensor_sizes(func, args, kwargs)):
             args, kwargs = sized
-        if func in _NORMS:
-            result = _NORMS[func](*args, **kwargs)
+        if func in _SPECIALIZING:
+            result = _SPECIALIZING[func](*args, **kwargs)
             if result is not NotImplemented:
                 return result
         if func is torch.nn.functional.one_hot:
@@ -93,9 +94,26 @@ def _matrix_norm(x, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     return linalg_norm(x, ord, dim, keepdim, dtype=dtype)
 
 
-#: torch's own matrix norms specialize a dynamic size ("You marked n as dynamic but your code
-#: specialized it"): `decompositions.linalg_norm` instead.
-_NORMS = {torch.linalg.norm: linalg_norm, torch.linalg.matrix_norm: _matrix_norm}
+def take_along_dim(x, indices, dim=None):
+    """`take_along_dim`, whose torch implementation broadcasts through shape comparisons that
+    specialize dynamic sizes: a `gather` of the two expanded to each other's sizes but along
+    `dim`, where a size of 1 is broadcast (or of the flattened tensors, without `dim`)."""
+    if dim is None:
+        return x.reshape(-1).gather(0, indices.reshape(-1))
+    if x.dim() != indices.dim():
+        return NotImplemented
+    dim %= x.dim()
+    sizes = [b if isinstance(a, int) and a == 1 else a for a, b in zip(x.shape, indices.shape,
+                                                                         strict=True)]
+    x_sizes = [-1 if d == dim else s for d, s in enumerate(sizes)]
+    index_sizes = [-1 if d == dim else s for d, s in enumerate(sizes)]
+    return x.expand(x_sizes).gather(dim, indices.expand(index_sizes))
+
+
+#: Functions whose torch implementation specializes a dynamic size ("You marked n as dynamic
+#: but your code specialized it"), and what dync calls instead.
+_SPECIALIZING = {torch.linalg.norm: linalg_norm, torch.linalg.matrix_norm: _matrix_norm,
+          torch.take_along_dim: take_along_dim, torch.Tensor.take_along_dim: take_along_dim}
 
 
 def one_hot(x: torch.Tensor, num_classes=-1) -> torch.Tensor:

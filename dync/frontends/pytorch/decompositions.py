@@ -163,6 +163,94 @@ def linalg_norm(x, ord=None, dim=None, keepdim=False, *, dtype=None):
     return result if keepdim else result.squeeze(max(rows, columns)).squeeze(min(rows, columns))
 
 
+def _hypot(a, b):
+    """`hypot` as eager computes it without overflow: the larger magnitude times
+    sqrt(1 + ratio^2); an infinite side is inf, even beside a NaN."""
+    a, b = a.abs(), b.abs()
+    big, small = torch.maximum(a, b), torch.minimum(a, b)
+    ratio = torch.where(big == 0, torch.zeros_like(big), small / big)
+    result = big * torch.sqrt(1 + ratio * ratio)
+    return torch.where(torch.isinf(a) | torch.isinf(b), torch.full_like(result, math.inf), result)
+
+
+def _signbit(x):
+    """`signbit`: the sign bit, also of -0.0 and of NaNs (through the integer bits)."""
+    if not x.is_floating_point():
+        return x < 0
+    bits = {torch.float32: torch.int32, torch.float64: torch.int64,
+            torch.float16: torch.int16}.get(x.dtype)
+    return x.view(bits) < 0 if bits is not None else x < 0
+
+
+def _copysign(a, b):
+    """`copysign`: |a| with b's sign bit (-0.0 and negative NaNs count as negative)."""
+    b = b if isinstance(b, torch.Tensor) else torch.scalar_tensor(b, dtype=torch.float64)
+    magnitude = a.abs() if a.is_floating_point() else a.abs().to(torch.get_default_dtype())
+    return torch.where(_signbit(b), -magnitude, magnitude)
+
+
+def _sinc(x):
+    """`sinc`: sin(pi x) / (pi x), 1 at 0."""
+    scaled = x * math.pi
+    return torch.where(x == 0, torch.ones_like(x), torch.sin(scaled) / scaled)
+
+
+def _xlogy(x, y):
+    """`special_xlogy`, as `xlogy`: 0 where x is 0 (and y not NaN)."""
+    return torch.xlogy(x, y)
+
+
+def _std_mean(x, dim=None, *, correction=None, keepdim=False, unbiased=None):
+    """`std_mean` (torch-mlir lowers none): `var_mean`'s square root."""
+    if unbiased is not None and correction is None:
+        correction = 1 if unbiased else 0
+    var, mean = torch.var_mean(x, dim, correction=correction, keepdim=keepdim)
+    return var.sqrt(), mean
+
+
+def _index_fill(x, dim, index, value):
+    """`index_fill` (torch-mlir lowers none): `value` where the position along `dim` is one
+    of `index` (negatives counted from the end), x elsewhere."""
+    dim %= max(x.dim(), 1)
+    n = x.shape[dim] if x.dim() else 1
+    index = torch.where(index < 0, index + n, index).reshape(-1)
+    hit = (torch.arange(n, device=x.device)[:, None] == index[None, :]).any(1)
+    shape = [1] * x.dim()
+    if x.dim():
+        shape[dim] = n
+    value = value if isinstance(value, torch.Tensor) else torch.scalar_tensor(value)
+    return torch.where(hit.reshape(shape), value.to(x.dtype), x)
+
+
+def _scatter_reduce_mode(x, dim, index, src, reduce):
+    """`scatter(..., reduce="add" | "multiply")` as `scatter_reduce` sum or prod onto x."""
+    if not isinstance(src, torch.Tensor):
+        src = torch.full_like(index, src, dtype=x.dtype)
+    return torch.scatter_reduce(x, dim % x.dim(), index, src,
+                                {"add": "sum", "multiply": "prod"}[reduce], include_self=True)
+
+
+def _argwhere(x):
+    """`argwhere`: `nonzero` (dync's own)."""
+    return torch.nonzero(x)
+
+
+def _trapezoid(y, dx=1, dim=-1):
+    """`trapezoid` with a constant spacing: dx times the sum less half the ends."""
+    n = y.shape[dim]
+    if n == 0:
+        return y.sum(dim) * 0
+    return dx * (y.sum(dim) - (y.select(dim, 0) + y.select(dim, -1)) / 2)
+
+
+def _vander(x, N=None):
+    """`linalg_vander`: the powers 0 .. N - 1 of each x along a new last dim, as products
+    (a float power of a negative base is NaN in IREE's `powf`)."""
+    n = x.shape[-1] if N is None else N
+    column = x[..., None]
+    return torch.cat([torch.ones_like(column), column.expand(*x.shape, n - 1)], -1).cumprod(-1)
+
+
 def _isfinite(x):
     """`isfinite` (torch-mlir has no lowering): below infinity in magnitude, NaN not."""
     if x.is_complex():
@@ -1245,8 +1333,9 @@ DECOMPOSITIONS = get_decompositions([
     _aten.einsum.default: einsum_as_matmul,
     _aten.matmul.default: _matmul,
     _aten.split.Tensor: _split,
-    **{op: _nonnegative_dim(op) for op in (_aten.scatter.src, _aten.scatter.value,
-                                           _aten.scatter.reduce, _aten.scatter.value_reduce)},
+    **{op: _nonnegative_dim(op) for op in (_aten.scatter.src, _aten.scatter.value)},
+    _aten.scatter.reduce: _scatter_reduce_mode,
+    _aten.scatter.value_reduce: _scatter_reduce_mode,
     _aten.split_with_sizes.default: _split_with_sizes,
     _aten.masked_select.default: _masked_select,
     _aten.masked_scatter.default: _masked_scatter,
@@ -1282,6 +1371,21 @@ DECOMPOSITIONS = get_decompositions([
     torch.ops.aten.index_add.default: _index_add,
     torch.ops.aten.index_reduce.default: _index_reduce,
     torch.ops.aten.isfinite.default: _isfinite,
+    torch.ops.aten.hypot.default: _hypot,
+    torch.ops.aten.signbit.default: _signbit,
+    torch.ops.aten.copysign.Tensor: _copysign,
+    torch.ops.aten.copysign.Scalar: _copysign,
+    torch.ops.aten.sinc.default: _sinc,
+    torch.ops.aten.special_erf.default: torch.erf,
+    torch.ops.aten.special_expit.default: torch.sigmoid,
+    torch.ops.aten.special_xlogy.default: _xlogy,
+    torch.ops.aten.std_mean.dim: _std_mean,
+    torch.ops.aten.std_mean.correction: _std_mean,
+    torch.ops.aten.index_fill.int_Scalar: _index_fill,
+    torch.ops.aten.index_fill.int_Tensor: _index_fill,
+    torch.ops.aten.argwhere.default: _argwhere,
+    torch.ops.aten.trapezoid.dx: _trapezoid,
+    torch.ops.aten.linalg_vander.default: _vander,
     torch.ops.aten.linalg_norm.default: linalg_norm,
     torch.ops.aten.index.Tensor: _index,
     torch.ops.aten._unsafe_index.Tensor: _unsafe_index,
