@@ -131,6 +131,11 @@ CASES = {
         torch.argwhere(x > 1.5).sum(0), torch.trapezoid(x, dim=-1),
         torch.linalg.vander(x[0, 0, 0]),
         torch.take_along_dim(x, x.argsort(-1)[..., :1], dim=-1))]),
+    "nan_reductions_and_special_functions": lambda x: torch.cat([v.float().flatten() for v in (
+        torch.nansum(torch.where(x > 1, float("nan"), x), -1),
+        torch.nanmean(torch.where(x > 1, float("nan"), x), (1, 2)), torch.log10(x.abs() + 0.1),
+        torch.erfc(x), torch.special.ndtr(x), torch.special.entr(x.abs()),
+        torch.float_power(x.abs(), 2.5), F.pairwise_distance(x, x.flip(-1)))]),
     "adaptive_max_pool2d": lambda x: torch.cat([
         v.float().flatten() for v in F.adaptive_max_pool2d(x, (2, 3), return_indices=True)]),
 }

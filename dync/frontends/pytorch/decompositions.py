@@ -251,6 +251,58 @@ def _vander(x, N=None):
     return torch.cat([torch.ones_like(column), column.expand(*x.shape, n - 1)], -1).cumprod(-1)
 
 
+def _log10(x):
+    """`log10` as `log(x) / ln 10`: IREE 3.13's CPU backend failed to link the `log10` it
+    lowers to (a library call)."""
+    return torch.log(x) * (1 / math.log(10))
+
+
+def _nansum(x, dim=None, keepdim=False, *, dtype=None):
+    """`nansum`: the sum with NaNs as 0."""
+    x = x if dtype is None else x.to(dtype)
+    if x.is_floating_point():
+        x = torch.where(x.isnan(), torch.zeros_like(x), x)
+    return x.sum(dim, keepdim=keepdim) if dim is not None else x.sum()
+
+
+def _nanmean(x, dim=None, keepdim=False, *, dtype=None):
+    """`nanmean`: the sum of the values that are not NaN over their count (NaN where none)."""
+    x = x if dtype is None else x.to(dtype)
+    count = x.isnan().logical_not().to(x.dtype)
+    total = _nansum(x, dim, keepdim)
+    return total / (count.sum(dim, keepdim=keepdim) if dim is not None else count.sum())
+
+
+def _erfc(x):
+    """`erfc` as 1 - erf (torch-mlir lowers no erfc); loses the tail's relative precision
+    beyond |x| of about 4, where erfc is below 1e-8."""
+    return 1 - torch.erf(x)
+
+
+def _ndtr(x):
+    """`special.ndtr`, the standard normal's distribution function: (1 + erf(x / sqrt 2)) / 2."""
+    return 0.5 * (1 + torch.erf(x * (1 / math.sqrt(2))))
+
+
+def _entr(x):
+    """`special.entr`: -x log x, 0 at 0, -inf below 0 (NaN stays NaN)."""
+    entropy = -torch.xlogy(x, x)
+    return torch.where(x < 0, torch.full_like(x, -math.inf), entropy)
+
+
+def _float_power(x, exponent):
+    """`float_power`: the power in float64."""
+    x = x.to(torch.float64) if isinstance(x, torch.Tensor) else x
+    if isinstance(exponent, torch.Tensor):
+        exponent = exponent.to(torch.float64)
+    return torch.pow(x, exponent)
+
+
+def _pairwise_distance(a, b, p=2.0, eps=1e-6, keepdim=False):
+    """`pairwise_distance`: the p-norm of a - b + eps along the last dim."""
+    return torch.linalg.vector_norm(a - b + eps, p, -1, keepdim)
+
+
 def _isfinite(x):
     """`isfinite` (torch-mlir has no lowering): below infinity in magnitude, NaN not."""
     if x.is_complex():
@@ -1372,6 +1424,16 @@ DECOMPOSITIONS = get_decompositions([
     torch.ops.aten.index_reduce.default: _index_reduce,
     torch.ops.aten.isfinite.default: _isfinite,
     torch.ops.aten.hypot.default: _hypot,
+    torch.ops.aten.log10.default: _log10,
+    torch.ops.aten.nansum.default: _nansum,
+    torch.ops.aten.nanmean.default: _nanmean,
+    torch.ops.aten.erfc.default: _erfc,
+    torch.ops.aten.special_ndtr.default: _ndtr,
+    torch.ops.aten.special_entr.default: _entr,
+    torch.ops.aten.float_power.Tensor_Scalar: _float_power,
+    torch.ops.aten.float_power.Tensor_Tensor: _float_power,
+    torch.ops.aten.float_power.Scalar: _float_power,
+    torch.ops.aten.pairwise_distance.default: _pairwise_distance,
     torch.ops.aten.signbit.default: _signbit,
     torch.ops.aten.copysign.Tensor: _copysign,
     torch.ops.aten.copysign.Scalar: _copysign,
