@@ -135,7 +135,9 @@ CASES = {
         torch.nansum(torch.where(x > 1, float("nan"), x), -1),
         torch.nanmean(torch.where(x > 1, float("nan"), x), (1, 2)), torch.log10(x.abs() + 0.1),
         torch.erfc(x), torch.special.ndtr(x), torch.special.entr(x.abs()),
-        torch.float_power(x.abs(), 2.5), F.pairwise_distance(x, x.flip(-1)))]),
+        torch.float_power(x.abs(), 2.5), F.pairwise_distance(x, x.flip(-1)),
+        torch.bincount((x[0, 0].abs() * 3).long().flatten(), weights=x[0, 0].flatten(),
+                       minlength=4))]),
     "adaptive_max_pool2d": lambda x: torch.cat([
         v.float().flatten() for v in F.adaptive_max_pool2d(x, (2, 3), return_indices=True)]),
 }

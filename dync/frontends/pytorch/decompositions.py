@@ -303,6 +303,16 @@ def _pairwise_distance(a, b, p=2.0, eps=1e-6, keepdim=False):
     return torch.linalg.vector_norm(a - b + eps, p, -1, keepdim)
 
 
+def _bincount(x, weights=None, minlength=0):
+    """`bincount` with weights (torch-mlir lowers it without them): the weights added into
+    the bins of the unweighted count's length."""
+    if weights is None:
+        return NotImplemented
+    bins = torch.bincount(x, None, minlength)
+    dtype = torch.float32 if weights.dtype == torch.float32 else torch.float64  # eager's
+    return torch.zeros_like(bins, dtype=dtype).index_add(0, x, weights.to(dtype))
+
+
 def _isfinite(x):
     """`isfinite` (torch-mlir has no lowering): below infinity in magnitude, NaN not."""
     if x.is_complex():
@@ -1424,6 +1434,7 @@ DECOMPOSITIONS = get_decompositions([
     torch.ops.aten.index_reduce.default: _index_reduce,
     torch.ops.aten.isfinite.default: _isfinite,
     torch.ops.aten.hypot.default: _hypot,
+    torch.ops.aten.bincount.default: _bincount,
     torch.ops.aten.log10.default: _log10,
     torch.ops.aten.nansum.default: _nansum,
     torch.ops.aten.nanmean.default: _nanmean,
