@@ -1,17 +1,17 @@
 """Float arithmetic on sizes, in forms the FX importer takes (it takes no `torch.sym_float`).
 
 * Rounded back to an int (`int(0.065 * t / 10 + 0.5)`, `math.ceil(n * 0.3)`,
-  `F.interpolate`'s `trunc(sym_float(s) * 0.5)`): when the float is affine in one size, each
+  `F.interpolate`'s `trunc(sym_float(s) * 0.5)`): when the float is affine in sizes, each
   float constant the float nearest to a fraction of small denominator, the rounding is
-  integer arithmetic on that size, `(13 * t + 1000) // 2000` (`integer_rounding`), what the
+  integer arithmetic on them, `(13 * t + 1000) // 2000` (`integer_rounding`), what the
   float arithmetic gives for sizes far below 2**31 and what `shape_exprs.integral` makes of
   the same expression in the module's types.
 * Used as a number by tensor ops (`x / float(n)`, `torch.full((n,), 1.0 / n)`,
   `torch.tensor([2.0 / (w - 1)])`, `x / math.sqrt(d)`; torch's own `grid_sampler_2d`
   decomposition un-normalizes coordinates with `sym_float(s) * 0.5 - 0.5`): the expression
   becomes 0-d float64 tensors, Python's float arithmetic exactly, taken by the ops as a tensor
-  operand (a 0-d tensor does not promote a dimensioned one; it is cast to the op's dtype
-  where the other operand is not a float) (`as_tensor_arithmetic`).
+  operand, cast to float32 where the op's result is (eager casts the Python float so; a
+  float64 0-d tensor would promote an integer operand) (`as_tensor_arithmetic`).
 """
 
 from __future__ import annotations
@@ -192,14 +192,13 @@ def _takes(user: torch.fx.Node, operand: torch.fx.Node) -> bool:
 def _adapted(user: torch.fx.Node, made, graph: torch.fx.Graph) -> None:
     """`user`, which took a float where it now gets a 0-d float64 tensor, made to take it:
     `scalar_tensor(t, dtype)` a cast, `full(size, t)` the cast expanded, `pow(x, t)` the
-    tensor-tensor power; an elementwise op whose other operand is not a float gets the
-    cast one (float64 would promote it)."""
+    tensor-tensor power; an elementwise op of a float32 result gets it cast to float32, as
+    eager casts a Python float there (a float64 0-d tensor would promote an integer or 0-d
+    operand to float64)."""
     want = user.meta["val"]
     if user.target in _OPERANDS:
-        others = [a for a in user.args if isinstance(a, torch.fx.Node)
-                  and isinstance(a.meta.get("val"), torch.Tensor) and a.meta["val"].dim() > 0]
-        if all(a.meta["val"].is_floating_point() for a in others) or want.dtype == torch.float64:
-            return
+        if want.dtype in (torch.float64, torch.float16, torch.bfloat16):
+            return  # the op's own cast of the 0-d operand: half types compute in float
         with graph.inserting_before(user):
             user.args = tuple(_cast(a, want.dtype, made) if _is_scalar_tensor(a) else a
                               for a in user.args)
