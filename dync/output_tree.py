@@ -7,7 +7,7 @@ are rebuilt without torch, and torch's named tuples of results (`torch.return_ty
 `max(dim)`'s) as such where torch is loaded, as tuples where it is not. The model's own
 namedtuples (`Out = namedtuple("Out", ["logits", "hidden"])`) are written by module, name
 and fields (`namedtuple_node`) and rebuilt as their class where this process defined it
-(`remember_namedtuple`, or an imported module's attribute: nothing is imported), else as a
+(`namedtuple_node` remembers it, or an imported module's attribute: nothing is imported), else as a
 tuple class of the same name and fields, made here without evaluating anything. Any other
 node type (a registered dataclass) is handed to torch's own `treespec_loads`, which needs
 torch at call time.

@@ -46,14 +46,6 @@ from .decompositions import linalg_norm, repeat_interleave
 class DataDependentOps(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if func in (torch.repeat_interleave, torch.Tensor.repeat_interleave):
-            result = repeat_interleave(*args, **kwargs)
-            if result is not NotImplemented:
-                return result
-        if func in _TRIANGLES:
-            result = _TRIANGLES[func](*args, **kwargs)
-            if result is not NotImplemented:
-                return result
         if func is torch.Tensor.contiguous and _over_dynamic_sizes(*args, **kwargs):
             x = args[0]
             if is_contiguous_or_false(x):
@@ -61,20 +53,8 @@ class DataDependentOps(TorchFunctionMode):
             return x.clone(memory_format=torch.contiguous_format)
         if func in _SIZE_TAKERS and (sized := _with_tensor_sizes(func, args, kwargs)):
             args, kwargs = sized
-        if func in _SPECIALIZING:
-            result = _SPECIALIZING[func](*args, **kwargs)
-            if result is not NotImplemented:
-                return result
-        if func is torch.nn.functional.one_hot:
-            result = one_hot(*args, **kwargs)
-            if result is not NotImplemented:
-                return result
-        if func is torch.linspace:
-            result = linspace(*args, **kwargs)
-            if result is not NotImplemented:
-                return result
-        if func in _AFFINE_GRIDS:
-            result = _AFFINE_GRIDS[func](*args, **kwargs)
+        if func in _REPLACEMENTS:
+            result = _REPLACEMENTS[func](*args, **kwargs)
             if result is not NotImplemented:
                 return result
         return func(*args, **kwargs)
@@ -105,15 +85,8 @@ def take_along_dim(x, indices, dim=None):
     dim %= x.dim()
     sizes = [b if isinstance(a, int) and a == 1 else a for a, b in zip(x.shape, indices.shape,
                                                                          strict=True)]
-    x_sizes = [-1 if d == dim else s for d, s in enumerate(sizes)]
-    index_sizes = [-1 if d == dim else s for d, s in enumerate(sizes)]
-    return x.expand(x_sizes).gather(dim, indices.expand(index_sizes))
-
-
-#: Functions whose torch implementation specializes a dynamic size ("You marked n as dynamic
-#: but your code specialized it"), and what dync calls instead.
-_SPECIALIZING = {torch.linalg.norm: linalg_norm, torch.linalg.matrix_norm: _matrix_norm,
-          torch.take_along_dim: take_along_dim, torch.Tensor.take_along_dim: take_along_dim}
+    sizes[dim] = -1  # each keeps its own size along `dim`
+    return x.expand(sizes).gather(dim, indices.expand(sizes))
 
 
 def one_hot(x: torch.Tensor, num_classes=-1) -> torch.Tensor:
@@ -224,3 +197,13 @@ def _triangle(lower: bool):
 
 
 _TRIANGLES = {torch.tril_indices: _triangle(lower=True), torch.triu_indices: _triangle(lower=False)}
+
+
+#: The functions this module replaces, and what it calls instead (NotImplemented: torch's own
+#: after all).
+_REPLACEMENTS = {
+    torch.repeat_interleave: repeat_interleave, torch.Tensor.repeat_interleave: repeat_interleave,
+    **_TRIANGLES, **_AFFINE_GRIDS, torch.linspace: linspace,
+    torch.nn.functional.one_hot: one_hot,
+    torch.linalg.norm: linalg_norm, torch.linalg.matrix_norm: _matrix_norm,
+    torch.take_along_dim: take_along_dim, torch.Tensor.take_along_dim: take_along_dim}

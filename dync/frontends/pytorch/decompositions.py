@@ -195,11 +195,6 @@ def _sinc(x):
     return torch.where(x == 0, torch.ones_like(x), torch.sin(scaled) / scaled)
 
 
-def _xlogy(x, y):
-    """`special_xlogy`, as `xlogy`: 0 where x is 0 (and y not NaN)."""
-    return torch.xlogy(x, y)
-
-
 def _std_mean(x, dim=None, *, correction=None, keepdim=False, unbiased=None):
     """`std_mean` (torch-mlir lowers none): `var_mean`'s square root."""
     if unbiased is not None and correction is None:
@@ -1451,7 +1446,7 @@ DECOMPOSITIONS = get_decompositions([
     torch.ops.aten.sinc.default: _sinc,
     torch.ops.aten.special_erf.default: torch.erf,
     torch.ops.aten.special_expit.default: torch.sigmoid,
-    torch.ops.aten.special_xlogy.default: _xlogy,
+    torch.ops.aten.special_xlogy.default: torch.xlogy,
     torch.ops.aten.std_mean.dim: _std_mean,
     torch.ops.aten.std_mean.correction: _std_mean,
     torch.ops.aten.index_fill.int_Scalar: _index_fill,

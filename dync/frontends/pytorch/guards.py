@@ -82,12 +82,9 @@ def suggested(declared: DeclaredShapes, args: tuple, error: Exception
     text = str(error)
     if "Suggested fixes:" not in text:
         return None
-    dims = {}
-    for i in range(len(args)):
-        for dim in declared.dims(args, i).values():
-            if not _plain(dim):
-                return None
-            dims.setdefault(dim.__name__, dim)
+    dims = {name: dim for name, (_, _, dim) in _declared_axes(declared, args).items()}
+    if not all(map(_plain, dims.values())):
+        return None
     narrowed: dict[str, Any] = {}
     for line in filter(str.strip, text.split("Suggested fixes:", 1)[1].splitlines()):
         match = _SUGGESTED_FIX.match(line)

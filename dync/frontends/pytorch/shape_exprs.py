@@ -11,6 +11,7 @@ failing the import.
 from __future__ import annotations
 
 import fractions
+import math
 
 import sympy
 from iree.compiler import ir
@@ -83,12 +84,21 @@ def _integer_division(rounded: sympy.Expr) -> sympy.Expr:
     return _ROUNDINGS[type(rounded)](p, q) if q != 1 else p
 
 
+def nearest_fraction(value: float) -> fractions.Fraction | None:
+    """The fraction of denominator below 2**16 whose nearest float is `value` (0.7 -> 7/10),
+    if any: what a float constant in size arithmetic stands for."""
+    if not math.isfinite(value):
+        return None
+    near = fractions.Fraction(value).limit_denominator(1 << 16)
+    return near if float(near) == value else None
+
+
 def _rational(expr: sympy.Expr) -> sympy.Expr:
     if isinstance(expr, tf.ToFloat):
         return expr.args[0]
     if isinstance(expr, sympy.Float):
-        near = fractions.Fraction(float(expr)).limit_denominator(1 << 16)
-        return sympy.Rational(near.numerator, near.denominator) if float(near) == expr else expr
+        near = nearest_fraction(float(expr))
+        return sympy.Rational(near.numerator, near.denominator) if near is not None else expr
     if isinstance(expr, sympy.Add | sympy.Mul):
         return expr.func(*map(_rational, expr.args))
     if isinstance(expr, tf.FloatTrueDiv | tf.IntTrueDiv):

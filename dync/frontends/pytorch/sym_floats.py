@@ -23,9 +23,19 @@ from fractions import Fraction
 
 import torch
 
-from .shape_exprs import size_range
+from .shape_exprs import nearest_fraction, size_range
 
 _aten = torch.ops.aten
+
+
+def _floor_division(op, n, q):
+    return op(operator.floordiv, n, q)
+
+
+def _ceil_division(op, n, q):
+    return op(operator.neg, op(operator.floordiv, op(operator.neg, n), q))
+
+
 #: Float arithmetic on sizes, and the tensor op each becomes.
 _ARITHMETIC = {operator.mul: _aten.mul.Tensor, operator.add: _aten.add.Tensor,
                operator.sub: _aten.sub.Tensor, operator.truediv: _aten.div.Tensor,
@@ -33,18 +43,17 @@ _ARITHMETIC = {operator.mul: _aten.mul.Tensor, operator.add: _aten.add.Tensor,
                torch._sym_sqrt: _aten.sqrt.default, torch.sym_float: None}
 #: Tensor ops that take the expression where a tensor may stand.
 _OPERANDS = {_aten.mul.Tensor, _aten.add.Tensor, _aten.sub.Tensor, _aten.div.Tensor}
-#: Roundings of a float to an int, and how each rounds a ratio n / q (q > 0) of ints, given
-#: whether n is known >= 0 (True), <= 0 (False) or neither (None).
-_ROUNDINGS = {math.floor: lambda sign: _floor, math.ceil: lambda sign: _ceil,
-              math.trunc: lambda sign: _trunc(sign), torch.sym_int: lambda sign: _trunc(sign)}
+#: Roundings of a float to an int, and how each rounds a ratio n / q (q > 0) of ints; None:
+#: toward zero (`_truncating`).
+_ROUNDINGS = {math.floor: _floor_division, math.ceil: _ceil_division, math.trunc: None,
+              torch.sym_int: None}
 
 
 def integer_rounding(node: torch.fx.Node) -> Callable | None:
     """For `node`, a rounding (`math.trunc`/`floor`/`ceil`, `torch.sym_int`) of float
     arithmetic affine in int-valued nodes (sizes), `build(op)` making the same int from them
     in integer arithmetic (`op(target, *operands)` adds a node); else None."""
-    rounding = _ROUNDINGS.get(node.target)
-    form = _affine(node.args[0]) if rounding is not None and len(node.args) == 1 else None
+    form = _affine(node.args[0]) if node.target in _ROUNDINGS and len(node.args) == 1 else None
     if form is None:
         return None
     terms, b = form
@@ -55,7 +64,7 @@ def integer_rounding(node: torch.fx.Node) -> Callable | None:
         ends = [p * bound if bound is not None else math.copysign(math.inf, p)
                 for bound in size_range(size.meta["val"])]
         low, high = low + min(ends), high + max(ends)
-    divide = rounding(True if low >= 0 else False if high <= 0 else None)
+    divide = _ROUNDINGS[node.target] or _truncating(low, high)
     if divide is None:
         return None
 
@@ -70,16 +79,10 @@ def integer_rounding(node: torch.fx.Node) -> Callable | None:
     return build
 
 
-def _floor(op, n, q):
-    return op(operator.floordiv, n, q)
-
-
-def _ceil(op, n, q):
-    return op(operator.neg, op(operator.floordiv, op(operator.neg, n), q))
-
-
-def _trunc(sign: bool | None):
-    return {True: _floor, False: _ceil}.get(sign)
+def _truncating(low: float, high: float) -> Callable | None:
+    """Rounding toward zero of n / q for n in [low, high]: floor or ceiling division where n
+    has one sign, else None."""
+    return _floor_division if low >= 0 else _ceil_division if high <= 0 else None
 
 
 _Affine = tuple[dict[torch.fx.Node, Fraction], Fraction]
@@ -93,8 +96,8 @@ def _affine(value) -> _Affine | None:
     if isinstance(value, int):
         return {}, Fraction(value)
     if isinstance(value, float):
-        near = Fraction(value).limit_denominator(1 << 16) if math.isfinite(value) else None
-        return ({}, near) if near is not None and float(near) == value else None
+        near = nearest_fraction(value)
+        return ({}, near) if near is not None else None
     if not isinstance(value, torch.fx.Node):
         return None
     val = value.meta.get("val")

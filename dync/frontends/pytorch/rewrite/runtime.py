@@ -84,7 +84,7 @@ def to_float(value: Any) -> Any:
 
 def to_int(value: Any) -> Any:
     """`int(value)`: of a size (`int(x.shape[1])`), the size itself, still symbolic; of float
-    arithmetic affine in one size (`int(x.shape[1] * 0.7)`, a capacity factor;
+    arithmetic affine in sizes (`int(x.shape[1] * 0.7)`, a capacity factor;
     `int(0.065 * t / 10 + 0.5)`), the size rounded toward zero as a symbolic int, which the
     export turns into integer arithmetic (`sym_floats.integer_rounding`) where Python's
     `int()` would specialize it to the example's."""
