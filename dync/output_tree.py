@@ -21,6 +21,7 @@ import keyword
 import operator
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,6 +74,13 @@ class OutputTree:
             raise ModuleFormatError(f"{where}: malformed output tree ({e})") from None
         self.flat_tuple = (self.root is not None and self.root.kind == "builtins.tuple"
                            and all(c.kind is None for c in self.root.children))
+
+    @property
+    def nester(self) -> Callable[[list], Any]:
+        """`nest`, or for a lone leaf the cheaper call that does the same."""
+        if self.root is not None and self.root.kind is None:
+            return operator.itemgetter(0)
+        return self.nest
 
     def nest(self, flat: list) -> Any:
         if self.flat_tuple and len(flat) == len(self.root.children):

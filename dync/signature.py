@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -159,6 +159,12 @@ class Signature:
         return any(spec.dtype.startswith(("int", "uint")) or spec.dtype in _NARROW
                    for spec in self.outputs)
 
+    @functools.cached_property
+    def bytes_outputs(self) -> bool:
+        """Whether an output is unsigned or of a narrow type, which `declared_dtypes` retypes
+        through numpy (a signed one is at most viewed as signed)."""
+        return any(spec.dtype in _UNSIGNED or spec.dtype in _NARROW for spec in self.outputs)
+
     def declared_dtypes(self, arrays: list) -> list:
         """A call's numpy results in the dtypes the signature declares: IREE computes unsigned
         integers signless and returns them as their signed twins (the same bytes), which are
@@ -179,10 +185,11 @@ class Signature:
         an integer's value, a float's code."""
         return [_carried(a, spec.dtype) for a, spec in zip(arrays, self.inputs, strict=True)]
 
-    def nest_outputs(self, flat: list) -> Any:
-        """The flat outputs of a call nested as `output_tree` says (a list when it is None)."""
+    @property
+    def output_nester(self) -> Callable[[list], Any] | None:
+        """What nests the flat outputs of a call as `output_tree` says (None: a flat list)."""
         tree = self._tree
-        return flat if tree is None else tree.nest(flat)
+        return None if tree is None else tree.nester
 
     @functools.cached_property
     def fixed_inputs(self) -> tuple[tuple[int, TensorSpec], ...]:

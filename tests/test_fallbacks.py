@@ -306,15 +306,15 @@ def _fail_at_run_time(monkeypatch, batch: int) -> None:
     lit/upstream/iree-vm-branch-repeated-ref.mlir did on the inputs that took one path."""
     from dync.runtime.invoke import Function
 
-    call = Function.__call__
+    invoke = Function._invoke
 
     def failing(self, arrays):
         if arrays and arrays[0].shape[:1] == (batch,):
             raise RuntimeError("injected: ref is null; while invoking native function "
                                "hal.buffer_view.create")
-        return call(self, arrays)
+        return invoke(self, arrays)
 
-    monkeypatch.setattr(Function, "__call__", failing)
+    monkeypatch.setattr(Function, "_invoke", failing)
 
 
 @pytest.mark.parametrize("host", [False, True], ids=["in-graph", "host"])

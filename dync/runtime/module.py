@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import functools
 import os
 import platform
 import sys
@@ -310,10 +311,25 @@ class CompiledModule:
         # Bucket versions take padded arguments and the symbols' values; others as they are.
         arguments = plan.choice.arguments if plan.choice.pads or plan.choice.sizes else None
         carried = signature.carried_inputs if signature.narrow_inputs else None
-        counter, counted = count if count is not None else (None, None)
-        declared = signature.declared_dtypes if signature.retyped_outputs else None
-        from_numpy = sys.modules["torch"].from_numpy if as_torch else None
-        nest = signature.nest_outputs if signature.output_tree is not None else None
+        counter, counted = count if count is not None else (collections.Counter(), None)
+        # Torch results come straight from IREE's buffers unless numpy must retype them.
+        retyped, through_numpy = signature.retyped_outputs, not as_torch or signature.bytes_outputs
+        call = function if through_numpy else function.tensors
+        declared = (signature.declared_dtypes if through_numpy else _signed) if retyped else None
+        from_numpy = sys.modules["torch"].from_numpy if as_torch and through_numpy else None
+        nest = signature.output_nester
+
+        if carried is arguments is declared is from_numpy is None:  # the usual call
+            def run(arrays: list) -> Any:
+                try:
+                    with lock:
+                        counter[counted] += 1
+                        outputs = call(arrays)
+                except (RuntimeError, IndexError, ValueError) as e:  # iree.runtime errors
+                    raise _run_time_error(e) from e
+                return outputs if nest is None else nest(outputs)
+
+            return run
 
         def run(arrays: list) -> Any:
             if carried is not None:
@@ -322,9 +338,8 @@ class CompiledModule:
                 arrays = arguments(arrays)
             try:
                 with lock:
-                    if counter is not None:
-                        counter[counted] += 1
-                    outputs = function(arrays)
+                    counter[counted] += 1
+                    outputs = call(arrays)
             except (RuntimeError, IndexError, ValueError) as e:  # iree.runtime status errors
                 raise _run_time_error(e) from e
             if declared is not None:
@@ -369,6 +384,19 @@ def _run_time_error(error: Exception) -> DyncError:
         return TraceAssumptionError(f"the inputs break an assumption of torch.export's trace "
                                     f"({failed}); eager PyTorch decides what they do")
     return ModuleRunError(f"the compiled module failed at run time: {text}")
+
+
+def _signed(tensors: list) -> list:
+    """Torch results with each unsigned integer one (a signed result IREE returns in an
+    unsigned input's buffer) viewed as its signed twin, as `Signature.declared_dtypes`."""
+    twins = _signed_twins()
+    return [t if t.dtype not in twins else t.view(twins[t.dtype]) for t in tensors]
+
+
+@functools.cache
+def _signed_twins() -> dict:
+    torch = sys.modules["torch"]
+    return {getattr(torch, f"uint{bits}"): getattr(torch, f"int{bits}") for bits in (8, 16, 32, 64)}
 
 
 def _fast_key(args: tuple) -> tuple | None:

@@ -1,0 +1,78 @@
+"""Torch results in IREE's own buffers (`dync.runtime.invoke.Function.tensors`): each call's
+results are memory of that call alone, no two share any, and they outlive the module."""
+
+import gc
+
+import torch
+
+import dync
+
+
+class _SameValueManyWays(torch.nn.Module):
+    """Results IREE folds into one value (the same buffer), a slice, a constant and the
+    argument passed through."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("table", torch.arange(4.0))
+
+    def forward(self, x):
+        y = x.exp()
+        return (y, y * 1, y.clone(), y.view(2, 2), y[1:], y[1:].clone(), x, self.table,
+                self.table * 1)
+
+
+def test_no_two_results_share_memory_and_none_is_the_modules():
+    model, x = _SameValueManyWays(), torch.randn(4)
+    compiled = dync.compile(model, (x,), mode="graph")
+    want = model(x)
+    for k in range(len(want)):
+        got = compiled(x)
+        got[k].fill_(-7.0)  # writes into one result only
+        for j, (out, expected) in enumerate(zip(got, want, strict=True)):
+            if j != k:
+                torch.testing.assert_close(out, expected, msg=f"result {j} after writing {k}")
+    torch.testing.assert_close(compiled(x), want)  # nor into a later call's
+    torch.testing.assert_close(x, torch.log(want[0]))  # nor into the argument
+
+
+class _ConstantsThroughControlFlow(torch.nn.Module):
+    """A constant that a data-dependent branch returns, and one a loop that runs no step
+    returns as it entered."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("c", torch.arange(4.0))
+        self.register_buffer("d", torch.ones(4))
+
+    def forward(self, x):
+        y = self.c * 1 if x.sum() > 0 else self.d * 1
+        z = self.c.clone()
+        steps = 0
+        while x.sum() > 100 and steps < 3:
+            z = z + x
+            steps += 1
+        return y, z
+
+
+def test_constants_returned_by_branches_and_loops_are_fresh_each_call():
+    model = _ConstantsThroughControlFlow()
+    compiled = dync.compile(model, (torch.ones(4),), mode="graph")
+    for x in (torch.ones(4), -torch.ones(4), torch.full((4,), 50.0)):
+        want = model(x)
+        first = compiled(x)
+        for out in first:
+            out.fill_(123.0)
+        torch.testing.assert_close(compiled(x), want)
+
+
+def test_results_outlive_the_module():
+    model, x = _SameValueManyWays(), torch.randn(4)
+    compiled = dync.compile(model, (x,), mode="graph")
+    got = compiled(x)
+    del compiled
+    gc.collect()
+    again = dync.compile(model, (x,), mode="graph")  # reuses what the first one freed
+    for _ in range(3):
+        again(torch.randn(4))
+    torch.testing.assert_close(got, model(x))
