@@ -138,6 +138,10 @@ CASES = {
         torch.float_power(x.abs(), 2.5), F.pairwise_distance(x, x.flip(-1)),
         torch.bincount((x[0, 0].abs() * 3).long().flatten(), weights=x[0, 0].flatten(),
                        minlength=4))]),
+    "boolean_masks": lambda x: torch.cat([v.float().flatten() for v in (  # none, all, some
+        x[x > 0], x[x > 100], x[x > -100], x[x[:, 0, 0, 0] > 0],
+        x.permute(2, 3, 0, 1)[x[0, 0] > 0.5], x.flatten(0, 1)[x.sum((2, 3)).flatten() > 0],
+        torch.nonzero(x > 1), torch.nonzero(x[0, 0, 0] < 0))]),
     "adaptive_max_pool2d": lambda x: torch.cat([
         v.float().flatten() for v in F.adaptive_max_pool2d(x, (2, 3), return_indices=True)]),
 }

@@ -60,9 +60,15 @@ def test_what_is_proven_and_what_is_not():
         assert ranges.of(v["by_u"]) is None and ranges.of(v["by_n"]) is None
         # Clamped to [0, s]: s itself is one past the end of s rows.
         assert ranges.within(v["held"], s + 1) and not ranges.within(v["held"], s)
-        # Linear bounds are decided at the corners of the declared ranges; others are not.
+        # Linear bounds are decided at the corners of the declared ranges; polynomials in
+        # sizes (never negative) term by term: s*t - 1 >= 0 proves a clamp to the last row of
+        # a flattened s x t table in range.
         assert ranges.at_most(s, 64) and not ranges.at_most(s, 63)
-        assert not ranges.at_most(s * t, sympy.Integer(512))
+        assert ranges.at_most(s * t, sympy.Integer(512))
+        assert not ranges.at_most(s * t, sympy.Integer(511))
+        assert ranges.at_most(sympy.Integer(0), s * t - 1)
+        assert not ranges.at_most(sympy.Integer(0), s * t - 3)  # s=2, t=1: -1
+        assert not ranges.at_most(sympy.Integer(0), symbol("u") * t - 1)  # u may be 0
         # The keys themselves come from the caller: nothing bounds them.
         assert ranges.of(keys) is None
 

@@ -181,8 +181,11 @@ class ValueRanges:
         gap = sympy.expand(b - a)
         if gap.is_number:
             return bool(gap >= 0)
-        if not gap.is_polynomial() or sympy.Poly(gap).total_degree() > 1:
-            return False  # the corners bound only a linear expression
+        if not gap.is_polynomial():
+            return False
+        if sympy.Poly(gap).total_degree() > 1:  # the corners bound only a linear expression
+            least = _least_of_polynomial(gap, self.symbol_ranges)
+            return least is not None and bool(least >= 0)
         least = bounds(gap, self.symbol_ranges)
         return least is not None and least[0] >= 0
 
@@ -386,6 +389,26 @@ class ValueRanges:
                     and position < len(listed.operands):
                 return self.of(listed.operands[position])
         return self.of(source)
+
+
+def _least_of_polynomial(gap: sympy.Expr,
+                         ranges: dict[str, tuple[int, int]]) -> sympy.Expr | None:
+    """A lower bound of the polynomial `gap` over symbols whose declared ranges are all
+    non-negative (sizes): each monomial grows with every symbol in it, so a term is least at
+    the symbols' lows where its coefficient is positive, at their highs where negative (the
+    `b*n - 1 >= 0` of a flattened b x n table). None where a symbol may be negative or has no
+    range."""
+    free = sorted(gap.free_symbols, key=lambda s: s.name)
+    if any(s.name not in ranges or ranges[s.name][0] < 0 for s in free):
+        return None
+    least = sympy.Integer(0)
+    for monomial, coefficient in sympy.Poly(gap, *free).terms():
+        at = 0 if coefficient > 0 else 1
+        term = coefficient
+        for s, power in zip(free, monomial, strict=True):
+            term *= ranges[s.name][at] ** power
+        least += term
+    return least
 
 
 def _small_literal(literal: ir.Operation) -> bool:

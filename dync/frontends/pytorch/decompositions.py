@@ -60,6 +60,11 @@ def _index(x, indices):
     nonzero, see `_nonzero`); `x[i, j, ...]` with several index tensors on the leading dims ->
     one linear index, of their broadcast shape (torch-mlir lowers a single index tensor but
     not several with dynamic sizes)."""
+    if len(indices) == 1 and indices[0] is not None and indices[0].dtype == torch.bool \
+            and indices[0].dim() >= 1:
+        # One mask over the leading dims: x's rows at the flat positions it holds.
+        mask = indices[0]
+        return x.reshape((-1, *x.shape[mask.dim():]))[_true_positions(mask)]
     if any(i is not None and i.dtype in (torch.bool, torch.uint8) for i in indices):
         expanded = []
         for i in indices:
@@ -632,11 +637,23 @@ def _index_put(x, indices, values, accumulate=False):
 
 
 def _nonzero(x):
-    """nonzero as a scatter of the true positions to their ranks (cumsum), cut to the count.
+    """nonzero: the coordinates of `_true_positions`."""
+    index = _true_positions(x)
+    coords, stride = [], 1
+    for size in reversed(x.shape):
+        coords.append(index // stride % size)
+        stride = stride * size
+    return torch.stack(coords[::-1], dim=1)
 
-    torch-mlir's own lowering (scan + scatter into a shared init tensor) gives wrong indices
-    in IREE 3.13 as soon as a function has two nonzeros (see `lit/frontends/pytorch_nonzero.py`);
-    a sort of the positions is right but O(n^2) in IREE's sort on the CPU."""
+
+def _true_positions(x):
+    """The flat positions of x's nonzeros, in order: a scatter of the true positions to their
+    ranks (cumsum), cut to the count.
+
+    torch-mlir's own lowering of nonzero (scan + scatter into a shared init tensor) gives wrong
+    indices in IREE 3.13 as soon as a function has two nonzeros (see
+    `lit/frontends/pytorch_nonzero.py`); a sort of the positions is right but O(n^2) in IREE's
+    sort on the CPU."""
     flat = x.reshape(-1) != 0
     n = flat.shape[0]
     positions = torch.arange(n, device=x.device)
@@ -649,12 +666,8 @@ def _nonzero(x):
     count = flat.sum().item()
     torch._check(count >= 0)
     torch._check(count <= n)
-    index = first[:count]
-    coords, stride = [], 1
-    for size in reversed(x.shape):
-        coords.append(index // stride % size)
-        stride = stride * size
-    return torch.stack(coords[::-1], dim=1)
+    # Clamped again (a no-op: each read slot holds one position) for whatever indexes with it.
+    return first[:count].clamp(0, n - 1)
 
 
 def _nonzero_per_dim(x):
