@@ -138,6 +138,13 @@ CASES = {
         torch.float_power(x.abs(), 2.5), F.pairwise_distance(x, x.flip(-1)),
         torch.bincount((x[0, 0].abs() * 3).long().flatten(), weights=x[0, 0].flatten(),
                        minlength=4))]),
+    "bucketize": lambda x: torch.cat([v.float().flatten() for v in (  # ties on either side
+        torch.bucketize(x.round(), torch.tensor([-1.0, 0.0, 1.0])),
+        torch.bucketize(x.round(), torch.tensor([-1.0, 0.0, 1.0]), right=True, out_int32=True),
+        torch.bucketize(torch.where(x > 1.5, float("nan"), x), torch.linspace(-2, 2, 300)),
+        torch.zeros(4, x.shape[3]).scatter_add(  # a segment sum by bucket
+            0, torch.bucketize(torch.arange(x.shape[2]), torch.tensor([2, 5, 9]))[:, None]
+            .expand(-1, x.shape[3]), x[0, 0]))]),
     "boolean_masks": lambda x: torch.cat([v.float().flatten() for v in (  # none, all, some
         x[x > 0], x[x > 100], x[x > -100], x[x[:, 0, 0, 0] > 0],
         x.permute(2, 3, 0, 1)[x[0, 0] > 0.5], x.flatten(0, 1)[x.sum((2, 3)).flatten() > 0],

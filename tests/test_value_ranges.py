@@ -31,6 +31,16 @@ func.func @f(%x: !torch.vtensor<[?,4],f32>, %keys: !torch.vtensor<[?],si64>,
   %col = torch.aten.argmax %logits, %int1, %false {name = "col"} : !torch.vtensor<[?,?],f32>, !torch.int, !torch.bool -> !torch.vtensor<[?],si64>
   %flat = torch.aten.argmax %logits, %none, %false {name = "flat"} : !torch.vtensor<[?,?],f32>, !torch.none, !torch.bool -> !torch.vtensor<[],si64>
   %held = torch.aten.clamp %keys, %int0, %rows {name = "held"} : !torch.vtensor<[?],si64>, !torch.int, !torch.int -> !torch.vtensor<[?],si64>
+  %back = torch.aten.sub.Scalar %row, %int1, %int1 : !torch.vtensor<[?],si64>, !torch.int, !torch.int -> !torch.vtensor<[?],si64>
+  %from_0 = torch.aten.clamp %back, %int0, %none {name = "from_0"} : !torch.vtensor<[?],si64>, !torch.int, !torch.none -> !torch.vtensor<[?],si64>
+  %last = torch.aten.sub.int %rows, %int1 : !torch.int, !torch.int -> !torch.int
+  %to_last = torch.aten.clamp %plus, %none, %last {name = "to_last"} : !torch.vtensor<[?],si64>, !torch.none, !torch.int -> !torch.vtensor<[?],si64>
+  %above = torch.aten.gt.Scalar %logits, %int0 : !torch.vtensor<[?,?],f32>, !torch.int -> !torch.vtensor<[?,?],i1>
+  torch.bind_symbolic_shape %above, [%s, %t], affine_map<()[s0, s1] -> (s0, s1)> : !torch.vtensor<[?,?],i1>
+  %dims1 = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+  %count = torch.aten.sum.dim_IntList %above, %dims1, %false, %none {name = "count"} : !torch.vtensor<[?,?],i1>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[?],si64>
+  %total = torch.aten.sum %above, %none {name = "total"} : !torch.vtensor<[?,?],i1>, !torch.none -> !torch.vtensor<[],si64>
+  %keys_from_0 = torch.aten.clamp %keys, %int0, %none {name = "keys_from_0"} : !torch.vtensor<[?],si64>, !torch.int, !torch.none -> !torch.vtensor<[?],si64>
   return
 }
 """
@@ -60,6 +70,12 @@ def test_what_is_proven_and_what_is_not():
         assert ranges.of(v["by_u"]) is None and ranges.of(v["by_n"]) is None
         # Clamped to [0, s]: s itself is one past the end of s rows.
         assert ranges.within(v["held"], s + 1) and not ranges.within(v["held"], s)
+        # A clamp on one side bounds that side; the other is the clamped value's.
+        assert ranges.within(v["from_0"], s) and not ranges.within(v["from_0"], s - 2)
+        assert ranges.within(v["to_last"], s) and ranges.of(v["keys_from_0"]) is None
+        # A count of booleans: from 0 to as many as were summed (a bucket of `bucketize`).
+        assert ranges.within(v["count"], t + 1) and not ranges.within(v["count"], t)
+        assert ranges.within(v["total"], s * t + 1) and not ranges.within(v["total"], s * t)
         # Linear bounds are decided at the corners of the declared ranges; polynomials in
         # sizes (never negative) term by term: s*t - 1 >= 0 proves a clamp to the last row of
         # a flattened s x t table in range.

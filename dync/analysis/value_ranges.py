@@ -28,7 +28,7 @@ import sympy
 from iree.compiler import ir
 
 from ..dialects.symbolic import bound_dims, bounds, element_type, narrow_range, symbol, type_dims
-from ..dialects.torch_ops import bindings, constant_int, constant_ints, owner
+from ..dialects.torch_ops import bindings, constant_int, constant_int_list, constant_ints, owner
 from ..dialects.walk import call_sites, callee, exported, function_argument, functions, nested_ops
 
 # At most this many candidate bounds on each side (a sum multiplies them); beyond: no range.
@@ -231,12 +231,23 @@ class ValueRanges:
             values = constant_ints(value) if _small_literal(op) else None
             return None if not values else Range((sympy.Integer(min(values)),),
                                                  (sympy.Integer(max(values)),))
-        if name == "torch.aten.clamp":
-            low, high = self.of(operands[1]), self.of(operands[2])
-            if low is None or high is None:
+        if name in ("torch.aten.clamp", "torch.aten.clamp_min", "torch.aten.clamp_max"):
+            bound = (None if len(operands) < 2 or _is_none(operands[1]) else operands[1],
+                     None if len(operands) < 3 or _is_none(operands[2]) else operands[2])
+            if name == "torch.aten.clamp_max":
+                bound = (None, bound[0])
+            low, high = (None if b is None else self.of(b) for b in bound)
+            if bound[0] is not None and low is None or bound[1] is not None and high is None:
                 return None
-            # min(max(x, low), high): at most `high`; at least `low` unless low > high.
-            return _union([Range(low.lows, high.highs), Range(high.lows, high.highs)])
+            if low is not None and high is not None:
+                # min(max(x, low), high): at most `high`; at least `low` unless low > high.
+                return _union([Range(low.lows, high.highs), Range(high.lows, high.highs)])
+            x = self.of(operands[0])
+            if x is None:
+                return None
+            if low is not None:  # max(x, low)
+                return _capped(low.lows, tuple(dict.fromkeys(x.highs + low.highs)))
+            return _capped(tuple(dict.fromkeys(x.lows + high.lows)), high.highs)  # min(x, high)
         if name == "torch.symbolic_int":
             return Range.exactly(symbol(ir.StringAttr(op.attributes["symbol_name"]).value))
         if name == "torch.aten.size.int":
@@ -279,6 +290,9 @@ class ValueRanges:
             return _union([self.of(v) for v in listed.operands])
         if name == "torch.prim.ListUnpack":
             return self._unbound(op, ir.OpResult(value).result_number)
+        if name in ("torch.aten.sum", "torch.aten.sum.dim_IntList") \
+                and element_type(operands[0].type) == "i1":
+            return self._counted(operands[0], operands[1] if len(operands) > 2 else None)
         if name == "torch.aten.arange":
             end = self.of(operands[0])
             return None if end is None else Range(
@@ -374,6 +388,22 @@ class ValueRanges:
         exact = (x.exact() if x else None, y.exact() if y else None)
         return None if None in exact else Range.exactly(sympy.expand(exact[0] * exact[1]))
 
+    def _counted(self, mask: ir.Value, dims: ir.Value | None) -> Range | None:
+        """A sum of booleans (`searchsorted`'s count of the boundaries below a value): from 0
+        to the number of elements summed, the product of the dims `dims` lists (all when it
+        is None)."""
+        rank = len(type_dims(mask.type) or ())
+        axes = list(range(rank)) if dims is None or _is_none(dims) else constant_int_list(dims)
+        if axes is None:
+            return None
+        count = sympy.Integer(1)
+        for axis in axes:
+            size = dim_size(mask, axis)
+            if size is None:
+                return None
+            count *= size
+        return Range((sympy.Integer(0),), (sympy.expand(count),))
+
     def _unbound(self, unpack: ir.Operation, position: int) -> Range | None:
         """An element of `unbind(x, d)`: the `position`th tensor stacked along the same `d`
         when `x` is such a `stack`, else any value of `x`."""
@@ -409,6 +439,10 @@ def _least_of_polynomial(gap: sympy.Expr,
             term *= ranges[s.name][at] ** power
         least += term
     return least
+
+
+def _is_none(value: ir.Value) -> bool:
+    return str(value.type) == "!torch.none"
 
 
 def _small_literal(literal: ir.Operation) -> bool:
