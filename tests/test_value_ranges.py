@@ -40,6 +40,9 @@ func.func @f(%x: !torch.vtensor<[?,4],f32>, %keys: !torch.vtensor<[?],si64>,
   %dims1 = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
   %count = torch.aten.sum.dim_IntList %above, %dims1, %false, %none {name = "count"} : !torch.vtensor<[?,?],i1>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[?],si64>
   %total = torch.aten.sum %above, %none {name = "total"} : !torch.vtensor<[?,?],i1>, !torch.none -> !torch.vtensor<[],si64>
+  %true = torch.constant.bool true
+  %argsorted = torch.aten.argsort %logits, %int1, %false {name = "argsorted"} : !torch.vtensor<[?,?],f32>, !torch.int, !torch.bool -> !torch.vtensor<[?,?],si64>
+  %stable = torch.operator "torch.aten.argsort.stable"(%logits, %true, %int1, %false) : (!torch.vtensor<[?,?],f32>, !torch.bool, !torch.int, !torch.bool) -> !torch.vtensor<[?,?],si64>
   %keys_from_0 = torch.aten.clamp %keys, %int0, %none {name = "keys_from_0"} : !torch.vtensor<[?],si64>, !torch.int, !torch.none -> !torch.vtensor<[?],si64>
   return
 }
@@ -73,6 +76,11 @@ def test_what_is_proven_and_what_is_not():
         # A clamp on one side bounds that side; the other is the clamped value's.
         assert ranges.within(v["from_0"], s) and not ranges.within(v["from_0"], s - 2)
         assert ranges.within(v["to_last"], s) and ranges.of(v["keys_from_0"]) is None
+        # argsort's positions, also where torch-mlir knows the op only as a torch.operator.
+        assert ranges.within(v["argsorted"], t) and not ranges.within(v["argsorted"], t - 1)
+        stable = next(op.results[0] for op in nested_ops(functions(module)["f"])
+                      if op.name == "torch.operator")
+        assert ranges.within(stable, t) and not ranges.within(stable, t - 1)
         # A count of booleans: from 0 to as many as were summed (a bucket of `bucketize`).
         assert ranges.within(v["count"], t + 1) and not ranges.within(v["count"], t)
         assert ranges.within(v["total"], s * t + 1) and not ranges.within(v["total"], s * t)

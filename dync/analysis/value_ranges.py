@@ -106,6 +106,8 @@ _FILLS = {"torch.aten.full": 1, "torch.aten.full_like": 1, "torch.aten.new_full"
 _POSITIONS = {
     "torch.aten.argmax": (0, 1), "torch.aten.argmin": (0, 1), "torch.aten.topk": (1, 2),
     "torch.aten.sort": (1, 1), "torch.aten.max.dim": (1, 1), "torch.aten.min.dim": (1, 1),
+    "torch.aten.argsort": (0, 1), "torch.aten.sort.stable": (1, 2),
+    "torch.aten.argsort.stable": (0, 2),
 }
 
 
@@ -209,6 +211,8 @@ class ValueRanges:
         if op is None:
             return self._argument(value)
         name, operands = op.name, list(op.operands)
+        if name == "torch.operator":  # an op torch-mlir has no op of its own for
+            name = ir.StringAttr(op.attributes["name"]).value
         if name in ("func.call", "torch.call"):
             return self._returned(op, ir.OpResult(value).result_number)
         if name == "torch.constant.int":
