@@ -43,6 +43,11 @@ func.func @f(%x: !torch.vtensor<[?,4],f32>, %keys: !torch.vtensor<[?],si64>,
   %true = torch.constant.bool true
   %argsorted = torch.aten.argsort %logits, %int1, %false {name = "argsorted"} : !torch.vtensor<[?,?],f32>, !torch.int, !torch.bool -> !torch.vtensor<[?,?],si64>
   %stable = torch.operator "torch.aten.argsort.stable"(%logits, %true, %int1, %false) : (!torch.vtensor<[?,?],f32>, !torch.bool, !torch.int, !torch.bool) -> !torch.vtensor<[?,?],si64>
+  %int4 = torch.constant.int 4
+  %as_int = torch.aten.to.dtype %above, %int4, %false, %false, %none : !torch.vtensor<[?,?],i1>, !torch.int, !torch.bool, !torch.bool, !torch.none -> !torch.vtensor<[?,?],si64>
+  torch.bind_symbolic_shape %as_int, [%s, %t], affine_map<()[s0, s1] -> (s0, s1)> : !torch.vtensor<[?,?],si64>
+  %running = torch.aten.cumsum %as_int, %int1, %none {name = "running"} : !torch.vtensor<[?,?],si64>, !torch.int, !torch.none -> !torch.vtensor<[?,?],si64>
+  %keys_running = torch.aten.cumsum %keys, %int0, %none {name = "keys_running"} : !torch.vtensor<[?],si64>, !torch.int, !torch.none -> !torch.vtensor<[?],si64>
   %keys_from_0 = torch.aten.clamp %keys, %int0, %none {name = "keys_from_0"} : !torch.vtensor<[?],si64>, !torch.int, !torch.none -> !torch.vtensor<[?],si64>
   return
 }
@@ -81,6 +86,9 @@ def test_what_is_proven_and_what_is_not():
         stable = next(op.results[0] for op in nested_ops(functions(module)["f"])
                       if op.name == "torch.operator")
         assert ranges.within(stable, t) and not ranges.within(stable, t - 1)
+        # A running count of a mask (converted to int64 first): 0 to the dim's size.
+        assert ranges.within(v["running"], t + 1) and not ranges.within(v["running"], t)
+        assert ranges.of(v["keys_running"]) is None
         # A count of booleans: from 0 to as many as were summed (a bucket of `bucketize`).
         assert ranges.within(v["count"], t + 1) and not ranges.within(v["count"], t)
         assert ranges.within(v["total"], s * t + 1) and not ranges.within(v["total"], s * t)

@@ -102,6 +102,9 @@ _ADDS = ("torch.aten.add.Scalar", "torch.aten.add.Tensor")
 # Ops filling a tensor with one value: the operand holding it.
 _FILLS = {"torch.aten.full": 1, "torch.aten.full_like": 1, "torch.aten.new_full": 2,
           "torch.aten.fill.Scalar": 1, "torch.aten.scalar_tensor": 0}
+# Conversions of an integer tensor to another integer type.
+_CONVERSIONS = frozenset({"torch.aten.to.dtype", "torch.aten._to_copy",
+                          "torch.prims.convert_element_type", "torch.aten.to.dtype_layout"})
 # Ops returning positions along a dim: (result, operand holding the dim, None: all elements).
 _POSITIONS = {
     "torch.aten.argmax": (0, 1), "torch.aten.argmin": (0, 1), "torch.aten.topk": (1, 2),
@@ -297,6 +300,10 @@ class ValueRanges:
         if name in ("torch.aten.sum", "torch.aten.sum.dim_IntList") \
                 and element_type(operands[0].type) == "i1":
             return self._counted(operands[0], operands[1] if len(operands) > 2 else None)
+        if name in _CONVERSIONS and element_type(value.type) in ("si64", "si32"):
+            return self._elements(operands[0])  # integers keep their values
+        if name == "torch.aten.cumsum":
+            return self._running_sum(operands[0], operands[1])
         if name == "torch.aten.arange":
             end = self.of(operands[0])
             return None if end is None else Range(
@@ -407,6 +414,22 @@ class ValueRanges:
                 return None
             count *= size
         return Range((sympy.Integer(0),), (sympy.expand(count),))
+
+    def _elements(self, tensor: ir.Value) -> Range | None:
+        """The range of `tensor`'s elements, also of a boolean one: 0 or 1."""
+        if element_type(tensor.type) == "i1":
+            return Range((sympy.Integer(0),), (sympy.Integer(1),))
+        return self.of(tensor)
+
+    def _running_sum(self, tensor: ir.Value, dim: ir.Value) -> Range | None:
+        """A cumulative sum of elements never negative (a running count of a mask): from 0
+        to the dim's size times the largest element."""
+        found, axis = self._elements(tensor), constant_int(dim)
+        size = None if axis is None else dim_size(tensor, axis)
+        if found is None or size is None \
+                or not all(self.at_most(sympy.Integer(0), low) for low in found.lows):
+            return None
+        return _capped((sympy.Integer(0),), tuple(sympy.expand(size * h) for h in found.highs))
 
     def _unbound(self, unpack: ir.Operation, position: int) -> Range | None:
         """An element of `unbind(x, d)`: the `position`th tensor stacked along the same `d`
