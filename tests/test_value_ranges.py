@@ -48,6 +48,8 @@ func.func @f(%x: !torch.vtensor<[?,4],f32>, %keys: !torch.vtensor<[?],si64>,
   torch.bind_symbolic_shape %as_int, [%s, %t], affine_map<()[s0, s1] -> (s0, s1)> : !torch.vtensor<[?,?],si64>
   %running = torch.aten.cumsum %as_int, %int1, %none {name = "running"} : !torch.vtensor<[?,?],si64>, !torch.int, !torch.none -> !torch.vtensor<[?,?],si64>
   %keys_running = torch.aten.cumsum %keys, %int0, %none {name = "keys_running"} : !torch.vtensor<[?],si64>, !torch.int, !torch.none -> !torch.vtensor<[?],si64>
+  %col_start = torch.aten.mul.Scalar %col, %rows : !torch.vtensor<[?],si64>, !torch.int -> !torch.vtensor<[?],si64>
+  %flat_at = torch.aten.add.Tensor %col_start, %row, %int1 {name = "flat_at"} : !torch.vtensor<[?],si64>, !torch.vtensor<[?],si64>, !torch.int -> !torch.vtensor<[?],si64>
   %keys_from_0 = torch.aten.clamp %keys, %int0, %none {name = "keys_from_0"} : !torch.vtensor<[?],si64>, !torch.int, !torch.none -> !torch.vtensor<[?],si64>
   return
 }
@@ -89,6 +91,8 @@ def test_what_is_proven_and_what_is_not():
         # A running count of a mask (converted to int64 first): 0 to the dim's size.
         assert ranges.within(v["running"], t + 1) and not ranges.within(v["running"], t)
         assert ranges.of(v["keys_running"]) is None
+        # A position times a size plus a position below it: into a flattened t x s table.
+        assert ranges.within(v["flat_at"], s * t) and not ranges.within(v["flat_at"], s * t - 1)
         # A count of booleans: from 0 to as many as were summed (a bucket of `bucketize`).
         assert ranges.within(v["count"], t + 1) and not ranges.within(v["count"], t)
         assert ranges.within(v["total"], s * t + 1) and not ranges.within(v["total"], s * t)

@@ -88,7 +88,7 @@ def _scaled(a: Range | None, factor: int | None) -> Range | None:
 _MOVES = frozenset({
     "torch.aten.slice.Tensor", "torch.aten.view", "torch.aten.reshape", "torch.aten._unsafe_view",
     "torch.aten.unsqueeze", "torch.aten.squeeze", "torch.aten.squeeze.dim",
-    "torch.aten.flatten.using_ints", "torch.aten.permute", "torch.aten.transpose.int",
+    "torch.aten.flatten.using_ints", "torch.aten.unflatten.int", "torch.aten.permute", "torch.aten.transpose.int",
     "torch.aten.t", "torch.aten.clone", "torch.aten.contiguous", "torch.aten.expand",
     "torch.aten.broadcast_to", "torch.aten.select.int", "torch.aten.index.Tensor",
     "torch.aten.index.Tensor_hacked_twin", "torch.aten.index_select", "torch.aten.gather",
@@ -397,7 +397,15 @@ class ValueRanges:
             return _scaled(self.of(a), factor)
         x, y = self.of(a), self.of(b)
         exact = (x.exact() if x else None, y.exact() if y else None)
-        return None if None in exact else Range.exactly(sympy.expand(exact[0] * exact[1]))
+        if None not in exact:
+            return Range.exactly(sympy.expand(exact[0] * exact[1]))
+        # A range times a size (a row's start in a flattened table: `row * w + column`).
+        for scaled, factor in ((x, exact[1]), (y, exact[0])):
+            if scaled is not None and factor is not None \
+                    and self.at_most(sympy.Integer(0), factor):
+                return Range(tuple(sympy.expand(e * factor) for e in scaled.lows),
+                             tuple(sympy.expand(e * factor) for e in scaled.highs))
+        return None
 
     def _counted(self, mask: ir.Value, dims: ir.Value | None) -> Range | None:
         """A sum of booleans (`searchsorted`'s count of the boundaries below a value): from 0

@@ -1078,7 +1078,9 @@ def _grid_sampler(x, grid, interpolation, padding, align_corners):
         weights = torch.ones_like(xs)
     inside = (xs >= 0) & (xs <= w - 1) & (ys >= 0) & (ys <= h - 1)
     weights = torch.where(inside, weights, 0)
-    at = ys.clamp(0, h - 1).to(torch.int64) * w + xs.clamp(0, w - 1).to(torch.int64)
+    # Clamped again as integers (a no-op) to show `dync-check-indices` the gather in range.
+    at = (ys.clamp(0, h - 1).to(torch.int64).clamp(0, h - 1) * w
+          + xs.clamp(0, w - 1).to(torch.int64).clamp(0, w - 1))
     taps, out_h, out_w = at.shape[1:]
     picked = x.reshape(n, c, h * w).gather(2, at.reshape(n, 1, -1).expand(n, c, -1))
     return (picked.reshape(n, c, taps, out_h, out_w) * weights.unsqueeze(1)).sum(2)
