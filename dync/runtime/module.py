@@ -311,6 +311,7 @@ class CompiledModule:
         # Bucket versions take padded arguments and the symbols' values; others as they are.
         arguments = plan.choice.arguments if plan.choice.pads or plan.choice.sizes else None
         carried = signature.carried_inputs if signature.narrow_inputs else None
+        # Without `count`, a counter nobody reads: one path for both.
         counter, counted = count if count is not None else (collections.Counter(), None)
         # Torch results come straight from IREE's buffers unless numpy must retype them.
         retyped, through_numpy = signature.retyped_outputs, not as_torch or signature.bytes_outputs
