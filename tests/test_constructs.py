@@ -1134,6 +1134,26 @@ class EntropyExitThroughDistributions(nn.Module):
         return self.head(h)
 
 
+class ParametersChosenByABranch(nn.Module):
+    """A branch on data that picks a parameter or a buffer as it is (a weight, a scale): no op
+    reads it in the branch, and torch.cond met it unlifted ("Attempting to use
+    FunctionalTensor on its own"): eager before."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = nn.Linear(8, 8), nn.Linear(8, 8)
+        self.register_buffer("up", torch.linspace(0.5, 2.0, 8))
+        self.register_buffer("down", torch.linspace(-1.0, 1.0, 8))
+
+    def forward(self, x):
+        w = self.a.weight if x.mean() > 0 else self.b.weight
+        if x.sum() > 0:
+            scale = self.up
+        else:
+            scale = self.down
+        return (x @ w.t()) * scale
+
+
 class RefineWhileNormAndCounter(nn.Module):
     """`while h.norm() > 1 and i < 10`: a loop carrying a tensor of a dynamic shape and a
     Python counter. IREE crashed on the loop (dync-rotate-while orders its values)."""
@@ -1605,6 +1625,8 @@ CONSTRUCTS = {
     "int() of a dynamic size": (IntOfASize, VECTOR, True),
     "x[:, t:t + 1] in a loop over a dynamic length": (StepSlicesOverALength, SEQUENCES, True),
     "while on a norm and a Python counter": (RefineWhileNormAndCounter, VECTOR, True),
+    "a parameter or buffer chosen as it is by a data branch":
+        (ParametersChosenByABranch, VECTOR, True),
     "early exit on a torch.distributions entropy": (EntropyExitThroughDistributions, VECTOR, True),
     "a size read from the data (int(batch.max()) + 1) for new_zeros, zeros, one_hot":
         (PoolBySegmentsCountedFromData, VECTOR, True),

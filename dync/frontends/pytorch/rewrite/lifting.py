@@ -51,6 +51,16 @@ class _UsageMode(TorchFunctionMode):
         return func(*args, **kwargs)
 
 
+def record_returned(values: Any) -> None:
+    """Count the tensors in `values` (what a probed branch or loop body returns) as read: a
+    parameter or buffer returned as it is (`w = self.a.weight if ... else self.b.weight`)
+    meets no op, and unlifted it was a tensor of the outer trace inside the HOP's ("Attempting
+    to use FunctionalTensor on its own")."""
+    used = _used.get()
+    if used is not None:
+        used.update(id(t) for t in pytree.tree_leaves(values) if isinstance(t, torch.Tensor))
+
+
 class recording_usage:
     """Collect the tensors read by the code in the block (probing a branch): only the
     parameters a branch reads are lifted into its HOP, not every parameter of the model."""

@@ -50,7 +50,7 @@ from .crossing import (
 from .decisions import _as_int, _as_pred, _is_dynamic, _recorder, _static_decision, _tracing
 from .growing import growth
 from .lifting import lifted as _lifted
-from .lifting import recording_usage
+from .lifting import record_returned, recording_usage
 from .lists import TensorList, length, new_list  # noqa: F401  (called by rewritten code)
 from .ratios import SizeRatio, exact_div  # noqa: F401  (called by rewritten code)
 from .values import data_of, getitem, one_step, setitem, tensor  # noqa: F401  (called by rewritten code)
@@ -189,6 +189,7 @@ def _cond(pred: torch.Tensor, true_fn, false_fn, names, values, site: str,
     with _untraced(), recording_usage() as used:
         probe_true, after_true = probe.run(true_fn)
         probe_false, after_false = probe.run(false_fn)
+        record_returned((probe_true, probe_false))
         grown = _grown_lists(probe.lists, probe.before, after_true, after_false, site)
     # After a return, every variable but the return value is dead: the live branch decides.
     live = [n in (RETURNED, RETURN_VALUE) for n in names]
@@ -299,6 +300,7 @@ def _while_loop(cond_fn, body_fn, names, values, site: str, trips: int | None = 
     probe_of = _Probe((cond_fn, body_fn), values, site, "loop")
     with _untraced(), recording_usage() as used:
         probe, after = probe_of.run(iteration)
+        record_returned(probe)
         grown = _grown_lists(probe_of.lists, probe_of.before, after, after, site)
     if grown and trips is None:
         raise UnsupportedConstructError(
