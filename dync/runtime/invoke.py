@@ -24,7 +24,8 @@ small call's cost outside IREE (`python -m benchmarks calls`).
 `tensors(arrays)` returns torch tensors instead, and on the CPU drivers without a copy: each
 is the result's own buffer, handed to torch through its DLPack capsule (which holds the HAL
 buffer, no Python object of IREE's, so nothing is reported at exit; the buffer goes back to
-IREE's allocator when torch frees the tensor). That is safe because every result of a call is
+IREE's allocator when torch frees the tensor, and the device whose memory it is lives as long
+as the process: `module._config`). That is safe because every result of a call is
 a buffer of that call's own (IREE 3.13 exports a constant or a value a loop or a branch
 returns as a fresh copy: checked by `tests/test_runtime_results.py`), except that two results
 may share one where IREE folded them into one value: a result overlapping an earlier one is

@@ -173,13 +173,7 @@ class CompiledModule:
         if self.manifest.driver == "local-task":
             keep_large_blocks()  # its transients: see dync.runtime.malloc
         try:
-            allocators = targets.allocators(self.backend)
-            if allocators:
-                device = rt.get_driver(self.manifest.driver).create_default_device(
-                    allocators=allocators)
-                config = rt.Config(device=device)
-            else:
-                config = rt.Config(self.manifest.driver)
+            config = _config(self.manifest.driver, tuple(targets.allocators(self.backend)))
         except (RuntimeError, ValueError) as e:
             cause = f"{e}: {e.__cause__}" if e.__cause__ else str(e)
             raise DyncError(
@@ -385,6 +379,30 @@ def _run_time_error(error: Exception) -> DyncError:
         return TraceAssumptionError(f"the inputs break an assumption of torch.export's trace "
                                     f"({failed}); eager PyTorch decides what they do")
     return ModuleRunError(f"the compiled module failed at run time: {text}")
+
+
+_CONFIGS: dict[tuple[str, tuple[str, ...]], Any] = {}
+_CONFIGS_LOCK = threading.Lock()
+
+
+def _config(driver: str, allocators: tuple[str, ...]) -> Any:
+    """The IREE device (in an `iree.runtime.Config`) of `driver` with `allocators`, one per
+    process: every module loaded for it shares it, and it lives as long as the process. A
+    torch result is a buffer of this device's (`Function.tensors`), whose memory the device
+    frees when it goes: a device per module freed results the caller still held once the
+    module was gone (a crash reading them)."""
+    import iree.runtime as rt
+
+    with _CONFIGS_LOCK:
+        config = _CONFIGS.get((driver, allocators))
+        if config is None:
+            if allocators:
+                device = rt.get_driver(driver).create_default_device(allocators=list(allocators))
+                config = rt.Config(device=device)
+            else:
+                config = rt.Config(driver)
+            _CONFIGS[driver, allocators] = config
+        return config
 
 
 def _signed(tensors: list) -> list:
