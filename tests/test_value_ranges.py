@@ -39,6 +39,8 @@ func.func @f(%x: !torch.vtensor<[?,4],f32>, %keys: !torch.vtensor<[?],si64>,
   torch.bind_symbolic_shape %above, [%s, %t], affine_map<()[s0, s1] -> (s0, s1)> : !torch.vtensor<[?,?],i1>
   %dims1 = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
   %count = torch.aten.sum.dim_IntList %above, %dims1, %false, %none {name = "count"} : !torch.vtensor<[?,?],i1>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[?],si64>
+  %no_dims = torch.prim.ListConstruct : () -> !torch.list<int>
+  %all_dims = torch.aten.sum.dim_IntList %above, %no_dims, %false, %none {name = "all_dims"} : !torch.vtensor<[?,?],i1>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[],si64>
   %total = torch.aten.sum %above, %none {name = "total"} : !torch.vtensor<[?,?],i1>, !torch.none -> !torch.vtensor<[],si64>
   %true = torch.constant.bool true
   %argsorted = torch.aten.argsort %logits, %int1, %false {name = "argsorted"} : !torch.vtensor<[?,?],f32>, !torch.int, !torch.bool -> !torch.vtensor<[?,?],si64>
@@ -96,6 +98,7 @@ def test_what_is_proven_and_what_is_not():
         # A count of booleans: from 0 to as many as were summed (a bucket of `bucketize`).
         assert ranges.within(v["count"], t + 1) and not ranges.within(v["count"], t)
         assert ranges.within(v["total"], s * t + 1) and not ranges.within(v["total"], s * t)
+        assert not ranges.within(v["all_dims"], s * t)  # dim=[]: every element, as torch's
         # Linear bounds are decided at the corners of the declared ranges; polynomials in
         # sizes (never negative) term by term: s*t - 1 >= 0 proves a clamp to the last row of
         # a flattened s x t table in range.

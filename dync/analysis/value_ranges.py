@@ -410,11 +410,12 @@ class ValueRanges:
     def _counted(self, mask: ir.Value, dims: ir.Value | None) -> Range | None:
         """A sum of booleans (`searchsorted`'s count of the boundaries below a value): from 0
         to the number of elements summed, the product of the dims `dims` lists (all when it
-        is None)."""
+        is None or empty, as torch's `sum(dim=[])`)."""
         rank = len(type_dims(mask.type) or ())
-        axes = list(range(rank)) if dims is None or _is_none(dims) else constant_int_list(dims)
-        if axes is None:
-            return None
+        axes = None if dims is None or _is_none(dims) else constant_int_list(dims)
+        if axes is None and dims is not None and not _is_none(dims):
+            return None  # dims not known
+        axes = axes or list(range(rank))
         count = sympy.Integer(1)
         for axis in axes:
             size = dim_size(mask, axis)
