@@ -1,0 +1,41 @@
+"""Integer negation at every magnitude: IREE computes `-x` of an integer tensor in f32, exact
+only under 2**24 (`lit/upstream/torch-int-neg-f32.mlir`); `dync-int-negation` multiplies by -1
+instead. From PyTorch and from ONNX."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from onnx import TensorProto, helper
+from torch.export import Dim
+
+import dync
+
+
+class _Negations(torch.nn.Module):
+    def forward(self, x):
+        return -x, torch.neg(x.int()), torch.where(x > 0, x, -x), torch.maximum(x, -x), -x.short()
+
+
+_X = torch.tensor([2 ** 40 + 12345, -(2 ** 62) - 1, 2_000_000_001, -16_777_217, 33_554_433,
+                   0, -5, 2 ** 63 - 1])
+
+
+def test_negation_is_exact_beyond_float_precision():
+    compiled = dync.compile(_Negations(), (_X,), dynamic_shapes=({0: Dim("n", min=1, max=64)},),
+                            mode="graph", cache=False)
+    for x in (_X, _X[2:5], -_X[:3]):
+        for got, want in zip(compiled(x), _Negations()(x), strict=True):
+            assert got.dtype == want.dtype
+            torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+def test_onnx_neg_is_exact_beyond_float_precision():
+    graph = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["y"], name="negate")], "g",
+        [helper.make_tensor_value_info("x", TensorProto.INT32, ["n"])],
+        [helper.make_tensor_value_info("y", TensorProto.INT32, ["n"])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    x = np.array([2_000_000_001, -16_777_217, 7, -2 ** 31 + 1], dtype=np.int32)
+    (got,) = dync.compile(model, cache=False)(x)
+    np.testing.assert_array_equal(got, -x)
