@@ -11,8 +11,10 @@ from torch._decomp import decomposition_table, get_decompositions
 from torch.fx.experimental.symbolic_shapes import statically_known_true
 
 from .einsum import einsum_as_matmul
+from .integer_ops import INTEGER_OPS
 from .rewrite.recurrent import linear, recurrent_layers, step
 from .shape_exprs import size_range
+from .special_functions import FROM_TORCH, SPECIAL_FUNCTIONS
 
 
 def _lstm_cell(x, hx, w_ih, w_hh, b_ih=None, b_hh=None):
@@ -741,12 +743,20 @@ _RESAMPLING = {
 }
 def _by_scalar_tensor(op):
     """`op.Scalar(x, c)` of a float tensor as `op.Tensor(x, c)` with c a 0-d tensor of x's
-    dtype (torch-mlir fails to lower fmod/remainder of floats by a scalar)."""
+    dtype (torch-mlir fails to lower a float remainder by a scalar)."""
     def decomposition(x, other):
         if not x.is_floating_point():  # lowered (and index checks read `i % size`)
             return NotImplemented
         return op.Tensor(x, torch.ops.aten.scalar_tensor.default(other, dtype=x.dtype))
     return decomposition
+
+
+def _roll(x, shifts, dims=()):
+    """`roll` without dims (of the flattened tensor, which torch-mlir does not lower) as a
+    roll of the flattened tensor along its one dim."""
+    if dims:
+        return NotImplemented
+    return torch.ops.aten.roll.default(x.reshape(-1), shifts, [0]).view(x.shape)
 
 
 def _div_by_size(x, other, rounding_mode=None):
@@ -1402,8 +1412,8 @@ def _conv(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 DECOMPOSITIONS = get_decompositions([
     _aten.reflection_pad1d, _aten.reflection_pad2d, _aten.reflection_pad3d, _aten.im2col,
     _aten.logsumexp, _aten.affine_grid_generator, _aten.col2im,
-    _aten.max_unpool2d, _aten.pixel_unshuffle, _aten.xlogy,
-]) | {
+    _aten.max_unpool2d, _aten.pixel_unshuffle, _aten.xlogy, *FROM_TORCH,
+]) | SPECIAL_FUNCTIONS | INTEGER_OPS | {
     _aten.bucketize.Tensor: _bucketize,
     **{op.default: _resample(kind) for op, kind in _RESAMPLING.items()},
     _aten.grid_sampler.default: _grid_sampler,
@@ -1439,8 +1449,8 @@ DECOMPOSITIONS = get_decompositions([
     _aten._unique2.default: _unique,
     _aten.unique_consecutive.default: _unique_consecutive,
     _aten.unique_dim.default: _unique_dim,
-    _aten.fmod.Scalar: _by_scalar_tensor(_aten.fmod),
     _aten.remainder.Scalar: _by_scalar_tensor(_aten.remainder),
+    _aten.roll.default: _roll,
     **{op.vec: _resample(kind, vec=True) for op, kind in _RESAMPLING.items()},
     _aten.kthvalue.default: _kthvalue,
     _aten.cummax.default: _running_extreme(largest=True),

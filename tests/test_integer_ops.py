@@ -1,6 +1,7 @@
-"""Integer negation at every magnitude: IREE computes `-x` of an integer tensor in f32, exact
-only under 2**24 (`lit/upstream/torch-int-neg-f32.mlir`); `dync-int-negation` multiplies by -1
-instead. From PyTorch and from ONNX."""
+"""Integer ops at every magnitude. Negation: IREE computes `-x` of an integer tensor in f32,
+exact only under 2**24 (`lit/upstream/torch-int-neg-f32.mlir`); `dync-int-negation` multiplies
+by -1 instead, from PyTorch and from ONNX. Ops torch-mlir does not lower for integers (the
+whole model ran in eager), decomposed by dync (`frontends/pytorch/integer_ops.py`)."""
 
 from __future__ import annotations
 
@@ -39,3 +40,19 @@ def test_onnx_neg_is_exact_beyond_float_precision():
     x = np.array([2_000_000_001, -16_777_217, 7, -2 ** 31 + 1], dtype=np.int32)
     (got,) = dync.compile(model, cache=False)(x)
     np.testing.assert_array_equal(got, -x)
+
+
+class _Unlowered(torch.nn.Module):
+    def forward(self, x):
+        return (torch.fmod(x, 1_000_003), torch.fmod(x.int(), -7), x ^ 0x5A5A5A5A5A5A, x | 12345,
+                torch.bitwise_xor(x.int(), 77), x ** 2, x.int() ** 3, x ** 0, torch.roll(x, 3),
+                torch.roll(x.view(-1, 1).expand(-1, 2), -1))
+
+
+def test_unlowered_integer_ops_compile_and_are_exact():
+    compiled = dync.compile(_Unlowered(), (_X,), dynamic_shapes=({0: Dim("n", min=2, max=64)},),
+                            mode="graph", cache=False)
+    for x in (_X, _X[2:5], torch.arange(-20, 20) * 987_654_321):
+        for got, want in zip(compiled(x), _Unlowered()(x), strict=True):
+            assert got.dtype == want.dtype
+            torch.testing.assert_close(got, want, rtol=0, atol=0)
