@@ -45,6 +45,14 @@ class Index(torch.nn.Module):
         return x[i] * 2  # LINE: index
 
 
+class IndexPair(torch.nn.Module):
+    """`x[rows, columns]`: one linear index, each part checked and wrapped in its own dim (a
+    column past the end read the next row; a negative one the row before's)."""
+
+    def forward(self, x, i):
+        return x[i.flip(0), i] * 2  # LINE: index_pair
+
+
 class IndexPut(torch.nn.Module):
     def forward(self, x, i):
         y = x.clone()
@@ -99,6 +107,8 @@ CASES = {
                 RuntimeError),
     "index": (Index, (X, torch.tensor([0, 3])), (None, {0: N}),
               [[0, -1, 9, -10]], [[10], [-11], [10**6]], IndexError),
+    "index_pair": (IndexPair, (X, torch.tensor([0, 3])), (None, {0: N}),
+                   [[0, -1, 3, -4], [2, 1]], [[4], [-5], [1, 10**6]], IndexError),
     "index_put": (IndexPut, (X, torch.tensor([0, 2])), (None, {0: N}),
                   [[0, -2], [-1, 3, -10]], [[10], [-11], [10**6]], IndexError),
     "position": (Position, (X, torch.tensor(0)), (None, None),

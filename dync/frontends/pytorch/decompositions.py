@@ -77,9 +77,13 @@ def _index(x, indices):
     k = len(indices)
     if k < 2 or any(i is None for i in indices):
         return NotImplemented
-    linear = indices[0]
-    for axis in range(1, k):
-        linear = linear * x.shape[axis] + indices[axis]
+    # Each index read through its dim's positions first: eager's range for each ([-n, n),
+    # checked by dync-check-indices) and its negatives wrapped, which the linear index alone
+    # would lose (x[i, -1] read the row before's last element, x[0, 5] of 3 x 4 x[1, 1]).
+    linear = None
+    for axis, index in enumerate(indices):
+        position = torch.arange(x.shape[axis], device=index.device)[index]
+        linear = position if linear is None else linear * x.shape[axis] + position
     return x.reshape((-1, *x.shape[k:]))[linear]
 
 
