@@ -41,6 +41,9 @@ _ENDS = torch.tensor([0.0, -0.0, 1.0, 2.0, -1.0, -2.5, 0.5, float("inf"), -float
                       float("nan"), 1e-40, -1e-40, -3e38, 3e38, 1e30, 1.4616321, -0.5,
                       -1e4 + 0.5, -123.25, 1e-8, 7.99999, 8.0, 9.999999, 10.0, -7.5, 1e5, 12.3])
 
+# Not the subnormals: IREE's CPU code takes them for zero in arithmetic (lgamma(1e-40) = inf).
+_NORMAL_ENDS = _ENDS[~((_ENDS != 0) & (_ENDS.abs() < torch.finfo(torch.float32).tiny))]
+
 
 def test_gamma_functions_over_the_reals():
     """lgamma, digamma, polygamma(0, .), mvlgamma and xlog1py sent the whole model to eager;
@@ -50,12 +53,28 @@ def test_gamma_functions_over_the_reals():
     model = _Gammas().eval()
     compiled = dync.compile(model, (torch.rand(16),), dynamic_shapes=({0: length},),
                             mode="graph", cache=False)
-    # Not at subnormals: IREE's CPU code takes them for zero in arithmetic (lgamma(1e-40) = inf).
-    normal = _ENDS[~((_ENDS != 0) & (_ENDS.abs() < torch.finfo(torch.float32).tiny))]
-    for x in (normal, torch.linspace(-30, 30, 60_001), torch.logspace(-30, 30, 6001),
+    for x in (_NORMAL_ENDS, torch.linspace(-30, 30, 60_001), torch.logspace(-30, 30, 6001),
               -torch.logspace(-6, 6, 6001)):
         for got, want in zip(compiled(x), model(x), strict=True):
             torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5, equal_nan=True)
+
+
+class _Bessels(torch.nn.Module):
+    def forward(self, x):
+        return (torch.i0(x), torch.special.i0(x), torch.special.i0e(x), torch.special.i1(x),
+                torch.special.i1e(x), torch.special.spherical_bessel_j0(x))
+
+
+def test_bessel_functions_over_the_reals():
+    """i0, i0e, i1, i1e and spherical_bessel_j0 sent the whole model to eager; now within 1e-5
+    of eager from -100 to 100 (I's overflow to inf included) and at the ends."""
+    length = Dim("length", min=2, max=100_000)
+    model = _Bessels().eval()
+    compiled = dync.compile(model, (torch.rand(16),), dynamic_shapes=({0: length},),
+                            mode="graph", cache=False)
+    for x in (_NORMAL_ENDS, torch.linspace(-100, 100, 40_001), torch.logspace(-8, 2, 2001)):
+        for got, want in zip(compiled(x), model(x), strict=True):
+            torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6, equal_nan=True)
 
 
 class _FloatBits(torch.nn.Module):

@@ -3,9 +3,10 @@ as elementwise ops it does. Without these a model calling one ran whole in eager
 
 The gamma functions follow eager's CPU kernels in structure (the argument shifted up by the
 recurrence, an asymptotic series there, the reflection formula below zero, eager's values at
-poles, zeros and infinities) and are computed in float32: half types are widened and narrowed
-back, and float64 is left to eager, as IREE 3.13 links no float64 `log` or `sin` for the CPU.
-`frexp` and `nextafter` work on the bits (any float dtype), so they are exact."""
+poles, zeros and infinities); the Bessel functions are Abramowitz & Stegun's polynomials. Both
+are computed in float32: half types are widened and narrowed back, and float64 is left to
+eager, as IREE 3.13 links no float64 `log` or `sin` for the CPU. `frexp` and `nextafter` work
+on the bits (any float dtype), so they are exact."""
 
 from __future__ import annotations
 
@@ -102,6 +103,61 @@ def _polygamma(n: int, x: torch.Tensor) -> torch.Tensor:
     return _digamma(x) if n == 0 else NotImplemented
 
 
+# Modified Bessel functions I0, I1 (Abramowitz & Stegun 9.8.1-9.8.4): polynomials in
+# (x / 3.75)**2 below 3.75 (relative error < 4e-8), and of sqrt(x) exp(-x) I(x) in 3.75 / x
+# above (< 6e-7): a few float32 units of eager's Chebyshev series (Cephes).
+_BESSEL_NEAR = {0: (1.0, 3.5156229, 3.0899424, 1.2067492, 0.2659732, 0.0360768, 0.0045813),
+                1: (0.5, 0.87890594, 0.51498869, 0.15084934, 0.02658733, 0.00301532,
+                    0.00032411)}
+_BESSEL_FAR = {0: (0.39894228, 0.01328592, 0.00225319, -0.00157565, 0.00916281, -0.02057706,
+                   0.02635537, -0.01647633, 0.00392377),
+               1: (0.39894228, -0.03988024, -0.00362018, 0.00163801, -0.01031555, 0.02282967,
+                   -0.02895312, 0.01787654, -0.00420059)}
+_BESSEL_SPLIT = 3.75
+
+
+def _polynomial(coefficients: tuple[float, ...], t: torch.Tensor) -> torch.Tensor:
+    """sum of coefficients[k] * t**k, by Horner's rule."""
+    value = torch.full_like(t, coefficients[-1])
+    for c in reversed(coefficients[:-1]):
+        value = value * t + c
+    return value
+
+
+def _bessel_i(order: int, scaled: bool):
+    """`i0`/`i1` (`scaled`: `i0e`/`i1e`, times exp(-|x|)); I1 is odd; +-inf give eager's NaN
+    (0 scaled)."""
+
+    @_in_float32
+    def decomposition(x: torch.Tensor) -> torch.Tensor:
+        a = x.abs()
+        near = a < _BESSEL_SPLIT
+        inner = _polynomial(_BESSEL_NEAR[order], (torch.where(near, a, 0.0) / _BESSEL_SPLIT) ** 2)
+        inner = inner * a if order else inner
+        outer_at = torch.where(near, _BESSEL_SPLIT, a)
+        outer = _polynomial(_BESSEL_FAR[order], _BESSEL_SPLIT / outer_at) / torch.sqrt(outer_at)
+        if scaled:
+            value = torch.where(near, inner * torch.exp(-a), outer)
+        else:
+            value = torch.where(near, inner, outer * torch.exp(a))
+        value = torch.where(torch.isinf(a), 0.0 if scaled else math.nan, value)
+        return torch.where(x < 0, -value, value) if order else value
+
+    return decomposition
+
+
+@_in_float32
+def _spherical_bessel_j0(x: torch.Tensor) -> torch.Tensor:
+    """`special.spherical_bessel_j0`: sin(x) / x, its Taylor series below 1/2 (1 at 0), taken
+    at |x| (it is even, and IREE's sin is coarse below zero); 0 at +-inf."""
+    a = x.abs()
+    t = a * a
+    series = _polynomial((1.0, -1 / 6, 1 / 120, -1 / 5040, 1 / 362880, -1 / 39916800), t)
+    # Clamped: IREE's sin of an argument past ~1e30 is not in [-1, 1] (it gave -inf).
+    value = torch.where(a < 0.5, series, torch.sin(a).clamp(-1.0, 1.0) / a)
+    return torch.where(torch.isinf(a), 0.0, value)
+
+
 # A float dtype -> the integer dtype of its bits, its mantissa's bits, its exponent's bias.
 _LAYOUTS = {torch.float64: (torch.int64, 52, 1023), torch.float32: (torch.int32, 23, 127),
             torch.float16: (torch.int16, 10, 15), torch.bfloat16: (torch.int16, 7, 127)}
@@ -189,6 +245,12 @@ SPECIAL_FUNCTIONS = {
     _aten.polygamma.default: _polygamma,
     _aten.special_polygamma.default: _polygamma,
     _aten.special_multigammaln.default: lambda x, p: torch.mvlgamma(x, p),
+    _aten.i0.default: _bessel_i(0, scaled=False),
+    _aten.special_i0.default: _bessel_i(0, scaled=False),
+    _aten.special_i0e.default: _bessel_i(0, scaled=True),
+    _aten.special_i1.default: _bessel_i(1, scaled=False),
+    _aten.special_i1e.default: _bessel_i(1, scaled=True),
+    _aten.special_spherical_bessel_j0.default: _spherical_bessel_j0,
     _aten.frexp.Tensor: _frexp,
     _aten.nextafter.default: _nextafter,
     _aten.cumulative_trapezoid.dx: _cumulative_trapezoid_dx,
