@@ -67,36 +67,38 @@ class Function:
 
     def __call__(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
         results = self._invoke(arrays)
-        get, view_type, count = results.get_as_object, self._view_type, len(results)
-        if self._read is _through_dlpack:
-            capsule, from_dlpack = self._capsule, np.from_dlpack
-            try:
-                return [from_dlpack(_Capsule(capsule(get(i, view_type), _DL_CPU, 0))).copy()
-                        for i in range(count)]
-            except (RuntimeError, TypeError, ValueError, BufferError):
-                pass  # an element type DLPack has no code for: read each as below
-        read = self._read or self._reader(get(0, view_type)) if count else None
-        return [read(self, get(i, view_type)) for i in range(count)]
+        copies = self._through_dlpack(results, lambda capsule: np.from_dlpack(
+            _Capsule(capsule)).copy())
+        return copies if copies is not None else self._read_each(results, lambda a: a)
 
     def tensors(self, arrays: list[np.ndarray]) -> list[Any]:
         """`self(arrays)`, its results as torch tensors (torch must be imported): on the CPU
         drivers each result's own memory (see the module's docstring)."""
         torch = sys.modules["torch"]
         results = self._invoke(arrays)
+        # torch.from_dlpack less its checks of what it is given (0.13 us a result).
+        tensors = self._through_dlpack(results, getattr(torch._C, "_from_dlpack",
+                                                        torch.from_dlpack))
+        if tensors is None:
+            return self._read_each(results, torch.from_numpy)
+        return tensors if len(tensors) < 2 else _unshared(tensors)
+
+    def _through_dlpack(self, results: Any, wrap: Callable[[Any], Any]) -> list[Any] | None:
+        """Each of `results` (a `VmVariantList`) as `wrap` makes it of its DLPack capsule, where
+        results are read so (the CPU drivers; decided by the first call's); else None."""
+        if self._read is not _through_dlpack:
+            return None
+        get, view_type, capsule = results.get_as_object, self._view_type, self._capsule
+        try:
+            return [wrap(capsule(get(i, view_type), _DL_CPU, 0)) for i in range(len(results))]
+        except (RuntimeError, TypeError, ValueError, BufferError):
+            return None  # an element type DLPack has no code for: read each as `_read_each`
+
+    def _read_each(self, results: Any, wrap: Callable[[np.ndarray], Any]) -> list[Any]:
+        """Each of `results` brought to the host by `_reader`'s way, wrapped by `wrap`."""
         get, view_type, count = results.get_as_object, self._view_type, len(results)
-        if self._read is _through_dlpack:
-            # torch.from_dlpack less its checks of what it is given (0.13 us a result).
-            capsule, from_dlpack = self._capsule, getattr(torch._C, "_from_dlpack",
-                                                          torch.from_dlpack)
-            try:
-                tensors = [from_dlpack(capsule(get(i, view_type), _DL_CPU, 0))
-                           for i in range(count)]
-            except (RuntimeError, TypeError, ValueError, BufferError):
-                pass  # an element type DLPack has no code for: read each as below
-            else:
-                return tensors if count < 2 else _unshared(tensors)
         read = self._read or self._reader(get(0, view_type)) if count else None
-        return [torch.from_numpy(read(self, get(i, view_type))) for i in range(count)]
+        return [wrap(read(self, get(i, view_type))) for i in range(count)]
 
     def _invoke(self, arrays: list[np.ndarray]) -> Any:
         """The function's results on `arrays`, in a `VmVariantList`."""
