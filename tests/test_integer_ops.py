@@ -15,7 +15,8 @@ import dync
 
 class _Negations(torch.nn.Module):
     def forward(self, x):
-        return -x, torch.neg(x.int()), torch.where(x > 0, x, -x), torch.maximum(x, -x), -x.short()
+        return (-x, torch.neg(x.int()), torch.where(x > 0, x, -x), torch.maximum(x, -x),
+                -x.short(), -x.to(torch.int8))
 
 
 _X = torch.tensor([2 ** 40 + 12345, -(2 ** 62) - 1, 2_000_000_001, -16_777_217, 33_554_433,

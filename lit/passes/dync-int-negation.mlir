@@ -30,12 +30,16 @@ func.func @negate_in_region(%x: !torch.vtensor<[4],si32>, %c: i1) -> !torch.vten
 
 // -----
 
-// Floats and unsigned integers are left as they are.
+// Floats, unsigned integers and the narrow ints f32 holds exactly are left as they are.
 // CHECK-LABEL: func.func @negate_float
 // CHECK:         torch.aten.neg %arg0 : !torch.vtensor<[?],f32>
 // CHECK:         torch.aten.neg %arg1 : !torch.vtensor<[?],ui8>
-func.func @negate_float(%x: !torch.vtensor<[?],f32>, %y: !torch.vtensor<[?],ui8>) -> (!torch.vtensor<[?],f32>, !torch.vtensor<[?],ui8>) {
+// CHECK:         torch.aten.neg %arg2 : !torch.vtensor<[?],si8>
+// CHECK:         torch.aten.neg %arg3 : !torch.vtensor<[?],si16>
+func.func @negate_float(%x: !torch.vtensor<[?],f32>, %y: !torch.vtensor<[?],ui8>, %z: !torch.vtensor<[?],si8>, %w: !torch.vtensor<[?],si16>) -> (!torch.vtensor<[?],f32>, !torch.vtensor<[?],ui8>, !torch.vtensor<[?],si8>, !torch.vtensor<[?],si16>) {
   %0 = torch.aten.neg %x : !torch.vtensor<[?],f32> -> !torch.vtensor<[?],f32>
   %1 = torch.aten.neg %y : !torch.vtensor<[?],ui8> -> !torch.vtensor<[?],ui8>
-  return %0, %1 : !torch.vtensor<[?],f32>, !torch.vtensor<[?],ui8>
+  %2 = torch.aten.neg %z : !torch.vtensor<[?],si8> -> !torch.vtensor<[?],si8>
+  %3 = torch.aten.neg %w : !torch.vtensor<[?],si16> -> !torch.vtensor<[?],si16>
+  return %0, %1, %2, %3 : !torch.vtensor<[?],f32>, !torch.vtensor<[?],ui8>, !torch.vtensor<[?],si8>, !torch.vtensor<[?],si16>
 }
