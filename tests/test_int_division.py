@@ -44,3 +44,22 @@ def test_a_zero_divisor_is_an_error_naming_the_line(compiled):
                              r"zero"):
         compiled(_X, y)
     assert torch.equal(compiled(_X, _Y)[0], _X // _Y)  # the module still runs after the error
+
+
+class _SameDivisor(torch.nn.Module):
+    def forward(self, x, y):
+        return x % y, x // y
+
+
+def test_two_divisions_by_one_divisor_over_a_dynamic_length_do_not_fault():
+    """uint8 `x % y, x // y` over 4 elements killed the process (SIGFPE): IREE divided the
+    vector lanes past the end, read as 0, by the shared filled divisor."""
+    n = torch.export.Dim("n", min=1, max=64)
+    for dtype in (torch.uint8, torch.int64):
+        x, y = torch.tensor([1, 2, 3, 100], dtype=dtype), torch.tensor([5, 6, 3, 10], dtype=dtype)
+        compiled = dync.compile(_SameDivisor(), (x, y), dynamic_shapes=({0: n}, {0: n}),
+                                mode="graph", cache=False)
+        for k in (1, 4, 7, 9, 17, 33):
+            xs, ys = (x * 2 + 1).repeat(9)[:k], y.repeat(9)[:k]
+            for got, want in zip(compiled(xs, ys), _SameDivisor()(xs, ys), strict=True):
+                torch.testing.assert_close(got, want, rtol=0, atol=0)

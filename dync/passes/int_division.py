@@ -5,7 +5,7 @@ divisors) whose result is a signed integer tensor, in every function.
 Writes: before each whose divisor is not a nonzero constant, a `torch.runtime.assert` that no
 divisor is zero (its message starts with `DIVISION_CHECK` and names the op and its `file:line`;
 the runtime turns it into `dync.IntegerDivisionByZeroError`, as eager PyTorch raises too), and
-the divisor with its zeros replaced by 1 in the op.
+the divisor with its zeros replaced by a positive constant of the op's own in the op.
 A floor division becomes the truncating division `q` corrected by one where the remainder
 `x - q*y` is nonzero with a sign other than `y`'s: floor(x / y) exactly, for every int64.
 
@@ -45,6 +45,7 @@ _DIVISIONS = {
 _FLOOR = {"torch.aten.floor_divide", "torch.aten.floor_divide.Scalar"}
 _MODE = {"torch.aten.div.Tensor_mode", "torch.aten.div.Scalar_mode"}
 _SIGNED = {"si8", "si16", "si32", "si64"}
+_FILLS = 100  # distinct fills of divisors' zeros, all in int8's range
 
 
 class IntDivision(Pass):
@@ -52,16 +53,18 @@ class IntDivision(Pass):
     summary = "integer floor division exact (IREE computes it in f32); a zero divisor an error"
 
     def run(self, module: ir.Operation) -> None:
+        divisions = 0
         for func in functions(module).values():
             for op in list(nested_ops(func)):
                 if op.name in _DIVISIONS and element_type(op.results[0].type) in _SIGNED:
-                    _rewrite(op, divisor_is_tensor=_DIVISIONS[op.name])
+                    divisions += 1
+                    _rewrite(op, _DIVISIONS[op.name], fill=divisions % _FILLS + 1)
 
 
-def _rewrite(op: ir.Operation, divisor_is_tensor: bool) -> None:
+def _rewrite(op: ir.Operation, divisor_is_tensor: bool, fill: int) -> None:
     b = TorchBuilder(op)
     if not _nonzero_constant(op.operands[1]):
-        op.operands[1] = _checked_divisor(b, op, op.operands[1], divisor_is_tensor)
+        op.operands[1] = _checked_divisor(b, op, op.operands[1], divisor_is_tensor, fill)
     x, y = op.operands[0], op.operands[1]
     if op.name in _FLOOR or (op.name in _MODE and _rounding(op) == "floor"):
         result = op.results[0]
@@ -88,13 +91,18 @@ def _floor_division(b: TorchBuilder, x: ir.Value, y: ir.Value, result: ir.Type) 
 
 
 def _checked_divisor(b: TorchBuilder, op: ir.Operation, y: ir.Value,
-                     is_tensor: bool) -> ir.Value:
-    """`y`, checked by an assert that it holds no zero, with each zero replaced by 1: IREE may
-    run the division before the host evaluates the assert, and must not fault meanwhile."""
+                     is_tensor: bool, fill: int) -> ir.Value:
+    """`y`, checked by an assert that it holds no zero, with each zero replaced by `fill`:
+    IREE may run the division before the host evaluates the assert, and must not fault
+    meanwhile. A tensor's fill is the division's own (1, 2, ...): two divisions by one divisor
+    sharing one filled divisor (`x % y, x // y`), IREE 3.13 could keep it in memory between
+    dispatches and divide the vector lanes past a dynamic length's end, read there as 0, by
+    it (SIGFPE: `b % c, b // c` of uint8 over 4 elements); its own fill stays in its division's
+    dispatch, where those lanes are filled too."""
     if is_tensor:
         zero = b("torch.aten.eq.Scalar", vtensor_of(type_dims(y.type), "i1"), y, b.int(0))
         ok, safe = none_set(zero, b.ip, b.loc), b("torch.aten.masked_fill.Scalar", y.type, y,
-                                                  zero, b.int(1))
+                                                  zero, b.int(fill))
     elif str(y.type) == "!torch.int":
         zero = b("torch.aten.eq.int", ir.Type.parse("!torch.bool"), y, b.int(0))
         ok = b("torch.aten.ne.int", zero.type, y, b.int(0))  # IREE cannot legalize __not__

@@ -71,3 +71,19 @@ func.func @left_alone(%x: !torch.vtensor<[4],f32>, %y: !torch.vtensor<[4],f32>, 
   %1 = torch.aten.div.Scalar_mode %i, %int3, %trunc : !torch.vtensor<[4],si64>, !torch.int, !torch.str -> !torch.vtensor<[4],si64>
   return %0, %1 : !torch.vtensor<[4],f32>, !torch.vtensor<[4],si64>
 }
+
+// -----
+
+// Two divisions by one divisor: each fills the divisor's zeros with a constant of its own, so
+// that the filled divisors are never merged into one that IREE keeps in memory between
+// dispatches (it divided the lanes past a dynamic length's end, read as 0, by it: SIGFPE).
+// CHECK-LABEL: func.func @one_divisor_twice
+// CHECK:         %[[YA:.*]] = torch.aten.masked_fill.Scalar %arg1, %{{.*}}, %int2
+// CHECK:         torch.aten.remainder.Tensor %arg0, %[[YA]]
+// CHECK:         %[[YB:.*]] = torch.aten.masked_fill.Scalar %arg1, %{{.*}}, %int3
+// CHECK:         torch.aten.div.Tensor_mode %arg0, %[[YB]]
+func.func @one_divisor_twice(%x: !torch.vtensor<[?],si64>, %y: !torch.vtensor<[?],si64>) -> (!torch.vtensor<[?],si64>, !torch.vtensor<[?],si64>) {
+  %0 = torch.aten.remainder.Tensor %x, %y : !torch.vtensor<[?],si64>, !torch.vtensor<[?],si64> -> !torch.vtensor<[?],si64>
+  %1 = torch.aten.floor_divide %x, %y : !torch.vtensor<[?],si64>, !torch.vtensor<[?],si64> -> !torch.vtensor<[?],si64>
+  return %0, %1 : !torch.vtensor<[?],si64>, !torch.vtensor<[?],si64>
+}
