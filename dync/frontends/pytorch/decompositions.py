@@ -755,6 +755,15 @@ def _by_scalar_tensor(op):
     return decomposition
 
 
+def _gelu(x, *, approximate="none"):
+    """`gelu(x, approximate="tanh")` as eager's kernel writes it: torch-mlir's own was off by
+    up to 5e-5 at x = 1.33 (relative error 1 near -5), though IREE's tanh is within 3e-7."""
+    if approximate != "tanh":
+        return NotImplemented
+    beta = math.sqrt(2.0) * (2.0 / math.sqrt(math.pi)) * 0.5
+    return 0.5 * x * (1 + torch.tanh(beta * (x + 0.044715 * x * x * x)))
+
+
 def _roll(x, shifts, dims=()):
     """`roll` without dims (of the flattened tensor, which torch-mlir does not lower) as a
     roll of the flattened tensor along its one dim."""
@@ -1455,6 +1464,7 @@ DECOMPOSITIONS = get_decompositions([
     _aten.unique_dim.default: _unique_dim,
     _aten.remainder.Scalar: _by_scalar_tensor(_aten.remainder),
     _aten.roll.default: _roll,
+    _aten.gelu.default: _gelu,
     **{op.vec: _resample(kind, vec=True) for op, kind in _RESAMPLING.items()},
     _aten.kthvalue.default: _kthvalue,
     _aten.cummax.default: _running_extreme(largest=True),

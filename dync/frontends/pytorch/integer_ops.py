@@ -1,5 +1,5 @@
-"""Integer ops torch-mlir (as bundled in IREE 3.13) does not lower, as ops it lowers exactly.
-Without these a model using one ran whole in eager PyTorch."""
+"""Integer ops torch-mlir (as bundled in IREE 3.13) does not lower, as ops it lowers exactly
+(without these a model using one ran whole in eager PyTorch), and powers by an integer."""
 
 from __future__ import annotations
 
@@ -26,11 +26,20 @@ def _fmod_by_scalar(x: torch.Tensor, other) -> torch.Tensor:
     return x - torch.div(x, other, rounding_mode="trunc") * other
 
 
-def _integer_power(x: torch.Tensor, exponent) -> torch.Tensor:
-    """`x ** n` of an integer tensor, n a non-negative int (torch-mlir lowers only float
-    powers): squarings and products, wrapping as eager's do."""
-    if x.is_floating_point() or x.is_complex() or not isinstance(exponent, int) or exponent < 0:
+def _power(x: torch.Tensor, exponent) -> torch.Tensor:
+    """`x ** n` for an int n: of an integer tensor (torch-mlir lowers only float powers) by
+    squarings and products, wrapping as eager's do; of a float tensor with n from -1 to -4, 1
+    over the positive power, as eager's kernel takes -1 and -2 (IREE's pow gave -inf for
+    0 ** -2). Other powers as they are."""
+    if not isinstance(exponent, int) or x.is_complex():
         return NotImplemented
+    if x.is_floating_point():
+        return 1 / _product_power(x, -exponent) if -4 <= exponent <= -1 else NotImplemented
+    return NotImplemented if exponent < 0 else _product_power(x, exponent)
+
+
+def _product_power(x: torch.Tensor, exponent: int) -> torch.Tensor:
+    """x ** exponent (>= 0) by squarings and products."""
     result, square = None, x
     while True:
         if exponent & 1:
@@ -48,6 +57,6 @@ INTEGER_OPS = {
     _aten.__or__.Scalar: _by_tensor(_aten.bitwise_or),
     _aten.bitwise_xor.Scalar: _by_tensor(_aten.bitwise_xor),
     _aten.__xor__.Scalar: _by_tensor(_aten.bitwise_xor),
-    _aten.pow.Tensor_Scalar: _integer_power,
+    _aten.pow.Tensor_Scalar: _power,
 }
 """The decompositions above, by the ATen op each replaces."""
