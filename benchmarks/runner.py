@@ -103,7 +103,8 @@ class Row:
 # The pipeline without dync's own passes: only the housekeeping every compile needs.
 BASELINE_PASSES = ("dync-canonicalize", "dync-collapse-views", "dync-int-division",
                    "dync-int-negation", "dync-pack-sort-keys", "dync-distinct-fills",
-                   "dync-copy-within", "dync-inline-subdnns", "dync-tie-region-shapes", "dync-fence-region-reads", "dync-check-ir")
+                   "dync-copy-within", "dync-inline-subdnns", "dync-tie-region-shapes",
+                   "dync-fence-region-reads", "dync-check-ir")
 
 # The ablation: each of dync's optimizations off in turn (name -> `dync.compile` options), and
 # the one that is off by default (shape-specialized versions) turned on, for the hottest sizes

@@ -30,8 +30,8 @@ def test_erfinv_over_its_domain_and_beyond():
 class _Gammas(torch.nn.Module):
     def forward(self, x):
         return (torch.lgamma(x), torch.special.gammaln(x), torch.digamma(x), torch.special.psi(x),
-                torch.polygamma(0, x), torch.special.polygamma(0, x), torch.mvlgamma(x.abs() + 2, 3),
-                torch.special.multigammaln(x.abs() + 2, 2),
+                torch.polygamma(0, x), torch.special.polygamma(0, x),
+                torch.mvlgamma(x.abs() + 2, 3), torch.special.multigammaln(x.abs() + 2, 2),
                 torch.special.xlog1py(x, x.abs()))
 
 

@@ -5,9 +5,10 @@ Writes: each as `torch.aten.mul.Scalar` by -1, which lowers to `arith.muli`.
 
 Why: torch-mlir's lowering in IREE 3.13 negates an integer tensor in f32 (`sitofp`, `negf`,
 `fptosi`): `-x` is wrong once |x| passes 2**24, silently (-2000000001 came out -2000000000;
-`lit/upstream/torch-int-neg-f32.mlir`). int8 and int16 are exact in f32 and left so: IREE
-3.13's compiler crashed (SIGSEGV) on an int8 multiplication by a negative constant. Both frontends produce it (`-x`, `torch.neg`, ONNX
-`Neg`, and torch's own decompositions). No paper section: correctness at the boundary to IREE.
+`lit/upstream/torch-int-neg-f32.mlir`). Both frontends produce it (`-x`, `torch.neg`, ONNX
+`Neg`, and torch's own decompositions). int8 and int16 are exact in f32 and left so: IREE
+3.13's compiler crashed (SIGSEGV) on an int8 multiplication by a negative constant.
+No paper section: correctness at the boundary to IREE.
 """
 
 from __future__ import annotations

@@ -82,7 +82,8 @@ def _lgamma(x: torch.Tensor) -> torch.Tensor:
 @_in_float32
 def _digamma(x: torch.Tensor) -> torch.Tensor:
     """`digamma`: psi(x) = psi(x + n) - sum of 1 / (x + k), k < n, with x + n >= 10, and the
-    asymptotic series there; below 0 psi(1 - x) - pi cot(pi x). As eager: -inf at +0, +inf at -0, NaN at the negative integers and -inf."""
+    asymptotic series there; below 0 psi(1 - x) - pi cot(pi x). As eager: -inf at +0, +inf
+    at -0, NaN at the negative integers and -inf."""
     negative = x < 0
     y = torch.where(negative, 1 - x, x)
     recurrence = torch.zeros_like(y)
