@@ -221,3 +221,30 @@ def test_one_dim_on_two_arguments_is_compiled_over_the_range_torch_suggests():
     assert compiled.run_time_fallbacks == 0
     with pytest.raises(InputError, match="dim 1"):
         compiled(torch.randn(2, 10, 3), torch.randn(2, 11, 5))
+
+
+class Differences(nn.Module):
+    """`torch.diff` subtracts two slices n - 1 long: broadcasting's guard `n - 1 != 1` holds
+    everywhere but at n = 2, where a trace makes n static ("specialized it to be a
+    constant")."""
+
+    def forward(self, x):
+        return torch.diff(x, dim=-1).cumsum(-1)
+
+
+def test_a_size_torch_makes_static_is_a_piece_of_its_own(capfd):
+    shapes = ({0: Dim("batch", min=1, max=8), 1: Dim("n", min=2, max=48)},)
+    compiled = dync.compile(Differences(), (torch.randn(2, 16),), dynamic_shapes=shapes,
+                            cache=False)
+    n = compiled.signature.symbols["n"]
+    assert (n.min, n.max, n.declared) == (3, 48, (2, 48))
+    (piece,) = compiled.pieces
+    assert "n" not in piece.signature.symbols
+    assert any(note.startswith("n = 2: a second trace") for note in compiled.report.notes)
+    for batch, size in [(1, 2), (3, 2), (2, 3), (1, 48), (5, 17)]:
+        x = torch.randn(batch, size)
+        torch.testing.assert_close(compiled(x), Differences()(x))
+    assert compiled.run_time_fallbacks == 0
+    # torch's solver's warnings about the range that does not hold (a traceback of its own
+    # printer each) are not the user's to read: the notes say it.
+    assert "Failed to reduce inequalities" not in capfd.readouterr().err

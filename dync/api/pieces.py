@@ -12,7 +12,10 @@ part of their box that is not an interval.
 
 from __future__ import annotations
 
-from ..errors import DyncError
+import numpy as np
+
+from ..errors import DyncError, InputError
+from ..output_tree import leaves
 from ..runtime import CompiledModule
 from .build import compiled_or_cached
 from .stages import _Job, _one_line
@@ -44,23 +47,57 @@ def add_pieces(compiled: CompiledModule, job: _Job) -> None:
             return
         job.say(f"{spec.name} = {size} lies outside the range the trace holds for: "
                 "tracing there")
-        piece_job = _Job(job.model, args, job.dynamic_shapes, job.options, job.say, job.store)
         try:
-            piece = compiled_or_cached(piece_job)
+            piece, span = _piece_at(job, spec.name, size, args)
         except DyncError as e:
             notes.append(f"{spec.name} = {size}: not compiled ({_one_line(e)[:200]}); such "
                          "calls run in eager PyTorch")
             return
-        got = piece.signature.symbols.get(spec.name)
-        if piece.report.mode != "in-graph" or got is None or not got.min <= size <= got.max:
+        if span is None:
             notes.append(f"{spec.name} = {size}: its trace is not one graph over that size; "
                          "such calls run in eager PyTorch")
             return
         compiled.pieces.append(piece)
-        covered.append((got.min, got.max))
-        notes.append(f"{spec.name} in [{got.min}, {got.max}]: a second trace (at {spec.name} = "
-                     f"{size}) compiled as compiled.pieces[{len(compiled.pieces) - 1}], which "
-                     "runs such calls; save() keeps only the first module")
+        covered.append(span)
+        where = f"in [{span[0]}, {span[1]}]" if span[0] < span[1] else f"= {size}"
+        notes.append(f"{spec.name} {where}: a second trace (at {spec.name} = {size}) compiled "
+                     f"as compiled.pieces[{len(compiled.pieces) - 1}], which runs such calls; "
+                     "save() keeps only the first module")
+
+
+def _piece_at(job: _Job, name: str, size: int, args: tuple
+              ) -> tuple[CompiledModule, tuple[int, int] | None]:
+    """The module traced on `args` (where dim `name` is `size` long) and the range of `name`
+    it takes, None where that range misses `size`. Traced with the declared dims first; then,
+    where that fails, with `name` static: torch fixes a size where a guard of broadcasting
+    holds at every other one (`n - 1 != 1` at n = 2, "specialized it to be a constant"),
+    and that size alone is a piece too."""
+    from ..frontends.pytorch.guards import with_static
+
+    piece = compiled_or_cached(_Job(job.model, args, job.dynamic_shapes, job.options, job.say,
+                                    job.store))
+    span = _span(piece, name, args, size)
+    if span is None or not span[0] <= size <= span[1]:
+        piece = compiled_or_cached(_Job(job.model, args, with_static(job.dynamic_shapes, name),
+                                        job.options, job.say, job.store))
+        span = _span(piece, name, args, size)
+    return piece, span if span is not None and span[0] <= size <= span[1] else None
+
+
+def _span(piece: CompiledModule, name: str, args: tuple, size: int) -> tuple[int, int] | None:
+    """The sizes of dim `name` that `piece` (compiled in one graph, traced on `args`, where
+    the dim is `size` long) takes: its symbol's range, or `size` alone where the dim is
+    static there; None where it is not one graph or does not take `args`."""
+    if piece.report.mode != "in-graph":
+        return None
+    got = piece.signature.symbols.get(name)
+    if got is not None:
+        return got.min, got.max
+    try:
+        piece.signature.check_inputs([np.asarray(a) for a in leaves(args)])
+    except InputError:
+        return None
+    return size, size
 
 
 def _first_uncovered(declared: tuple[int, int], covered: list[tuple[int, int]]) -> int | None:

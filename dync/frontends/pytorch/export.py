@@ -254,9 +254,6 @@ def _export(model: torch.nn.Module, args: tuple, dynamic_shapes: Any, hinted: bo
         # `torch.cond`; a model that uses it as a Python number instead (a size, in
         # `torch._check`) exports as written. A branch on data fails that export too, so no
         # path is frozen.
-        shapes_log = logging.getLogger("torch.fx.experimental.symbolic_shapes")
-        level = shapes_log.level
-        shapes_log.setLevel(logging.ERROR)  # its warnings about a retry that fails are noise
         try:
             with torch.no_grad(), _refusing_prints():
                 return _decomposed(_quiet_export(model, args, dynamic_shapes), hinted), Rewrite()
@@ -264,8 +261,6 @@ def _export(model: torch.nn.Module, args: tuple, dynamic_shapes: Any, hinted: bo
             raise
         except Exception:
             pass
-        finally:
-            shapes_log.setLevel(level)
     raise _export_error(error) from error
 
 
@@ -457,7 +452,7 @@ def _quiet_export(model, args, dynamic_shapes) -> torch.export.ExportedProgram:
     validate = torch.distributions.Distribution._validate_args
     torch.distributions.Distribution.set_default_validate_args(False)
     try:
-        with contextlib.redirect_stderr(captured), DataDependentOps():
+        with contextlib.redirect_stderr(captured), _quiet_shape_solver(), DataDependentOps():
             try:
                 ep = torch.export.export(model, args, dynamic_shapes=dynamic_shapes, strict=False)
             except Exception as e:
@@ -469,6 +464,23 @@ def _quiet_export(model, args, dynamic_shapes) -> torch.export.ExportedProgram:
         torch.distributions.Distribution.set_default_validate_args(validate)
     sys.stderr.write(captured.getvalue())
     return ep
+
+
+@contextlib.contextmanager
+def _quiet_shape_solver():
+    """torch's shape solver's warnings silenced, unless the user asked for them
+    (`TORCH_LOGS="+dynamic"`): "Failed to reduce inequalities", with a traceback of torch's
+    own printer (`AssertionError: 1/2`) and some 180 lines a model, comes of a range that
+    does not hold for a dynamic dim, which dync then traces with hints (`guards`) and reports
+    itself."""
+    log = logging.getLogger("torch.fx.experimental.symbolic_shapes")
+    level = log.level
+    if log.getEffectiveLevel() >= logging.WARNING:
+        log.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        log.setLevel(level)
 
 
 def _register_dataclasses(model, args: tuple) -> bool:

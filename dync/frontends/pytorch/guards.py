@@ -377,9 +377,22 @@ def where_added(guard) -> str:
 
 
 def _value_neutral(guard) -> bool:
-    """A guard from working out a layout, or a `!=` from reshape's algorithm (the special case
-    of two equal dims not taken: the general split it took holds for them too, as for
-    Swin's windows when there is one)."""
+    """A guard from working out a layout, or a `!=` from a torch function choosing between
+    ways to the same values: reshape's algorithm (the special case of two equal dims not
+    taken: the general split it took holds for them too, as for Swin's windows when there
+    is one), matmul's decomposition (a batch of windows of one, `b * nw != 1`, would only
+    have let its reshapes view instead of copy)."""
     function = where_added(guard).rpartition(" in ")[2]
     return any(word in function for word in _LAYOUT_FUNCTIONS) or (
-        isinstance(guard.expr, sympy.Ne) and "_reshape_view_helper" in function)
+        isinstance(guard.expr, sympy.Ne) and function in _PATH_CHOOSING_FUNCTIONS)
+
+
+#: torch functions whose `!=` guards choose between ways to the same values (`_value_neutral`).
+_PATH_CHOOSING_FUNCTIONS = frozenset({"_reshape_view_helper", "matmul"})
+
+
+def with_static(declared: DeclaredShapes, name: str) -> DeclaredShapes:
+    """`declared` with each `Dim` named `name` made static (at the example's size)."""
+    static = {name: torch.export.Dim.STATIC}
+    return dataclasses.replace(declared, specs=tuple(_with_dims(spec, static)
+                                                     for spec in declared.specs))
