@@ -135,3 +135,56 @@ func.func @h() -> (!torch.vtensor<[3],si64>, !torch.vtensor<[2],si64>) {
         found = ValueRanges(literal)
         assert found.of(small.result) is not None and found.of(small.result).lows == (-1,)
         assert found.of(small.result).highs == (4,) and found.of(splat.result).exact() == 7
+
+
+UNBACKED = """
+func.func @f(%mask: !torch.vtensor<[?],i1>, %keys: !torch.vtensor<[?],si64>,
+             %wide: !torch.vtensor<[?],si64>) -> () {
+  %t = torch.symbolic_int "t" {min_val = 2, max_val = 64} : !torch.int
+  %u0 = torch.symbolic_int "u0" {min_val = 0, max_val = 9223372036854775806} : !torch.int
+  %u1 = torch.symbolic_int "u1" {min_val = 0, max_val = 9223372036854775806} : !torch.int
+  torch.bind_symbolic_shape %mask, [%t], affine_map<()[s0] -> (s0)> : !torch.vtensor<[?],i1>
+  torch.bind_symbolic_shape %keys, [%u0], affine_map<()[s0] -> (s0)> : !torch.vtensor<[?],si64>
+  torch.bind_symbolic_shape %wide, [%t], affine_map<()[s0] -> (s0)> : !torch.vtensor<[?],si64>
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %none = torch.constant.none
+  %false = torch.constant.bool false
+  %cpu = torch.constant.device "cpu"
+  %total = torch.aten.sum %mask, %none : !torch.vtensor<[?],i1>, !torch.none -> !torch.vtensor<[],si64>
+  %n = torch.aten.item %total : !torch.vtensor<[],si64> -> !torch.int
+  %table = torch.aten.arange %n, %none, %none, %cpu, %false : !torch.int, !torch.none, !torch.none, !torch.Device, !torch.bool -> !torch.vtensor<[?],si64>
+  torch.bind_symbolic_shape %table, [%u0], affine_map<()[s0] -> (s0)> : !torch.vtensor<[?],si64>
+  %last = torch.aten.sub.int %n, %int1 : !torch.int, !torch.int -> !torch.int
+  %slot = torch.aten.clamp %keys, %int0, %last {name = "slot"} : !torch.vtensor<[?],si64>, !torch.int, !torch.int -> !torch.vtensor<[?],si64>
+  torch.bind_symbolic_shape %slot, [%u0], affine_map<()[s0] -> (s0)> : !torch.vtensor<[?],si64>
+  %wide_slot = torch.aten.clamp %wide, %int0, %last {name = "wide_slot"} : !torch.vtensor<[?],si64>, !torch.int, !torch.int -> !torch.vtensor<[?],si64>
+  torch.bind_symbolic_shape %wide_slot, [%t], affine_map<()[s0] -> (s0)> : !torch.vtensor<[?],si64>
+  %kept = torch.aten.ne.Scalar %keys, %int0 : !torch.vtensor<[?],si64>, !torch.int -> !torch.vtensor<[?],i1>
+  torch.bind_symbolic_shape %kept, [%u0], affine_map<()[s0] -> (s0)> : !torch.vtensor<[?],i1>
+  %kept_total = torch.aten.sum %kept, %none : !torch.vtensor<[?],i1>, !torch.none -> !torch.vtensor<[],si64>
+  %m = torch.aten.item %kept_total : !torch.vtensor<[],si64> -> !torch.int
+  %first = torch.aten.slice.Tensor %keys, %int0, %int0, %m, %int1 : !torch.vtensor<[?],si64>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[?],si64>
+  torch.bind_symbolic_shape %first, [%u1], affine_map<()[s0] -> (s0)> : !torch.vtensor<[?],si64>
+  %first_slot = torch.aten.clamp %first, %int0, %last {name = "first_slot"} : !torch.vtensor<[?],si64>, !torch.int, !torch.int -> !torch.vtensor<[?],si64>
+  torch.bind_symbolic_shape %first_slot, [%u1], affine_map<()[s0] -> (s0)> : !torch.vtensor<[?],si64>
+  return
+}
+"""
+
+
+def test_an_unbacked_size_is_its_symbol_where_it_makes_a_length():
+    """`n = mask.sum().item()` makes `arange(n)`, a table n long (the trace names its length
+    u0): an index clamped to [0, n - 1] is in that table wherever the index has an element
+    (`_true_positions`' second nonzero over a data-dependent length, CTC's collapse of
+    repeats). An index as long as u0 has an element only where u0 >= 1; a count of a mask
+    over u0 elements is at most u0, so one as long as that count too; one as long as t (at
+    least 2) may have elements where the table is empty: unproven."""
+    with ir.Context(), ir.Location.unknown():
+        module = ir.Module.parse(UNBACKED)
+        ranges, v = ValueRanges(module), _named(module)
+        u0 = symbol("u0")
+        assert ranges.within(v["slot"], u0)
+        assert not ranges.within(v["slot"], u0 - 1)
+        assert ranges.within(v["first_slot"], u0)
+        assert not ranges.within(v["wide_slot"], u0)

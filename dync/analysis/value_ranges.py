@@ -17,7 +17,11 @@ value itself (a greedy decoder's `argmax` token; a counter has no range). Anythi
 float, a conversion, an entry point's argument) has no range. `within` proves a bound by exact
 cancellation, or, for an expression linear in the symbols, at the corners of their declared
 ranges; it never relies on sympy's sign assumptions about symbols (an unbacked symbol may be
-0).
+0). Where that fails, it tries again with each count read from data that makes a length (the
+end of an `arange`, of a slice from 0: `count = mask.sum().item()`) taken as the symbol the
+trace names that length, at most what the count was derived to be, and an index tensor with a
+dim that is a symbol taken to have elements (that symbol at least 1): the coordinates
+`_true_positions` gives a table of a data-dependent length.
 """
 
 from __future__ import annotations
@@ -138,7 +142,8 @@ def _from_end_parts(operands: list[ir.Value]) -> tuple[ir.Value, ir.Value] | Non
 class ValueRanges:
     """Ranges of the integer values of `module` (see the module's docstring)."""
 
-    def __init__(self, module: ir.Module | ir.Operation):
+    def __init__(self, module: ir.Module | ir.Operation, naming_sizes: bool = False):
+        self._module = module
         self._functions = functions(module)
         self._sites = call_sites(module)
         self._public = set(exported(module))
@@ -154,6 +159,11 @@ class ValueRanges:
                     self.symbol_ranges[name] = (min(lo, old[0]), max(hi, old[1]))
         self._memo: dict[ir.Value, Range | None] = {}
         self._active: set[ir.Value] = set()
+        # `naming_sizes`: an int that is the length of what it makes is its symbol
+        # (`_named_size`), each such symbol with the highs it was derived to have.
+        self._naming_sizes = naming_sizes
+        self._symbol_highs: dict[sympy.Symbol, tuple[sympy.Expr, ...]] = {}
+        self._sized: ValueRanges | None = None
 
     # -- proofs ----------------------------------------------------------------------------
     def _from_end(self, operands) -> Range | None:
@@ -171,27 +181,62 @@ class ValueRanges:
                                             *r.highs))))
 
     def within(self, value: ir.Value, size: sympy.Expr) -> bool:
-        """Whether every element of `value` is proven to lie in [0, size)."""
+        """Whether every element of `value` is proven to lie in [0, size): with the ranges
+        derived, or else with the unbacked sizes named (`_named_size`)."""
+        if self._within(value, size):
+            return True
+        if self._naming_sizes:
+            return False
+        if self._sized is None:
+            self._sized = ValueRanges(self._module, naming_sizes=True)
+            for op in nested_ops(self._module.operation):
+                if op.name in ("torch.aten.arange", "torch.aten.slice.Tensor"):
+                    # Every size named up front: `_nonempty` reads what each is bounded by.
+                    self._sized.of(op.operands[0 if op.name == "torch.aten.arange" else 3])
+        return self._sized._within(value, size)
+
+    def _within(self, value: ir.Value, size: sympy.Expr) -> bool:
         try:
             found = self.of(value)
         except RecursionError:  # a derivation deeper than the interpreter's stack: unproven
             self._active.clear()
             return False
-        return found is not None and size is not None \
-            and all(self.at_most(sympy.Integer(0), low) for low in found.lows) \
-            and all(self.at_most(high, size - 1) for high in found.highs)
+        if found is None or size is None:
+            return False
+        ranges = self._nonempty(value)
+        return all(self.at_most(sympy.Integer(0), low, ranges) for low in found.lows) \
+            and all(self.at_most(high, size - 1, ranges) for high in found.highs)
 
-    def at_most(self, a: sympy.Expr, b: sympy.Expr) -> bool:
-        """Whether a <= b for every value of the symbols in their declared ranges."""
+    def _nonempty(self, tensor: ir.Value) -> dict[str, tuple[int, int]]:
+        """The symbols' ranges where `tensor` has elements: a dim of it that is a symbol at
+        least 1 (at 0 it has no element to be out of range), and so each symbol a named size
+        (`_named_size`) says is at least as large."""
+        dims = _dims(tensor) if element_type(tensor.type) is not None else None
+        ranges = dict(self.symbol_ranges)
+        todo = [d for d in dims or () if isinstance(d, sympy.Symbol)]
+        while todo:
+            s = todo.pop()
+            lo, hi = ranges.get(s.name, (1, 1))
+            if lo >= 1:
+                continue
+            ranges[s.name] = (1, max(hi, 1))
+            todo.extend(h for h in self._symbol_highs.get(s, ()) if isinstance(h, sympy.Symbol))
+        return ranges
+
+    def at_most(self, a: sympy.Expr, b: sympy.Expr,
+                ranges: dict[str, tuple[int, int]] | None = None) -> bool:
+        """Whether a <= b for every value of the symbols in their declared ranges (or
+        `ranges`)."""
+        ranges = self.symbol_ranges if ranges is None else ranges
         gap = sympy.expand(b - a)
         if gap.is_number:
             return bool(gap >= 0)
         if not gap.is_polynomial():
             return False
         if sympy.Poly(gap).total_degree() > 1:  # the corners bound only a linear expression
-            least = _least_of_polynomial(gap, self.symbol_ranges)
+            least = _least_of_polynomial(gap, ranges)
             return least is not None and bool(least >= 0)
-        least = bounds(gap, self.symbol_ranges)
+        least = bounds(gap, ranges)
         return least is not None and least[0] >= 0
 
     # -- derivation ------------------------------------------------------------------------
@@ -204,9 +249,34 @@ class ValueRanges:
         self._active.add(value)
         try:
             found = self._derive(value)
+            if self._naming_sizes and str(value.type) == "!torch.int":
+                found = self._named_size(value, found)
         finally:
             self._active.discard(value)
         self._memo[value] = found
+        return found
+
+    def _named_size(self, value: ir.Value, found: Range | None) -> Range | None:
+        """`value` as the symbol the trace names it where it is the length of what it makes
+        (the end of an `arange`, of a slice from 0 of something at least as long), proven
+        non-negative by `found`: an unbacked size (`count = mask.sum().item()`), which a
+        table `count` long is indexed by. The symbol keeps `found`'s highs (a count of a mask
+        of `n` elements is at most `n`), for `_nonempty`."""
+        if found is None or not all(self.at_most(sympy.Integer(0), low) for low in found.lows):
+            return found
+        for use in value.uses:
+            user, size = use.owner, None
+            if user.name == "torch.aten.arange" and use.operand_number == 0:
+                size = dim_size(user.results[0], 0)
+            elif user.name == "torch.aten.slice.Tensor" and use.operand_number == 3 \
+                    and constant_int(user.operands[2]) == 0 and constant_int(user.operands[4]) == 1:
+                axis = constant_int(user.operands[1])
+                length = None if axis is None else dim_size(user.operands[0], axis)
+                if length is not None and all(self.at_most(h, length) for h in found.highs):
+                    size = dim_size(user.results[0], axis)
+            if isinstance(size, sympy.Symbol):
+                self._symbol_highs.setdefault(size, found.highs)
+                return Range.exactly(size)
         return found
 
     def _derive(self, value: ir.Value) -> Range | None:

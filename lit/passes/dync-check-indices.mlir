@@ -338,3 +338,57 @@ func.func @expanded(%x: !torch.vtensor<[2,8,192],f32>, %idx: !torch.vtensor<[2,?
   %0 = torch.aten.gather %x, %int1, %wide, %false : !torch.vtensor<[2,8,192],f32>, !torch.int, !torch.vtensor<[2,?,192],si64>, !torch.bool -> !torch.vtensor<[2,?,192],f32>
   return %0 : !torch.vtensor<[2,?,192],f32>
 }
+
+// -----
+
+// A table as long as a count read from data (`n = mask.sum().item()`, `arange(n)`: its length
+// the unbacked u0), indexed by rows clamped to [0, n - 1]: not checked where the index is u0
+// long (no element to read where u0 is 0), nor where it is as long as a count of a mask over
+// u0 elements (u1 <= u0); checked where it is t long, which it may be while the table is empty.
+// CHECK-LABEL: func.func @unbacked
+// CHECK-NOT:     torch.runtime.assert
+// CHECK:         torch.aten.index.Tensor
+// CHECK-NOT:     torch.runtime.assert
+// CHECK:         torch.aten.index.Tensor
+// CHECK:         torch.runtime.assert %{{.*}}, "dync index check: index.Tensor
+// CHECK-NEXT:    torch.aten.index.Tensor
+func.func @unbacked(%mask: !torch.vtensor<[?],i1>, %keys: !torch.vtensor<[?],si64>, %wide: !torch.vtensor<[?],si64>) -> (!torch.vtensor<[?],si64>, !torch.vtensor<[?],si64>, !torch.vtensor<[?],si64>) {
+  %t = torch.symbolic_int "t" {min_val = 2, max_val = 64} : !torch.int
+  %u0 = torch.symbolic_int "u0" {min_val = 0, max_val = 9223372036854775806} : !torch.int
+  %u1 = torch.symbolic_int "u1" {min_val = 0, max_val = 9223372036854775806} : !torch.int
+  torch.bind_symbolic_shape %mask, [%t], affine_map<()[s0] -> (s0)> : !torch.vtensor<[?],i1>
+  torch.bind_symbolic_shape %keys, [%u0], affine_map<()[s0] -> (s0)> : !torch.vtensor<[?],si64>
+  torch.bind_symbolic_shape %wide, [%t], affine_map<()[s0] -> (s0)> : !torch.vtensor<[?],si64>
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %none = torch.constant.none
+  %false = torch.constant.bool false
+  %cpu = torch.constant.device "cpu"
+  %total = torch.aten.sum %mask, %none : !torch.vtensor<[?],i1>, !torch.none -> !torch.vtensor<[],si64>
+  %n = torch.aten.item %total : !torch.vtensor<[],si64> -> !torch.int
+  %table = torch.aten.arange %n, %none, %none, %cpu, %false : !torch.int, !torch.none, !torch.none, !torch.Device, !torch.bool -> !torch.vtensor<[?],si64>
+  torch.bind_symbolic_shape %table, [%u0], affine_map<()[s0] -> (s0)> : !torch.vtensor<[?],si64>
+  %last = torch.aten.sub.int %n, %int1 : !torch.int, !torch.int -> !torch.int
+  %slot = torch.aten.clamp %keys, %int0, %last : !torch.vtensor<[?],si64>, !torch.int, !torch.int -> !torch.vtensor<[?],si64>
+  torch.bind_symbolic_shape %slot, [%u0], affine_map<()[s0] -> (s0)> : !torch.vtensor<[?],si64>
+  %l0 = torch.prim.ListConstruct %slot : (!torch.vtensor<[?],si64>) -> !torch.list<optional<vtensor>>
+  %0 = torch.aten.index.Tensor %table, %l0 : !torch.vtensor<[?],si64>, !torch.list<optional<vtensor>> -> !torch.vtensor<[?],si64>
+  torch.bind_symbolic_shape %0, [%u0], affine_map<()[s0] -> (s0)> : !torch.vtensor<[?],si64>
+  %kept = torch.aten.ne.Scalar %keys, %int0 : !torch.vtensor<[?],si64>, !torch.int -> !torch.vtensor<[?],i1>
+  torch.bind_symbolic_shape %kept, [%u0], affine_map<()[s0] -> (s0)> : !torch.vtensor<[?],i1>
+  %kept_total = torch.aten.sum %kept, %none : !torch.vtensor<[?],i1>, !torch.none -> !torch.vtensor<[],si64>
+  %m = torch.aten.item %kept_total : !torch.vtensor<[],si64> -> !torch.int
+  %first = torch.aten.slice.Tensor %keys, %int0, %int0, %m, %int1 : !torch.vtensor<[?],si64>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[?],si64>
+  torch.bind_symbolic_shape %first, [%u1], affine_map<()[s0] -> (s0)> : !torch.vtensor<[?],si64>
+  %first_slot = torch.aten.clamp %first, %int0, %last : !torch.vtensor<[?],si64>, !torch.int, !torch.int -> !torch.vtensor<[?],si64>
+  torch.bind_symbolic_shape %first_slot, [%u1], affine_map<()[s0] -> (s0)> : !torch.vtensor<[?],si64>
+  %l1 = torch.prim.ListConstruct %first_slot : (!torch.vtensor<[?],si64>) -> !torch.list<optional<vtensor>>
+  %1 = torch.aten.index.Tensor %table, %l1 : !torch.vtensor<[?],si64>, !torch.list<optional<vtensor>> -> !torch.vtensor<[?],si64>
+  torch.bind_symbolic_shape %1, [%u1], affine_map<()[s0] -> (s0)> : !torch.vtensor<[?],si64>
+  %wide_slot = torch.aten.clamp %wide, %int0, %last : !torch.vtensor<[?],si64>, !torch.int, !torch.int -> !torch.vtensor<[?],si64>
+  torch.bind_symbolic_shape %wide_slot, [%t], affine_map<()[s0] -> (s0)> : !torch.vtensor<[?],si64>
+  %l2 = torch.prim.ListConstruct %wide_slot : (!torch.vtensor<[?],si64>) -> !torch.list<optional<vtensor>>
+  %2 = torch.aten.index.Tensor %table, %l2 : !torch.vtensor<[?],si64>, !torch.list<optional<vtensor>> -> !torch.vtensor<[?],si64>
+  torch.bind_symbolic_shape %2, [%t], affine_map<()[s0] -> (s0)> : !torch.vtensor<[?],si64>
+  return %0, %1, %2 : !torch.vtensor<[?],si64>, !torch.vtensor<[?],si64>, !torch.vtensor<[?],si64>
+}
