@@ -41,6 +41,7 @@ _PASS_MODULES = {
     "dync-int-division": "dync.passes.int_division",
     "dync-int-negation": "dync.passes.int_negation",
     "dync-isolate-subdnns": "dync.passes.isolate_subdnns",
+    "dync-near-zero": "dync.passes.near_zero",
     "dync-loop-batch": "dync.passes.loop_batch",
     "dync-pack-sort-keys": "dync.passes.pack_sort_keys",
     "dync-patch-stages": "dync.passes.patch_stages",
@@ -92,7 +93,7 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "dync-fence-gathered-reductions",
     "dync-plan-execution", "dync-patch-stages", "dync-isolate-subdnns",
     "dync-canonicalize", "dync-plan-buffers", "dync-check-indices", "dync-int-division",
-    "dync-int-negation", "dync-pack-sort-keys",
+    "dync-int-negation", "dync-near-zero", "dync-pack-sort-keys",
     "dync-distinct-fills", "dync-copy-within", "dync-inline-subdnns", "dync-tie-region-shapes",
     "dync-fence-region-reads", "dync-check-ir")
 
