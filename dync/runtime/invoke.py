@@ -168,13 +168,17 @@ def _transferred(function: Function, view: Any) -> np.ndarray:
 
 def _unshared(tensors: list[Any]) -> list[Any]:
     """`tensors` with each one whose memory overlaps an earlier one's replaced by a copy."""
-    spans = sorted((t.data_ptr(), t.nbytes, i) for i, t in enumerate(tensors) if t.nbytes)
-    end = 0
-    for start, size, i in spans:
-        if start < end:
-            tensors[i] = tensors[i].clone()
+    spans: list[tuple[int, int]] = []
+    for i, t in enumerate(tensors):
+        size = t.nbytes
+        if not size:
+            continue
+        start = t.data_ptr()
+        end = start + size
+        if any(start < e and s < end for s, e in spans):
+            tensors[i] = t.clone()
         else:
-            end = start + size
+            spans.append((start, end))
     return tensors
 
 
