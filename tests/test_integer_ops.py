@@ -57,3 +57,24 @@ def test_unlowered_integer_ops_compile_and_are_exact():
         for got, want in zip(compiled(x), _Unlowered()(x), strict=True):
             assert got.dtype == want.dtype
             torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+class _EightBit(torch.nn.Module):
+    def forward(self, x):
+        return (x * 3, x - 5, 7 - x, x * -2, x % 5, x // 3, torch.div(x, 3, rounding_mode="trunc"),
+                torch.fmod(x, 5), x.max(), x.min())
+
+
+def test_eight_bit_arithmetic_with_scalars_compiles_and_wraps_as_eager():
+    """IREE crashed compiling these for int8 and uint8 (`lit/upstream/torch-int8-scalar-
+    operand.mlir`): the whole model ran in eager. `dync-widen-int8` computes them in int32;
+    products and differences wrap as eager's."""
+    for dtype, low, high in ((torch.int8, -128, 128), (torch.uint8, 0, 256)):
+        x = torch.arange(low, high, dtype=dtype)
+        compiled = dync.compile(_EightBit(), (x[:16],),
+                                dynamic_shapes=({0: Dim("n", min=1, max=256)},),
+                                mode="graph", cache=False)
+        for values in (x, x[100:103], x.flip(0)):
+            for got, want in zip(compiled(values), _EightBit()(values), strict=True):
+                assert got.dtype == want.dtype
+                torch.testing.assert_close(got, want, rtol=0, atol=0)

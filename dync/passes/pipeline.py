@@ -37,6 +37,7 @@ _PASS_MODULES = {
     "dync-im2col": "dync.passes.im2col",
     "dync-im2col-within-filter": "dync.passes.im2col",
     "dync-width-strips": "dync.passes.width_strips",
+    "dync-widen-int8": "dync.passes.widen_int8",
     "dync-inline-subdnns": "dync.passes.inline_subdnns",
     "dync-int-division": "dync.passes.int_division",
     "dync-int-negation": "dync.passes.int_negation",
@@ -93,7 +94,7 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "dync-fence-gathered-reductions",
     "dync-plan-execution", "dync-patch-stages", "dync-isolate-subdnns",
     "dync-canonicalize", "dync-plan-buffers", "dync-check-indices", "dync-int-division",
-    "dync-int-negation", "dync-near-zero", "dync-pack-sort-keys",
+    "dync-int-negation", "dync-widen-int8", "dync-near-zero", "dync-pack-sort-keys",
     "dync-distinct-fills", "dync-copy-within", "dync-inline-subdnns", "dync-tie-region-shapes",
     "dync-fence-region-reads", "dync-check-ir")
 
