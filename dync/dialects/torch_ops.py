@@ -207,17 +207,24 @@ SCALAR_TYPES = {"ui8": 0, "si8": 1, "si16": 2, "si32": 3, "si64": 4, "f16": 5, "
 
 
 class TorchBuilder:
-    """Torch ops inserted before one op, with its location; int constants made once."""
+    """Torch ops inserted before one op, with its location; int and float constants made
+    once."""
 
     def __init__(self, before: ir.Operation):
         self.ip, self.loc = ir.InsertionPoint(before), before.location
         self._ints: dict[int, ir.Value] = {}
+        self._floats: dict[float, ir.Value] = {}
         self.none = none_constant(self.ip, self.loc)
 
     def int(self, value: int) -> ir.Value:
         if value not in self._ints:
             self._ints[value] = int_constant(value, self.ip, self.loc)
         return self._ints[value]
+
+    def float(self, value: float) -> ir.Value:
+        if value not in self._floats:
+            self._floats[value] = float_constant(value, self.ip, self.loc)
+        return self._floats[value]
 
     def bool(self, value: bool) -> ir.Value:
         return bool_constant(value, self.ip, self.loc)

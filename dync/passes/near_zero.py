@@ -27,12 +27,10 @@ import math
 
 from iree.compiler import ir
 
-from ..dialects.symbolic import element_type, type_dims
-from ..dialects.torch_ops import TorchBuilder, float_constant, vtensor_of
+from ..dialects.symbolic import FLOAT_ELEMENTS, element_type, type_dims
+from ..dialects.torch_ops import TorchBuilder, vtensor_of
 from ..dialects.walk import functions, nested_ops
 from .pipeline import Pass
-
-_FLOATS = {"f16", "bf16", "f32", "f64"}
 
 # The series of sin(x)/x and sinh(x)/x in x^2, from x^2 up to x^10 (1/3!, 1/5!, ..., 1/11!).
 _INVERSE_FACTORIALS = tuple(1.0 / math.factorial(n) for n in (3, 5, 7, 9, 11))
@@ -44,12 +42,6 @@ class _Builder(TorchBuilder):
     def __init__(self, before: ir.Operation, like: ir.Type):
         super().__init__(before)
         self.type = like
-        self._floats: dict[float, ir.Value] = {}
-
-    def float(self, value: float) -> ir.Value:
-        if value not in self._floats:
-            self._floats[value] = float_constant(value, self.ip, self.loc)
-        return self._floats[value]
 
     def unary(self, name: str, x: ir.Value) -> ir.Value:
         return self(f"torch.aten.{name}", self.type, x)
@@ -133,7 +125,7 @@ class NearZero(Pass):
                 if rewrite is None:
                     continue
                 result, x = op.results[0], op.operands[0]
-                if element_type(result.type) not in _FLOATS or x.type != result.type:
+                if element_type(result.type) not in FLOAT_ELEMENTS or x.type != result.type:
                     continue
                 result.replace_all_uses_with(rewrite(_Builder(op, result.type), x))
                 op.erase()
