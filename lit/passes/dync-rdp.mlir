@@ -390,6 +390,30 @@ module attributes {dync.symbols = {n = {max = 16 : i64, min = 1 : i64}}} {
 
 // -----
 
+// Backward transfer stops at a scatter's destination: its indices (and source) may be shorter
+// than the tensor written into, so the indices' dim (unknown: unflatten has no rule) stays
+// unknown rather than the 8 the scatter writes (which made them [1, 8]: read past at run time).
+// CHECK-LABEL: module attributes {dync.rdp
+// CHECK:         %[[IDX:[0-9a-z_#]+]] = torch.aten.unflatten.int
+// CHECK-SAME:      -> !torch.vtensor<[1,?],si64>
+// CHECK:         torch.aten.scatter.src %arg0, %{{.+}}, %[[IDX]], %{{.+}} : !torch.vtensor<[1,8],f32>, !torch.int, !torch.vtensor<[1,?],si64>, !torch.vtensor<[1,?],f32>
+module attributes {dync.symbols = {}} {
+  func.func @main(%arg0: !torch.vtensor<[1,8],f32> {dync.shape = [1, 8]}, %arg1: !torch.vtensor<[8],i1> {dync.shape = [8]}) -> !torch.vtensor<[1,8],f32> attributes {dync.entry} {
+    %int0 = torch.constant.int 0
+    %int1 = torch.constant.int 1
+    %0 = torch.aten.nonzero %arg1 : !torch.vtensor<[8],i1> -> !torch.vtensor<[?,1],si64>
+    %1 = torch.aten.squeeze.dim %0, %int1 : !torch.vtensor<[?,1],si64>, !torch.int -> !torch.vtensor<[?],si64>
+    %int-1 = torch.constant.int -1
+    %sizes = torch.prim.ListConstruct %int1, %int-1 : (!torch.int, !torch.int) -> !torch.list<int>
+    %2 = torch.aten.unflatten.int %1, %int0, %sizes : !torch.vtensor<[?],si64>, !torch.int, !torch.list<int> -> !torch.vtensor<[1,?],si64>
+    %3 = torch.aten.index_select %arg0, %int1, %1 : !torch.vtensor<[1,8],f32>, !torch.int, !torch.vtensor<[?],si64> -> !torch.vtensor<[1,?],f32>
+    %4 = torch.aten.scatter.src %arg0, %int1, %2, %3 : !torch.vtensor<[1,8],f32>, !torch.int, !torch.vtensor<[1,?],si64>, !torch.vtensor<[1,?],f32> -> !torch.vtensor<[1,8],f32>
+    return %4 : !torch.vtensor<[1,8],f32>
+  }
+}
+
+// -----
+
 // A pad whose width is data (an item of a 0-d tensor): the padded dim is unknown, and the
 // rows padded by a constant are known, but a binding needs every dim, so the result has none.
 // CHECK-LABEL: module attributes {dync.rdp

@@ -54,6 +54,7 @@ import sympy
 from iree.compiler import ir
 
 from ...analysis.op_facts import BROADCASTING, SAME_SHAPE
+from ...analysis.op_kinds import SCATTERS
 from ...analysis.tensor_sizes import terminator
 from ...dialects import dync_ir
 from ...dialects.attributes import RDP_ATTR, VERSION_ATTR
@@ -451,6 +452,8 @@ def _backward_rule(op: ir.Operation, analysis: Analysis) -> list[tuple[ir.Value,
     if out is None:
         return []
     name = op.name
+    if name in SCATTERS:  # its indices and source may be smaller than what it writes into
+        return [(op.operands[0], out)] if analysis.fact(op.operands[0]).rank == len(out) else []
     if name in _SAME_OR_BROADCAST:  # torch's `?` dims never broadcast: equal to the result's dim
         return [(v, out) for v in op.operands if analysis.fact(v).rank == len(out)]
     if name in ("torch.aten.matmul", "torch.aten.mm", "torch.aten.bmm"):
