@@ -2,7 +2,7 @@
 its own.
 
 Reads: fills (`torch.aten.zeros`, `ones`, `full`, their `_like` and `new_` forms,
-`fill.Scalar`) and aranges (`arange`, `arange.start`, `arange.start_step`) whose result has a
+`fill.Scalar`, a `torch.vtensor.literal` broadcast: ONNX's `ConstantOfShape`) and aranges (`arange`, `arange.start`, `arange.start_step`) whose result has a
 dynamic dim and is written in place (the first operand of `index_put`, `scatter*`,
 `select_scatter`, `slice_scatter`, ... directly or through ops of one tensor operand: a dtype
 conversion, a view), or, for fills of zero, read as an operand of a product (`MATMULS`), in
@@ -10,8 +10,8 @@ every function.
 Writes: for each write (and each product's operand), a copy of its fill (and of the ops
 between) of its own, placed before the write, whose value (0 or 1 made explicit: `zeros`
 becomes `full`, `zeros_like` becomes `full_like`, `new_zeros` becomes `new_full`) is read
-through a `util.optimization_barrier` of its own (between `torch_c` casts); an arange copy gets
-a barrier's 0 added. A barrier sits where its scalar is defined (the constants the pass makes:
+through a `util.optimization_barrier` of its own (between `torch_c` casts; a broadcast
+literal itself, after the literal); an arange copy gets a barrier's 0 added. A barrier sits where its scalar is defined (the constants the pass makes:
 at the function's entry), not beside the fill: a host-side barrier between two device ops
 splits IREE's stream into two submissions there. A fill written twice becomes two fills. Originals no one reads any more
 are erased. A scatter's updates (`index_put`'s values, `scatter_add`'s source) of a dynamic
@@ -78,6 +78,9 @@ _FILLS = {
     "torch.aten.fill.Scalar": ("torch.aten.fill.Scalar", 1, None),
 }
 _ARANGES = ("torch.aten.arange", "torch.aten.arange.start", "torch.aten.arange.start_step")
+# A constant broadcast to a dynamic shape is a fill too (ONNX's ConstantOfShape imports so).
+_BROADCASTS = ("torch.aten.broadcast_to", "torch.aten.expand")
+_LITERAL = "torch.vtensor.literal"
 _REACH = 8  # ops between a fill and the write into it
 # scatters IREE lowers to `iree_linalg_ext.scatter` -> the operand holding the updates
 _UPDATES = {"torch.aten.index_put": 2, "torch.aten.index_put.hacked_twin": 2,
@@ -139,13 +142,18 @@ def _chain(value: ir.Value) -> list[ir.Operation] | None:
         if op is None:
             return None
         chain.insert(0, op)
-        if op.name in _FILLS or op.name in _ARANGES:
+        if op.name in _FILLS or op.name in _ARANGES or _broadcast_constant(op):
             return chain
         tensors = [v for v in op.operands if is_tensor(v.type)]
         if len(op.results) != 1 or len(tensors) != 1:
             return None
         value = tensors[0]
     return None
+
+
+def _broadcast_constant(op: ir.Operation) -> bool:
+    literal = owner(op.operands[0]) if op.name in _BROADCASTS else None
+    return literal is not None and literal.name == _LITERAL
 
 
 def _zero_fill(op: ir.Operation) -> bool:
@@ -164,8 +172,15 @@ def _private_copy(chain: list[ir.Operation], ip: ir.InsertionPoint,
     own: one per write, also when one fill is written twice (two writes into one fill are the
     same merge inside IREE). The barrier goes where its value is defined (`_barrier_ip`)."""
     root = chain[0].clone(ip=ip)
-    value = (_refill(root, *_FILLS[root.name], func) if root.name in _FILLS
-             else _offset(root, func))
+    if root.name in _FILLS:
+        value = _refill(root, *_FILLS[root.name], func)
+    elif root.name in _BROADCASTS:
+        literal = owner(root.operands[0])
+        root.operands[0] = through_barrier(literal.results[0], ir.InsertionPoint.after(literal),
+                                           literal.location)
+        value = root.results[0]
+    else:
+        value = _offset(root, func)
     for op in chain[1:]:
         copy = op.clone(ip=ip)
         for i, operand in enumerate(copy.operands):

@@ -164,3 +164,31 @@ func.func @products(%y: !torch.vtensor<[?,8],f32>, %w: !torch.vtensor<[8,8],f32>
   %1 = torch.aten.mm %ones, %w : !torch.vtensor<[?,8],f32>, !torch.vtensor<[8,8],f32> -> !torch.vtensor<[?,8],f32>
   return %0, %1 : !torch.vtensor<[?,8],f32>, !torch.vtensor<[?,8],f32>
 }
+
+// -----
+
+// A constant broadcast to a dynamic shape (ONNX's ConstantOfShape) is a fill: each of the two
+// scatters into one gets its own broadcast of the literal through a barrier of its own, right
+// after the literal. IREE merged the two broadcasts, and the second scatter's writes went into
+// the first one's result (`ConstantOfShape` + `ScatterElements` twice, ONNX's `Unique`).
+// CHECK-LABEL: func.func @broadcast_literals
+// CHECK:         %[[L:.*]] = torch.vtensor.literal(dense<0> : tensor<si64>)
+// CHECK:         util.optimization_barrier
+// CHECK:         util.optimization_barrier
+// CHECK:         %[[A:.*]] = torch.aten.broadcast_to %{{.*}}, %[[S:.*]] :
+// CHECK-NEXT:    torch.aten.scatter.src %[[A]]
+// CHECK:         %[[B:.*]] = torch.aten.broadcast_to %{{.*}}, %[[S]] :
+// CHECK-NEXT:    torch.aten.scatter.src %[[B]]
+// CHECK-NOT:     torch.aten.broadcast_to %[[L]]
+// CHECK:         return
+func.func @broadcast_literals(%i: !torch.vtensor<[?],si64>, %u: !torch.vtensor<[?],si64>) -> (!torch.vtensor<[?],si64>, !torch.vtensor<[?],si64>) {
+  %int0 = torch.constant.int 0
+  %n = torch.aten.size.int %i, %int0 : !torch.vtensor<[?],si64>, !torch.int -> !torch.int
+  %shape = torch.prim.ListConstruct %n : (!torch.int) -> !torch.list<int>
+  %zero = torch.vtensor.literal(dense<0> : tensor<si64>) : !torch.vtensor<[],si64>
+  %a = torch.aten.broadcast_to %zero, %shape : !torch.vtensor<[],si64>, !torch.list<int> -> !torch.vtensor<[?],si64>
+  %b = torch.aten.broadcast_to %zero, %shape : !torch.vtensor<[],si64>, !torch.list<int> -> !torch.vtensor<[?],si64>
+  %0 = torch.aten.scatter.src %a, %int0, %i, %u : !torch.vtensor<[?],si64>, !torch.int, !torch.vtensor<[?],si64>, !torch.vtensor<[?],si64> -> !torch.vtensor<[?],si64>
+  %1 = torch.aten.scatter.src %b, %int0, %i, %u : !torch.vtensor<[?],si64>, !torch.int, !torch.vtensor<[?],si64>, !torch.vtensor<[?],si64> -> !torch.vtensor<[?],si64>
+  return %0, %1 : !torch.vtensor<[?],si64>, !torch.vtensor<[?],si64>
+}
