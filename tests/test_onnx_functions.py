@@ -96,3 +96,56 @@ def test_an_op_with_no_lowering_and_no_function_names_its_node():
         [_float("y", [3, 4])], opset=onnx.defs.get_schema("CumProd").since_version)
     with pytest.raises(UnsupportedConstructError, match="CumProd.*running_product.*no lowering"):
         dync.compile(model, cache=False)
+
+
+def _linear_attention(rule: str, length: int | str) -> onnx.ModelProto:
+    heads, dk, dv = 2, 4, 3
+    gated = rule == "gated_delta"
+    return _model(
+        [helper.make_node("LinearAttention", ["q", "k", "v", "", "decay", "beta"] if gated
+                          else ["q", "k", "v"], ["y", "state"], q_num_heads=heads,
+                          kv_num_heads=heads, update_rule=rule)],
+        [_float("q", [1, length, heads * dk]), _float("k", [1, length, heads * dk]),
+         _float("v", [1, length, heads * dv])]
+        + ([_float("decay", [1, length, heads]), _float("beta", [1, length, heads])]
+           if gated else []),
+        [_float("y", [1, length, heads * dv]), _float("state", [1, heads, dk, dv])], opset=27)
+
+
+@pytest.mark.parametrize("rule", ["gated_delta", "linear"])
+def test_a_body_whose_scan_reads_the_functions_values(rule):
+    """LinearAttention (opset 27): its body's Scan reads values the body defines outside the
+    Scan (constants, the scale), renamed with the rest of the body when inlined; the Scan is
+    then rewritten as the model's own are (its values typed, constants folded)."""
+    rng = np.random.default_rng(1)
+    for t in (1, 6):
+        model = _linear_attention(rule, t)
+        args = [rng.standard_normal((1, t, 2 * d), dtype=np.float32) * 0.5 for d in (4, 4, 3)]
+        if rule == "gated_delta":
+            args += [-rng.random((1, t, 2), dtype=np.float32),
+                     rng.random((1, t, 2), dtype=np.float32)]
+        _matches(model, dync.compile(model, cache=False), *args)
+
+
+def test_a_body_scan_whose_outputs_have_no_known_dims_over_a_dynamic_length_is_refused():
+    """Over a dynamic length the body's Scan outputs have dims inference cannot name (a
+    Reshape by -1 of a symbolic size): refused naming the node, where the importer's lowering
+    returned an empty output (shape [1, 0, 6] for any length)."""
+    with pytest.raises(UnsupportedConstructError, match="Scan with scan outputs over a dynamic"):
+        dync.compile(_linear_attention("linear", "t"), cache=False)
+
+
+def test_a_reshape_to_the_shape_of_a_split_part_keeps_its_rank():
+    """Interleaved RotaryEmbedding's body reshapes to the `Shape` of a Split's part, whose
+    rank shape inference leaves out: the Shape's length is completed with the rank (the
+    importer read a shape of unknown length as an empty one: IREE failed to compile)."""
+    model = _model(
+        [helper.make_node("RotaryEmbedding", ["x", "cos", "sin", "pos"], ["y"], interleaved=1)],
+        [_float("x", [2, 4, 3, 8]), _float("cos", [50, 4]), _float("sin", [50, 4]),
+         helper.make_tensor_value_info("pos", TensorProto.INT64, [2, 3])],
+        [_float("y", [2, 4, 3, 8])], opset=23)
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((2, 4, 3, 8), dtype=np.float32)
+    cos, sin = (rng.standard_normal((50, 4), dtype=np.float32) for _ in range(2))
+    _matches(model, dync.compile(model, cache=False), x, cos, sin,
+             rng.integers(0, 50, (2, 3), dtype=np.int64))

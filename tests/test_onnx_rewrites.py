@@ -572,3 +572,264 @@ def test_deform_conv_reads_offset_points_bilinearly_zero_outside(attributes, mas
         args.append(rng.uniform(0, 1, (2, og * kh * kw, oh, ow)))
     # Sums of 20-50 products of values of order 1, in another order than the reference's.
     _check(model, *(a.astype(np.float32) for a in args), atol=1e-5)
+
+
+@pytest.mark.parametrize("a_type,shapes", [
+    (TensorProto.INT8, ([2, 3, 4], [2, 4, 5])), (TensorProto.UINT8, ([2, 3, 4], [4, 5])),
+    (TensorProto.UINT8, ([3, 4], [2, 2, 4, 5]))])
+def test_qlinear_matmul_of_rank_above_two(a_type, shapes):
+    """Batched QLinearMatMul (wrong values from the lowering): as ONNX's reference computes it,
+    saturating, with scales that put results on halves and past the type's range."""
+    dtype = helper.tensor_dtype_to_np_dtype(a_type)
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(3)
+    a, b = (rng.integers(info.min, info.max + 1, shape, dtype=dtype) for shape in shapes)
+    zero = np.array([3 if a_type == TensorProto.UINT8 else -2], dtype)
+
+    def scale(v: float) -> onnx.TensorProto:
+        return helper.make_tensor("s", TensorProto.FLOAT, [1], [v])
+
+    nodes = [helper.make_node("Constant", [], [name], value=value) for name, value in [
+        ("a_s", scale(0.02)), ("b_s", scale(0.5)), ("y_s", scale(0.25)),
+        ("z", helper.make_tensor("z", a_type, [1], zero.tolist()))]]
+    nodes.append(helper.make_node("QLinearMatMul", ["a", "a_s", "z", "b", "b_s", "z", "y_s", "z"],
+                                  ["y"]))
+    out_shape = list(np.broadcast_shapes(shapes[0][:-2], shapes[1][:-2])) + [
+        shapes[0][-2], shapes[1][-1]]
+    model = _model(nodes, [helper.make_tensor_value_info("a", a_type, shapes[0]),
+                           helper.make_tensor_value_info("b", a_type, shapes[1])],
+                   [helper.make_tensor_value_info("y", a_type, out_shape)])
+    _check(model, a, b, atol=0)
+
+
+@pytest.mark.parametrize("sorted_", [1, 0])
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+def test_unique_without_an_axis_over_a_dynamic_length(sorted_, dtype):
+    """Unique (IREE failed to compile the lowering): all four outputs, sorted or in order of
+    first occurrence, with many repeats, at several lengths of one compiled model."""
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    model = _model(
+        [helper.make_node("Unique", ["x"], ["y", "first", "inverse", "counts"], sorted=sorted_)],
+        [helper.make_tensor_value_info("x", elem, ["n"])],
+        [helper.make_tensor_value_info("y", elem, ["u"])]
+        + [helper.make_tensor_value_info(name, TensorProto.INT64, [d])
+           for name, d in [("first", "u"), ("inverse", "n"), ("counts", "u")]], opset=11)
+    compiled = dync.compile(model, cache=False)
+    rng = np.random.default_rng(4)
+    for n in (1, 2, 9, 40):
+        x = rng.integers(-3, 4, n).astype(dtype)
+        want = ReferenceEvaluator(model).run(None, {"x": x})
+        got = compiled(x)
+        for g, w in zip(got, want, strict=True):
+            g = np.asarray(g)
+            assert g.dtype == w.dtype and g.shape == w.shape
+            np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("mode", ["linear", "circular"])
+def test_tensor_scatter_writes_each_batch_from_its_index_over_a_dynamic_length(mode):
+    """TensorScatter (opset 24, not lowered): a KV-cache update at each batch's write index,
+    wrapping around the cache in circular mode, for updates of several lengths."""
+    model = _model(
+        [helper.make_node("TensorScatter", ["cache", "update", "at"], ["y"], mode=mode)],
+        [helper.make_tensor_value_info("cache", TensorProto.FLOAT, [3, 2, 8, 4]),
+         helper.make_tensor_value_info("update", TensorProto.FLOAT, [3, 2, "t", 4]),
+         helper.make_tensor_value_info("at", TensorProto.INT64, [3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 2, 8, 4])], opset=24)
+    compiled = dync.compile(model, cache=False)
+    rng = np.random.default_rng(5)
+    cache = rng.standard_normal((3, 2, 8, 4), dtype=np.float32)
+    for t in (1, 3):
+        update = rng.standard_normal((3, 2, t, 4), dtype=np.float32)
+        at = np.array([0, 8 - t, 6 if mode == "circular" else 2], np.int64)
+        want = ReferenceEvaluator(model).run(None, {"cache": cache, "update": update, "at": at})
+        got = compiled(cache, update, at)
+        np.testing.assert_array_equal(np.asarray(got[0] if isinstance(got, list) else got),
+                                      want[0])
+
+
+@pytest.mark.parametrize("sorted_", [1, 0])
+@pytest.mark.parametrize("shape,axis", [([6, 3], 0), ([2, 5, 2], 1), ([4, 3], -1)])
+def test_unique_along_an_axis_ranks_slices_lexicographically(sorted_, shape, axis):
+    """Unique of slices (IREE did not legalize the lowering's scatter): slices that share a
+    first element, repeated slices, all four outputs."""
+    rng = np.random.default_rng(6)
+    x = rng.integers(0, 2, shape).astype(np.float32)
+    x = np.concatenate([x, np.take(x, [0], axis=axis)], axis=axis)  # one slice repeated
+    model = _model(
+        [helper.make_node("Unique", ["x"], ["y", "first", "inverse", "counts"], axis=axis,
+                          sorted=sorted_)],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None] * x.ndim)]
+        + [helper.make_tensor_value_info(name, TensorProto.INT64, [None])
+           for name in ("first", "inverse", "counts")], opset=11)
+    y, first, inverse, counts = np.unique(x, True, True, True, axis=axis)
+    if not sorted_:  # the reference takes the slices along axis 0 whatever the axis
+        order = np.argsort(first)
+        y, first, counts = np.take(x, first[order], axis=axis), first[order], counts[order]
+        inverse = np.argsort(order)[inverse]
+    for got, w in zip(dync.compile(model, cache=False)(x), (y, first, inverse, counts),
+                      strict=True):
+        np.testing.assert_array_equal(np.asarray(got), w)
+        assert np.asarray(got).dtype == w.dtype
+
+
+@pytest.mark.parametrize("attributes", [
+    {"auto_pad": "SAME_UPPER", "p": 2}, {"auto_pad": "SAME_LOWER", "p": 3},
+    {"dilations": [2, 1], "strides": [1, 2], "pads": [1, 0, 0, 1], "p": 1}])
+def test_lp_pool_with_dilations_or_same_padding(attributes):
+    """LpPool the importer does not lower: `|x|^p` summed by a depthwise Conv of ones."""
+    x = np.random.default_rng(7).standard_normal((2, 3, 7, 6)).astype(np.float32)
+    model = _model([helper.make_node("LpPool", ["x"], ["y"], kernel_shape=[3, 2], **attributes)],
+                   [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 7, 6])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None] * 4)])
+    _check(model, x, atol=1e-5)
+
+
+@pytest.mark.parametrize("attributes,w_shape,bias", [
+    ({"group": 2}, [4, 3, 3, 3], True), ({"group": 3, "strides": [2, 1]}, [6, 1, 2, 3], False),
+    ({"auto_pad": "SAME_UPPER", "strides": [2, 2]}, [6, 2, 3, 3], True),
+    ({"auto_pad": "SAME_LOWER", "strides": [3, 2], "group": 2}, [6, 2, 3, 3], False),
+    ({"pads": [1, 0, 0, 2], "strides": [2, 1]}, [4, 2, 3, 3], True)])
+def test_conv_transpose_in_groups_or_with_same_padding(attributes, w_shape, bias):
+    """ConvTranspose in groups (IREE failed to compile it), with a SAME auto_pad or pads that
+    differ at the two ends (not lowered): one per group, concatenated; the spec's pads made
+    explicit, the difference sliced off."""
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((2, w_shape[0], 4, 5)).astype(np.float32)
+    w = rng.standard_normal(w_shape).astype(np.float32)
+    groups = attributes.get("group", 1)
+    b = rng.standard_normal(w_shape[1] * groups).astype(np.float32)
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape)),
+              helper.make_tensor_value_info("w", TensorProto.FLOAT, w_shape)]
+    if bias:
+        inputs.append(helper.make_tensor_value_info("b", TensorProto.FLOAT, list(b.shape)))
+    names = ["x", "w", "b"] if bias else ["x", "w"]
+
+    def conv_transpose(**attributes):
+        return _model([helper.make_node("ConvTranspose", names, ["y"], **attributes)], inputs,
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None] * 4)])
+
+    # The reference has no groups: each group's channels through it alone.
+    one = {name: value for name, value in attributes.items() if name != "group"}
+    per_x, per_y = w_shape[0] // groups, w_shape[1]
+    want = np.concatenate([ReferenceEvaluator(conv_transpose(**one)).run(None, dict(zip(
+        names, [x[:, i * per_x:(i + 1) * per_x], w[i * per_x:(i + 1) * per_x],
+                b[i * per_y:(i + 1) * per_y]], strict=False)))[0] for i in range(groups)], axis=1)
+    got = np.asarray(dync.compile(conv_transpose(**attributes), cache=False)(
+        *([x, w, b] if bias else [x, w]))[0])
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_conv_transpose_with_same_padding_and_a_stride_past_the_kernel_is_refused():
+    """The spec's output (size × stride) is longer than the one ONNX shape inference gives."""
+    model = _model([helper.make_node("ConvTranspose", ["x", "w"], ["y"], auto_pad="SAME_UPPER",
+                                     strides=[3, 3])],
+                   [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4]),
+                    helper.make_tensor_value_info("w", TensorProto.FLOAT, [2, 2, 2, 2])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None] * 4)])
+    with pytest.raises(dync.UnsupportedConstructError, match="give the pads explicitly"):
+        dync.compile(model, cache=False)
+
+
+@pytest.mark.parametrize("elem", [TensorProto.FLOAT16, TensorProto.BFLOAT16])
+def test_range_in_sixteen_bit_floats(elem):
+    """Range in float16 and bfloat16 (not lowered): in float32, then rounded."""
+    dtype = helper.tensor_dtype_to_np_dtype(elem)
+    model = _model([helper.make_node("Range", ["a", "b", "d"], ["y"])],
+                   [helper.make_tensor_value_info(n, elem, []) for n in "abd"],
+                   [helper.make_tensor_value_info("y", elem, [None])])
+    compiled = dync.compile(model, cache=False)
+    for a, b, d in [(1.0, 5.0, 0.5), (10.0, 2.0, -3.0), (0.0, 1.0, 0.25), (3.0, 1.0, 1.0)]:
+        args = [np.array(v, dtype) for v in (a, b, d)]
+        want = ReferenceEvaluator(model).run(None, dict(zip("abd", args, strict=True)))[0]
+        got = np.asarray(compiled(*args)[0])
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got.astype(np.float32), want.astype(np.float32))
+
+
+@pytest.mark.parametrize("attributes,image,block", [
+    ({}, [5, 5], [1, 5]), ({"pads": [0, 1, 0, 1], "strides": [2, 1]}, [5, 6], [2, 3]),
+    ({"dilations": [2, 1]}, [6, 4], [2, 2]), ({}, [3, 4, 2], [1, 2, 2])])
+def test_col2im_over_a_dynamic_batch(attributes, image, block):
+    """Col2Im (IREE failed to compile the lowering), its shapes given as graph inputs (fixed
+    at the example's value): overlapping blocks summed, blocks in the padding dropped; one
+    compiled model at several batch sizes."""
+    spatial = len(image)
+    pads = attributes.get("pads", [0] * 2 * spatial)
+    strides = attributes.get("strides", [1] * spatial)
+    dilations = attributes.get("dilations", [1] * spatial)
+    blocks = int(np.prod([(image[i] + pads[i] + pads[spatial + i] - dilations[i]
+                           * (block[i] - 1) - 1) // strides[i] + 1 for i in range(spatial)]))
+    channels = 2 * int(np.prod(block))
+    model = _model(
+        [helper.make_node("Col2Im", ["x", "image", "block"], ["y"], **attributes)],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", channels, blocks]),
+         helper.make_tensor_value_info("image", TensorProto.INT64, [spatial]),
+         helper.make_tensor_value_info("block", TensorProto.INT64, [spatial])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None] * (2 + spatial))], opset=18)
+    shapes = (np.array(image, np.int64), np.array(block, np.int64))
+    rng = np.random.default_rng(9)
+    compiled = dync.compile(model, (rng.standard_normal((1, channels, blocks),
+                                                        dtype=np.float32), *shapes), cache=False)
+    for n in (1, 3):
+        x = rng.standard_normal((n, channels, blocks), dtype=np.float32)
+        want = ReferenceEvaluator(model).run(None, {"x": x, "image": shapes[0],
+                                                    "block": shapes[1]})[0]
+        np.testing.assert_allclose(np.asarray(compiled(x, *shapes)[0]), want, rtol=1e-5,
+                                   atol=1e-6)
+
+
+@pytest.mark.parametrize("mode,attributes,roi", [
+    ("linear", {"antialias": 1}, None), ("cubic", {"antialias": 1, "cubic_coeff_a": -0.5}, None),
+    ("cubic", {"exclude_outside": 1, "cubic_coeff_a": -0.5}, None),
+    ("linear", {"coordinate_transformation_mode": "tf_crop_and_resize",
+                "extrapolation_value": 10.0}, [0, 0, 0.4, 0.6, 1, 1, 1.2, 0.9])])
+@pytest.mark.parametrize("scales", [[1, 1, 0.6, 0.8], [1, 1, 1.7, 0.5]])
+def test_interpolating_resize_the_importer_does_not_lower_over_a_dynamic_batch(
+        mode, attributes, roi, scales):
+    """Resize with antialias, cubic exclude_outside or tf_crop_and_resize (not lowered): one
+    MatMul per resized axis by the reference's own interpolation matrix, extrapolated points
+    set; the batch (scale 1) left dynamic."""
+    inputs = ["x", "roi", "scales"] if roi else ["x", "", "scales"]
+    nodes = [helper.make_node("Constant", [], ["scales"], value=helper.make_tensor(
+        "s", TensorProto.FLOAT, [4], scales))]
+    if roi:
+        nodes.append(helper.make_node("Constant", [], ["roi"], value=helper.make_tensor(
+            "r", TensorProto.FLOAT, [8], roi)))
+    nodes.append(helper.make_node("Resize", inputs, ["y"], mode=mode, **attributes))
+    model = _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 2, 9, 7])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None] * 4)], opset=19)
+    compiled = dync.compile(model, cache=False)
+    rng = np.random.default_rng(10)
+    for n in (1, 3):
+        x = rng.standard_normal((n, 2, 9, 7)).astype(np.float32)
+        want = ReferenceEvaluator(model).run(None, {"x": x})[0]
+        got = np.asarray(compiled(x)[0])
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("padding,mode,spatial,align_corners", [
+    ("zeros", "cubic", [5, 4], 0), ("border", "cubic", [5, 4], 1), ("border", "cubic", [5, 4], 0),
+    ("reflection", "cubic", [5, 4], 0), ("reflection", "cubic", [5, 4], 1),
+    ("zeros", "linear", [3, 5, 4], 1), ("border", "linear", [3, 5, 4], 0),
+    ("reflection", "nearest", [3, 5, 4], 0), ("zeros", "nearest", [3, 5, 4], 1),
+    ("border", "cubic", [3, 4, 3], 0)])
+def test_grid_sample_in_cubic_mode_or_in_three_dims(padding, mode, spatial, align_corners):
+    """GridSample with no lowering (cubic, volumetric): points inside, on halves, just and far
+    outside, matched against the reference for each padding."""
+    rng = np.random.default_rng(11)
+    k = len(spatial)
+    x = rng.standard_normal((2, 3, *spatial)).astype(np.float32)
+    points = np.concatenate([rng.uniform(-1.0, 1.0, (2, 6, k)), rng.uniform(-3.0, 3.0, (2, 4, k)),
+                             np.full((2, 2, k), 0.25)], axis=1).astype(np.float32)
+    grid = points.reshape(2, *([1] * (k - 1)), 12, k)
+    model = _model(
+        [helper.make_node("GridSample", ["x", "grid"], ["y"], mode=mode, padding_mode=padding,
+                          align_corners=align_corners)],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape)),
+         helper.make_tensor_value_info("grid", TensorProto.FLOAT, list(grid.shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None] * (2 + k))])
+    _check(model, x, grid, atol=1e-5)

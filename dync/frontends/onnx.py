@@ -21,8 +21,10 @@ Steps:
    input (`torch-onnx-to-torch-backend-pipeline` with IREE's backend-legal ops); `If`/`Loop`
    become `torch.prim.If`/`torch.prim.Loop` (the scatter of each Scan output row gets the
    end torch-mlir leaves out). The op types left unlowered whose schema defines a function
-   are expanded into their bodies and steps 2-4 retried (`onnx_functions`); another op with
-   no lowering is reported by its ONNX op type and node name;
+   are expanded into their bodies (shapes inferred and known values computed again, so the
+   rewrites see a body's nodes typed as the model's own) and steps 2-4 retried
+   (`onnx_functions`); another op with no lowering is reported by its ONNX op type and node
+   name;
 5. every dynamic dim of a graph input (a `dim_param` or an unnamed dim) becomes a shape
    symbol, declared with `torch.symbolic_int` and bound to the argument with
    `torch.bind_symbolic_shape`, as IREE's FX importer does for `torch.export`;
@@ -50,7 +52,7 @@ from ..errors import CompilationError, DyncError, UnsupportedConstructError
 from .common import ImportedProgram, Lowering, finish_import
 from .onnx_constants import fold_constants
 from .onnx_fixed_inputs import fix_structural_inputs
-from .onnx_functions import has_function, op_key
+from .onnx_functions import expand_all, has_function, op_key
 from .onnx_graphs import all_nodes, copied, graph_arguments
 from .onnx_inputs import DynamicShapes, _bind_input_symbols, _input_symbols, _sanitize, _signature
 from .onnx_loops import relax_growing
@@ -295,7 +297,9 @@ def _imported(proto: onnx.ModelProto, context: ir.Context, notes: list[str]
     expand: frozenset[tuple[str, str]] = frozenset()
     while True:
         attempt_notes: list[str] = []
-        rewritten = _rewrite_for_iree(copied(original) if expand else proto, attempt_notes, expand)
+        source = _with_functions_expanded(original, expand, opset, attempt_notes) if expand \
+            else proto
+        rewritten = _rewrite_for_iree(source, attempt_notes)
         if expand:  # the bodies compute axes and shapes from the inputs' shapes
             rewritten = _with_constants_folded(rewritten, attempt_notes)
         nodes = _name_nodes(rewritten.graph)
@@ -320,14 +324,25 @@ def _imported(proto: onnx.ModelProto, context: ir.Context, notes: list[str]
         return rewritten, module
 
 
-def _rewrite_for_iree(proto: onnx.ModelProto, notes: list[str],
-                      expand: frozenset[tuple[str, str]] = frozenset()) -> onnx.ModelProto:
+def _with_functions_expanded(proto: onnx.ModelProto, expand: frozenset[tuple[str, str]],
+                             opset: int, notes: list[str]) -> onnx.ModelProto:
+    """A copy of `proto` with the op types in `expand` replaced by their function bodies, its
+    shapes inferred and what is known at compile time folded: the rewrites then see a body's
+    values typed (a Scan's outputs in one), as they see the model's own."""
+    expanded = copied(proto)
+    expand_all(expanded.graph, opset, expand)
+    try:
+        expanded = onnx.shape_inference.infer_shapes(expanded, data_prop=True)
+    except Exception as e:  # an InferenceError in a body
+        raise DyncError(f"ONNX shape inference failed after expanding functions: {e}") from e
+    return _with_constants_folded(expanded, notes)
+
+
+def _rewrite_for_iree(proto: onnx.ModelProto, notes: list[str]) -> onnx.ModelProto:
     """Rewrite or refuse the nodes IREE would lower to other values or not at all
-    (`onnx_rewrites` and the rules it gathers), expand the op types in `expand` into their
-    function bodies, and infer the shapes the rewrites added."""
+    (`onnx_rewrites` and the rules it gathers), and infer the shapes the rewrites added."""
     complete_ranks(proto.graph)  # the rewrites read shapes, Loop bodies' often left out
-    rewritten = rewrite_for_iree(proto.graph, _default_opset(proto) or TARGET_OPSET,
-                                 expand=expand)
+    rewritten = rewrite_for_iree(proto.graph, _default_opset(proto) or TARGET_OPSET)
     if not rewritten:
         return proto
     notes.append("rewrote ONNX " + ", ".join(rewritten) + " into ops IREE lowers to the "

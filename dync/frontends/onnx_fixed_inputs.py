@@ -3,17 +3,17 @@ at their example value.
 
 IREE's importer needs at compile time the axes of a reduction, of a `Squeeze` or `Unsqueeze`,
 the axis of a `CumSum`, the axes and steps of a `Slice` and the pads of an edge, reflect or
-wrap `Pad`, the roi, scales and sizes of a nearest `Resize` that dync rewrites
-(`onnx_lowerings.nearest_resize`), a `Dropout`'s ratio and training mode, a `DFT`'s length
-and axis, an `AffineGrid`'s size (they set the result's rank, which loops reduce, which dims a
-slice cuts and in which direction, where a padding or a resize reads): given at run time, the
-lowering is left with ops IREE cannot compile (`aten.sum.dim_IntList` over a list of run-time
-ints, a slice along a run-time dim, a list of run-time pads), ONNX shape inference finds no
-rank, or — a `Slice`'s steps — the lowering takes every step as positive, and a negative one
-would read the wrong elements. The ONNX node tests, and some exporters, give them as graph
-inputs. Where the example inputs give such an input's value, the nodes read that value as a
-constant instead. The input stays an argument of the compiled module and its value is
-recorded in the signature
+wrap `Pad`, the roi, scales and sizes of a `Resize` that dync rewrites
+(`onnx_lowerings.nearest_resize`, `interpolating_resize`), a `Dropout`'s ratio and training
+mode, a `DFT`'s length and axis, an `AffineGrid`'s size, a `Col2Im`'s image and block shapes
+(they set the result's rank, which loops reduce, which dims a slice cuts and in which
+direction, where a padding or a resize reads): given at run time, the lowering is left with ops
+IREE cannot compile (`aten.sum.dim_IntList` over a list of run-time ints, a slice along a run-
+time dim, a list of run-time pads), ONNX shape inference finds no rank, or — a `Slice`'s steps
+— the lowering takes every step as positive, and a negative one would read the wrong elements.
+The ONNX node tests, and some exporters, give them as graph inputs. Where the example inputs
+give such an input's value, the nodes read that value as a constant instead. The input stays an
+argument of the compiled module and its value is recorded in the signature
 (`TensorSpec.value`): a call with another value is refused with an `InputError`
 (`Signature.check_values`), never computed with the example's.
 """
@@ -28,7 +28,7 @@ from onnx import helper, numpy_helper
 
 from .onnx_functions import DEFAULT_DOMAINS
 from .onnx_graphs import all_nodes, attribute, copied, fresh_name, graph_arguments, names_in
-from .onnx_lowerings import unlowered_nearest_resize
+from .onnx_lowerings import unlowered_interpolating_resize, unlowered_nearest_resize
 
 # op type -> {index of an input IREE's importer needs as a constant: what it sets}.
 FIXED_INPUTS: dict[str, dict[int, str]] = {op: {1: "axes"} for op in (
@@ -36,7 +36,7 @@ FIXED_INPUTS: dict[str, dict[int, str]] = {op: {1: "axes"} for op in (
     "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare", "Squeeze", "Unsqueeze",
     "CumSum", "CumProd")} | {"Slice": {3: "axes", 4: "steps"}, "Pad": {1: "pads"},
        "Dropout": {1: "ratio", 2: "training mode"}, "DFT": {1: "length", 2: "axis"},
-       "AffineGrid": {1: "size"}}
+       "AffineGrid": {1: "size"}, "Col2Im": {1: "image shape", 2: "block shape"}}
 _MAX_ELEMENTS = 64
 
 
@@ -84,7 +84,8 @@ def _fixed_operands(node: onnx.NodeProto) -> list[tuple[int, str, str]]:
             node.op_type == "Pad" and attribute(node, "mode", "constant") == "constant"):
         return []  # constant padding lowers with run-time pads
     roles = FIXED_INPUTS.get(node.op_type, {})
-    if unlowered_nearest_resize(node):  # rewritten for the values at compile time
+    if unlowered_nearest_resize(node) or unlowered_interpolating_resize(node):
+        # rewritten for the values at compile time
         roles = {1: "roi", 2: "scales", 3: "sizes"}
     return [(index, node.input[index], role) for index, role in roles.items()
             if index < len(node.input) and node.input[index]]

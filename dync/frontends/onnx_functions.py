@@ -7,14 +7,21 @@ for at all, where the schema defines one (`Attention`, `RMSNormalization`, `Rota
 `Swish`, `AffineGrid`, ...): the import is retried with those op types in `expand`, so dync
 follows whatever the installed importer lowers. A body's own nodes of a type in `expand` (a
 `SwiGLU` body's `Swish`) are expanded in turn.
+
+A body's names are made fresh in the graph it goes into, its subgraphs' too (a Scan body
+reads the values the function defines before the Scan: `LinearAttention`'s did, under names
+the inlined body no longer had). A body a rewrite expands goes back to the rewrites, its
+values typed and its constants known (`GraphEditor.expanded`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import onnx
 from onnx import helper
 
-from .onnx_graphs import GraphEditor
+from .onnx_graphs import GraphEditor, constant_value, subgraphs
 
 DEFAULT_DOMAINS = ("", "ai.onnx")
 
@@ -38,13 +45,38 @@ def has_function(domain: str, op_type: str, opset: int) -> bool:
 
 def expand(node: onnx.NodeProto, g: GraphEditor,
            expand_types: frozenset[tuple[str, str]] = frozenset()) -> bool:
-    """Emit `node`'s function body in its place (its body's nodes of a type in `expand_types`
-    expanded too); False, emitting nothing, when there is no body to expand it into."""
+    """Put `node`'s function body in its place (its body's nodes of a type in `expand_types`
+    expanded too) into `g.expanded`, whose nodes the caller rewrites in turn (their types
+    inferred into `g.types` for the rules); False, doing nothing, when there is no body to
+    expand it into."""
     nodes = _expanded(node, g, expand_types)
     if nodes is None:
         return False
-    g.emitted.extend(nodes)
+    types, inferred = _inferred(nodes, g)
+    g.types.update(types)
+    for inner in inferred:  # a rule reads an axis or a step from a Constant
+        value = constant_value(inner) if inner.op_type == "Constant" else None
+        if value is not None:
+            g.constants[inner.output[0]] = value
+    g.expanded.extend(inferred)
     return True
+
+
+def expand_all(graph: onnx.GraphProto, opset: int, expand_types: frozenset[tuple[str, str]],
+               outer: dict[str, onnx.TypeProto] | None = None) -> None:
+    """Replace, in place, every node of `graph` and its subgraphs whose (domain, op type) is
+    in `expand_types` by its function body (expanded in turn)."""
+    g = GraphEditor(graph, opset, outer or {})
+    for node in graph.node:
+        if op_key(node) in expand_types and expand(node, g, expand_types):
+            g.emitted.extend(g.expanded)
+            g.expanded.clear()
+            continue
+        for sub in subgraphs(node):
+            expand_all(sub, opset, expand_types, g.types)
+        g.emitted.append(node)
+    del graph.node[:]
+    graph.node.extend(g.emitted)
 
 
 def _expanded(node: onnx.NodeProto, g: GraphEditor,
@@ -62,10 +94,12 @@ def _expanded(node: onnx.NodeProto, g: GraphEditor,
 
     for inner in body.node:
         inner.input[:] = [rename(n) for n in inner.input]
+        for sub in subgraphs(inner):  # a Scan or Loop body reads the function's values
+            _rename_subgraph(sub, names, lambda name: g.fresh(f"{node.name or node.op_type}_{name}"))
         inner.output[:] = [rename(n) for n in inner.output]
     if not any(op_key(inner) in expand_types for inner in body.node):
         return list(body.node)
-    g.types.update(_inferred_types(list(body.node), g))  # a body builder reads its inputs' types
+    g.types.update(_inferred(list(body.node), g)[0])  # a body builder reads its inputs' types
     nodes: list[onnx.NodeProto] = []
     for inner in body.node:
         inner_nodes = _expanded(inner, g, expand_types) if op_key(inner) in expand_types else None
@@ -73,9 +107,36 @@ def _expanded(node: onnx.NodeProto, g: GraphEditor,
     return nodes
 
 
-def _inferred_types(nodes: list[onnx.NodeProto], g: GraphEditor) -> dict[str, onnx.TypeProto]:
+def _rename_subgraph(graph: onnx.GraphProto, outer: dict[str, str],
+                     fresh: Callable[[str], str]) -> None:
+    """Rename, in place, the values `graph` reads from the function's scope as `outer` maps
+    them, and give those it defines fresh names: the graph it is inlined into may use them."""
+    local = dict(outer)
+    for value in (*graph.input, *graph.initializer, *graph.sparse_initializer):
+        name = value.values.name if isinstance(value, onnx.SparseTensorProto) else value.name
+        local[name] = fresh(name)
+    for node in graph.node:
+        for name in node.output:
+            if name:
+                local[name] = fresh(name)
+    for node in graph.node:
+        node.input[:] = [local.get(n, n) for n in node.input]
+        node.output[:] = [local.get(n, n) for n in node.output]
+        for sub in subgraphs(node):
+            _rename_subgraph(sub, local, fresh)
+    for value in (*graph.input, *graph.output, *graph.value_info):
+        value.name = local.get(value.name, value.name)
+    for tensor in graph.initializer:
+        tensor.name = local.get(tensor.name, tensor.name)
+    for sparse in graph.sparse_initializer:
+        sparse.values.name = local.get(sparse.values.name, sparse.values.name)
+
+
+def _inferred(nodes: list[onnx.NodeProto], g: GraphEditor
+              ) -> tuple[dict[str, onnx.TypeProto], list[onnx.NodeProto]]:
     """The types ONNX shape inference gives the values `nodes` define, from the known types
-    of the values they read (none, where inference fails)."""
+    of the values they read, and `nodes` with their subgraphs' types inferred (no types and
+    `nodes` themselves, where inference fails)."""
     defined = {o for n in nodes for o in n.output}
     read = dict.fromkeys(i for n in nodes for i in n.input if i and i not in defined)
     graph = helper.make_graph(
@@ -83,10 +144,10 @@ def _inferred_types(nodes: list[onnx.NodeProto], g: GraphEditor) -> dict[str, on
                         if name in g.types], [])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", g.opset)])
     try:
-        inferred = onnx.shape_inference.infer_shapes(model)
+        inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
     except Exception:  # an InferenceError: the inner bodies are then not built
-        return {}
-    return {v.name: v.type for v in inferred.graph.value_info}
+        return {}, nodes
+    return {v.name: v.type for v in inferred.graph.value_info}, list(inferred.graph.node)
 
 
 def _function_body(node: onnx.NodeProto, g: GraphEditor) -> onnx.FunctionProto | None:

@@ -143,13 +143,22 @@ class GraphEditor:
     def __init__(self, graph: onnx.GraphProto, opset: int, outer: dict[str, onnx.TypeProto]):
         self.opset = opset
         self.types = {**outer, **value_types(graph)}
+        # Values defined before any node of this graph: the scope's, the inputs, initializers.
+        self.given = set(outer) | {v.name for v in graph.input} | {
+            t.name for t in graph.initializer}
         for tensor in graph.initializer:
             self.types[tensor.name] = helper.make_tensor_type_proto(tensor.data_type, tensor.dims)
         self.constants = constant_values(graph)
         self.taken = set(self.types) | {o for n in graph.node for o in n.output}
         self.emitted: list[onnx.NodeProto] = []
         self.pending: list[onnx.NodeProto] = []  # nodes that go after the one being rewritten
+        # A function body that replaces the node being rewritten: its nodes are rewritten next.
+        self.expanded: list[onnx.NodeProto] = []
         self.declared: list[onnx.ValueInfoProto] = []  # types of new values, for inference
+
+    def defined(self) -> set[str]:
+        """The values defined so far: given, or made by the nodes emitted."""
+        return self.given | {o for n in self.emitted for o in n.output}
 
     def fresh(self, hint: str) -> str:
         return fresh_name(self.taken, hint)

@@ -27,10 +27,13 @@ from .onnx_graphs import (
 
 
 def _dim_sources(g: GraphEditor) -> dict[str, tuple[str, int]]:
-    """For each `dim_param` of a value of `g` (its scope included): a value and axis that has
-    it, to read its size from at run time."""
+    """For each `dim_param` of a value of `g` defined so far (its scope included): a value and
+    axis that has it, to read its size from at run time."""
     sources: dict[str, tuple[str, int]] = {}
+    defined = g.defined()
     for name, t in g.types.items():
+        if name not in defined:
+            continue
         for axis, dim in enumerate(named_shape(t) or []):
             if isinstance(dim, str):
                 sources.setdefault(dim, (name, axis))
@@ -142,6 +145,10 @@ def scan(node: onnx.NodeProto, g: GraphEditor) -> bool:
     for value in [*body.output, *body.value_info]:  # the ranks completed before, too
         if value.name in typed:
             value.type.CopyFrom(typed[value.name])
+    inferred = {v.name: v.type for v in body.value_info if named_shape(v.type) is not None}
+    for value in body.output:  # a function body's Scan: inference typed its values only
+        if named_shape(value.type) is None and value.name in inferred:
+            value.type.CopyFrom(inferred[value.name])
     unshaped = [v.name for v in body.output[states:] if named_shape(v.type) is None]
     if unshaped:
         refuse_wrong_values(node, "with a scan output of unknown shape", f"the lowering writes {unshaped[0]!r} "

@@ -32,15 +32,33 @@ run), rewritten before import into ONNX ops that it does, with the spec's values
   `torchvision.deform_conv2d`): each kernel tap's offset sampling point read bilinearly (its
   four neighbours gathered, those outside the input weighing 0), times the mask, then the
   convolution as one grouped MatMul of the weights by those columns, plus the bias.
+- `TensorScatter` (not lowered): a ScatterElements of the update along the sequence axis at
+  each batch's write index on (modulo the cache's length in circular mode).
+- `Unique` (IREE 3.13 fails to compile the lowering): ascending TopKs, none of which needs
+  ties kept in order; slices along an axis ranked column by column (see `_unique`).
+- `LpPool` with dilations or a SAME auto_pad (not lowered): a depthwise Conv of ones over
+  `|x|^p`, then the p-th root.
+- `ConvTranspose` in groups (IREE 3.13 fails to compile the lowering): one per group,
+  concatenated; with a SAME auto_pad (not lowered): the pads the spec derives, explicit.
+- `Resize` in linear or cubic mode with antialias, cubic `exclude_outside` or
+  `tf_crop_and_resize` (not lowered), over static sizes with known operands: a MatMul by
+  each resized axis's interpolation matrix, found by running the reference on an identity.
+- `GridSample` in cubic mode or over 3 or more spatial dims (no lowering): the neighbours
+  gathered from the flattened image and weighted as ONNX's reference does.
+- `Col2Im` with known image and block shapes (IREE 3.13 fails to compile the lowering): each
+  column entry's output position computed at compile time, summed into place by an
+  additive ScatterElements.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections.abc import Callable
 
 import numpy as np
 import onnx
-from onnx import helper
+from onnx import helper, numpy_helper
 
 from ..errors import UnsupportedConstructError
 from .onnx_graphs import (
@@ -392,6 +410,16 @@ def unlowered_nearest_resize(node: onnx.NodeProto) -> bool:
         "align_corners" or attribute(node, "keep_aspect_ratio_policy", "stretch") != "stretch")
 
 
+def unlowered_interpolating_resize(node: onnx.NodeProto) -> bool:
+    """Whether `node` is a Resize in linear or cubic mode with an attribute the importer does
+    not lower (antialias, tf_crop_and_resize, cubic exclude_outside)."""
+    mode = attribute(node, "mode", "nearest")
+    transform = attribute(node, "coordinate_transformation_mode", "half_pixel")
+    return node.op_type == "Resize" and mode in ("linear", "cubic") and bool(
+        attribute(node, "antialias", 0) or transform == "tf_crop_and_resize"
+        or (mode == "cubic" and attribute(node, "exclude_outside", 0)))
+
+
 def nearest_resize(node: onnx.NodeProto, g: GraphEditor) -> bool:
     """Resize in nearest mode that the importer does not lower (see the module's docstring);
     False where it is left to the importer."""
@@ -418,6 +446,213 @@ def nearest_resize(node: onnx.NodeProto, g: GraphEditor) -> bool:
     return True
 
 
+def interpolating_resize(node: onnx.NodeProto, g: GraphEditor) -> bool:
+    """Resize in linear or cubic mode that the importer does not lower (antialias, cubic with
+    exclude_outside, tf_crop_and_resize), over static sizes with its roi, scales or sizes
+    known: along each resized axis, a MatMul by the interpolation's matrix (each output point
+    a weighted sum of the input's, found by running ONNX's reference on an identity along
+    that axis alone: the interpolation is separable), then the points whose source falls
+    outside the roi set to `extrapolation_value`. False where it is left to the importer."""
+    transform = attribute(node, "coordinate_transformation_mode", "half_pixel")
+    if not unlowered_interpolating_resize(node) or transform == "align_corners":
+        return False
+    x, shape = node.input[0], named_shape(g.types.get(node.input[0]))
+    named = dict(zip(("roi", "scales", "sizes"), node.input[1:], strict=False))
+    operands = {k: g.constants.get(v) for k, v in named.items() if v}
+    if (shape is None or any(v is None for v in operands.values()) or g.opset < 11
+            or attribute(node, "keep_aspect_ratio_policy", "stretch") != "stretch"):
+        return False
+    rank = len(shape)
+    axes = [a % rank for a in attribute(node, "axes", list(range(rank)))]
+    dtype = helper.tensor_dtype_to_np_dtype(g.elem_type(x))
+    y, outside = x, []
+    for k, axis in enumerate(axes):
+        if not isinstance(shape[axis], int):
+            if _kept(operands, k, len(axes), transform):
+                continue  # a dynamic batch, say
+            return False
+        matrix, extrapolated = _interpolation(node, shape[axis], k, len(axes), operands)
+        if matrix is None:
+            return False
+        if matrix.shape[0] == matrix.shape[1] and np.allclose(matrix, np.eye(len(matrix))):
+            continue
+        moved = [d for d in range(rank) if d != axis] + [axis]
+        product = g.op("MatMul", g.op("Transpose", y, perm=moved), g.const(matrix.T, dtype))
+        y = g.op("Transpose", product, perm=[moved.index(d) for d in range(rank)])
+        if extrapolated.any():
+            outside.append(g.const(extrapolated.reshape(
+                [-1 if d == axis else 1 for d in range(rank)]), np.bool_))
+    if outside:
+        mask = outside[0]
+        for more in outside[1:]:
+            mask = g.op("Or", mask, more)
+        y = g.op("Where", mask, g.const(attribute(node, "extrapolation_value", 0.0), dtype), y)
+    g.op("Identity", y, out=node.output[0])
+    return True
+
+
+def _kept(operands: dict[str, np.ndarray], k: int, count: int, transform: str) -> bool:
+    """Whether the `k`-th of `count` resized axes keeps its points: a scale of 1, no sizes,
+    and (cropping) the whole axis as its roi."""
+    scales, roi = operands.get("scales"), operands.get("roi")
+    if operands.get("sizes") is not None and operands["sizes"].size:
+        return False
+    if scales is None or scales.reshape(-1)[k] != 1:
+        return False
+    return transform != "tf_crop_and_resize" or (
+        roi is not None and roi.size and tuple(roi.reshape(2, count)[:, k]) == (0, 1))
+
+
+def _interpolation(node: onnx.NodeProto, size: int, k: int, count: int,
+                   operands: dict[str, np.ndarray]) -> tuple[np.ndarray | None, np.ndarray]:
+    """The resize of the `k`-th of `count` resized axes (`size` long) as a matrix [out, size],
+    and which outputs are extrapolated: ONNX's reference run on an identity (and on zeros,
+    extrapolating ones) resized along that axis alone, the node's attributes kept."""
+    if size * size > PROBED_ELEMENTS:
+        return None, np.zeros(0, bool)
+    probe = onnx.NodeProto()
+    probe.CopyFrom(node)
+    del probe.input[:], probe.attribute[:]
+    probe.attribute.extend(a for a in node.attribute
+                           if a.name not in ("axes", "extrapolation_value"))
+    probe.attribute.append(helper.make_attribute("axes", [0]))
+    given = {}
+    if "roi" in operands and operands["roi"].size:
+        given["roi"] = operands["roi"].reshape(2, count)[:, k].astype(np.float32)
+    for name in ("scales", "sizes"):
+        if name in operands and operands[name].size:
+            given[name] = operands[name].reshape(-1)[k:k + 1]
+    probe.input.extend(["x", *(n if n in given else "" for n in ("roi", "scales", "sizes"))])
+    while probe.input[-1] == "":
+        del probe.input[-1]
+    try:
+        matrix = _reference_run(probe, 19, np.eye(size), given)
+        probe.attribute.append(helper.make_attribute("extrapolation_value", 1.0))
+        extrapolated = _reference_run(probe, 19, np.zeros((size, size)), given)[:, 0] == 1
+    except Exception:  # noqa: BLE001 - the reference refuses it: left to the importer
+        return None, np.zeros(0, bool)
+    return matrix, extrapolated
+
+
+def grid_sample_by_gathers(node: onnx.NodeProto, g: GraphEditor,
+                           reflected: Callable[[GraphEditor, str, str, str], str]) -> bool:
+    """GridSample that has no lowering (cubic mode; 3 or more spatial dims), as ONNX's
+    reference computes it: each grid point denormalized (rounded half to even in nearest
+    mode) and, outside the image, clamped or reflected into it; then the 1, 2 or 4 neighbours
+    along each spatial dim (nearest, linear, cubic with a = -0.75), each neighbour's index
+    read through the padding (zeros: weighing 0; border: clamped; reflection: reflected and
+    truncated), gathered from the flattened image and summed with the product of the dims'
+    weights. `reflected(g, x, low, high)` reflects into [low, high]."""
+    x, grid = node.input[0], node.input[1]
+    rank = g.rank(x)
+    mode = {"bilinear": "linear", "bicubic": "cubic"}.get(attribute(node, "mode", "linear"),
+                                                          attribute(node, "mode", "linear"))
+    padding, align = attribute(node, "padding_mode", "zeros"), attribute(node, "align_corners", 0)
+    if rank is None or rank < 3 or mode not in ("nearest", "linear", "cubic"):
+        return False
+    spatial = rank - 2
+    dtype = helper.tensor_dtype_to_np_dtype(g.elem_type(grid))
+    int64 = onnx.TensorProto.INT64
+
+    def c(value) -> str:
+        return g.const(value, dtype)
+
+    shape = g.op("Shape", x)
+    sizes = [g.op("Cast", g.op("Gather", shape, g.const(2 + d, np.int64)), to=g.elem_type(grid))
+             for d in range(spatial)]
+    lows = [c(0.0 if align else -0.5)] * spatial
+    highs = [g.op("Sub", size, c(1.0 if align else 0.5)) for size in sizes]
+    points = []
+    for d in range(spatial):
+        n = g.op("Gather", grid, g.const(spatial - 1 - d, np.int64), axis=-1)  # [N, *out]
+        if align:
+            p = g.op("Mul", g.op("Div", g.op("Add", n, c(1)), c(2)), g.op("Sub", sizes[d], c(1)))
+        else:
+            p = g.op("Div", g.op("Sub", g.op("Mul", g.op("Add", n, c(1)), sizes[d]), c(1)), c(2))
+        if mode == "nearest":
+            p = g.op("Round", p)
+        if padding == "border":  # clamped only when past the borders, as the reference does
+            clamped = g.op("Min", g.op("Max", p, c(0)), g.op("Sub", sizes[d], c(1)))
+            past = g.op("Or", g.op("Less", p, lows[d]), g.op("Greater", p, highs[d]))
+            p = g.op("Where", past, clamped, p)
+        elif padding == "reflection":
+            p = reflected(g, p, lows[d], highs[d])
+        points.append(p)
+    taps = {"nearest": [0], "linear": [0, 1], "cubic": [-1, 0, 1, 2]}[mode]
+    reads = []  # per dim: [(index, weight or None)] per tap
+    for d, p in enumerate(points):
+        if mode == "nearest":
+            base, weights = p, [None]
+        else:
+            base = g.op("Floor", p)
+            t = g.op("Sub", p, base)
+            weights = [g.op("Sub", c(1), t), t] if mode == "linear" else _keys_cubic(g, t, dtype)
+        last = g.op("Sub", sizes[d], c(1))
+        per_tap = []
+        for offset, weight in zip(taps, weights, strict=True):
+            i = g.op("Add", base, c(offset)) if offset else base
+            if padding == "zeros":
+                inside = g.op("And", g.op("GreaterOrEqual", i, c(0)), g.op("LessOrEqual", i, last))
+                mask = g.op("Cast", inside, to=g.elem_type(grid))
+                weight = mask if weight is None else g.op("Mul", weight, mask)
+            elif padding == "reflection":
+                i = reflected(g, i, lows[d], highs[d])
+            i = g.op("Min", g.op("Max", i, c(0)), last)  # border; elsewhere only for safety
+            per_tap.append((g.op("Cast", i, to=int64), weight))
+        reads.append(per_tap)
+    batch_channels = g.op("Slice", shape, g.const([0], np.int64), g.const([2], np.int64))
+    flat = g.op("Reshape", x, g.op("Concat", batch_channels, g.const([-1], np.int64), axis=0))
+    out_shape = g.op("Shape", points[0])  # [N, *out]
+    rows = g.const([0, 1, -1], np.int64)  # [N, 1, points]
+    channels = g.op("Concat", batch_channels, g.const([1], np.int64), axis=0)  # broadcast
+    strides = [None] * spatial
+    for d in reversed(range(spatial)):
+        later = [g.op("Gather", shape, g.const(2 + e, np.int64)) for e in range(d + 1, spatial)]
+        stride = later[0] if later else None
+        for more in later[1:]:
+            stride = g.op("Mul", stride, more)
+        strides[d] = stride
+    total = None
+    for combination in itertools.product(*reads):
+        index, weight = None, None
+        for d, (i, w) in enumerate(combination):
+            term = g.op("Mul", i, strides[d]) if strides[d] is not None else i
+            index = term if index is None else g.op("Add", index, term)
+            weight = w if weight is None else (weight if w is None else g.op("Mul", weight, w))
+        where = g.op("Expand", g.op("Reshape", index, rows), channels)
+        value = g.op("GatherElements", flat, where, axis=2)
+        if weight is not None:
+            value = g.op("Mul", value, g.op("Reshape", g.op("Cast", weight, to=g.elem_type(x)),
+                                            rows))
+        total = value if total is None else g.op("Add", total, value)
+    out = g.op("Concat", batch_channels, g.op("Slice", out_shape, g.const([1], np.int64),
+                                              g.const([1 + spatial], np.int64)), axis=0)
+    g.op("Reshape", total, out, out=node.output[0])
+    return True
+
+
+def _keys_cubic(g: GraphEditor, t: str, dtype) -> list[str]:
+    """The weights of the 4 cubic taps at offsets -1, 0, 1, 2 for a fraction `t` in [0, 1)
+    (Keys' convolution, a = -0.75, as ONNX's GridSample reference writes them)."""
+    a = -0.75
+
+    def c(value: float) -> str:
+        return g.const(value, dtype)
+
+    def far(u: str) -> str:  # ((a u - 5a) u + 8a) u - 4a, for u in [1, 2]
+        return g.op("Sub", g.op("Mul", g.op("Add", g.op("Mul", g.op("Sub", g.op("Mul", c(a), u),
+                                                                      c(5 * a)), u), c(8 * a)), u),
+                    c(4 * a))
+
+    def near(u: str) -> str:  # ((a + 2) u - (a + 3)) u u + 1, for u in [0, 1]
+        return g.op("Add", g.op("Mul", g.op("Mul", g.op("Sub", g.op("Mul", c(a + 2), u),
+                                                         c(a + 3)), u), u), c(1))
+
+    one_minus = g.op("Sub", c(1), t)
+    return [far(g.op("Add", t, c(1))), near(t), near(one_minus),
+            far(g.op("Add", one_minus, c(1)))]
+
+
 def _reference_run(node: onnx.NodeProto, opset: int, x: np.ndarray,
                    operands: dict[str, np.ndarray]) -> np.ndarray:
     """`node` alone run by ONNX's reference evaluator on `x`, its other operands `operands`."""
@@ -437,7 +672,287 @@ def _reference_run(node: onnx.NodeProto, opset: int, x: np.ndarray,
     return ReferenceEvaluator(model).run(None, {"x": x})[0]
 
 
+def _tensor_scatter(node: onnx.NodeProto, g: GraphEditor) -> bool:
+    """TensorScatter (a KV-cache update): a ScatterElements along the sequence axis, each
+    batch's update written from its write index on (modulo the cache's length in circular
+    mode), the indices broadcast to the update's shape."""
+    cache, update = node.input[0], node.input[1]
+    rank = g.rank(cache)
+    if rank is None:
+        return False
+    axis = attribute(node, "axis", -2) % rank
+
+    def along(at: int) -> str:
+        return g.const([-1 if d == at else 1 for d in range(rank)], np.int64)
+
+    steps = g.op("Reshape", g.op("Range", g.const(0, np.int64), g.size(update, axis),
+                                 g.const(1, np.int64)), along(axis))
+    if len(node.input) > 2 and node.input[2]:
+        steps = g.op("Add", g.op("Reshape", node.input[2], along(0)), steps)
+    if attribute(node, "mode", "linear") == "circular":
+        steps = g.op("Mod", steps, g.size(cache, axis))
+    g.op("ScatterElements", cache, g.op("Expand", steps, g.op("Shape", update)), update,
+         axis=axis, out=node.output[0])
+    return True
+
+
+class _Runs:
+    """Sorting helpers over vectors of one length `n` (a 1-D int64 shape), for `_unique`. Each
+    sort is an ascending TopK, whose order among equal values is never relied on."""
+
+    def __init__(self, g: GraphEditor, n: str):
+        self.g, self.n = g, n
+        self.count = g.squeeze(n, [0])
+
+    def ascending(self, values: str) -> tuple[str, str]:
+        out = (self.g.fresh("dync_sorted"), self.g.fresh("dync_order"))
+        self.g.emitted.append(helper.make_node("TopK", [values, self.n], list(out), axis=0,
+                                               largest=0, sorted=1))
+        return out
+
+    def starts(self, values: str) -> str:
+        """Where each element differs from the one before it (the first always)."""
+        g = self.g
+        previous = g.op("Concat", g.op("Slice", values, g.const([0], np.int64),
+                                       g.const([1], np.int64)), values, axis=0)
+        head = g.op("Slice", previous, g.const([0], np.int64), self.n)
+        first = g.op("Equal", self.positions(), g.const(0, np.int64))
+        return g.op("Or", g.op("Not", g.op("Equal", values, head)), first)
+
+    def positions(self) -> str:
+        return self.g.op("Range", self.g.const(0, np.int64), self.count, self.g.const(1, np.int64))
+
+    def zeros(self, shape: str) -> str:
+        return self.g.op("ConstantOfShape", shape, value=helper.make_tensor(
+            "zero", onnx.TensorProto.INT64, [1], [0]))
+
+    def dense_ranks(self, keys: str) -> str:
+        """Each element's rank among the distinct values of `keys`: the values sorted, each
+        run numbered, the numbers scattered back through the sort's permutation."""
+        g = self.g
+        values, permutation = self.ascending(keys)
+        run = g.op("Sub", g.op("CumSum", g.op("Cast", self.starts(values),
+                                              to=onnx.TensorProto.INT64),
+                               g.const(0, np.int64)), g.const(1, np.int64))
+        return g.op("ScatterElements", self.zeros(self.n), permutation, run, axis=0)
+
+
+def _unique(node: onnx.NodeProto, g: GraphEditor) -> bool:
+    """Unique (IREE 3.13 fails to compile the lowering, and the one along an axis has a
+    scatter IREE does not legalize). Each element's (slice's) dense rank among the distinct
+    values is `inverse_indices`: along an axis, slices ranked lexicographically, column by
+    column (`rank * n + column rank`, ranked again). Then the distinct keys `rank * n +
+    position` sorted give each run its first position and its count. Unsorted output: the
+    runs in the order their first positions are found (marked, then NonZero). An axis needs
+    the slices' size known (one pair of sorts per element of a slice), at most 64."""
+    x = node.input[0]
+    axis = attribute(node, "axis")
+    if axis is None:
+        x = g.op("Reshape", x, g.const([-1], np.int64))
+        axis = 0
+        rows = x
+    else:
+        shape = named_shape(g.types.get(x))
+        if shape is None:
+            return False
+        axis %= len(shape)
+        others = [d for i, d in enumerate(shape) if i != axis]
+        if not all(isinstance(d, int) for d in others) or not 1 <= math.prod(others) <= 64:
+            return False
+        order = [axis] + [i for i in range(len(shape)) if i != axis]
+        rows = g.op("Reshape", g.op("Transpose", x, perm=order),
+                    g.const([-1, math.prod(others)], np.int64))
+    runs = _Runs(g, g.op("Slice", g.op("Shape", rows), g.const([0], np.int64),
+                         g.const([1], np.int64)))
+
+    def comparable(values: str) -> str:
+        if g.elem_type(node.input[0]) in (onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16):
+            return g.op("Cast", values, to=onnx.TensorProto.FLOAT)  # exact, order-keeping
+        return values
+
+    if rows == x:
+        inverse = runs.dense_ranks(comparable(x))
+    else:
+        def column(c: int) -> str:
+            return runs.dense_ranks(comparable(g.op("Gather", rows, g.const(c, np.int64),
+                                                    axis=1)))
+        inverse = column(0)
+        for c in range(1, math.prod(others)):
+            inverse = runs.dense_ranks(g.op("Add", g.op("Mul", inverse, runs.count), column(c)))
+    n = runs.count
+    distinct, _ = runs.ascending(g.op("Add", g.op("Mul", inverse, n), runs.positions()))
+    first_of_run = g.squeeze(g.op("NonZero", runs.starts(g.op("Div", distinct, n))), [0])
+    firsts = g.op("Mod", g.op("Gather", distinct, first_of_run), n)
+    counts = g.op("Sub", g.op("Concat", g.op("Slice", first_of_run, g.const([1], np.int64),
+                                             g.const([np.iinfo(np.int64).max], np.int64)),
+                              runs.n, axis=0), first_of_run)
+    outputs = list(node.output) + [""] * (4 - len(node.output))
+    if attribute(node, "sorted", 1):
+        results = (g.op("Gather", x, firsts, axis=axis), firsts, inverse, counts)
+    else:
+        # First occurrences in order of position: marked where they are, then found in order.
+        marks = g.op("ScatterElements", runs.zeros(runs.n), firsts, g.op(
+            "ConstantOfShape", g.op("Shape", firsts), value=helper.make_tensor(
+                "one", onnx.TensorProto.INT64, [1], [1])), axis=0)
+        reordered = g.squeeze(g.op("NonZero", marks), [0])
+        rank_of_run = g.op("Gather", g.op("Sub", g.op("CumSum", marks, g.const(0, np.int64)),
+                                          g.const(1, np.int64)), firsts)
+        results = (g.op("Gather", x, reordered, axis=axis), reordered,
+                   g.op("Gather", rank_of_run, inverse),
+                   g.op("Gather", counts, g.op("Gather", inverse, reordered)))
+    for value, name in zip(results, outputs, strict=True):
+        if name:
+            g.op("Identity", value, out=name)
+    return True
+
+
+def _lp_pool(node: onnx.NodeProto, g: GraphEditor) -> bool:
+    """LpPool with dilations or a SAME auto_pad (not lowered): `|x|^p` summed over each window
+    by a depthwise Conv of ones (which pads, strides and dilates as pooling does: zeros
+    padded add nothing), then the p-th root. Needs the channel count known."""
+    if attribute(node, "ceil_mode", 0) or not (
+            attribute(node, "auto_pad", "NOTSET").startswith("SAME")
+            or any(d > 1 for d in attribute(node, "dilations", []))):
+        return False
+    shape = named_shape(g.types.get(node.input[0]))
+    if shape is None or not isinstance(shape[1], int):
+        return False
+    dtype = helper.tensor_dtype_to_np_dtype(g.elem_type(node.input[0]))
+    kernel, p = attribute(node, "kernel_shape"), attribute(node, "p", 2)
+    ones = g.const(np.ones([shape[1], 1, *kernel], dtype), dtype)
+    powered = g.op("Pow", g.op("Abs", node.input[0]), g.const(p, dtype))
+    conv = {a.name: helper.get_attribute_value(a) for a in node.attribute
+            if a.name in ("auto_pad", "pads", "strides", "dilations", "kernel_shape")}
+    summed = g.op("Conv", powered, ones, group=shape[1], **conv)
+    g.op("Pow", summed, g.const(1.0 / p, dtype), out=node.output[0])
+    return True
+
+
+def _conv_transpose(node: onnx.NodeProto, g: GraphEditor) -> bool:
+    """ConvTranspose in groups (IREE 3.13 fails to compile the lowering: a collapse_shape of
+    the wrong rank): one ConvTranspose per group of input channels, concatenated; with a SAME
+    auto_pad (not lowered) over static spatial sizes: the pads the spec derives; with pads
+    that differ at the two ends (not lowered): the smaller at both, the rest sliced off."""
+    groups = attribute(node, "group", 1)
+    auto_pad = attribute(node, "auto_pad", "NOTSET")
+    pads = attribute(node, "pads")
+    x_shape, w_shape = (named_shape(g.types.get(name)) for name in node.input[:2])
+    if x_shape is None or w_shape is None or not all(isinstance(d, int) for d in w_shape):
+        return False
+    if auto_pad.startswith("SAME"):
+        if pads is not None or not all(isinstance(d, int) for d in x_shape[2:]):
+            return False
+        pads = _same_transposed_pads(node, x_shape[2:], w_shape[2:], auto_pad == "SAME_UPPER")
+        if min(pads) < 0:
+            raise UnsupportedConstructError(
+                f"ONNX ConvTranspose with auto_pad {auto_pad} and a stride longer than the "
+                "kernel's extent",
+                "the spec's output (input size × stride) is longer than the convolution's and "
+                "ONNX shape inference gives the convolution's: give the pads explicitly",
+                node_source(node))
+    elif auto_pad != "NOTSET":
+        return False
+    spatial = len(w_shape) - 2
+    pads = list(pads or [0] * 2 * spatial)
+    both = [min(pads[i], pads[spatial + i]) for i in range(spatial)]
+    if groups == 1 and pads == both + both:
+        return False
+    attributes = {a.name: helper.get_attribute_value(a) for a in node.attribute
+                  if a.name not in ("group", "auto_pad", "pads")}
+    attributes["pads"] = both + both
+    x, w = node.input[:2]
+    bias = node.input[2] if len(node.input) > 2 and node.input[2] else None
+    if groups == 1:
+        result = g.op("ConvTranspose", x, w, **attributes)
+    else:
+        per_group = w_shape[0] // groups
+        result = g.op("Concat", *[
+            g.op("ConvTranspose", *operands, **attributes) for operands in zip(
+                _split(g, x, 1, per_group, groups), _split(g, w, 0, per_group, groups),
+                strict=True)], axis=1)
+    if pads != both + both:
+        ends = [pads[spatial + i] - both[i] for i in range(spatial)]
+        result = g.op("Slice", result, g.const([pads[i] - both[i] for i in range(spatial)],
+                                               np.int64),
+                      g.const([-v if v else np.iinfo(np.int64).max for v in ends], np.int64),
+                      g.const(list(range(2, 2 + spatial)), np.int64))
+    if bias:
+        result = g.op("Add", result, g.op("Reshape", bias,
+                                          g.const([-1] + [1] * spatial, np.int64)))
+    g.op("Identity", result, out=node.output[0])
+    return True
+
+
+def _split(g: GraphEditor, name: str, axis: int, size: int, parts: int) -> list[str]:
+    """`name` split along `axis` into `parts` pieces of `size`."""
+    outputs = [g.fresh(f"{name}_part") for _ in range(parts)]
+    g.emitted.append(
+        helper.make_node("Split", [name, g.const([size] * parts, np.int64)], outputs, axis=axis)
+        if g.opset >= 13 else
+        helper.make_node("Split", [name], outputs, axis=axis, split=[size] * parts))
+    return outputs
+
+
+def _same_transposed_pads(node: onnx.NodeProto, sizes: list[int], kernel: list[int],
+                          upper: bool) -> list[int]:
+    """The pads ConvTranspose's spec derives for a SAME auto_pad: an output `size * stride`
+    long, the padding split with the odd one at the end (upper) or the start (lower)."""
+    spatial = len(sizes)
+    strides = attribute(node, "strides", [1] * spatial)
+    dilations = attribute(node, "dilations", [1] * spatial)
+    extra = attribute(node, "output_padding", [0] * spatial)
+    begins, ends = [], []
+    for size, k, stride, dilation, more in zip(sizes, kernel, strides, dilations, extra,
+                                                strict=True):
+        total = stride * (size - 1) + more + (k - 1) * dilation + 1 - size * stride
+        small, large = total // 2, total - total // 2
+        begins.append(small if upper else large)
+        ends.append(large if upper else small)
+    return begins + ends
+
+
+def _col2im(node: onnx.NodeProto, g: GraphEditor) -> bool:
+    """Col2Im (IREE 3.13 fails to compile the lowering) with its image and block shapes known
+    (constants, or graph inputs fixed at the example's value): each column entry's output
+    position found at compile time, the entries in the padding dropped by a Gather, the rest
+    summed into place by an additive ScatterElements. Needs the channels known."""
+    image, block = (g.constants.get(name) for name in node.input[1:3])
+    shape = named_shape(g.types.get(node.input[0]))
+    if image is None or block is None or shape is None or not isinstance(shape[1], int):
+        return False
+    image, block = [int(v) for v in image], [int(v) for v in block]
+    k, kernel = len(block), math.prod(block)
+    dilations = np.array(attribute(node, "dilations", [1] * k))
+    pads = np.array(attribute(node, "pads", [0] * 2 * k))
+    strides = np.array(attribute(node, "strides", [1] * k))
+    counts = [(image[i] + pads[i] + pads[k + i] - dilations[i] * (block[i] - 1) - 1)
+              // strides[i] + 1 for i in range(k)]
+    offsets = np.indices(block).reshape(k, -1)[:, :, None]  # [k, kernel, 1]
+    starts = np.indices(counts).reshape(k, -1)[:, None, :]  # [k, 1, blocks]
+    coords = (starts * strides[:, None, None] - pads[:k, None, None]
+              + offsets * dilations[:, None, None])  # [k, kernel, blocks]
+    inside = np.all((coords >= 0) & (coords < np.array(image)[:, None, None]), axis=0)
+    kept = np.flatnonzero(inside)
+    targets = np.ravel_multi_index(tuple(c.ravel()[kept] for c in coords), image)
+    channels = shape[1] // kernel
+    columns = g.op("Reshape", node.input[0], g.const([0, channels, -1], np.int64))
+    taken = g.op("Gather", columns, g.const(kept, np.int64), axis=2)
+    batch_channels = g.op("Slice", g.op("Shape", taken), g.const([0], np.int64),
+                          g.const([2], np.int64))
+    dtype = helper.tensor_dtype_to_np_dtype(g.elem_type(node.input[0]))
+    zeros = g.op("ConstantOfShape", g.op("Concat", batch_channels,
+                                         g.const([math.prod(image)], np.int64), axis=0),
+                 value=numpy_helper.from_array(np.zeros([1], dtype), "zero"))
+    where = g.op("Expand", g.const(targets.reshape(1, 1, -1), np.int64), g.op("Shape", taken))
+    summed = g.op("ScatterElements", zeros, where, taken, axis=2, reduction="add")
+    g.op("Reshape", summed, g.op("Concat", batch_channels, g.const(image, np.int64), axis=0),
+         out=node.output[0])
+    return True
+
+
 RULES = {"ConvInteger": _conv_integer, "DequantizeLinear": _dequantize_linear,
          "ReverseSequence": _reverse_sequence, "NonMaxSuppression": _non_max_suppression,
          "CumProd": _cum_prod, "Compress": _compress, "Dropout": _dropout, "DFT": _dft,
-         "AffineGrid": _affine_grid, "DeformConv": _deform_conv}
+         "AffineGrid": _affine_grid, "DeformConv": _deform_conv,
+         "TensorScatter": _tensor_scatter, "Unique": _unique, "LpPool": _lp_pool,
+         "ConvTranspose": _conv_transpose, "Col2Im": _col2im}

@@ -145,6 +145,18 @@ def _give_rank(value: onnx.ValueInfoProto, rank: int) -> None:
     value.type.tensor_type.shape.dim.extend(onnx.TensorShapeProto.Dimension() for _ in range(rank))
 
 
+def _give_length(value: onnx.ValueInfoProto | None, length: int) -> None:
+    """Make the unknown length of a 1-D `value` (a `Shape` of a tensor whose rank inference
+    left out) `length`: the importer reads a `Reshape` to a shape of unknown length as one to
+    rank 0."""
+    if value is None or value.type.WhichOneof("value") != "tensor_type":
+        return
+    dims = value.type.tensor_type.shape.dim
+    if len(dims) == 1 and not dims[0].HasField("dim_value"):
+        dims[0].Clear()
+        dims[0].dim_value = length
+
+
 def _seed_body(node: onnx.NodeProto, body: onnx.GraphProto, ranks: dict[str, int]) -> None:
     """Give a Loop or Scan body's shapeless inputs the ranks the node's inputs imply: a Loop's
     carried values (after the trip count and condition) have their initial values' ranks, a
@@ -211,6 +223,7 @@ def complete_ranks(graph: onnx.GraphProto, outer: dict[str, int] | None = None,
     lengths.update({t.name: t.dims[0] for t in graph.initializer if len(t.dims) == 1})
     shapeless = _shapeless(graph.value_info)
     outputs = _shapeless(graph.output)
+    declared = {v.name: v for v in (*graph.value_info, *graph.output)}
     for node in graph.node:  # topological order: one sweep
         if node.op_type == "Constant":
             value = next((a.t for a in node.attribute if a.name == "value"), None)
@@ -222,6 +235,7 @@ def complete_ranks(graph: onnx.GraphProto, outer: dict[str, int] | None = None,
         inputs = [ranks.get(name) if name else None for name in node.input]
         if node.op_type == "Shape" and inputs and inputs[0] is not None:
             lengths[node.output[0]] = _shape_length(node, inputs[0])
+            _give_length(declared.get(node.output[0]), lengths[node.output[0]])
         for name, sub in _subgraphs(node).items():
             if node.op_type in ("Loop", "Scan") and name == "body":
                 _seed_body(node, sub, ranks)

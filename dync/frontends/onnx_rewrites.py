@@ -12,7 +12,8 @@ into ONNX ops whose lowerings are right, or refused with the op, the attribute a
   padded with zeros and the sample points clamped into the padding (rounded first, with ONNX's
   `Round`, in "nearest" mode), so every read is in bounds and every outside read is a zero.
   Padding "border" and "reflection" (not lowered): the points clamped into the image (reflected
-  into it first), then sampled as above.
+  into it first), then sampled as above. Cubic mode and 3 or more spatial dims (not lowered):
+  gathered and weighted as the reference does (`onnx_lowerings.grid_sample_by_gathers`).
 - `BitShift` by a negative amount or by the width of the type or more: ONNX defines 0 (left) and
   the sign fill (right); the lowering shifts by the amount modulo the width for 8-bit types.
 - `LpNormalization` of an all-zero slice: ONNX gives 0, the lowering 0/0 = NaN.
@@ -44,8 +45,14 @@ into ONNX ops whose lowerings are right, or refused with the op, the attribute a
   reference's own definition). Refused: wrap mode over an axis of dynamic size.
 - `Range` whose limit is behind its start (an empty result): the lowering's size is
   negative, and the process aborts at run time (malloc). Rewritten: the limit clamped to the
-  start on that side (`Where` on the delta's sign), so the size is 0.
-- Refused: `Det` of a dynamic size, `QLinearMatMul` of rank above 2, the `AveragePool` above where ceil mode would drop a window that starts in the pads.
+  start on that side (`Where` on the delta's sign), so the size is 0. In float16 and
+  bfloat16 (not lowered): computed in float32, then rounded.
+- `QLinearMatMul` of rank above 2 (wrong values): computed as ONNX's reference does, the
+  zero points subtracted in int32, the product scaled in float64, rounded half to even and
+  saturated.
+- Refused: `Det` of a dynamic size, `QLinearMatMul` of rank above 2 with a scale or zero
+  point of more than one element, the `AveragePool` above where ceil mode would drop a window
+  that starts in the pads.
 """
 
 from __future__ import annotations
@@ -73,9 +80,10 @@ from .onnx_graphs import (
 
 def _grid_sample(node: onnx.NodeProto, g: GraphEditor) -> bool:
     mode, padding = attribute(node, "mode", "linear"), attribute(node, "padding_mode", "zeros")
-    if padding not in ("zeros", "border", "reflection") or mode not in (
-            "linear", "bilinear", "nearest") or g.rank(node.input[0]) != 4:
-        return False  # other modes and ranks have no lowering: the importer names them
+    if padding not in ("zeros", "border", "reflection"):
+        return False  # the importer names it
+    if mode not in ("linear", "bilinear", "nearest") or g.rank(node.input[0]) != 4:
+        return onnx_lowerings.grid_sample_by_gathers(node, g, _reflected)
     pad = 2  # a bilinear read at floor(p) and floor(p) + 1 stays in [-2, size + 1]
     x, grid = node.input[0], node.input[1]
     dtype = helper.tensor_dtype_to_np_dtype(g.elem_type(grid))
@@ -259,6 +267,8 @@ def _resize(node: onnx.NodeProto, g: GraphEditor) -> bool:
     mode = attribute(node, "mode", "nearest")
     if mode == "nearest":
         return onnx_lowerings.nearest_resize(node, g)
+    if onnx_lowerings.interpolating_resize(node, g):
+        return True
     if attribute(node, "coordinate_transformation_mode") != "align_corners":
         return False
     x, rank = node.input[0], g.rank(node.input[0])
@@ -434,19 +444,55 @@ def _pad(node: onnx.NodeProto, g: GraphEditor) -> bool:
 
 def _range(node: onnx.NodeProto, g: GraphEditor) -> bool:
     start, limit, delta = node.input
-    zero = g.const(0, helper.tensor_dtype_to_np_dtype(g.elem_type(delta)))
+    elem_type = g.elem_type(delta)
+    half = elem_type in (onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16)
+    if half:  # not lowered: computed in float32 (exact for the operands), then rounded
+        start, limit, delta = (g.op("Cast", v, to=onnx.TensorProto.FLOAT)
+                               for v in (start, limit, delta))
+    zero = g.const(0, np.float32 if half else helper.tensor_dtype_to_np_dtype(elem_type))
     limit = g.op("Where", g.op("Greater", delta, zero), g.op("Max", limit, start),
                  g.op("Min", limit, start))
-    g.op("Range", start, limit, delta, out=node.output[0])
+    if half:
+        g.op("Cast", g.op("Range", start, limit, delta), to=elem_type, out=node.output[0])
+    else:
+        g.op("Range", start, limit, delta, out=node.output[0])
     return True
 
 
 def _qlinear_matmul(node: onnx.NodeProto, g: GraphEditor) -> bool:
+    """QLinearMatMul of rank above 2, whose lowering comes out wrong: as ONNX's reference
+    computes it, `(a - a_zero) @ (b - b_zero)` in int32, times `a_scale * b_scale / y_scale`
+    (in the scales' type), in float64, plus `y_zero`, rounded half to even and saturated."""
     ranks = [g.rank(node.input[0]), g.rank(node.input[3])]
-    if any(r is None or r > 2 for r in ranks):
+    if all(r is not None and r <= 2 for r in ranks):
+        return False
+    a, a_scale, a_zero, b, b_scale, b_zero, y_scale, y_zero = node.input
+    if any(r is None for r in ranks) or not all(
+            _one_element(g.types.get(name)) for name in node.input[1:] if name not in (a, b)):
         refuse_wrong_values(node, f"of rank {max((r or 3) for r in ranks)}",
-                "batched (rank above 2) quantized matmuls come out wrong")
-    return False
+                            "batched (rank above 2) quantized matmuls come out wrong")
+
+    def centred(x: str, zero: str) -> str:
+        as_int = g.op("Cast", x, to=onnx.TensorProto.INT32)
+        return g.op("Sub", as_int, g.op("Cast", zero, to=onnx.TensorProto.INT32))
+
+    def as_double(x: str) -> str:
+        return g.op("Cast", x, to=onnx.TensorProto.DOUBLE)
+
+    product = g.op("MatMul", centred(a, a_zero), centred(b, b_zero))
+    scale = g.op("Div", g.op("Mul", a_scale, b_scale), y_scale)
+    scaled = g.op("Add", g.op("Mul", as_double(product), as_double(scale)), as_double(y_zero))
+    dtype = helper.tensor_dtype_to_np_dtype(g.elem_type(y_zero))
+    limits = np.iinfo(dtype)
+    clipped = g.op("Clip", g.op("Round", scaled), g.const(limits.min, np.float64),
+                   g.const(limits.max, np.float64))
+    g.op("Cast", clipped, to=g.elem_type(y_zero), out=node.output[0])
+    return True
+
+
+def _one_element(t: onnx.TypeProto | None) -> bool:
+    shape = named_shape(t)
+    return shape is not None and all(d == 1 for d in shape)
 
 
 def _average_pool(node: onnx.NodeProto, g: GraphEditor) -> bool:
@@ -512,28 +558,28 @@ _RULES: dict[str, Callable[[onnx.NodeProto, GraphEditor], bool]] = {
 
 
 def rewrite_for_iree(graph: onnx.GraphProto, opset: int,
-                     outer: dict[str, onnx.TypeProto] | None = None,
-                     expand: frozenset[tuple[str, str]] = frozenset()) -> list[str]:
+                     outer: dict[str, onnx.TypeProto] | None = None) -> list[str]:
     """Rewrite (in place) or refuse the nodes of `graph` and its subgraphs that IREE's importer
-    would lower to other values than ONNX's, and replace the nodes of the op types in `expand`
-    ((domain, op type): ops it does not lower) by their function bodies; returns one note per
-    rewritten op type."""
+    would lower to other values than ONNX's (a rule's function body rewritten in turn);
+    returns one note per rewritten op type."""
     g = GraphEditor(graph, opset, outer or {})
     rewritten: set[str] = set()
-    for node in graph.node:
-        if onnx_functions.op_key(node) in expand and onnx_functions.expand(node, g, expand):
-            rewritten.add(node.op_type)
-            continue
+    work = list(graph.node)
+    work.reverse()  # popped from the end: an expanded body's nodes are pushed back in order
+    while work:
+        node = work.pop()
         if node.domain not in ("", "ai.onnx"):
             g.emitted.append(node)
             continue
         for sub in subgraphs(node):
-            rewritten.update(rewrite_for_iree(sub, opset, g.types, expand))
+            rewritten.update(rewrite_for_iree(sub, opset, g.types))
         rule = _RULES.get(node.op_type)
         if rule is not None and rule(node, g):
             rewritten.add(node.op_type)
         else:
             g.emitted.append(node)
+        work.extend(reversed(g.expanded))  # a function body's nodes are rewritten in turn
+        g.expanded.clear()
     if rewritten:
         del graph.node[:]
         graph.node.extend(g.emitted)
