@@ -6,6 +6,8 @@ would hold only for the example's sizes, refused."""
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -81,9 +83,11 @@ CASES = {
                                    torch.arange(x.shape[3]) // 2],
     "masked_select": lambda x: torch.masked_select(x, x[:, :1] > 0).cumsum(0),
     "masked_scatter": lambda x: torch.zeros_like(x).masked_scatter(x > 0, (x * 3).flip(-1)),
-    "triangle_indices": lambda x: torch.cat([  # pairs below and above a diagonal
+    "triangle_indices": lambda x: torch.cat([  # below and above diagonals, on either side
         x[0, 0][tuple(torch.tril_indices(x.shape[2], x.shape[3], -1))],
-        x[1, 1][tuple(torch.triu_indices(x.shape[2], x.shape[3], 2))]]),
+        x[1, 1][tuple(torch.triu_indices(x.shape[2], x.shape[3], 2))],
+        *[x[0, 1][tuple(f(x.shape[2], x.shape[3], offset))] * offset
+          for f in (torch.tril_indices, torch.triu_indices) for offset in (-6, 0, 5)]]),
     "isin": lambda x: torch.isin((x * 3).round(), torch.tensor([0.0, 1.0, -2.0])).float(),
     "searchsorted": lambda x: torch.cat([
         torch.searchsorted(torch.linspace(-2, 2, 9), x.contiguous(), right=True),
@@ -152,6 +156,18 @@ CASES = {
     "adaptive_max_pool2d": lambda x: torch.cat([
         v.float().flatten() for v in F.adaptive_max_pool2d(x, (2, 3), return_indices=True)]),
 }
+
+
+def test_triangle_indices_in_closed_form_are_torchs():
+    """Every shape up to 9 x 9 and every offset that crosses it: the values and the order."""
+    from dync.frontends.pytorch.data_dependent import triangle_indices
+
+    for rows, cols, offset in itertools.product(range(10), range(10), range(-11, 12)):
+        for lower, want in ((True, torch.tril_indices), (False, torch.triu_indices)):
+            assert torch.equal(triangle_indices(rows, cols, offset, lower),
+                               want(rows, cols, offset)), (rows, cols, offset, lower)
+    big = triangle_indices(4097, 4001, -3, lower=True)  # the square root past float32's 2**24
+    assert torch.equal(big, torch.tril_indices(4097, 4001, -3))
 
 
 class Op(torch.nn.Module):

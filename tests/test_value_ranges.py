@@ -53,6 +53,13 @@ func.func @f(%x: !torch.vtensor<[?,4],f32>, %keys: !torch.vtensor<[?],si64>,
   %col_start = torch.aten.mul.Scalar %col, %rows : !torch.vtensor<[?],si64>, !torch.int -> !torch.vtensor<[?],si64>
   %flat_at = torch.aten.add.Tensor %col_start, %row, %int1 {name = "flat_at"} : !torch.vtensor<[?],si64>, !torch.vtensor<[?],si64>, !torch.int -> !torch.vtensor<[?],si64>
   %keys_from_0 = torch.aten.clamp %keys, %int0, %none {name = "keys_from_0"} : !torch.vtensor<[?],si64>, !torch.int, !torch.none -> !torch.vtensor<[?],si64>
+  %one_or_rows = torch.prim.min.int %rows, %int1 : !torch.int, !torch.int -> !torch.int
+  %rows_less = torch.aten.sub.int %rows, %one_or_rows : !torch.int, !torch.int -> !torch.int
+  %to_rows_less = torch.aten.clamp %keys, %int0, %rows_less {name = "to_rows_less"} : !torch.vtensor<[?],si64>, !torch.int, !torch.int -> !torch.vtensor<[?],si64>
+  %n_or_rows = torch.prim.min.int %n, %rows : !torch.int, !torch.int -> !torch.int
+  %to_n_or_rows = torch.aten.clamp %keys, %int0, %n_or_rows {name = "to_n_or_rows"} : !torch.vtensor<[?],si64>, !torch.int, !torch.int -> !torch.vtensor<[?],si64>
+  %three_or_rows = torch.prim.max.int %rows, %int3 : !torch.int, !torch.int -> !torch.int
+  %to_three_or_rows = torch.aten.clamp %keys, %int0, %three_or_rows {name = "to_three_or_rows"} : !torch.vtensor<[?],si64>, !torch.int, !torch.int -> !torch.vtensor<[?],si64>
   return
 }
 """
@@ -108,6 +115,12 @@ def test_what_is_proven_and_what_is_not():
         assert ranges.at_most(sympy.Integer(0), s * t - 1)
         assert not ranges.at_most(sympy.Integer(0), s * t - 3)  # s=2, t=1: -1
         assert not ranges.at_most(sympy.Integer(0), symbol("u") * t - 1)  # u may be 0
+        # `sym_min`/`sym_max` of sizes: s - min(s, 1) is s - 1 (s >= 2); min(n, s) is at
+        # most s whatever n is; max(s, 3) is at most 64, not at most s (s may be 2).
+        assert ranges.within(v["to_rows_less"], s) and not ranges.within(v["to_rows_less"], s - 1)
+        assert ranges.of(v["to_n_or_rows"]) is None  # n (an argument) may be below 0
+        assert ranges.within(v["to_three_or_rows"], sympy.Integer(65))
+        assert not ranges.within(v["to_three_or_rows"], s + 1)
         # The keys themselves come from the caller: nothing bounds them.
         assert ranges.of(keys) is None
 

@@ -223,6 +223,20 @@ class ValueRanges:
             todo.extend(h for h in self._symbol_highs.get(s, ()) if isinstance(h, sympy.Symbol))
         return ranges
 
+    def _extreme(self, a: ir.Value, b: ir.Value, least: bool) -> Range | None:
+        """`min(a, b)` (`least`) or `max(a, b)` of ints (a size's `sym_min`/`sym_max`): its
+        far side is either operand's, its near side the nearer operand's where one is proven
+        nearer (else either's: a bound of one operand bounds the extreme too)."""
+        x, y = self.of(a), self.of(b)
+        both = _union([x, y])
+        if both is None:
+            return None
+        if least:  # min(x, y) <= each operand
+            near = y if all(self.at_most(h, g) for h in y.highs for g in x.highs) else x
+            return Range(both.lows, near.highs)
+        near = y if all(self.at_most(g, h) for h in y.lows for g in x.lows) else x
+        return Range(near.lows, both.highs)
+
     def at_most(self, a: sympy.Expr, b: sympy.Expr,
                 ranges: dict[str, tuple[int, int]] | None = None) -> bool:
         """Whether a <= b for every value of the symbols in their declared ranges (or
@@ -355,6 +369,8 @@ class ValueRanges:
                          -1 if name == "torch.aten.sub.int" else 1)
         if name in ("torch.aten.mul.Scalar", "torch.aten.mul.int"):
             return self._product(operands[0], operands[1])
+        if name in ("torch.prim.min.int", "torch.prim.max.int"):
+            return self._extreme(operands[0], operands[1], least=name == "torch.prim.min.int")
         if name.startswith("torch.aten.where."):
             from_end = self._from_end(operands)
             if from_end is not None:

@@ -392,3 +392,37 @@ func.func @unbacked(%mask: !torch.vtensor<[?],i1>, %keys: !torch.vtensor<[?],si6
   torch.bind_symbolic_shape %2, [%t], affine_map<()[s0] -> (s0)> : !torch.vtensor<[?],si64>
   return %0, %1, %2 : !torch.vtensor<[?],si64>, !torch.vtensor<[?],si64>, !torch.vtensor<[?],si64>
 }
+
+// -----
+
+// Rows clamped to [0, s - min(s, 1)] (torch's form of `sym_max(s - 1, 0)` for a size of at
+// least 1: the row of a closed-form `tril_indices`): in range, unchecked; clamped to
+// [0, max(s, 3)], which passes the last row where s < 3: checked.
+// CHECK-LABEL: func.func @min_max_of_sizes
+// CHECK:         %[[ROW:.*]] = torch.aten.clamp
+// CHECK-NEXT:    %[[LIST:.*]] = torch.prim.ListConstruct %[[ROW]]
+// CHECK-NEXT:    torch.aten.index.Tensor %{{.*}}, %[[LIST]]
+// CHECK:         torch.prim.max.int
+// CHECK:         torch.aten.any
+// CHECK:         torch.runtime.assert
+// CHECK-SAME:      reads an index outside
+// CHECK-NOT:     torch.runtime.assert
+// CHECK:         return
+func.func @min_max_of_sizes(%x: !torch.vtensor<[?,4],f32>, %keys: !torch.vtensor<[5],si64>) -> (!torch.vtensor<[5,4],f32>, !torch.vtensor<[5,4],f32>) {
+  %s = torch.symbolic_int "s" {min_val = 2, max_val = 64} : !torch.int
+  torch.bind_symbolic_shape %x, [%s], affine_map<()[s0] -> (s0, 4)> : !torch.vtensor<[?,4],f32>
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int3 = torch.constant.int 3
+  %rows = torch.aten.size.int %x, %int0 : !torch.vtensor<[?,4],f32>, !torch.int -> !torch.int
+  %one = torch.prim.min.int %rows, %int1 : !torch.int, !torch.int -> !torch.int
+  %last = torch.aten.sub.int %rows, %one : !torch.int, !torch.int -> !torch.int
+  %row = torch.aten.clamp %keys, %int0, %last : !torch.vtensor<[5],si64>, !torch.int, !torch.int -> !torch.vtensor<[5],si64>
+  %l0 = torch.prim.ListConstruct %row : (!torch.vtensor<[5],si64>) -> !torch.list<optional<vtensor>>
+  %0 = torch.aten.index.Tensor %x, %l0 : !torch.vtensor<[?,4],f32>, !torch.list<optional<vtensor>> -> !torch.vtensor<[5,4],f32>
+  %three = torch.prim.max.int %rows, %int3 : !torch.int, !torch.int -> !torch.int
+  %past = torch.aten.clamp %keys, %int0, %three : !torch.vtensor<[5],si64>, !torch.int, !torch.int -> !torch.vtensor<[5],si64>
+  %l1 = torch.prim.ListConstruct %past : (!torch.vtensor<[5],si64>) -> !torch.list<optional<vtensor>>
+  %1 = torch.aten.index.Tensor %x, %l1 : !torch.vtensor<[?,4],f32>, !torch.list<optional<vtensor>> -> !torch.vtensor<[5,4],f32>
+  return %0, %1 : !torch.vtensor<[5,4],f32>, !torch.vtensor<[5,4],f32>
+}

@@ -30,8 +30,8 @@ definition instead while dync exports a model:
 * `torch.linalg.norm`/`matrix_norm` over two dims with an `ord` (1, inf, ...), whose
   torch implementation specializes a dynamic size: the sums of magnitudes and their extreme.
 * `tril_indices`/`triu_indices` of a dynamic size (the pairs below a diagonal: pairwise
-  features, graph edges), which specializes it likewise: here the `nonzero` of the triangle's
-  mask, in the same row-major order; its count is an unbacked size.
+  features, graph edges, DLRM's dot interaction), which specializes it likewise: here the
+  indices in closed form, in the same row-major order, their count a size expression.
 """
 
 from __future__ import annotations
@@ -185,15 +185,59 @@ _AFFINE_GRIDS = {torch.affine_grid_generator: affine_grid,
 
 
 def _triangle(lower: bool):
-    def indices(row, col, offset: int = 0, *, dtype=torch.int64, device=None, layout=None,
+    def indices(row, col, offset=0, *, dtype=torch.int64, device=None, layout=None,
                 pin_memory=None):
         if not any(isinstance(n, torch.SymInt) for n in (row, col)):
             return NotImplemented
-        below = torch.arange(row, device=device)[:, None] + offset - torch.arange(col, device=device)
-        mask = below >= 0 if lower else below <= 0
-        return mask.nonzero().t().to(dtype)
+        return triangle_indices(row, col, offset, lower, device).to(dtype)
 
     return indices
+
+
+def triangle_indices(rows, cols, offset, lower: bool, device=None) -> torch.Tensor:
+    """`torch.tril_indices(rows, cols, offset)` (`lower`) or `triu_indices`, computed from
+    positions: the same values, with a count that is a size expression."""
+    if lower:
+        r, c = _lower_triangle(rows, cols, offset, device)
+        return torch.stack([r, c])
+    # Reversing both axes maps the upper triangle on the lower one of offset
+    # cols - rows - offset, in reverse row-major order.
+    r, c = _lower_triangle(rows, cols, cols - rows - offset, device, reverse=True)
+    return torch.stack([(rows - 1) - r, (cols - 1) - c])
+
+
+def _lower_triangle(rows, cols, offset, device, reverse: bool = False):
+    """The (row, column) of the elements of a `rows` x `cols` matrix at or below diagonal
+    `offset`, in row-major order (reversed with `reverse`), in closed form: their count is a
+    size expression, not a `nonzero`'s count read back. Row `r` holds
+    `clamp(r + offset + 1, 0, cols)` elements: none before row `first`, then a staircase of
+    `a, a + 1, ...` up to row `full`, then full rows. A position in the staircase is
+    inverted through the quadratic `S(k) = k * a + k * (k - 1) / 2`, corrected by one either
+    way for the rounding of the square root."""
+    first = torch.sym_min(torch.sym_max(0, -offset), rows)
+    full = torch.sym_min(torch.sym_max(cols - offset - 1, first), rows)
+    a = first + offset + 1
+    steps = full - first
+    stair = steps * a + steps * (steps - 1) // 2
+    total = stair + (rows - full) * cols
+    p = torch.arange(total, device=device)
+    if reverse:
+        p = (total - 1) - p
+
+    def start(k):  # S(k): the elements of the staircase's first k rows
+        return k * a + k * (k - 1) // 2
+
+    b = 2 * a - 1
+    k = ((torch.sqrt((p * 8 + b * b).double()) - b) / 2).floor().long()
+    k = k + (start(k + 1) <= p).long() - (start(k) > p).long()
+    q = (p - stair).clamp(min=0)
+    width = torch.sym_max(cols, 1)
+    in_stair = p < stair
+    r = torch.where(in_stair, first + k, full + q // width)
+    c = torch.where(in_stair, p - start(k), q % width)
+    # The clamps change nothing (nothing is left to clamp where a bound is -1: there are no
+    # elements); they show the bounds to dync's index checks.
+    return r.clamp(0, rows - 1), c.clamp(0, cols - 1)
 
 
 _TRIANGLES = {torch.tril_indices: _triangle(lower=True), torch.triu_indices: _triangle(lower=False)}
