@@ -102,7 +102,8 @@ class Row:
 
 # The pipeline without dync's own passes: only the housekeeping every compile needs.
 BASELINE_PASSES = ("dync-canonicalize", "dync-collapse-views", "dync-int-division",
-                   "dync-int-negation", "dync-widen-int8", "dync-near-zero", "dync-pack-sort-keys", "dync-distinct-fills",
+                   "dync-int-negation", "dync-widen-int8", "dync-near-zero",
+                   "dync-running-extremes", "dync-pack-sort-keys", "dync-distinct-fills",
                    "dync-copy-within", "dync-inline-subdnns", "dync-tie-region-shapes",
                    "dync-fence-region-reads", "dync-check-ir")
 

@@ -82,3 +82,19 @@ def test_results_outlive_the_module():
         del scratch
     for got, want in kept:
         torch.testing.assert_close(got, want)
+
+
+class _SixteenBitFloats(torch.nn.Module):
+    def forward(self, x):
+        # Scaled by powers of 2: the same values whether IREE rounds before or after.
+        return x.to(torch.bfloat16) * 2, x.half() * 4, x * 2
+
+
+def test_bfloat16_results_come_back_as_torch_tensors():
+    """numpy has no bfloat16 (IREE's results come as ml_dtypes arrays, which
+    `torch.from_numpy` refused): a bf16 result made the first call fail, and the model ran
+    in eager."""
+    x = torch.randn(5, 3)
+    compiled = dync.compile(_SixteenBitFloats(), (x,), mode="graph", cache=False)
+    for got, want in zip(compiled(x), _SixteenBitFloats()(x), strict=True):
+        assert got.dtype == want.dtype and torch.equal(got, want)

@@ -53,6 +53,7 @@ _PASS_MODULES = {
     "dync-pointwise-matmuls": "dync.passes.pointwise_matmuls",
     "dync-rdp": "dync.passes.rdp",
     "dync-rotate-while": "dync.passes.rotate_while",
+    "dync-running-extremes": "dync.passes.running_extremes",
     "dync-sink-into-branches": "dync.passes.sink_into_branches",
     "dync-softmax-row-blocks": "dync.passes.softmax_row_blocks",
     "dync-spatial-reductions": "dync.passes.spatial_reductions",
@@ -94,9 +95,9 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "dync-fence-gathered-reductions",
     "dync-plan-execution", "dync-patch-stages", "dync-isolate-subdnns",
     "dync-canonicalize", "dync-plan-buffers", "dync-check-indices", "dync-int-division",
-    "dync-int-negation", "dync-widen-int8", "dync-near-zero", "dync-pack-sort-keys",
-    "dync-distinct-fills", "dync-copy-within", "dync-inline-subdnns", "dync-tie-region-shapes",
-    "dync-fence-region-reads", "dync-check-ir")
+    "dync-int-negation", "dync-widen-int8", "dync-near-zero", "dync-running-extremes",
+    "dync-pack-sort-keys", "dync-distinct-fills", "dync-copy-within", "dync-inline-subdnns",
+    "dync-tie-region-shapes", "dync-fence-region-reads", "dync-check-ir")
 
 # The default pipeline with `dync-fuse-padding` (convolutions read their zero padding in place,
 # no padded copy of their input, where IREE can) and without im2col's strips (whose columns

@@ -80,7 +80,7 @@ class Function:
         tensors = self._through_dlpack(results, getattr(torch._C, "_from_dlpack",
                                                         torch.from_dlpack))
         if tensors is None:
-            return self._read_each(results, torch.from_numpy)
+            return self._read_each(results, torch_from_array)
         return tensors if len(tensors) < 2 else _unshared(tensors)
 
     def _through_dlpack(self, results: Any, wrap: Callable[[Any], Any]) -> list[Any] | None:
@@ -151,6 +151,19 @@ class Function:
 
 
 _DL_CPU = 1  # DLPack's kDLCPU
+
+
+def torch_from_array(array: np.ndarray) -> Any:
+    """`torch.from_numpy(array)`, also for ml_dtypes' bfloat16 and float8 types (numpy's
+    kind "V"), which it refuses: their bits, as torch's type of that name (torch must be
+    imported)."""
+    torch = sys.modules["torch"]
+    if array.dtype.kind != "V":
+        return torch.from_numpy(array)
+    dtype = getattr(torch, array.dtype.name, None)
+    if not isinstance(dtype, torch.dtype) or dtype.itemsize != array.itemsize:
+        raise TypeError(f"no torch type for a result of type {array.dtype.name}")
+    return torch.from_numpy(array.view(np.dtype(f"u{array.itemsize}"))).view(dtype)
 
 
 def _through_dlpack(function: Function, view: Any) -> np.ndarray:

@@ -32,7 +32,7 @@ from ..errors import (
 from ..output_tree import leaves
 from ..report import Report
 from ..signature import Signature
-from .invoke import Function
+from .invoke import Function, torch_from_array
 from .malloc import keep_large_blocks
 from .manifest import Manifest, digest, manifest_path
 from .versions import Choice, Versions
@@ -311,7 +311,7 @@ class CompiledModule:
         retyped, through_numpy = signature.retyped_outputs, not as_torch or signature.bytes_outputs
         call = function if through_numpy else function.tensors
         declared = (signature.declared_dtypes if through_numpy else _signed) if retyped else None
-        from_numpy = sys.modules["torch"].from_numpy if as_torch and through_numpy else None
+        from_numpy = torch_from_array if as_torch and through_numpy else None
         nest = signature.output_nester
 
         if carried is arguments is declared is from_numpy is None:  # the usual call
