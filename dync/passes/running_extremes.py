@@ -29,14 +29,15 @@ from .pipeline import Pass
 
 _OPS = {'"torch.aten.cummax"': True, '"torch.aten.cummin"': False}
 
-# Per element type: its builtin name, the (max, min) combiners, the identities of max and
-# min, and whether NaNs are to be met.
+# -inf and +inf of each float type, as MLIR reads a float's bits.
 _FLOAT_INF = {"f16": ("0xFC00", "0x7C00"), "bf16": ("0xFF80", "0x7F80"),
               "f32": ("0xFF800000", "0x7F800000"),
               "f64": ("0xFFF0000000000000", "0x7FF0000000000000")}
 
 
 def _combiner(torch_element: str) -> tuple[str, tuple[str, str], tuple[str, str], bool] | None:
+    """For an element type: its builtin name, the (max, min) combiners, the identities of max
+    and min, and whether NaNs are to be met; None for a type the pass does not take."""
     if torch_element in _FLOAT_INF:
         return torch_element, ("arith.maximumf", "arith.minimumf"), _FLOAT_INF[torch_element], True
     if torch_element.startswith("si"):

@@ -217,16 +217,15 @@ def _lower_triangle(rows, cols, offset, device, reverse: bool = False):
     first = torch.sym_min(torch.sym_max(0, -offset), rows)
     full = torch.sym_min(torch.sym_max(cols - offset - 1, first), rows)
     a = first + offset + 1
-    steps = full - first
-    stair = steps * a + steps * (steps - 1) // 2
-    total = stair + (rows - full) * cols
-    p = torch.arange(total, device=device)
-    if reverse:
-        p = (total - 1) - p
 
     def start(k):  # S(k): the elements of the staircase's first k rows
         return k * a + k * (k - 1) // 2
 
+    stair = start(full - first)
+    total = stair + (rows - full) * cols
+    p = torch.arange(total, device=device)
+    if reverse:
+        p = (total - 1) - p
     b = 2 * a - 1
     k = ((torch.sqrt((p * 8 + b * b).double()) - b) / 2).floor().long()
     k = k + (start(k + 1) <= p).long() - (start(k) > p).long()
