@@ -7,8 +7,9 @@ Writes: the values as a `tm_tensor.scan` along the dim whose combiner is the max
 NaN-propagating for floats; the indices as a second scan, the running max of each position
 where the input equals its running value (or is NaN), which is the latest position holding
 the extreme so far: a tie keeps the later index and a NaN, once met, stays with the latest
-NaN's, as eager's do. The ops are those of a function built as text for the op's types and
-moved in place of the op.
+NaN's, as eager's do. uint8 and bool tensors are scanned in int16 and int8 and converted
+back. The ops are those of a function built as text for the op's types and moved in place of
+the op.
 
 Why: dync's decomposition before this pass was a scan by doubling steps, each a gather of
 the step before: one dispatch per step, as many steps as the log2 of the dim's declared
@@ -23,7 +24,7 @@ from __future__ import annotations
 from iree.compiler import ir
 
 from ..dialects.symbolic import element_type, type_dims
-from ..dialects.torch_ops import constant_int
+from ..dialects.torch_ops import TorchBuilder, constant_int
 from ..dialects.walk import functions, nested_ops
 from .pipeline import Pass
 
@@ -35,6 +36,12 @@ _FLOAT_INF = {"f16": ("0xFC00", "0x7C00"), "bf16": ("0xFF80", "0x7F80"),
               "f64": ("0xFFF0000000000000", "0x7FF0000000000000")}
 
 
+# Types scanned in a wider signed one and converted back: torch_c keeps unsigned types
+# unsigned, which arith does not take; IREE stores i1 in bytes and retypes a scan's operands
+# but not its combiner ("'arith.ori' op requires the same type for all operands and results").
+_CARRIERS = {"ui8": "si16", "i1": "si8"}
+
+
 def _combiner(torch_element: str) -> tuple[str, tuple[str, str], tuple[str, str], bool] | None:
     """For an element type: its builtin name, the (max, min) combiners, the identities of max
     and min, and whether NaNs are to be met; None for a type the pass does not take."""
@@ -44,9 +51,6 @@ def _combiner(torch_element: str) -> tuple[str, tuple[str, str], tuple[str, str]
         bits = int(torch_element[2:])
         return (f"i{bits}", ("arith.maxsi", "arith.minsi"),
                 (str(-(2 ** (bits - 1))), str(2 ** (bits - 1) - 1)), False)
-    # Unsigned: torch_c keeps the signedness, which arith does not take. Bool: IREE stores
-    # i1 in bytes and retypes the scan's operands but not its combiner ("'arith.ori' op
-    # requires the same type for all operands and results").
     return None
 
 
@@ -63,13 +67,18 @@ class RunningExtremes(Pass):
 
 def _lower(op: ir.Operation, largest: bool) -> None:
     x, dim = op.operands[0], constant_int(op.operands[1]) if len(op.operands) > 1 else None
-    dims = type_dims(x.type)
-    combiner = _combiner(element_type(x.type) or "")
+    dims, element = type_dims(x.type), element_type(x.type) or ""
+    carrier = _CARRIERS.get(element)
+    combiner = _combiner(carrier or element)
     if dim is None or dims is None or combiner is None or len(op.results) != 2:
         return
     dim = dim % len(dims) if dims else 0
+    b = TorchBuilder(op) if carrier else None
+    if b is not None:
+        x = b.convert(x, carrier)
+    values_type = x.type if carrier else op.results[0].type
     text = f"#here = {op.location}\n" + _function(
-        str(x.type), [str(r.type) for r in op.results], dims, dim, combiner, largest)
+        str(x.type), [str(values_type), str(op.results[1].type)], dims, dim, combiner, largest)
     template = ir.Module.parse(text, context=op.context)
     body = template.body.operations[0].regions[0].blocks[0]
     body.arguments[0].replace_all_uses_with(x)
@@ -77,8 +86,11 @@ def _lower(op: ir.Operation, largest: bool) -> None:
     with op.location:
         for moved in operations[:-1]:
             moved.move_before(op)
-        for result, value in zip(op.results, operations[-1].operands, strict=True):
-            result.replace_all_uses_with(value)
+    values, indices = operations[-1].operands
+    if b is not None:  # back from the carrier: the extremes are values of the narrow type
+        values = b.convert(values, element)
+    op.results[0].replace_all_uses_with(values)
+    op.results[1].replace_all_uses_with(indices)
     operations[-1].erase()
     op.erase()
 

@@ -58,12 +58,32 @@ func.func @scalar(%x: !torch.vtensor<[],f32>) -> (!torch.vtensor<[],f32>, !torch
 
 // -----
 
-// Unsigned bytes are not taken (torch_c keeps them ui8, which arith does not take; the
-// frontend decomposes them): the op stays.
+// Unsigned bytes are scanned in int16 (torch_c keeps them ui8, which arith does not take),
+// bools in int8 (IREE stores i1 in bytes, and retyped a scan's operands but not its
+// combiner); the values are converted back.
 // CHECK-LABEL: func.func @unsigned
-// CHECK:         torch.operator "torch.aten.cummax"
+// CHECK:         %[[WIDE:.*]] = torch.aten.to.dtype %arg0, %{{.*}} -> !torch.vtensor<[4],si16>
+// CHECK:         torch_c.to_builtin_tensor %[[WIDE]] : !torch.vtensor<[4],si16> -> tensor<4xi16>
+// CHECK:         tm_tensor.scan
+// CHECK:           arith.maxsi %{{.*}} : i16
+// CHECK:         %[[VALUES:.*]] = torch_c.from_builtin_tensor %{{.*}} : tensor<4xi16> -> !torch.vtensor<[4],si16>
+// CHECK:         %[[NARROW:.*]] = torch.aten.to.dtype %[[VALUES]], %{{.*}} -> !torch.vtensor<[4],ui8>
+// CHECK:         return %[[NARROW]]
 func.func @unsigned(%x: !torch.vtensor<[4],ui8>) -> (!torch.vtensor<[4],ui8>, !torch.vtensor<[4],si64>) {
   %int0 = torch.constant.int 0
   %0:2 = torch.operator "torch.aten.cummax"(%x, %int0) : (!torch.vtensor<[4],ui8>, !torch.int) -> (!torch.vtensor<[4],ui8>, !torch.vtensor<[4],si64>)
   return %0#0, %0#1 : !torch.vtensor<[4],ui8>, !torch.vtensor<[4],si64>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @bool
+// CHECK:         torch.aten.to.dtype %arg0, %{{.*}} -> !torch.vtensor<[?],si8>
+// CHECK:         arith.minsi %{{.*}} : i8
+// CHECK:         torch.aten.to.dtype %{{.*}} -> !torch.vtensor<[?],i1>
+// CHECK-NOT:     torch.operator
+func.func @bool(%x: !torch.vtensor<[?],i1>) -> (!torch.vtensor<[?],i1>, !torch.vtensor<[?],si64>) {
+  %int0 = torch.constant.int 0
+  %0:2 = torch.operator "torch.aten.cummin"(%x, %int0) : (!torch.vtensor<[?],i1>, !torch.int) -> (!torch.vtensor<[?],i1>, !torch.vtensor<[?],si64>)
+  return %0#0, %0#1 : !torch.vtensor<[?],i1>, !torch.vtensor<[?],si64>
 }

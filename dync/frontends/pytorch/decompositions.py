@@ -1237,21 +1237,22 @@ def _doubling_steps(size):
         stride *= 2
 
 
-#: The element types whose `cummax`/`cummin` the pass `dync-running-extremes` lowers (two
-#: scans, linear in the dim): the op is kept for it.
-SCANNED_EXTREMES = frozenset({torch.float16, torch.bfloat16, torch.float32, torch.float64,
-                              torch.int8, torch.int16, torch.int32, torch.int64})
+# The element types whose `cummax`/`cummin` the pass `dync-running-extremes` lowers (two
+# scans, linear in the dim): the op is kept for it.
+_SCANNED_EXTREMES = frozenset({torch.float16, torch.bfloat16, torch.float32, torch.float64,
+                              torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8,
+                              torch.bool})
 
 
 def _running_extreme(largest: bool):
-    """`aten.cummax`/`cummin` (torch-mlir lowers neither) of other element types (unsigned,
-    bool) than `SCANNED_EXTREMES`, as a scan by doubling steps: at step s each position takes the
-    earlier position s back when that one's value is the greater (the lesser), as many steps
-    as the dim's declared size needs. A tie keeps the later index and a NaN, once met, stays
-    with its index, as eager's do."""
+    """`aten.cummax`/`cummin` (torch-mlir lowers neither) of element types other than
+    `_SCANNED_EXTREMES` (the unsigned ones wider than a byte), and of a 0-d tensor, as a scan
+    by doubling steps: at step s each position takes the earlier position s back when that
+    one's value is the greater (the lesser), as many steps as the dim's declared size needs.
+    A tie keeps the later index and a NaN, once met, stays with its index, as eager's do."""
 
     def running(x, dim):
-        if x.dtype in SCANNED_EXTREMES and x.dim() > 0:
+        if x.dtype in _SCANNED_EXTREMES and x.dim() > 0:
             return NotImplemented
         if x.dim() == 0:
             return x.clone(), torch.zeros((), dtype=torch.int64)
