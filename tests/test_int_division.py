@@ -63,3 +63,26 @@ def test_two_divisions_by_one_divisor_over_a_dynamic_length_do_not_fault():
             xs, ys = (x * 2 + 1).repeat(9)[:k], y.repeat(9)[:k]
             for got, want in zip(compiled(xs, ys), _SameDivisor()(xs, ys), strict=True):
                 torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+class _ProvenNonzero(torch.nn.Module):
+    def forward(self, x, counts):
+        return (torch.div(x, counts.clamp(min=1), rounding_mode="floor"), x // x.shape[0],
+                x % counts.clamp(min=0))
+
+
+def test_divisors_proven_nonzero_are_not_checked(tmp_path):
+    """Counts clamped to at least 1 and a size declared from 2 up need no check (a reduction
+    and a wait of the host each); counts clamped to 0 and up keep theirs, and it still fires."""
+    n = torch.export.Dim("n", min=2, max=64)
+    x, counts = torch.tensor([7, -9, 12, 5]), torch.tensor([1, 2, 5, 3])
+    ir = tmp_path / "ir.mlir"
+    compiled = dync.compile(_ProvenNonzero(), (x, counts), dynamic_shapes=({0: n}, {0: n}),
+                            mode="graph", cache=False, dump_ir=ir)
+    checks = [line for line in ir.read_text().splitlines() if "dync division check" in line]
+    assert len(checks) == 1 and "remainder" in checks[0]
+    xs, cs = torch.tensor([7, -9, 12, 5, 40, -1]), torch.tensor([1, 2, 5, 3, 7, 4])
+    for got, want in zip(compiled(xs, cs), _ProvenNonzero()(xs, cs), strict=True):
+        torch.testing.assert_close(got, want, rtol=0, atol=0)
+    with pytest.raises(dync.IntegerDivisionByZeroError, match="remainder"):
+        compiled(x, torch.tensor([0, 2, 5, 3]))

@@ -121,6 +121,9 @@ def test_what_is_proven_and_what_is_not():
         assert ranges.of(v["to_n_or_rows"]) is None  # n (an argument) may be below 0
         assert ranges.within(v["to_three_or_rows"], sympy.Integer(65))
         assert not ranges.within(v["to_three_or_rows"], s + 1)
+        # Nonzero (a divisor needing no check): one past a position is at least 1.
+        assert ranges.nonzero(v["plus"]) and not ranges.nonzero(v["row"])
+        assert not ranges.nonzero(keys)
         # The keys themselves come from the caller: nothing bounds them.
         assert ranges.of(keys) is None
 

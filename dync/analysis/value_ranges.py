@@ -180,6 +180,21 @@ class ValueRanges:
                        tuple(dict.fromkeys((*(sympy.expand(e - 1) for e in n.highs),
                                             *r.highs))))
 
+    def nonzero(self, value: ir.Value) -> bool:
+        """Whether no element of `value` (an int or an integer tensor) is proven to be 0: all
+        at least 1, or all at most -1 (a size declared from 1 up, a count clamped to 1)."""
+        one = sympy.Integer(1)
+        found = self.of(value)
+        if found is None:  # unbounded above, but clamped from below: `counts.clamp(min=1)`
+            op = owner(value)
+            clamped = op is not None and (
+                op.name == "torch.aten.clamp_min" or op.name == "torch.aten.clamp"
+                and len(op.operands) > 2 and _is_none(op.operands[2]))
+            low = self.of(op.operands[1]) if clamped and not _is_none(op.operands[1]) else None
+            return low is not None and all(self.at_most(one, e) for e in low.lows)
+        return all(self.at_most(one, low) for low in found.lows) \
+            or all(self.at_most(high, -one) for high in found.highs)
+
     def within(self, value: ir.Value, size: sympy.Expr) -> bool:
         """Whether every element of `value` is proven to lie in [0, size): with the ranges
         derived, or else with the unbacked sizes named (`_named_size`)."""

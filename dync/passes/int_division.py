@@ -2,10 +2,13 @@
 
 Reads: `floor_divide`, `div` with a rounding mode, `remainder` and `fmod` (tensor and scalar
 divisors) whose result is a signed integer tensor, in every function.
-Writes: before each whose divisor is not a nonzero constant, a `torch.runtime.assert` that no
-divisor is zero (its message starts with `DIVISION_CHECK` and names the op and its `file:line`;
-the runtime turns it into `dync.IntegerDivisionByZeroError`, as eager PyTorch raises too), and
-the divisor with its zeros replaced by a positive constant of the op's own in the op.
+Writes: before each whose divisor is not a nonzero constant, the divisor with its zeros
+replaced by a positive constant of the op's own in the op (a scalar proven nonzero is left
+as it is), and, unless `analysis.value_ranges` proves it nonzero (a size declared from 1
+up, counts clamped to at least 1: a tensor's check is a reduction and a wait of the host), a
+`torch.runtime.assert` that no divisor is zero (its message starts with `DIVISION_CHECK` and
+names the op and its `file:line`; the runtime turns it into
+`dync.IntegerDivisionByZeroError`, as eager PyTorch raises too).
 A floor division becomes the truncating division `q` corrected by one where the remainder
 `x - q*y` is nonzero with a sign other than `y`'s: floor(x / y) exactly, for every int64.
 
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 from iree.compiler import ir
 
+from ..analysis.value_ranges import ValueRanges
 from ..dialects.locations import where_in_model
 from ..dialects.symbolic import element_type, type_dims
 from ..dialects.torch_ops import (
@@ -53,18 +57,25 @@ class IntDivision(Pass):
     summary = "integer floor division exact (IREE computes it in f32); a zero divisor an error"
 
     def run(self, module: ir.Operation) -> None:
-        divisions = 0
+        divisions, ranges = 0, None
         for func in functions(module).values():
             for op in list(nested_ops(func)):
                 if op.name in _DIVISIONS and element_type(op.results[0].type) in _SIGNED:
                     divisions += 1
-                    _rewrite(op, _DIVISIONS[op.name], fill=divisions % _FILLS + 1)
+                    if ranges is None:
+                        ranges = ValueRanges(module)
+                    _rewrite(op, _DIVISIONS[op.name], fill=divisions % _FILLS + 1,
+                             proven=ranges.nonzero(op.operands[1]))
 
 
-def _rewrite(op: ir.Operation, divisor_is_tensor: bool, fill: int) -> None:
+def _rewrite(op: ir.Operation, divisor_is_tensor: bool, fill: int, proven: bool) -> None:
     b = TorchBuilder(op)
-    if not _nonzero_constant(op.operands[1]):
-        op.operands[1] = _checked_divisor(b, op, op.operands[1], divisor_is_tensor, fill)
+    # A tensor proven nonzero still has its zeros filled (none, but the lanes IREE divides
+    # past a dynamic length's end may read 0 where the divisor was computed in another
+    # dispatch, see `_checked_divisor`): only the check goes.
+    if not _nonzero_constant(op.operands[1]) and (divisor_is_tensor or not proven):
+        op.operands[1] = _checked_divisor(b, op, op.operands[1], divisor_is_tensor, fill,
+                                          check=not proven)
     x, y = op.operands[0], op.operands[1]
     if op.name in _FLOOR or (op.name in _MODE and _rounding(op) == "floor"):
         result = op.results[0]
@@ -91,8 +102,9 @@ def _floor_division(b: TorchBuilder, x: ir.Value, y: ir.Value, result: ir.Type) 
 
 
 def _checked_divisor(b: TorchBuilder, op: ir.Operation, y: ir.Value,
-                     is_tensor: bool, fill: int) -> ir.Value:
-    """`y`, checked by an assert that it holds no zero, with each zero replaced by `fill`:
+                     is_tensor: bool, fill: int, check: bool = True) -> ir.Value:
+    """`y`, checked by an assert that it holds no zero (with `check`), with each zero replaced
+    by `fill`:
     IREE may run the division before the host evaluates the assert, and must not fault
     meanwhile. A tensor's fill is the division's own (1, 2, ...): two divisions by one divisor
     sharing one filled divisor (`x % y, x // y`), IREE 3.13 could keep it in memory between
@@ -101,8 +113,10 @@ def _checked_divisor(b: TorchBuilder, op: ir.Operation, y: ir.Value,
     dispatch, where those lanes are filled too."""
     if is_tensor:
         zero = b("torch.aten.eq.Scalar", vtensor_of(type_dims(y.type), "i1"), y, b.int(0))
-        ok, safe = none_set(zero, b.ip, b.loc), b("torch.aten.masked_fill.Scalar", y.type, y,
-                                                  zero, b.int(fill))
+        safe = b("torch.aten.masked_fill.Scalar", y.type, y, zero, b.int(fill))
+        if not check:
+            return safe
+        ok = none_set(zero, b.ip, b.loc)
     elif str(y.type) == "!torch.int":
         zero = b("torch.aten.eq.int", ir.Type.parse("!torch.bool"), y, b.int(0))
         ok = b("torch.aten.ne.int", zero.type, y, b.int(0))  # IREE cannot legalize __not__

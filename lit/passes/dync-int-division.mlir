@@ -4,10 +4,10 @@
 // then a truncating division corrected by one where the remainder's sign differs from y's.
 // CHECK-LABEL: func.func @floor_divide
 // CHECK:         %[[ZERO:.*]] = torch.aten.eq.Scalar %arg1, %{{.*}}
+// CHECK:         %[[Y:.*]] = torch.aten.masked_fill.Scalar %arg1, %[[ZERO]]
 // CHECK:         %[[ANY:.*]] = torch.aten.any %[[ZERO]]
 // CHECK:         %[[OK:.*]] = torch.aten.logical_not %[[ANY]]
 // CHECK:         %[[B:.*]] = torch.aten.Bool.Tensor %[[OK]]
-// CHECK:         %[[Y:.*]] = torch.aten.masked_fill.Scalar %arg1, %[[ZERO]]
 // CHECK:         torch.runtime.assert %[[B]], "dync division check: floor_divide at model.py:7 divides an integer by zero"
 // CHECK:         %[[TRUNC:.*]] = torch.constant.str "trunc"
 // CHECK:         %[[Q:.*]] = torch.aten.div.Tensor_mode %arg0, %[[Y]], %[[TRUNC]]
@@ -86,4 +86,37 @@ func.func @one_divisor_twice(%x: !torch.vtensor<[?],si64>, %y: !torch.vtensor<[?
   %0 = torch.aten.remainder.Tensor %x, %y : !torch.vtensor<[?],si64>, !torch.vtensor<[?],si64> -> !torch.vtensor<[?],si64>
   %1 = torch.aten.floor_divide %x, %y : !torch.vtensor<[?],si64>, !torch.vtensor<[?],si64> -> !torch.vtensor<[?],si64>
   return %0, %1 : !torch.vtensor<[?],si64>, !torch.vtensor<[?],si64>
+}
+
+// -----
+
+// Divisors proven nonzero need no check: a size declared from 2 up, and counts clamped to at
+// least 1 (a mean of integers over segments), whose zeros are still filled (the lanes past a
+// dynamic length's end). Counts clamped to 0 and up may be 0: checked.
+// CHECK-LABEL: func.func @proven_nonzero
+// CHECK:         %[[N:.*]] = torch.aten.size.int %arg0
+// CHECK:         torch.aten.clamp %arg1, %{{.*}}, %none
+// CHECK-NOT:     torch.aten.any
+// CHECK:         torch.aten.masked_fill.Scalar
+// CHECK-NOT:     torch.runtime.assert
+// CHECK:         torch.aten.remainder.Scalar %arg0, %[[N]]
+// CHECK:         %[[ANY:.*]] = torch.aten.any
+// CHECK:         torch.runtime.assert %{{.*}}, "dync division check: remainder.Tensor
+// CHECK-NOT:     torch.runtime.assert
+// CHECK:         return
+func.func @proven_nonzero(%x: !torch.vtensor<[?],si64>, %counts: !torch.vtensor<[?],si64>) -> (!torch.vtensor<[?],si64>, !torch.vtensor<[?],si64>, !torch.vtensor<[?],si64>) {
+  %s = torch.symbolic_int "s" {min_val = 2, max_val = 64} : !torch.int
+  torch.bind_symbolic_shape %x, [%s], affine_map<()[s0] -> (s0)> : !torch.vtensor<[?],si64>
+  torch.bind_symbolic_shape %counts, [%s], affine_map<()[s0] -> (s0)> : !torch.vtensor<[?],si64>
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %none = torch.constant.none
+  %floor = torch.constant.str "floor"
+  %n = torch.aten.size.int %x, %int0 : !torch.vtensor<[?],si64>, !torch.int -> !torch.int
+  %at_least_1 = torch.aten.clamp %counts, %int1, %none : !torch.vtensor<[?],si64>, !torch.int, !torch.none -> !torch.vtensor<[?],si64>
+  %0 = torch.aten.div.Tensor_mode %x, %at_least_1, %floor : !torch.vtensor<[?],si64>, !torch.vtensor<[?],si64>, !torch.str -> !torch.vtensor<[?],si64>
+  %1 = torch.aten.remainder.Scalar %x, %n : !torch.vtensor<[?],si64>, !torch.int -> !torch.vtensor<[?],si64>
+  %at_least_0 = torch.aten.clamp %counts, %int0, %none : !torch.vtensor<[?],si64>, !torch.int, !torch.none -> !torch.vtensor<[?],si64>
+  %2 = torch.aten.remainder.Tensor %x, %at_least_0 : !torch.vtensor<[?],si64>, !torch.vtensor<[?],si64> -> !torch.vtensor<[?],si64>
+  return %0, %1, %2 : !torch.vtensor<[?],si64>, !torch.vtensor<[?],si64>, !torch.vtensor<[?],si64>
 }
