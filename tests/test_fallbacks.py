@@ -225,6 +225,29 @@ def test_with_nothing_left_to_compile_the_model_runs_in_eager(monkeypatch, tmp_p
         _compile(model, mode="host")
 
 
+class HalfPrecisionHead(nn.Module):
+    def forward(self, x):
+        return x.to(torch.bfloat16) * 3, x.half()
+
+
+def test_in_eager_numpy_calls_take_and_give_sixteen_bit_floats(monkeypatch):
+    """Called with numpy arrays, a model in eager (or host mode) gives numpy arrays back, as
+    graph mode does: a bfloat16 result as ml_dtypes' bfloat16 (`Tensor.numpy()` refuses it).
+    Before, the arrays reached the model's own code, which failed on them."""
+    import ml_dtypes
+
+    _fail_export(monkeypatch, lambda m: True)
+    compiled = dync.compile(HalfPrecisionHead(), (torch.randn(4, 8),), cache=False)
+    assert compiled.report.mode == "eager"
+    x = torch.randn(4, 8)
+    brain, half = compiled(x.numpy())
+    assert brain.dtype == ml_dtypes.bfloat16 and half.dtype == np.float16
+    want = x.to(torch.bfloat16) * 3
+    assert np.array_equal(brain.view(np.uint16), want.view(torch.uint16).numpy())
+    with pytest.raises(dync.InputError, match="expected dtype float32, got bfloat16"):
+        compiled(x.numpy().astype(ml_dtypes.bfloat16))
+
+
 def test_the_first_call_check_leaves_the_model_unchanged():
     """Checking the first call runs the model in eager: a BatchNorm in training mode keeps its
     running statistics as they were."""

@@ -201,23 +201,16 @@ def _with_eager_fallback(compiled, model, mode: str):
 
 
 def _eager(model):
-    """`model` called as the compiled module is: numpy arrays in, numpy arrays out."""
-    import numpy as np
+    """`model` called as the compiled module is: torch tensors, or numpy arrays in and out."""
     import torch
-    from torch.utils._pytree import tree_leaves, tree_map
+
+    from ..runtime.host import with_numpy_arrays
 
     def run(*args):
-        if all(isinstance(a, torch.Tensor) for a in args):  # no tree walks on the hot path
-            with torch.no_grad():
-                return model(*args)
-        as_numpy = any(isinstance(a, np.ndarray) for a in tree_leaves(args))
-        tensors = tree_map(lambda a: torch.from_numpy(a) if isinstance(a, np.ndarray) else a,
-                           args)
         with torch.no_grad():
-            out = model(*tensors)
-        if as_numpy:
-            out = tree_map(lambda o: o.numpy() if isinstance(o, torch.Tensor) else o, out)
-        return out
+            if all(isinstance(a, torch.Tensor) for a in args):  # no tree walk on the hot path
+                return model(*args)
+            return with_numpy_arrays(model, args)
 
     return run
 

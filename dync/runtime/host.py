@@ -24,6 +24,7 @@ from typing import Any
 from ..errors import DyncError, InputError
 from ..keywords import Keywords
 from ..signature import Signature
+from .invoke import array_from_torch, torch_from_array
 from .manifest import Manifest
 from .module import CompiledModule, _fast_key, _tensor_array, _to_numpy, remember_fast
 from .versions import Versions
@@ -114,10 +115,26 @@ def _shape_carrier(value: Any, torch) -> Any:
     return _to_numpy(value)
 
 
+def with_numpy_arrays(call: Callable[..., Any], args: tuple) -> Any:
+    """`call(*args)` for a model that takes torch tensors, where `args` hold numpy arrays (as
+    graph mode's modules take them): each as a torch tensor, and then the tensors of the
+    results as numpy arrays (bfloat16 ones as ml_dtypes'). Other arguments pass as they are."""
+    import numpy as np
+    import torch
+    from torch.utils._pytree import tree_leaves, tree_map
+
+    if not any(isinstance(a, np.ndarray) for a in tree_leaves(args)):
+        return call(*args)
+    tensors = tree_map(lambda a: torch_from_array(a) if isinstance(a, np.ndarray) else a, args)
+    return tree_map(lambda o: array_from_torch(o) if isinstance(o, torch.Tensor) else o,
+                    call(*tensors))
+
+
 class HostModule(CompiledModule):
     """`compiled(*args)` runs `model.forward` with each captured call replaced by its
     sub-DNN; a call whose arguments are outside its sub-DNN's signature runs the original
-    Python instead. `stats` counts both per sub-DNN. Takes and returns torch tensors.
+    Python instead. `stats` counts both per sub-DNN. Takes and returns torch tensors, or numpy
+    arrays as graph mode does.
     Thread-safe: see the module's docstring."""
 
     def __init__(self, model: Any, vmfb: bytes, manifest: Manifest):
@@ -143,6 +160,13 @@ class HostModule(CompiledModule):
         return f"<dync.HostModule {len(self._subdnns)} sub-DNNs ({calls}) for {self.backend}/{self.target}>"
 
     def _call(self, *args: Any) -> Any:
+        import torch
+
+        if not all(isinstance(a, torch.Tensor) for a in args):  # no tree walk on the hot path
+            return with_numpy_arrays(self._call_model, args)
+        return self._call_model(*args)
+
+    def _call_model(self, *args: Any) -> Any:
         import torch
 
         if self.signature.inputs:  # the model's declared inputs, as graph mode checks them

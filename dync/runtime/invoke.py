@@ -166,6 +166,21 @@ def torch_from_array(array: np.ndarray) -> Any:
     return torch.from_numpy(array.view(np.dtype(f"u{array.itemsize}"))).view(dtype)
 
 
+def array_from_torch(tensor: Any) -> np.ndarray:
+    """`tensor.numpy()`, also for torch's bfloat16 and float8 types, which it refuses: their
+    bits, as ml_dtypes' type of that name (the inverse of `torch_from_array`)."""
+    try:
+        return tensor.numpy()
+    except TypeError:
+        import ml_dtypes  # only narrow float results get here (onnx brings it)
+
+        narrow = getattr(ml_dtypes, str(tensor.dtype).removeprefix("torch."), None)
+        if narrow is None or np.dtype(narrow).itemsize != tensor.dtype.itemsize:
+            raise
+        unsigned = getattr(sys.modules["torch"], f"uint{8 * tensor.dtype.itemsize}")
+        return tensor.view(unsigned).numpy().view(narrow)
+
+
 def _through_dlpack(function: Function, view: Any) -> np.ndarray:
     try:
         return np.from_dlpack(_Capsule(function._capsule(view, _DL_CPU, 0))).copy()
