@@ -28,7 +28,7 @@ from ..dialects.torch_ops import TorchBuilder, constant_int
 from ..dialects.walk import functions, nested_ops
 from .pipeline import Pass
 
-_OPS = {'"torch.aten.cummax"': True, '"torch.aten.cummin"': False}
+_OPS = {"torch.aten.cummax": True, "torch.aten.cummin": False}
 
 # -inf and +inf of each float type, as MLIR reads a float's bits.
 _FLOAT_INF = {"f16": ("0xFC00", "0x7C00"), "bf16": ("0xFF80", "0x7F80"),
@@ -61,8 +61,13 @@ class RunningExtremes(Pass):
     def run(self, module: ir.Operation) -> None:
         for func in functions(module).values():
             for op in list(nested_ops(func)):
-                if op.name == "torch.operator" and str(op.attributes["name"]) in _OPS:
-                    _lower(op, largest=_OPS[str(op.attributes["name"])])
+                if op.name == "torch.operator" and (name := _operator(op)) in _OPS:
+                    _lower(op, largest=_OPS[name])
+
+
+def _operator(op: ir.Operation) -> str:
+    """The name a `torch.operator` calls (`torch.aten.cummax`)."""
+    return ir.StringAttr(op.attributes["name"]).value
 
 
 def _lower(op: ir.Operation, largest: bool) -> None:
