@@ -208,8 +208,6 @@ def _eager(model):
 
     def run(*args):
         with torch.no_grad():
-            if all(isinstance(a, torch.Tensor) for a in args):  # no tree walk on the hot path
-                return model(*args)
             return with_numpy_arrays(model, args)
 
     return run

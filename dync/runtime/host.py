@@ -17,6 +17,7 @@ import collections
 import contextlib
 import contextvars
 import inspect
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -119,8 +120,10 @@ def with_numpy_arrays(call: Callable[..., Any], args: tuple) -> Any:
     """`call(*args)` for a model that takes torch tensors, where `args` hold numpy arrays (as
     graph mode's modules take them): each as a torch tensor, and then the tensors of the
     results as numpy arrays (bfloat16 ones as ml_dtypes'). Other arguments pass as they are."""
+    torch = sys.modules["torch"]
+    if all(isinstance(a, torch.Tensor) for a in args):  # no tree walk on the hot path
+        return call(*args)
     import numpy as np
-    import torch
     from torch.utils._pytree import tree_leaves, tree_map
 
     if not any(isinstance(a, np.ndarray) for a in tree_leaves(args)):
@@ -160,11 +163,7 @@ class HostModule(CompiledModule):
         return f"<dync.HostModule {len(self._subdnns)} sub-DNNs ({calls}) for {self.backend}/{self.target}>"
 
     def _call(self, *args: Any) -> Any:
-        import torch
-
-        if not all(isinstance(a, torch.Tensor) for a in args):  # no tree walk on the hot path
-            return with_numpy_arrays(self._call_model, args)
-        return self._call_model(*args)
+        return with_numpy_arrays(self._call_model, args)
 
     def _call_model(self, *args: Any) -> Any:
         import torch
