@@ -1522,6 +1522,21 @@ class TruthOfAGrownList(nn.Module):
         return decoded, x
 
 
+class ColumnsGatheredInAnOrder(nn.Module):
+    """Columns of a computed matrix gathered in an order read from the data (a step of a
+    lexicographic sort of rows; a box's coordinates taken in score order): IREE folded the
+    column into the gather as a strided load it could not compile (`dync-strided-gathers`)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 4)
+
+    def forward(self, x):
+        h = self.lin(x)
+        order = h[:, 0].argsort()
+        return h[:, 1][order] * h[:, 2].index_select(0, order) + h[:, ::2][order].sum(1) + h.sum()
+
+
 class EarlyExitReturningTuples(nn.Module):
     """Early exits that return `(logits, features)` from inside a loop and a branch, one item
     shared by both returns (BranchyNet-style evaluation code)."""
@@ -1677,6 +1692,8 @@ CONSTRUCTS = {
     "truth of a list appended until a break on data": (TruthOfAGrownList, VECTOR, True),
     "early exits returning tuples from a loop and a branch":
         (EarlyExitReturningTuples, VECTOR, True),
+    "columns of a computed matrix gathered in an order read from the data":
+        (ColumnsGatheredInAnOrder, VECTOR, True),
 }
 
 

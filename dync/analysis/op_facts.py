@@ -157,6 +157,7 @@ _add("tensor_static_info_cast copy.to_vtensor copy.to_tensor prim.ListUnpack", V
      dialect="torch.")
 _add("cast reshape expand_shape collapse_shape", VIEW, dialect="tensor.")
 _add("optimization_barrier", VIEW, dialect="util.")
+_add("compute_barrier.start", VIEW, dialect="iree_tensor_ext.")
 
 # -- windowed ops and convolutions ---------------------------------------------------------------
 for _n in (1, 2, 3):

@@ -13,6 +13,10 @@ from .symbolic import element_type, quotient, type_dims
 BIND = "torch.bind_symbolic_shape"
 # IREE's barrier against fusion and CSE, on builtin tensors between `torch_c` casts.
 BARRIER = "util.optimization_barrier"
+# IREE's marker that keeps dispatch creation from fusing across a value. Unlike a BARRIER it
+# ends no execution region, so the host does not wait there for the work before it
+# (`lit/upstream/iree-optimization-barrier-host-wait.mlir`); it keeps no value from CSE.
+FENCE = "iree_tensor_ext.compute_barrier.start"
 # torch-mlir's builtin element types: signedness is dropped from integers.
 _SIGNLESS = re.compile(r"^[su]i(\d+)$")
 
@@ -273,15 +277,30 @@ def through_barrier(value: ir.Value, ip: ir.InsertionPoint, loc: ir.Location) ->
     builtin = builtin_type(value.type, dynamic=True)
     to = create("torch_c.to_builtin_tensor", builtin, ip, loc, operands=[value])
     barrier = create(BARRIER, builtin, ip, loc, operands=[to])
-    dynamic = [i for i, d in enumerate(type_dims(value.type)) if d is None]
-    if dynamic:
+    dims = _dynamic_dims(to, ip, loc)
+    if dims:
         value.context.dialects["flow"]
-        index = ir.IndexType.get()
-        dims = [create("tensor.dim", index, ip, loc, operands=[
-            to, create("arith.constant", index, ip, loc, value=ir.IntegerAttr.get(index, i))])
-            for i in dynamic]
         barrier = create("flow.tensor.tie_shape", builtin, ip, loc, operands=[barrier, *dims])
     return create("torch_c.from_builtin_tensor", value.type, ip, loc, operands=[barrier])
+
+
+def through_fence(value: ir.Value, ip: ir.InsertionPoint, loc: ir.Location) -> ir.Value:
+    """`value` (a `!torch.vtensor`) through a `FENCE`, between `torch_c` casts: the work
+    before it and the work after it are dispatches of their own, as behind `through_barrier`,
+    with no wait of the host between them."""
+    value.context.dialects["iree_tensor_ext"]  # registered lazily: see `through_barrier`
+    builtin = builtin_type(value.type, dynamic=True)
+    to = create("torch_c.to_builtin_tensor", builtin, ip, loc, operands=[value])
+    fenced = create(FENCE, builtin, ip, loc, operands=[to, *_dynamic_dims(to, ip, loc)])
+    return create("torch_c.from_builtin_tensor", value.type, ip, loc, operands=[fenced])
+
+
+def _dynamic_dims(tensor: ir.Value, ip: ir.InsertionPoint, loc: ir.Location) -> list[ir.Value]:
+    """The `tensor.dim` of each dynamic dim of a builtin `tensor`, in order."""
+    index = ir.IndexType.get()
+    return [create("tensor.dim", index, ip, loc, operands=[
+        tensor, create("arith.constant", index, ip, loc, value=ir.IntegerAttr.get(index, i))])
+        for i, d in enumerate(type_dims(tensor.type)) if d is None]
 
 
 # torch scalar type -> (its builtin type, the `torch_c` casts to and from it)

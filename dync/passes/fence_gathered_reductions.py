@@ -1,19 +1,22 @@
 """`dync-fence-gathered-reductions`: on the CPU, a reduction of a value blended from several
-gathers passes that value through an optimization barrier.
+gathers passes that value through a fence.
 
 Reads: every reduction (`mean.dim`, `sum.dim_IntList`, `amax`, `amin`, softmaxes) whose
 operand 0 is computed, through elementwise ops and views alone, from two or more gathers
 (`index_select`, `gather`, `index.Tensor`) in every function; the module's backend (only
 ``llvm-cpu``).
-Writes: that operand through a `util.optimization_barrier` (its dynamic dims tied to the
-operand's), which the reduction reads; the blend's other readers keep the value before it.
+Writes: that operand through a fence, IREE's `iree_tensor_ext.compute_barrier.start`
+(`torch_ops.through_fence`): it keeps dispatch creation from fusing across it without the
+host's wait an optimization barrier costs
+(`lit/upstream/iree-optimization-barrier-host-wait.mlir`), which the reduction reads; the
+blend's other readers keep the value before it.
 
 Why: IREE 3.13 fuses the gathers and the blend into the reduction's dispatch and vectorizes
 the gathers unrolled, element by element: LLVM then takes minutes on that one dispatch. An
 image resized by a non-integer factor, then averaged (`F.interpolate(..., mode="bilinear")
 .mean((2, 3))`, two gathers along W per output) took 15 s of IREE's compile for that
 dispatch, the bicubic form (four) 85 s — of a 90 s compile of a head whose 60 other
-dispatches took 5 s together. Behind the barrier the blend is an elementwise dispatch, the
+dispatches took 5 s together. Behind the fence the blend is an elementwise dispatch, the
 reduction one of its own over the stored blend (one extra write and read of it). A single
 gather in a reduction (an embedding bag's mean, `x.index_select(...).amax()`) compiles in
 seconds and is left fused. No paper section: a kernel choice at the boundary to IREE
@@ -26,7 +29,7 @@ from iree.compiler import ir
 
 from ..analysis.op_kinds import ELEMENTWISE, GATHERS, REDUCTIONS, VIEWS
 from ..dialects.symbolic import type_dims
-from ..dialects.torch_ops import bind_from, owner, through_barrier
+from ..dialects.torch_ops import bind_from, owner, through_fence
 from ..dialects.walk import nested_ops
 from .pipeline import HostCpuPass
 
@@ -63,6 +66,6 @@ class FenceGatheredReductions(HostCpuPass):
             for op in found:
                 value = op.operands[0]
                 ip = ir.InsertionPoint(op)
-                fenced = through_barrier(value, ip, op.location)
+                fenced = through_fence(value, ip, op.location)
                 bind_from(fenced, value, lambda exprs: exprs, ip)
                 op.operands[0] = fenced

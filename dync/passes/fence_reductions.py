@@ -1,5 +1,5 @@
 """`dync-fence-reductions`: on the CPU, with data tiling on, a reduction over the inner dims of
-a tensor with a dynamic leading dim passes its result through an optimization barrier before
+a tensor with a dynamic leading dim passes its result through a fence before
 the matmul that reads it.
 
 Reads: `sum.dim_IntList`, `mean.dim`, `amax`, `amin`, `max.dim`, `min.dim`, `prod.dim_int`
@@ -7,8 +7,11 @@ and `logsumexp` of a float tensor whose dim 0 is dynamic, over dims that leave d
 whose result (the values of `max.dim`/`min.dim`) reaches a matmul (`linear`, `mm`, ...)
 through elementwise ops and views, in every function; the module's backend (only
 ``llvm-cpu``) and whether it asks IREE for data tiling (`dync-data-tiling`).
-Writes: the result through a `util.optimization_barrier` (its dynamic dims tied to the
-reduction's), which every use (its shape binding too) reads.
+Writes: the result through a fence, IREE's `iree_tensor_ext.compute_barrier.start`
+(`torch_ops.through_fence`): it keeps dispatch creation from fusing across it without the
+host's wait an optimization barrier costs
+(`lit/upstream/iree-optimization-barrier-host-wait.mlir`), which every use (its shape binding
+too) reads.
 
 Why: IREE 3.13 fuses such a reduction into the packing of the data-tiled matmul's rows, whose
 inner tile is 16 rows of the dynamic dim, and vectorizes the reduction 16 rows wide: below
@@ -16,7 +19,7 @@ inner tile is 16 rows of the dynamic dim, and vectorizes the reduction 16 rows w
 buffer (`lit/upstream/iree-cpu-reduction-pack-vectorizes-small-batch.mlir`; the NHWC pools of
 `dync-spatial-reductions` are one case). PointNet's max over 1024 points at batch 2 took
 4.4 ms so (one thread), 0.24 ms as a dispatch of its own; the whole model at that size
-(with `dync-conv1d-linear`) 3.1-3.8 ms against eager's 3.2-4.1. Behind the barrier the
+(with `dync-conv1d-linear`) 3.1-3.8 ms against eager's 3.2-4.1. Behind the fence the
 reduction is a dispatch of its own, and the pack reads the small result. No paper section: a kernel choice at the boundary to IREE (issue 33).
 """
 
@@ -31,7 +34,7 @@ from ..dialects.torch_ops import (
     constant_int,
     constant_int_list,
     owner,
-    through_barrier,
+    through_fence,
     users,
 )
 from ..dialects.walk import nested_ops
@@ -85,7 +88,7 @@ class FenceReductions(HostCpuPass):
             for value in found:
                 op = owner(value)
                 readers = [use.owner for use in value.uses]
-                fenced = through_barrier(value, ir.InsertionPoint.after(op), op.location)
+                fenced = through_fence(value, ir.InsertionPoint.after(op), op.location)
                 cast = next(use.owner for use in value.uses if use.owner not in readers)
                 # Its shape binding, inserted before, moves to the fenced value with the uses.
                 value.replace_all_uses_except(fenced, [cast.operation])

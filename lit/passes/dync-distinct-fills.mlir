@@ -110,17 +110,16 @@ func.func @boolean(%ids: !torch.vtensor<[?],si64>, %mask: !torch.vtensor<[?],i1>
 // -----
 
 // A scatter's updates of a dynamic shape (a GCN's degree count, `index_add_` of `ones(E)`)
-// are read through a barrier of the tensor: fused into the scatter's dispatch, IREE held
-// them on the stack at E's upper bound. Static updates are left alone.
+// are read through a fence of the tensor (IREE's `compute_barrier.start`): fused into the
+// scatter's dispatch, IREE held them on the stack at E's upper bound. Static updates are left alone.
 // CHECK-LABEL: func.func @updates
 // CHECK:         %[[ONES:.*]] = torch.aten.ones %{{.*}} -> !torch.vtensor<[?],f32>
 // CHECK:         %[[IN:.*]] = torch_c.to_builtin_tensor %[[ONES]]
-// CHECK-NEXT:    %[[BAR:.*]] = util.optimization_barrier %[[IN]] : tensor<?xf32>
-// CHECK:         %[[TIED:.*]] = flow.tensor.tie_shape %[[BAR]]
-// CHECK-NEXT:    %[[UPD:.*]] = torch_c.from_builtin_tensor %[[TIED]]
+// CHECK:         %[[FENCE:.*]] = iree_tensor_ext.compute_barrier.start %[[IN]] : tensor<?xf32>{%{{.*}}} -> tensor<?xf32>
+// CHECK-NEXT:    %[[UPD:.*]] = torch_c.from_builtin_tensor %[[FENCE]]
 // CHECK:         torch.aten.index_put %{{.*}}, %{{.*}}, %[[UPD]], %true
 // CHECK:         torch.aten.index_put %{{.*}}, %{{.*}}, %arg2, %true
-// CHECK-NOT:     util.optimization_barrier
+// CHECK-NOT:     compute_barrier
 // CHECK:         return
 func.func @updates(%table: !torch.vtensor<[8],f32>, %dst: !torch.vtensor<[?],si64>, %static: !torch.vtensor<[3],f32>, %idx3: !torch.vtensor<[3],si64>) -> (!torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>) {
   %int0 = torch.constant.int 0

@@ -1,14 +1,13 @@
 // RUN: dync-opt %s --split-input-file --dync-fence-gathered-reductions | FileCheck %s
 
 // Rows blended from two gathers along W (a linear resize), then averaged: the blend passes
-// through a barrier, its dynamic dims tied and bound as the blend's, and the mean reads it;
-// the blend's other reader keeps the value before the barrier.
+// through a fence (IREE's `compute_barrier.start`, given its dynamic dims), bound as the
+// blend's, and the mean reads it; the blend's other reader keeps the value before the fence.
 // CHECK-LABEL: func.func @resized_then_averaged
 // CHECK:         %[[BLEND:.+]] = torch.aten.add.Tensor
 // CHECK:         %[[T:.+]] = torch_c.to_builtin_tensor %[[BLEND]] : !torch.vtensor<[1,4,?,?],f32> -> tensor<1x4x?x?xf32>
-// CHECK-NEXT:    %[[B:.+]] = util.optimization_barrier %[[T]] : tensor<1x4x?x?xf32>
-// CHECK:         %[[TIED:.+]] = flow.tensor.tie_shape %[[B]] : tensor<1x4x?x?xf32>{%{{.+}}, %{{.+}}}
-// CHECK-NEXT:    %[[F:.+]] = torch_c.from_builtin_tensor %[[TIED]] : tensor<1x4x?x?xf32> -> !torch.vtensor<[1,4,?,?],f32>
+// CHECK:         %[[B:.+]] = iree_tensor_ext.compute_barrier.start %[[T]] : tensor<1x4x?x?xf32>{%{{.+}}, %{{.+}}} -> tensor<1x4x?x?xf32>
+// CHECK-NEXT:    %[[F:.+]] = torch_c.from_builtin_tensor %[[B]] : tensor<1x4x?x?xf32> -> !torch.vtensor<[1,4,?,?],f32>
 // CHECK-NEXT:    torch.bind_symbolic_shape %[[F]], [%{{.+}}, %{{.+}}], affine_map<()[s0, s1] -> (1, 4, s0, s1)>
 // CHECK-NEXT:    torch.aten.mean.dim %[[F]]
 // CHECK:         return %{{.+}}, %[[BLEND]]
@@ -42,7 +41,7 @@ module attributes {dync.backend = "llvm-cpu"} {
 // Left alone: a reduction of one gather (an embedding bag's mean), and one of two gathers
 // behind an op that is neither elementwise nor a view (a matmul computes the blend).
 // CHECK-LABEL: func.func @left_alone
-// CHECK-NOT:     util.optimization_barrier
+// CHECK-NOT:     compute_barrier
 // CHECK:         return
 module attributes {dync.backend = "llvm-cpu"} {
   func.func @left_alone(%e: !torch.vtensor<[1000,64],f32>, %idx: !torch.vtensor<[?],si64>, %jdx: !torch.vtensor<[?],si64>) -> (!torch.vtensor<[64],f32>, !torch.vtensor<[?],f32>) {
@@ -66,7 +65,7 @@ module attributes {dync.backend = "llvm-cpu"} {
 
 // Left alone: a module for another backend.
 // CHECK-LABEL: func.func @on_cuda
-// CHECK-NOT:     util.optimization_barrier
+// CHECK-NOT:     compute_barrier
 // CHECK:         return
 module attributes {dync.backend = "cuda"} {
   func.func @on_cuda(%x: !torch.vtensor<[4,16],f32>, %lo: !torch.vtensor<[8],si64>, %hi: !torch.vtensor<[8],si64>) -> !torch.vtensor<[4],f32> {

@@ -1,16 +1,15 @@
 // RUN: dync-opt %s --split-input-file --dync-fence-reductions | FileCheck %s
 
 // A max over the points of a dynamic batch, read by a classifier, in a module with data
-// tiling: the max passes through a barrier, its dynamic batch tied to the max's own, and
-// the classifier reads the barrier's result.
+// tiling: the max passes through a fence (IREE's `compute_barrier.start`, given the max's
+// dynamic batch), and the classifier reads the fence's result.
 // CHECK-LABEL: func.func @pooled_head
 // CHECK:         %[[MAX:.+]] = torch.aten.amax %arg0
 // CHECK-NEXT:    %[[T:.+]] = torch_c.to_builtin_tensor %[[MAX]] : !torch.vtensor<[?,256],f32> -> tensor<?x256xf32>
-// CHECK-NEXT:    %[[B:.+]] = util.optimization_barrier %[[T]] : tensor<?x256xf32>
 // CHECK-NEXT:    %[[C0:.+]] = arith.constant 0 : index
 // CHECK-NEXT:    %[[D:.+]] = tensor.dim %[[T]], %[[C0]] : tensor<?x256xf32>
-// CHECK-NEXT:    %[[TIED:.+]] = flow.tensor.tie_shape %[[B]] : tensor<?x256xf32>{%[[D]]}
-// CHECK-NEXT:    %[[F:.+]] = torch_c.from_builtin_tensor %[[TIED]] : tensor<?x256xf32> -> !torch.vtensor<[?,256],f32>
+// CHECK-NEXT:    %[[B:.+]] = iree_tensor_ext.compute_barrier.start %[[T]] : tensor<?x256xf32>{%[[D]]} -> tensor<?x256xf32>
+// CHECK-NEXT:    %[[F:.+]] = torch_c.from_builtin_tensor %[[B]] : tensor<?x256xf32> -> !torch.vtensor<[?,256],f32>
 // CHECK-NEXT:    torch.bind_symbolic_shape %[[F]], [%{{.+}}], affine_map<()[s0, s1] -> (s0, 256)>
 // CHECK:         %[[R:.+]] = torch.aten.relu %[[F]]
 // CHECK:         torch.aten.linear %[[R]]
@@ -36,7 +35,7 @@ module attributes {dync.backend = "llvm-cpu", dync.iree_flags = ["--iree-opt-dat
 // Left alone: a reduction over the dynamic dim 0, one of a static batch, one no matmul
 // reads; and a module without data tiling (next case).
 // CHECK-LABEL: func.func @left_alone
-// CHECK-NOT:     util.optimization_barrier
+// CHECK-NOT:     compute_barrier
 // CHECK:         return
 module attributes {dync.backend = "llvm-cpu", dync.iree_flags = ["--iree-opt-data-tiling"]} {
   func.func @left_alone(%arg0: !torch.vtensor<[?,256],f32>, %arg1: !torch.vtensor<[2,64,256],f32>, %w: !torch.vtensor<[10,256],f32>) -> (!torch.vtensor<[1,10],f32>, !torch.vtensor<[2,10],f32>, !torch.vtensor<[?],f32>) {
@@ -59,7 +58,7 @@ module attributes {dync.backend = "llvm-cpu", dync.iree_flags = ["--iree-opt-dat
 // -----
 
 // CHECK-LABEL: func.func @untiled
-// CHECK-NOT:     util.optimization_barrier
+// CHECK-NOT:     compute_barrier
 module attributes {dync.backend = "llvm-cpu"} {
   func.func @untiled(%arg0: !torch.vtensor<[?,?,256],f32>, %w: !torch.vtensor<[10,256],f32>) -> !torch.vtensor<[?,10],f32> {
     %none = torch.constant.none

@@ -3,15 +3,21 @@
 // host wait for the first (`stream.timepoint.await`) and submit the second apart: a barrier
 // on a value ends the execution region that computes it. Without the barrier the two
 // elementwise ops are one dispatch in one submission. Measured with iree-benchmark-module
-// (one thread, 64 floats): 2.2-2.5 us a call without, 3.3-3.6 with. dync's barriers
-// (dync-distinct-fills, dync-copy-within, the fences, dync-isolate-subdnns, ...) keep IREE
-// from a miscompile or a slow fusion; each costs that wait where it lies between dispatches.
+// (one thread, 64 floats): 2.2-2.5 us a call without, 3.3-3.6 with. Where dync only keeps
+// two dispatches apart (dync-fence-reductions, dync-fence-gathered-reductions, a scatter's
+// updates in dync-distinct-fills) it uses `iree_tensor_ext.compute_barrier.start` instead:
+// two dispatches, no wait (the third RUN line). Its other barriers keep a value from CSE or
+// folding, which a compute barrier does not, and each costs that wait between dispatches.
 // RUN: iree-compile %s --compile-to=stream --iree-hal-target-device=local --iree-hal-local-target-device-backends=llvm-cpu --iree-llvmcpu-target-cpu=generic | FileCheck %s
 // RUN: sed -e 's/util.optimization_barrier %y :/tensor.cast %y : tensor<64xf32> to/' %s | iree-compile - --compile-to=stream --iree-hal-target-device=local --iree-hal-local-target-device-backends=llvm-cpu --iree-llvmcpu-target-cpu=generic | FileCheck %s --check-prefix=FUSED
 // CHECK: stream.cmd.execute
 // CHECK: stream.timepoint.await
 // CHECK: util.optimization_barrier
 // CHECK: stream.cmd.execute
+// RUN: sed -e 's/util.optimization_barrier %y :/iree_tensor_ext.compute_barrier.start %y : tensor<64xf32> ->/' %s | iree-compile - --compile-to=stream --iree-hal-target-device=local --iree-hal-local-target-device-backends=llvm-cpu --iree-llvmcpu-target-cpu=generic | FileCheck %s --check-prefix=FENCED
+// FENCED: stream.cmd.execute
+// FENCED-COUNT-2: stream.cmd.dispatch
+// FENCED-NOT: stream.cmd.execute
 // FUSED: stream.cmd.execute
 // FUSED-COUNT-1: stream.cmd.dispatch
 // FUSED-NOT: stream.cmd.dispatch

@@ -1036,8 +1036,8 @@ def _unique_dim(x, dim, sorted=True, return_inverse=False, return_counts=False):
     width = rows.shape[1]
     if not isinstance(width, int) or width > _UNIQUE_ROW_WIDTH:
         return NotImplemented
-    order = torch.arange(n)
-    for column in reversed(range(width)):
+    order = rows[:, width - 1].sort(stable=True).indices if width else torch.arange(n)
+    for column in reversed(range(width - 1)):
         order = order[rows[order, column].sort(stable=True).indices]
     values, inverse, counts = _runs(rows[order], (n,), order, return_inverse, return_counts)
     return values.reshape(-1, *rest).movedim(0, dim), inverse, counts

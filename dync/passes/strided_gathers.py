@@ -1,0 +1,61 @@
+"""`dync-strided-gathers`: on the CPU, a gather from a view whose innermost elements are not
+adjacent reads that view through a fence.
+
+Reads: every gather (`index_select`, `gather`, `index.Tensor`, `_unsafe_index.Tensor`) whose
+source (operand 0) is a `select.int` of the last dim of a tensor of rank 2 or more (a column,
+`y[:, k]`), or a `slice.Tensor` of the last dim with a step other than 1 (`y[..., ::2]`), in
+every function; the module's backend (only ``llvm-cpu``).
+Writes: that source through a fence, IREE's `iree_tensor_ext.compute_barrier.start`
+(`torch_ops.through_fence`), bound as the view's, which the gather reads; the view's other
+readers keep the value before it.
+
+Why: IREE 3.13 folds such a view into the gather's dispatch as a load with strides, and
+vectorizes the gather to a `vector.gather` from a memref whose innermost stride is not 1,
+which its LLVM lowering does not take: "LLVM Translation failed for operation:
+builtin.unrealized_conversion_cast" (`lit/upstream/iree-gather-strided-view.mlir`). A column of
+a tensor computed in the graph, gathered (`y = (x * 1.5).round(); y[:, 1][i]`), failed to
+compile so; `torch.unique(..., dim=0)` sorts a matrix's rows by gathering its columns.
+Behind the fence the view is a copy of its own (one small dispatch), and the gather reads
+contiguous elements. No paper section: a workaround at the boundary to IREE.
+"""
+
+from __future__ import annotations
+
+from iree.compiler import ir
+
+from ..analysis.op_kinds import GATHERS
+from ..dialects.symbolic import type_dims
+from ..dialects.torch_ops import bind_from, constant_int, owner, through_fence
+from ..dialects.walk import nested_ops
+from .pipeline import HostCpuPass
+
+
+def _strided_view(value: ir.Value) -> bool:
+    """Whether `value` is a view of the last dim of a tensor that leaves its elements apart."""
+    op = owner(value)
+    if op is None or op.name not in ("torch.aten.select.int", "torch.aten.slice.Tensor"):
+        return False
+    dims = type_dims(op.operands[0].type)
+    dim = constant_int(op.operands[1])
+    if not dims or dim is None or dim % len(dims) != len(dims) - 1:
+        return False
+    if op.name == "torch.aten.select.int":
+        return len(dims) >= 2
+    step = constant_int(op.operands[4])
+    return step != 1
+
+
+class StridedGathers(HostCpuPass):
+    name = "dync-strided-gathers"
+    summary = "a gather from a view with strided innermost elements reads it through a fence (CPU)"
+
+    def run_on_cpu(self, module: ir.Operation) -> None:
+        found = [op for op in nested_ops(module) if op.name in GATHERS and op.operands
+                 and _strided_view(op.operands[0])]
+        with module.context:
+            for op in found:
+                value = op.operands[0]
+                ip = ir.InsertionPoint(op)
+                fenced = through_fence(value, ip, op.location)
+                bind_from(fenced, value, lambda exprs: exprs, ip)
+                op.operands[0] = fenced
