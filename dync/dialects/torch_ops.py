@@ -295,6 +295,16 @@ def through_fence(value: ir.Value, ip: ir.InsertionPoint, loc: ir.Location) -> i
     return create("torch_c.from_builtin_tensor", value.type, ip, loc, operands=[fenced])
 
 
+def fence_operand(op: ir.Operation, index: int) -> None:
+    """Make `op` read its operand `index` (a `!torch.vtensor`) through `through_fence`, the
+    fenced value bound to the operand's shape; the operand's other readers keep it as it is."""
+    value = op.operands[index]
+    ip = ir.InsertionPoint(op)
+    fenced = through_fence(value, ip, op.location)
+    bind_from(fenced, value, lambda exprs: exprs, ip)
+    op.operands[index] = fenced
+
+
 def _dynamic_dims(tensor: ir.Value, ip: ir.InsertionPoint, loc: ir.Location) -> list[ir.Value]:
     """The `tensor.dim` of each dynamic dim of a builtin `tensor`, in order."""
     index = ir.IndexType.get()

@@ -29,7 +29,7 @@ from iree.compiler import ir
 
 from ..analysis.op_kinds import ELEMENTWISE, GATHERS, REDUCTIONS, VIEWS
 from ..dialects.symbolic import type_dims
-from ..dialects.torch_ops import bind_from, owner, through_fence
+from ..dialects.torch_ops import fence_operand, owner
 from ..dialects.walk import nested_ops
 from .pipeline import HostCpuPass
 
@@ -64,8 +64,4 @@ class FenceGatheredReductions(HostCpuPass):
                  and _gathers_behind(op.operands[0]) > _MOST_GATHERS]
         with module.context:
             for op in found:
-                value = op.operands[0]
-                ip = ir.InsertionPoint(op)
-                fenced = through_fence(value, ip, op.location)
-                bind_from(fenced, value, lambda exprs: exprs, ip)
-                op.operands[0] = fenced
+                fence_operand(op, 0)

@@ -25,7 +25,7 @@ from iree.compiler import ir
 
 from ..analysis.op_kinds import GATHERS
 from ..dialects.symbolic import type_dims
-from ..dialects.torch_ops import bind_from, constant_int, owner, through_fence
+from ..dialects.torch_ops import constant_int, fence_operand, owner
 from ..dialects.walk import nested_ops
 from .pipeline import HostCpuPass
 
@@ -54,8 +54,4 @@ class StridedGathers(HostCpuPass):
                  and _strided_view(op.operands[0])]
         with module.context:
             for op in found:
-                value = op.operands[0]
-                ip = ir.InsertionPoint(op)
-                fenced = through_fence(value, ip, op.location)
-                bind_from(fenced, value, lambda exprs: exprs, ip)
-                op.operands[0] = fenced
+                fence_operand(op, 0)
