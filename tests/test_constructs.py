@@ -1534,7 +1534,8 @@ class ColumnsGatheredInAnOrder(nn.Module):
     def forward(self, x):
         h = self.lin(x)
         order = h[:, 0].argsort()
-        return h[:, 1][order] * h[:, 2].index_select(0, order) + h[:, ::2][order].sum(1) + h.sum()
+        return (h[:, 1][order] * h[:, 2].index_select(0, order) + h[:, 3:4][order].squeeze(1)
+                + h[:, ::2][order].sum(1) + h.sum())
 
 
 class EarlyExitReturningTuples(nn.Module):

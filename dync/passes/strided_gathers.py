@@ -2,9 +2,11 @@
 adjacent reads that view through a fence.
 
 Reads: every gather (`index_select`, `gather`, `index.Tensor`, `_unsafe_index.Tensor`) whose
-source (operand 0) is a `select.int` of the last dim of a tensor of rank 2 or more (a column,
-`y[:, k]`), or a `slice.Tensor` of the last dim with a step other than 1 (`y[..., ::2]`), in
-every function; the module's backend (only ``llvm-cpu``).
+source (operand 0) is, through unit dims added or dropped (`squeeze`, `unsqueeze`), a
+`select.int` of the last dim of a tensor of rank 2 or more (a column, `y[:, k]`), or a
+`slice.Tensor` of the last dim with a step other than 1 (`y[..., ::2]`) or one element wide
+(`y[:, k:k + 1]`, `y.narrow(1, k, 1)`), in every function; the module's backend (only
+``llvm-cpu``).
 Writes: that source through a fence, IREE's `iree_tensor_ext.compute_barrier.start`
 (`torch_ops.through_fence`), bound as the view's, which the gather reads; the view's other
 readers keep the value before it.
@@ -29,10 +31,20 @@ from ..dialects.torch_ops import constant_int, fence_operand, owner
 from ..dialects.walk import nested_ops
 from .pipeline import HostCpuPass
 
+# Views that add or drop unit dims, which IREE folds into the load with the view they read.
+_UNIT_VIEWS = frozenset({"torch.aten.squeeze.dim", "torch.aten.squeeze", "torch.aten.unsqueeze"})
+_REACH = 8
+
 
 def _strided_view(value: ir.Value) -> bool:
-    """Whether `value` is a view of the last dim of a tensor that leaves its elements apart."""
+    """Whether `value` is a view of the last dim of a tensor, through unit dims added or
+    dropped, that leaves its innermost elements apart: a select of it, a slice of it with a
+    step, or a slice of one element of it (IREE drops that unit dim)."""
     op = owner(value)
+    for _ in range(_REACH):
+        if op is None or op.name not in _UNIT_VIEWS:
+            break
+        op = owner(op.operands[0])
     if op is None or op.name not in ("torch.aten.select.int", "torch.aten.slice.Tensor"):
         return False
     dims = type_dims(op.operands[0].type)
@@ -41,8 +53,8 @@ def _strided_view(value: ir.Value) -> bool:
         return False
     if op.name == "torch.aten.select.int":
         return len(dims) >= 2
-    step = constant_int(op.operands[4])
-    return step != 1
+    width = type_dims(op.results[0].type)[-1]
+    return constant_int(op.operands[4]) != 1 or width == 1 and len(dims) >= 2
 
 
 class StridedGathers(HostCpuPass):

@@ -54,6 +54,29 @@ module attributes {dync.backend = "llvm-cpu"} {
 
 // -----
 
+// A slice one element wide of the last dim, its unit dim squeezed (`y.narrow(1, 2, 1)
+// .squeeze(1)`), gathered: IREE drops the unit dim, leaving a column; the squeezed view is
+// fenced.
+// CHECK-LABEL: func.func @one_wide_slice_squeezed
+// CHECK:         %[[Q:.+]] = torch.aten.squeeze.dim
+// CHECK:         %[[T:.+]] = torch_c.to_builtin_tensor %[[Q]]
+// CHECK:         iree_tensor_ext.compute_barrier.start %[[T]]
+// CHECK:         torch.aten.index.Tensor
+module attributes {dync.backend = "llvm-cpu"} {
+  func.func @one_wide_slice_squeezed(%y: !torch.vtensor<[?,3],f32>, %i: !torch.vtensor<[?],si64>) -> !torch.vtensor<[?],f32> {
+    %int1 = torch.constant.int 1
+    %int2 = torch.constant.int 2
+    %int3 = torch.constant.int 3
+    %s = torch.aten.slice.Tensor %y, %int1, %int2, %int3, %int1 : !torch.vtensor<[?,3],f32>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[?,1],f32>
+    %q = torch.aten.squeeze.dim %s, %int1 : !torch.vtensor<[?,1],f32>, !torch.int -> !torch.vtensor<[?],f32>
+    %l = torch.prim.ListConstruct %i : (!torch.vtensor<[?],si64>) -> !torch.list<optional<vtensor>>
+    %g = torch.aten.index.Tensor %q, %l : !torch.vtensor<[?],f32>, !torch.list<optional<vtensor>> -> !torch.vtensor<[?],f32>
+    return %g : !torch.vtensor<[?],f32>
+  }
+}
+
+// -----
+
 // The same column for another backend: left as it is (the failure is in IREE's CPU code
 // generation).
 // CHECK-LABEL: func.func @column_for_cuda
