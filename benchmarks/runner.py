@@ -104,7 +104,7 @@ class Row:
 BASELINE_PASSES = ("dync-canonicalize", "dync-collapse-views", "dync-int-division",
                    "dync-int-negation", "dync-widen-int8", "dync-near-zero",
                    "dync-running-extremes", "dync-pack-sort-keys", "dync-distinct-fills",
-                   "dync-copy-within", "dync-strided-gathers", "dync-inline-subdnns", "dync-tie-region-shapes",
+                   "dync-copy-within", "dync-strided-views", "dync-inline-subdnns", "dync-tie-region-shapes",
                    "dync-fence-region-reads", "dync-check-ir")
 
 # The ablation: each of dync's optimizations off in turn (name -> `dync.compile` options), and

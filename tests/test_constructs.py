@@ -1525,7 +1525,7 @@ class TruthOfAGrownList(nn.Module):
 class ColumnsGatheredInAnOrder(nn.Module):
     """Columns of a computed matrix gathered in an order read from the data (a step of a
     lexicographic sort of rows; a box's coordinates taken in score order): IREE folded the
-    column into the gather as a strided load it could not compile (`dync-strided-gathers`)."""
+    column into the gather as a strided load it could not compile (`dync-strided-views`)."""
 
     def __init__(self):
         super().__init__()
@@ -1536,6 +1536,21 @@ class ColumnsGatheredInAnOrder(nn.Module):
         order = h[:, 0].argsort()
         return (h[:, 1][order] * h[:, 2].index_select(0, order) + h[:, 3:4][order].squeeze(1)
                 + h[:, ::2][order].sum(1) + h.sum())
+
+
+class ColumnWrittenAtIndices(nn.Module):
+    """Entries of a column of a computed tensor written at indices read from the data (a
+    box's score zeroed after suppression): IREE folded the column into the scatter as a
+    strided store it refused (`dync-strided-views`)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 6)
+
+    def forward(self, x):
+        z = self.lin(x).reshape(x.shape[0], 3, 2)
+        z[..., 0][z[:, 0, 1].argsort()[:2]] = -1.0
+        return z
 
 
 class EarlyExitReturningTuples(nn.Module):
@@ -1695,6 +1710,8 @@ CONSTRUCTS = {
         (EarlyExitReturningTuples, VECTOR, True),
     "columns of a computed matrix gathered in an order read from the data":
         (ColumnsGatheredInAnOrder, VECTOR, True),
+    "entries of a column written at indices read from the data":
+        (ColumnWrittenAtIndices, VECTOR, True),
 }
 
 

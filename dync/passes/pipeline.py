@@ -61,7 +61,7 @@ _PASS_MODULES = {
     "dync-fence-gathered-reductions": "dync.passes.fence_gathered_reductions",
     "dync-specialize": "dync.passes.specialize",
     "dync-split-subdnns": "dync.passes.split_subdnns",
-    "dync-strided-gathers": "dync.passes.strided_gathers",
+    "dync-strided-views": "dync.passes.strided_views",
     "dync-tie-region-shapes": "dync.passes.tie_region_shapes",
 }
 
@@ -97,7 +97,7 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "dync-plan-execution", "dync-patch-stages", "dync-isolate-subdnns",
     "dync-canonicalize", "dync-plan-buffers", "dync-check-indices", "dync-int-division",
     "dync-int-negation", "dync-widen-int8", "dync-near-zero", "dync-running-extremes",
-    "dync-pack-sort-keys", "dync-distinct-fills", "dync-copy-within", "dync-strided-gathers", "dync-inline-subdnns",
+    "dync-pack-sort-keys", "dync-distinct-fills", "dync-copy-within", "dync-strided-views", "dync-inline-subdnns",
     "dync-tie-region-shapes", "dync-fence-region-reads", "dync-check-ir")
 
 # The default pipeline with `dync-fuse-padding` (convolutions read their zero padding in place,

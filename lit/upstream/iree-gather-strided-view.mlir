@@ -1,4 +1,4 @@
-// An IREE 3.13 failure dync works around (dync-strided-gathers), pinned so that an upgrade
+// An IREE 3.13 failure dync works around (dync-strided-views), pinned so that an upgrade
 // that fixes it shows up here. A gather from a column of a tensor computed in the graph
 // (`y = (x * 1.5).round(); y[:, 1][i], y.sum()`, the indices checked in bounds on the host
 // first, as `dync-check-indices` writes for every gather) does not compile for the CPU:
@@ -8,7 +8,7 @@
 // (what the pass writes), the gather reads a contiguous copy; it compiles and gathers the
 // right elements.
 // RUN: not iree-compile %s --iree-input-type=torch --iree-hal-target-device=local --iree-hal-local-target-device-backends=llvm-cpu --iree-llvmcpu-target-cpu=generic -o %t.vmfb 2>&1 | FileCheck %s
-// RUN: dync-opt %s --dync-strided-gathers | iree-compile - --iree-input-type=torch --iree-hal-target-device=local --iree-hal-local-target-device-backends=llvm-cpu --iree-llvmcpu-target-cpu=generic -o %t.fenced.vmfb
+// RUN: dync-opt %s --dync-strided-views | iree-compile - --iree-input-type=torch --iree-hal-target-device=local --iree-hal-local-target-device-backends=llvm-cpu --iree-llvmcpu-target-cpu=generic -o %t.fenced.vmfb
 // RUN: iree-run-module --module=%t.fenced.vmfb --device=local-sync --function=main --input="4x3xf32=[0 1 2][3 4 5][6 7 8][9 10 11]" --input="5xi64=3 0 -1 1 1" | FileCheck %s --check-prefix=FENCED
 // CHECK: LLVM Translation failed for operation: builtin.unrealized_conversion_cast
 // FENCED: 5xf32=15 2 15 6 6

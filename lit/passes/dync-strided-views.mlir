@@ -1,4 +1,4 @@
-// RUN: dync-opt %s --split-input-file --dync-strided-gathers | FileCheck %s
+// RUN: dync-opt %s --split-input-file --dync-strided-views | FileCheck %s
 
 // A column of a matrix (a select of its last dim), gathered: the column passes through a
 // fence (IREE's `compute_barrier.start`, given its dynamic dim), bound as the column's, and
@@ -72,6 +72,33 @@ module attributes {dync.backend = "llvm-cpu"} {
     %l = torch.prim.ListConstruct %i : (!torch.vtensor<[?],si64>) -> !torch.list<optional<vtensor>>
     %g = torch.aten.index.Tensor %q, %l : !torch.vtensor<[?],f32>, !torch.list<optional<vtensor>> -> !torch.vtensor<[?],f32>
     return %g : !torch.vtensor<[?],f32>
+  }
+}
+
+// -----
+
+// Rows of a column written at indices (`z[..., 0][i] = -1`): the `index_put` writes the
+// column through a fence; the `select_scatter` that puts it back reads the full tensor, left
+// as it is.
+// CHECK-LABEL: func.func @column_written
+// CHECK:         %[[COL:.+]] = torch.aten.select.int %{{.+}}, %int2, %int0
+// CHECK:         %[[T:.+]] = torch_c.to_builtin_tensor %[[COL]]
+// CHECK:         %[[B:.+]] = iree_tensor_ext.compute_barrier.start %[[T]]
+// CHECK-NEXT:    %[[F:.+]] = torch_c.from_builtin_tensor %[[B]]
+// CHECK:         %[[W:.+]] = torch.aten.index_put %[[F]]
+// CHECK-NOT:     compute_barrier
+// CHECK:         torch.aten.select_scatter %{{.+}}, %[[W]]
+module attributes {dync.backend = "llvm-cpu"} {
+  func.func @column_written(%z: !torch.vtensor<[?,2,2],f32>, %i: !torch.vtensor<[?],si64>) -> !torch.vtensor<[?,2,2],f32> {
+    %int0 = torch.constant.int 0
+    %int2 = torch.constant.int 2
+    %false = torch.constant.bool false
+    %column = torch.aten.select.int %z, %int2, %int0 : !torch.vtensor<[?,2,2],f32>, !torch.int, !torch.int -> !torch.vtensor<[?,2],f32>
+    %value = torch.vtensor.literal(dense<-1.000000e+00> : tensor<f32>) : !torch.vtensor<[],f32>
+    %indices = torch.prim.ListConstruct %i : (!torch.vtensor<[?],si64>) -> !torch.list<optional<vtensor>>
+    %written = torch.aten.index_put %column, %indices, %value, %false : !torch.vtensor<[?,2],f32>, !torch.list<optional<vtensor>>, !torch.vtensor<[],f32>, !torch.bool -> !torch.vtensor<[?,2],f32>
+    %r = torch.aten.select_scatter %z, %written, %int2, %int0 : !torch.vtensor<[?,2,2],f32>, !torch.vtensor<[?,2],f32>, !torch.int, !torch.int -> !torch.vtensor<[?,2,2],f32>
+    return %r : !torch.vtensor<[?,2,2],f32>
   }
 }
 
