@@ -106,6 +106,7 @@ CASES = {
                        return_inverse=True, return_counts=True),
          *torch.unique((x[1, :2, :, 0] * 1.5).round().clamp(-1, 1), dim=1,
                        return_inverse=True, return_counts=True)]]),
+    "take": lambda x: torch.take(x[0] * 2, (x[1, 0].abs() * 16).long().clamp(max=47)),
     "unique_consecutive": lambda x: torch.cat([  # CTC's greedy decoding: collapse repeats
         part.float().reshape(-1) for part in
         torch.unique_consecutive((x[:, 0] * 1.5).round().clamp(-1, 1), return_inverse=True,

@@ -1435,7 +1435,7 @@ def _conv(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 DECOMPOSITIONS = get_decompositions([
     _aten.reflection_pad1d, _aten.reflection_pad2d, _aten.reflection_pad3d, _aten.im2col,
     _aten.logsumexp, _aten.affine_grid_generator, _aten.col2im,
-    _aten.max_unpool2d, _aten.pixel_unshuffle, _aten.xlogy, *FROM_TORCH,
+    _aten.max_unpool2d, _aten.pixel_unshuffle, _aten.xlogy, _aten.take, *FROM_TORCH,
 ]) | SPECIAL_FUNCTIONS | INTEGER_OPS | {
     _aten.bucketize.Tensor: _bucketize,
     **{op.default: _resample(kind) for op, kind in _RESAMPLING.items()},
