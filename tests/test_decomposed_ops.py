@@ -107,6 +107,16 @@ CASES = {
          *torch.unique((x[1, :2, :, 0] * 1.5).round().clamp(-1, 1), dim=1,
                        return_inverse=True, return_counts=True)]]),
     "take": lambda x: torch.take(x[0] * 2, (x[1, 0].abs() * 16).long().clamp(max=47)),
+    "losses": lambda x: torch.stack([  # composites torch.export keeps, torch-mlir lacks
+        F.cross_entropy(x[0].flatten(1).t(), x[1].flatten(1).argmax(0)),
+        F.cross_entropy(x[0].flatten(1).t(), x[1].flatten(1).argmax(0), label_smoothing=0.1),
+        F.nll_loss(F.log_softmax(x[0].flatten(1).t(), 1, dtype=torch.float32),
+                   x[1].flatten(1).argmin(0)),
+        F.smooth_l1_loss(x[0], x[1], beta=0.5), F.huber_loss(x[0], x[1], delta=0.5)]),
+    "copies_and_windows": lambda x: torch.cat([
+        x[0, 0].index_copy(1, torch.tensor([0, 2]), x[1, 0, :, :2]).flatten(),
+        torch.addmv(x[0, 0, :, 0], x[0, 0], x[1, 0, 0]), x[0, 0].narrow_copy(1, 1, 2).flatten(),
+        x[0, 0, 0, :4] * torch.hann_window(4)]),
     "unique_consecutive": lambda x: torch.cat([  # CTC's greedy decoding: collapse repeats
         part.float().reshape(-1) for part in
         torch.unique_consecutive((x[:, 0] * 1.5).round().clamp(-1, 1), return_inverse=True,

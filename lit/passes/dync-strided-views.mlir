@@ -104,6 +104,31 @@ module attributes {dync.backend = "llvm-cpu"} {
 
 // -----
 
+// A plane of an input written at indices (`x[0].index_put(...)`): a scatter into any part of
+// a tensor is fenced, its elements adjacent or not; a gather from the same plane is not.
+// CHECK-LABEL: func.func @plane_written
+// CHECK:         %[[P:.+]] = torch.aten.select.int %{{.+}}, %int0, %int0
+// CHECK:         %[[T:.+]] = torch_c.to_builtin_tensor %[[P]]
+// CHECK:         %[[B:.+]] = iree_tensor_ext.compute_barrier.start %[[T]]
+// CHECK-NEXT:    %[[F:.+]] = torch_c.from_builtin_tensor %[[B]]
+// CHECK:         torch.aten.index_put %[[F]]
+// CHECK-NOT:     compute_barrier
+// CHECK:         torch.aten.index.Tensor %[[P]]
+module attributes {dync.backend = "llvm-cpu"} {
+  func.func @plane_written(%x: !torch.vtensor<[2,?,4],f32>, %i: !torch.vtensor<[?],si64>) -> (!torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>) {
+    %int0 = torch.constant.int 0
+    %false = torch.constant.bool false
+    %plane = torch.aten.select.int %x, %int0, %int0 : !torch.vtensor<[2,?,4],f32>, !torch.int, !torch.int -> !torch.vtensor<[?,4],f32>
+    %value = torch.vtensor.literal(dense<-1.000000e+00> : tensor<f32>) : !torch.vtensor<[],f32>
+    %indices = torch.prim.ListConstruct %i : (!torch.vtensor<[?],si64>) -> !torch.list<optional<vtensor>>
+    %written = torch.aten.index_put %plane, %indices, %value, %false : !torch.vtensor<[?,4],f32>, !torch.list<optional<vtensor>>, !torch.vtensor<[],f32>, !torch.bool -> !torch.vtensor<[?,4],f32>
+    %read = torch.aten.index.Tensor %plane, %indices : !torch.vtensor<[?,4],f32>, !torch.list<optional<vtensor>> -> !torch.vtensor<[?,4],f32>
+    return %written, %read : !torch.vtensor<[?,4],f32>, !torch.vtensor<[?,4],f32>
+  }
+}
+
+// -----
+
 // The same column for another backend: left as it is (the failure is in IREE's CPU code
 // generation).
 // CHECK-LABEL: func.func @column_for_cuda

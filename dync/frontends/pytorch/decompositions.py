@@ -1432,12 +1432,40 @@ def _conv(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _convolution(x, weight, bias, stride, padding, dilation, False, None, groups)
 
 
+def _softmax_in(core):
+    """`log_softmax.int`/`softmax.int` given a dtype (`F.cross_entropy`'s decomposition passes
+    the input's): the input converted, then the op without one. torch-mlir lowers them only
+    with none, and the whole model failed to compile."""
+    def softmax(x, dim, dtype=None):
+        if dtype is None:
+            return NotImplemented
+        return core(x.to(dtype), dim, False)
+    return softmax
+
+
+def _kept_composites() -> dict:
+    """Composite ops (CompositeImplicitAutograd) that torch.export keeps and torch-mlir lowers
+    none of, by their own decomposition as `torch.export.default_decompositions` gives it:
+    `F.nll_loss` (`nll_loss_nd`, then `nll_loss`) became an op IREE refused, and
+    `F.cross_entropy(..., label_smoothing=0.1)` one it failed to legalize; the model ran in
+    eager. (`nll_loss_forward`, which they come to, is decomposed too: torch-mlir's lowering
+    left an unranked tensor over a dynamic batch.)"""
+    table = torch.export.default_decompositions()
+    return {op: table[op] for op in (_aten.nll_loss_nd.default, _aten.nll_loss.default,
+                                     _aten.cross_entropy_loss.default)}
+
+
 DECOMPOSITIONS = get_decompositions([
     _aten.reflection_pad1d, _aten.reflection_pad2d, _aten.reflection_pad3d, _aten.im2col,
     _aten.logsumexp, _aten.affine_grid_generator, _aten.col2im,
-    _aten.max_unpool2d, _aten.pixel_unshuffle, _aten.xlogy, _aten.take, *FROM_TORCH,
-]) | SPECIAL_FUNCTIONS | INTEGER_OPS | {
+    _aten.max_unpool2d, _aten.pixel_unshuffle, _aten.xlogy, _aten.take, _aten.index_copy,
+    _aten.addmv, _aten.narrow_copy, _aten.smooth_l1_loss, _aten.huber_loss, _aten.hann_window,
+    _aten.nll_loss_forward,
+    *FROM_TORCH,
+]) | _kept_composites() | SPECIAL_FUNCTIONS | INTEGER_OPS | {
     _aten.bucketize.Tensor: _bucketize,
+    _aten.log_softmax.int: _softmax_in(_aten._log_softmax.default),
+    _aten.softmax.int: _softmax_in(_aten._softmax.default),
     **{op.default: _resample(kind) for op, kind in _RESAMPLING.items()},
     _aten.grid_sampler.default: _grid_sampler,
     _aten.scatter_reduce.two: _scatter_reduce,
