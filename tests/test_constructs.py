@@ -1553,6 +1553,20 @@ class ColumnWrittenAtIndices(nn.Module):
         return z
 
 
+class PositionsFromAnUnsavedBuffer(nn.Module):
+    """Positions read from a buffer registered with `persistent=False` (BERT's
+    `position_ids`), sliced to the input's length: torch.export keeps such buffers apart from
+    the state dict, and the import failed."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("position_ids", torch.arange(64)[None], persistent=False)
+        self.positions = nn.Embedding(64, 8)
+
+    def forward(self, x):
+        return x + self.positions(self.position_ids[:, : x.shape[0]])[0]
+
+
 class EarlyExitReturningTuples(nn.Module):
     """Early exits that return `(logits, features)` from inside a loop and a branch, one item
     shared by both returns (BranchyNet-style evaluation code)."""
@@ -1712,6 +1726,8 @@ CONSTRUCTS = {
         (ColumnsGatheredInAnOrder, VECTOR, True),
     "entries of a column written at indices read from the data":
         (ColumnWrittenAtIndices, VECTOR, True),
+    "positions from a buffer registered with persistent=False":
+        (PositionsFromAnUnsavedBuffer, VECTOR, True),
 }
 
 

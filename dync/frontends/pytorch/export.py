@@ -77,7 +77,8 @@ def import_module(
     notes = _tighten_ranges_from_asserts(ep, signature, names)
     if guarded is not None:
         notes.extend(_narrowed(signature, guarded(names)))
-    importer.import_frozen_program(ep, func_name=func_name, import_symbolic_shape_expressions=True)
+    importer.import_frozen_program(_WithUnsavedBuffers(ep), func_name=func_name,
+                                   import_symbolic_shape_expressions=True)
     module = importer.module
     _apply_symbols(module, names, signature.symbols)
     program = finish_import(module, signature, "pytorch", lower, func_name)
@@ -283,6 +284,21 @@ def _decomposed(ep: torch.export.ExportedProgram, hinted: bool = False) -> torch
         ep.graph_module.meta[guards.TRACED_GUARDS] = known
     _importable_sym_ops(ep)
     return ep
+
+
+class _WithUnsavedBuffers:
+    """`ep` with its non-persistent buffers (`register_buffer(..., persistent=False)`, as
+    BERT's `position_ids`) in its state dict, where the importer looks for every buffer:
+    torch.export keeps them in `constants`, and the import failed ("Could not find state
+    mapping for buffer"). Everything else is `ep`'s."""
+
+    def __init__(self, ep: torch.export.ExportedProgram):
+        self._ep = ep
+        unsaved = ep.graph_signature.non_persistent_buffers
+        self.state_dict = {**ep.state_dict, **{name: ep.constants[name] for name in unsaved}}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ep, name)
 
 
 def _shape_env(ep: torch.export.ExportedProgram):
