@@ -3,7 +3,8 @@
 
 A deployed module runs where torch may be absent, and a manifest may come from someone else:
 the spec is parsed as data here. Tuples, lists, dicts and OrderedDicts (what models return)
-are rebuilt without torch, and torch's named tuples of results (`torch.return_types.sort`,
+are rebuilt without torch (and a `None` the model returns, which the compiled function does
+not), and torch's named tuples of results (`torch.return_types.sort`,
 `max(dim)`'s) as such where torch is loaded, as tuples where it is not. The model's own
 namedtuples (`Out = namedtuple("Out", ["logits", "hidden"])`) are written by module, name
 and fields (`namedtuple_node`) and rebuilt as their class where this process defined it
@@ -35,6 +36,8 @@ _DICTS = ("builtins.dict", "collections.OrderedDict")
 _RESULTS = re.compile(r"torch\.return_types\.[A-Za-z_][A-Za-z0-9_]*")
 _MAX_DEPTH = 64
 _NAMEDTUPLE = "namedtuple"
+#: A `None` the model returns: no output of the compiled function, rebuilt as None.
+NONE_NODE = "builtins.NoneType"
 #: The namedtuple classes of outputs this process compiled: (module, qualname, fields) -> class.
 _KNOWN: dict[tuple[str, str, tuple[str, ...]], type] = {}
 
@@ -115,6 +118,10 @@ def _node(data: dict, depth: int) -> Node:
         if children:
             raise ValueError("a leaf has children")
         return Node(None)
+    if kind == NONE_NODE:
+        if children:
+            raise ValueError("a None has children")
+        return Node(NONE_NODE)
     if kind not in _CONTAINERS and kind != _NAMEDTUPLE and not _RESULTS.fullmatch(str(kind)):
         raise _Foreign(str(kind))
     if not isinstance(children, list):
@@ -181,6 +188,8 @@ def _tuple_class(name: str, fields: tuple[str, ...]) -> type:
 def _build(node: Node, leaves) -> Any:
     if node.kind is None:
         return next(leaves)
+    if node.kind == NONE_NODE:
+        return None
     values = [_build(c, leaves) for c in node.children]
     if node.kind == _NAMEDTUPLE:
         return _namedtuple_class(*node.keys)(*values)

@@ -64,6 +64,32 @@ def test_a_dataclass_of_outputs_is_registered_and_returned():
     torch.testing.assert_close(got.logits, want.logits)
 
 
+class ReturnsNones(torch.nn.Module):
+    def forward(self, x):
+        h = x.cumsum(1)
+        return h, None, {"attentions": None, "total": h.sum()}
+
+
+def test_none_outputs_come_back_as_none(tmp_path):
+    """A `None` among the outputs (an optional result the model did not compute, as
+    `(logits, None)` or `{"attentions": None}`) is no output of the compiled function and
+    comes back in its place, also from a saved module; it ran in eager before."""
+    x = torch.randn(2, 7, 4)
+    compiled = dync.compile(ReturnsNones(), (x,), dynamic_shapes=({1: Dim("n", max=64)},),
+                            mode="graph", cache=False)
+    y = torch.randn(2, 10, 4)
+    for module in (compiled, dync.load(compiled.save(tmp_path / "nones.vmfb"))):
+        h, nothing, rest = module(y)
+        assert nothing is None and rest["attentions"] is None and list(rest) == ["attentions",
+                                                                               "total"]
+        torch.testing.assert_close(h, y.cumsum(1))
+        torch.testing.assert_close(rest["total"], y.cumsum(1).sum())
+    bad = json.dumps([1, {"type": "builtins.NoneType", "context": "null", "children_spec": [
+        {"type": None, "context": None, "children_spec": []}]}])
+    with pytest.raises(ModuleFormatError, match="a None has children"):
+        OutputTree(bad)
+
+
 def _tree(fields: list, name: str = "Heads", module: str = "nowhere") -> str:
     leaf = {"type": None, "context": None, "children_spec": []}
     context = json.dumps({"module": module, "name": name, "fields": fields})

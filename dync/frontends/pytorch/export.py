@@ -13,7 +13,7 @@ import logging
 import operator
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import sympy
@@ -24,7 +24,7 @@ from torch.utils import _pytree as pytree
 from torch.utils._sympy.numbers import int_oo
 
 from ...errors import DyncError, OptionError, UnsupportedConstructError
-from ...output_tree import namedtuple_node
+from ...output_tree import NONE_NODE, OutputTree, namedtuple_node
 from ...signature import Signature, SymbolSpec, TensorSpec, dtype_name
 from ..common import ImportedProgram, Lowering, finish_import
 from . import guards, shape_exprs
@@ -599,35 +599,47 @@ def _signature(ep: torch.export.ExportedProgram, names: dict[str, str]) -> Signa
         val = placeholders[name].meta["val"]
         inputs.append(TensorSpec(name, dtype_name(val.dtype), _dims(val.shape, names)))
     output_node = next(n for n in ep.graph.nodes if n.op == "output")
-    outputs = []
+    outputs, nones = [], [out is None for out in output_node.args[0]]
     for i, out in enumerate(output_node.args[0]):
         val = out.meta.get("val") if isinstance(out, torch.fx.Node) else None
+        if out is None:
+            continue
         if not isinstance(val, torch.Tensor):
             raise UnsupportedConstructError(
                 "non-tensor output", f"output {i} is {type(val).__name__}; return tensors only"
             )
-        outputs.append(TensorSpec(f"output_{i}", dtype_name(val.dtype), _dims(val.shape, names)))
+        outputs.append(TensorSpec(f"output_{len(outputs)}", dtype_name(val.dtype),
+                                  _dims(val.shape, names)))
     symbols = {}
     for sym, vr in ep.range_constraints.items():
         if not sym.is_Symbol:  # a derived dim (2*n): its root symbol carries the range
             continue
         name = names.get(str(sym), str(sym))
         symbols[name] = SymbolSpec(name, _bound(vr.lower, 0), _bound(vr.upper, INT64_MAX))
-    tree = _tree_text(ep.call_spec.out_spec) if ep.call_spec.out_spec else None
+    tree = _tree_text(ep.call_spec.out_spec, nones) if ep.call_spec.out_spec else None
+    if any(nones):
+        if tree is None or OutputTree(tree).root is None:
+            raise UnsupportedConstructError(
+                "non-tensor output", f"output {nones.index(True)} is None inside a "
+                "structure only torch rebuilds; return tuples, lists or dicts")
+        output_node.args = (tuple(out for out in output_node.args[0] if out is not None),)
     return Signature(inputs, outputs, symbols, tree)
 
 
-def _tree_text(spec: pytree.TreeSpec) -> str:
+def _tree_text(spec: pytree.TreeSpec, nones: list[bool]) -> str:
     """`treespec_dumps(spec)`, but torch's named tuples of results (`torch.return_types.sort`,
     a `max(dim)`'s), which torch's serializer has no name for, written as
-    `torch.return_types.<name>`, and the model's own namedtuples by module, name and fields
-    (`output_tree` rebuilds both)."""
-    return json.dumps([1, _tree_json(spec)])
+    `torch.return_types.<name>`, the model's own namedtuples by module, name and fields, and
+    the leaves `nones` marks (a `None` the model returns, which the compiled function does
+    not) as `NONE_NODE` (`output_tree` rebuilds all three)."""
+    return json.dumps([1, _tree_json(spec, iter(nones))])
 
 
-def _tree_json(spec: pytree.TreeSpec) -> dict:
-    children = [_tree_json(child) for child in spec.children()]
+def _tree_json(spec: pytree.TreeSpec, nones: Iterator[bool]) -> dict:
+    children = [_tree_json(child, nones) for child in spec.children()]
     if spec.is_leaf():
+        if next(nones, False):
+            return {"type": NONE_NODE, "context": "null", "children_spec": []}
         return {"type": None, "context": None, "children_spec": []}
     if pytree.is_structseq_class(spec.type) and spec.type.__module__ == "torch.return_types":
         kind, context = f"torch.return_types.{spec.type.__name__}", "null"
