@@ -259,6 +259,44 @@ def test_the_first_call_check_leaves_the_model_unchanged():
         torch.testing.assert_close(value, before[key], rtol=0, atol=0)
 
 
+class ScalesItsInput(nn.Module):
+    def forward(self, x):
+        x.mul_(2)  # LINE: writes its input
+        return x + 1
+
+
+class CountsItsCalls(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("calls", torch.zeros(()))
+
+    def forward(self, x):
+        self.calls += 1
+        return x + self.calls
+
+
+@pytest.mark.parametrize("model, what", [(ScalesItsInput, "its input 'x'"),
+                                         (CountsItsCalls, "the buffer 'calls'")])
+def test_an_in_place_write_of_an_input_or_a_buffer_is_refused(model, what):
+    """torch.export returns the new value of an input or buffer written in place beside the
+    results; the compiled module returned it as a result (graph mode failed its first call
+    with a mismatch). It is refused, naming what is written (and the line, for an input);
+    under auto the model runs in eager, writing as eager writes."""
+    source = Path(__file__).read_text().splitlines()
+    line = next(i for i, text in enumerate(source, 1) if "# LINE: writes its input" in text)
+    with pytest.raises(dync.UnsupportedConstructError, match=f"writes {what} in place") as e:
+        dync.compile(model(), (torch.randn(4, 8),), mode="graph", cache=False)
+    if model is ScalesItsInput:
+        assert e.value.source == f"{__file__}:{line}"
+    compiled = dync.compile(model(), (torch.randn(4, 8),), cache=False)
+    assert compiled.report.mode == "eager"
+    assert compiled.report.graph_breaks[0]["construct"] == "in-place write of an input or buffer"
+    x, reference = torch.randn(4, 8), model()
+    twin = x.clone()
+    torch.testing.assert_close(compiled(x), reference(twin))
+    torch.testing.assert_close(x, twin)
+
+
 class Noisy(nn.Module):
     def forward(self, x):
         return x + torch.rand_like(x)

@@ -151,14 +151,16 @@ FAILING_STAGES = ("passes", "iree", "first call")
 def _warn_of_failures(report, model: Any) -> None:
     """Under `auto`, code that dync accepted but then failed to compile or run right (at
     its passes, IREE or the first-call check) runs as Python: correct, but slower than asked
-    for, so say it (an unsupported construct or a timing choice is only in the report)."""
-    failed = [b for b in report.graph_breaks if b.get("stage") in FAILING_STAGES]
+    for, so say it (an unsupported construct or a timing choice is only in the report, unless
+    the model is in training mode, which the warning names)."""
+    training = _trains(model)  # any fallback may come of it (a batch norm's statistics' update)
+    failed = [b for b in report.graph_breaks if b.get("stage") in FAILING_STAGES or training]
     if not failed:
         return
     first = failed[0]
     reason = " ".join(str(first.get("reason", "")).split())[:300]
     where = f" ({first['source']})" if first.get("source") not in (None, "", "-") else ""
-    if _trains(model):
+    if training:
         hint = "The model is in training mode: call model.eval() before dync.compile"
     elif first["stage"] == "first call":
         hint = ("A model whose results are random needs check_first_call=False; otherwise "

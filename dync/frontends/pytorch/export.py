@@ -39,6 +39,7 @@ from .source import (
     is_user_file,
     source_line,
     user_frame_from_message,
+    user_frame_from_stack_trace,
     user_frame_from_traceback,
 )
 from .sym_floats import as_tensor_arithmetic, integer_rounding
@@ -278,6 +279,7 @@ def _decomposed(ep: torch.export.ExportedProgram, hinted: bool = False) -> torch
         warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
         masked_updates_as_where(ep.graph_module)
         ep = ep.run_decompositions(DECOMPOSITIONS)
+    _refuse_state_writes(ep)
     forward_view_writes(ep.graph_module)
     if shape_env is not None:
         _refuse_specialization(shape_env, shape_env.guards[known:])
@@ -299,6 +301,31 @@ class _WithUnsavedBuffers:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._ep, name)
+
+
+_STATE_WRITES = {
+    torch.export.graph_signature.OutputKind.USER_INPUT_MUTATION: "its input",
+    torch.export.graph_signature.OutputKind.BUFFER_MUTATION: "the buffer",
+}
+
+
+def _refuse_state_writes(ep: torch.export.ExportedProgram) -> None:
+    """Refuse a forward that writes an input or a buffer in place (`x.mul_(2)`,
+    `self.calls += 1`): torch.export returns the new value beside the results, and the
+    compiled module, which takes buffers as constants and returns results only, would leave
+    them as they were, unlike eager. `mode="auto"` runs such a model in eager PyTorch."""
+    made = {n.name: n for n in ep.graph.nodes}
+    for spec in ep.graph_signature.output_specs:
+        what = _STATE_WRITES.get(spec.kind)
+        if what is None:
+            continue
+        node = made.get(getattr(spec.arg, "name", None))
+        source = user_frame_from_stack_trace(node.meta.get("stack_trace")) if node else None
+        raise UnsupportedConstructError(
+            "in-place write of an input or buffer",
+            f"forward writes {what} {spec.target!r} in place; the compiled module would "
+            "leave it as it was (write a copy, `x = x * 2` for `x.mul_(2)`, or keep the state "
+            "outside the model)", source)
 
 
 def _shape_env(ep: torch.export.ExportedProgram):
