@@ -81,11 +81,11 @@ def _check_first_call(compiled: CompiledModule, job: _Job) -> None:
     import torch
 
     from ..differential import disagreement
-    from ..frontends.pytorch.host import buffers_restored
+    from ..frontends.pytorch.host import buffers_restored, copied
 
     model, args, report, say = job.model, job.args, job.report, job.say
     with buffers_restored(model), torch.no_grad():
-        want = model(*args)
+        want = model(*copied(args))  # the caller's example stays as it was
     with _stage(report, "first call", say):
         if not _runs_here(compiled, None, report):
             return

@@ -312,7 +312,7 @@ def _record(model, args, host: set[Key], keep: int = EXAMPLES_KEPT
             if from_host:
                 entered[key] = entered.get(key, 0) + 1
             kept = from_host and entered[key] <= keep
-            arguments, keywords = (_copied(a), _copied(kw)) if kept else (a, kw)
+            arguments, keywords = (copied(a), copied(kw)) if kept else (a, kw)
             stack.append(key)
             try:
                 result = original(*a, **kw)
@@ -320,7 +320,7 @@ def _record(model, args, host: set[Key], keep: int = EXAMPLES_KEPT
                 stack.pop()
             if from_host:
                 calls.setdefault(key, []).append(
-                    (arguments, keywords, _copied(result) if kept else result))
+                    (arguments, keywords, copied(result) if kept else result))
                 if kept:
                     examples.setdefault(key, []).append(calls[key][-1])
             return result
@@ -328,7 +328,7 @@ def _record(model, args, host: set[Key], keep: int = EXAMPLES_KEPT
         return call
 
     with intercepted(model, wrap), buffers_restored(model), torch.no_grad():
-        model(*args)
+        model(*copied(args))  # the caller's example stays as it was if the model writes it
     return calls, examples
 
 
@@ -345,7 +345,8 @@ def buffers_restored(model: torch.nn.Module):
                 buffer.copy_(value)
 
 
-def _copied(value: Any) -> Any:
+def copied(value: Any) -> Any:
+    """`value` with each tensor in it cloned."""
     return pytree.tree_map(lambda t: t.clone() if isinstance(t, torch.Tensor) else t, value)
 
 
