@@ -16,6 +16,9 @@ cold, against eager at the same thread count (`benchmarks.realistic`).
 `python -m benchmarks outside`: small dynamic programs written in research code's styles, not for
 dync: modes, correctness and speed against eager (`benchmarks.outside`).
 
+`python -m benchmarks sorts`: sorting ops from 16 to 100000 elements over a dynamic length,
+against eager (`benchmarks.sorts`).
+
 `python -m benchmarks calls`: the floor cost of one call of a compiled module or a host-mode
 sub-DNN, in µs, against eager (`benchmarks.calls`).
 
@@ -43,6 +46,10 @@ def main() -> None:
         from .ops import main as ops
 
         return ops(sys.argv[2:])
+    if sys.argv[1:2] == ["sorts"]:
+        from .sorts import main as sorts
+
+        return sorts(sys.argv[2:])
     if sys.argv[1:2] == ["calls"]:
         from .calls import main as calls
 

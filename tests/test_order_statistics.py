@@ -123,10 +123,62 @@ def test_64_bit_sorts_match_eager_with_ties_and_wide_values():
         f[2, 1] = f[2, 2]
         return i, f
 
-    model = WideSorts().eval()
-    compiled = dync.compile(model, inputs(8), dynamic_shapes=({1: length}, {1: length}),
+    _matches_eager(WideSorts(), inputs, length, example=8, lengths=(3, 8, 33))
+
+
+def _matches_eager(model: torch.nn.Module, inputs, length: Dim, example: int,
+                   lengths: tuple[int, ...]) -> None:
+    """`model` of two inputs of a dynamic `length` (dim 1), compiled on `inputs(example)`,
+    against eager on `inputs(n)` for each of `lengths`."""
+    model = model.eval()
+    compiled = dync.compile(model, inputs(example), dynamic_shapes=({1: length}, {1: length}),
                             mode="graph", cache=False)
-    for n in (3, 8, 33):
+    for n in lengths:
         args = inputs(n)
         for got, want in zip(compiled(*args), model(*args), strict=True):
             _same(got, want)
+
+
+class Sort(torch.nn.Module):
+    def forward(self, x):
+        return torch.sort(x, dim=1, stable=True)
+
+
+def test_64_bit_sort_across_the_digits_boundary():
+    """int64 values just below and above multiples of 2**32, far past 2**24: the high digit
+    was a floor division, which torch-mlir computes in f32, and these came back out of order
+    (a value rounded up to the next multiple got a negative low digit, whose key wrapped)."""
+    big = 2 ** 40 + 2 ** 32
+    x = torch.tensor([[big - 1, 2 ** 40 + 5, big + 3, -(2 ** 41) - 7, -(2 ** 41) + 2 ** 32 - 2, 3,
+                       big - 2, -big + 1]])
+    model = Sort().eval()
+    compiled = dync.compile(model, (x,), dynamic_shapes=({1: Dim("length", min=2, max=64)},),
+                            mode="graph", cache=False, check_first_call=False)
+    for row in (x, x.flip(1), x[:, 2:] * 3 - 1):
+        for got, want in zip(compiled(row), model(row), strict=True):
+            assert torch.equal(got, want)
+
+
+class LongSorts(torch.nn.Module):
+    """Sorts along a dim nothing bounds (radix sorts in dync: IREE's sort is O(n^2) on the
+    CPU), stable in both directions over ties, NaNs, infinities and signed zeros; a top k
+    too large to take in rounds; int64 values past 32 bits."""
+
+    def forward(self, x, i):
+        values, order = torch.sort(x, dim=1, stable=True)
+        return (values, order, *torch.sort(x, dim=1, descending=True, stable=True),
+                torch.topk(x, 40, dim=1).values, torch.argsort(i, dim=1, stable=True),
+                torch.sort(i, dim=1, descending=True, stable=True).values)
+
+
+def test_long_sorts_match_eager_stably():
+    gen = torch.Generator().manual_seed(0)
+
+    def inputs(n):
+        x = (torch.randn(2, n, generator=gen) * 8).round()  # ties
+        x[0, ::7], x[0, 3::11], x[1, 5::13], x[1, 2::17] = NAN, -0.0, -INF, INF
+        i = torch.randint(-50, 50, (2, n), generator=gen)
+        i[1] = 2 ** 40 + torch.randint(-2 ** 33, 2 ** 33, (n,), generator=gen)
+        return x, i
+
+    _matches_eager(LongSorts(), inputs, Dim("length", min=40), example=600, lengths=(40, 600, 2100))

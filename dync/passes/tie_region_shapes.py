@@ -7,8 +7,9 @@ Writes: after each such tensor whose bound dims are computed from symbols the ar
 (a dim of an argument bound to the plain symbol) — the symbols themselves, or sums, products,
 floor and ceiling divisions of them (a strided convolution's or a pooling's output size) — a
 `flow.tensor.tie_shape` of it (between `torch_c` casts) to those same sizes, read with
-`torch.aten.size.int` from the arguments and computed at the function's entry; the tensor's
-later uses read the tied tensor, which is bound like the tensor.
+`torch.aten.size.int` from the arguments and computed at the function's entry (after the
+arguments' bindings); the tensor's later uses read the tied tensor, which is bound like the
+tensor.
 
 Why: IREE 3.13 gives each dynamic dim that leaves an `scf.if` an SSA value of its own. A
 dispatch that meets such a tensor and sizes read from the arguments (a `view` to
@@ -38,6 +39,7 @@ from ..dialects.torch_ops import (
     int_expression,
     is_int_expression,
     leaves_region,
+    owner,
     type_dims,
 )
 from ..dialects.walk import functions, ops_named
@@ -86,10 +88,17 @@ class _EntrySizes:
         self.anchors = _argument_dims(func)
         self.values: dict[sympy.Expr, ir.Value] = {}
         block = func.regions[0].blocks[0]
-        # After the entry block's bindings (which come first there; dync-canonicalize).
-        first = next(op for op in block.operations
-                     if op.name not in ("torch.symbolic_int", BIND))
-        self.ip, self.loc = ir.InsertionPoint(first), first.location
+        # After the arguments' bindings (IREE ties each argument to its sizes at its binding,
+        # and a read of it before that no longer sees it), which come first (dync-canonicalize)
+        # but for what passes put at the entry since (`dync-distinct-fills`' barriers). Not
+        # after later symbols: a data-dependent size's comes where it is computed.
+        bound = [op for op in block.operations if op.name == BIND and owner(op.operands[0]) is None]
+        if bound:
+            self.ip, self.loc = ir.InsertionPoint.after(bound[-1]), bound[-1].location
+        else:
+            first = next(op for op in block.operations
+                         if op.name not in ("torch.symbolic_int", BIND))
+            self.ip, self.loc = ir.InsertionPoint(first), first.location
 
     def can_compute(self, dim: sympy.Expr) -> bool:
         return is_int_expression(dim) and all(s.name in self.anchors for s in dim.free_symbols)

@@ -81,11 +81,14 @@ func.func @sort_head(%x: !torch.vtensor<[4,?],si32>) -> (!torch.vtensor<[4,2],si
 
 // -----
 
-// A sort also read whole is one sort of keys.
+// A sort also read whole, along a dim of at most 512, is one sort of keys.
 // CHECK-LABEL: func.func @sort_head_and_all
 // CHECK:         torch.aten.sort
 // CHECK-NOT:     torch.aten.amin
+// CHECK-NOT:     torch.aten.cumsum
 func.func @sort_head_and_all(%x: !torch.vtensor<[4,?],si32>) -> (!torch.vtensor<[4,2],si32>, !torch.vtensor<[4,?],si64>) {
+  %n = torch.symbolic_int "n" {min_val = 2, max_val = 512} : !torch.int
+  torch.bind_symbolic_shape %x, [%n], affine_map<()[s0] -> (4, s0)> : !torch.vtensor<[4,?],si32>
   %int0 = torch.constant.int 0
   %int1 = torch.constant.int 1
   %int2 = torch.constant.int 2
@@ -134,8 +137,8 @@ func.func @wide_topk(%x: !torch.vtensor<[?],si64>) -> !torch.vtensor<[2],si64> {
 
 // -----
 
-// argsort(stable=True), smallest first, of f16 along a dynamic dim: converted to f32 first,
-// the length read at run time, the index counted up and taken as it is.
+// argsort(stable=True), smallest first, of f16 along a dynamic dim of at most 64: converted
+// to f32 first, the length read at run time, the index counted up and taken as it is.
 // CHECK-LABEL: func.func @argsort_stable
 // CHECK-NOT:     torch.operator
 // CHECK:         %[[F32:.*]] = torch.aten.to.dtype %arg0, %int6
@@ -149,6 +152,8 @@ func.func @wide_topk(%x: !torch.vtensor<[?],si64>) -> !torch.vtensor<[2],si64> {
 // CHECK-NEXT:    %[[IDX:.*]] = torch.aten.remainder.Scalar %[[SORTED]], %int4294967296
 // CHECK-NEXT:    return %[[IDX]]
 func.func @argsort_stable(%x: !torch.vtensor<[2,?],f16>) -> !torch.vtensor<[2,?],si64> {
+  %n = torch.symbolic_int "n" {min_val = 1, max_val = 64} : !torch.int
+  torch.bind_symbolic_shape %x, [%n], affine_map<()[s0] -> (2, s0)> : !torch.vtensor<[2,?],f16>
   %true = torch.constant.bool true
   %false = torch.constant.bool false
   %int1 = torch.constant.int 1
@@ -175,16 +180,19 @@ func.func @msort(%x: !torch.vtensor<[5,3],si32>) -> !torch.vtensor<[5,3],si32> {
 
 // -----
 
-// int64 has no room for the index in one key: two sorts of 32-bit digits. The high digit
-// (floor division by 2**32) and the low one (what remains, shifted into int32's range) of
-// each value; the low digit's keys sorted first, the high digit gathered in that order and
+// int64 has no room for the index in one key: two sorts of 32-bit digits. The low digit (the
+// value modulo 2**32, shifted into int32's range) and the high one (the rest divided by 2**32,
+// exactly: a truncating division of a multiple; torch-mlir computes a floor division in f32)
+// of each value; the low digit's keys sorted first, the high digit gathered in that order and
 // sorted stably (its keys carry the first sort's positions), the two permutations composed,
 // the values gathered. For both sorts here, stable or not, eager's stable order.
 // CHECK-LABEL: func.func @wide
 // CHECK-NOT:     torch.operator
-// CHECK:         %[[HIGH:.*]] = torch.aten.floor_divide.Scalar %arg0, %int4294967296{{.*}}
-// CHECK:         %[[BACK:.*]] = torch.aten.mul.Scalar %[[HIGH]], %int4294967296{{.*}}
-// CHECK:         %[[REST:.*]] = torch.aten.sub.Tensor %arg0, %[[BACK]]
+// CHECK-NOT:     torch.aten.floor_divide
+// CHECK:         %[[REST:.*]] = torch.aten.remainder.Scalar %arg0, %int4294967296{{.*}}
+// CHECK:         %[[MULTIPLE:.*]] = torch.aten.sub.Tensor %arg0, %[[REST]]
+// CHECK:         %[[TRUNC:.*]] = torch.constant.str "trunc"
+// CHECK:         %[[HIGH:.*]] = torch.aten.div.Scalar_mode %[[MULTIPLE]], %int4294967296{{.*}}, %[[TRUNC]]
 // CHECK:         %[[LOW:.*]] = torch.aten.sub.Scalar %[[REST]], %int2147483648{{.*}}
 // CHECK:         %[[LKEYS:.*]] = torch.aten.mul.Scalar %[[LOW]], %int4294967296{{.*}}
 // CHECK:         %[[S1:.*]], %{{.*}} = torch.aten.sort %{{.*}}, %int0{{.*}}, %true
@@ -197,7 +205,7 @@ func.func @msort(%x: !torch.vtensor<[5,3],si32>) -> !torch.vtensor<[5,3],si32> {
 // CHECK:         %[[SECOND:.*]] = torch.aten.rsub.Scalar %[[P2]], %int4294967295{{.*}}
 // CHECK:         %[[IDX:.*]] = torch.aten.gather %[[FIRST]], %int0{{.*}}, %[[SECOND]]
 // CHECK:         %[[VALUES:.*]] = torch.aten.gather %arg0, %int0{{.*}}, %[[IDX]]
-// CHECK:         torch.aten.floor_divide.Scalar %arg0
+// CHECK:         torch.aten.remainder.Scalar %arg0
 // CHECK-COUNT-2: torch.aten.sort %{{.*}}, %int0{{.*}}, %false
 // CHECK:         %[[IDX2:.*]] = torch.aten.gather
 // CHECK:         return %[[VALUES]], %[[IDX]], %[[IDX2]]
@@ -212,7 +220,7 @@ func.func @wide(%x: !torch.vtensor<[7],si64>) -> (!torch.vtensor<[7],si64>, !tor
 
 // -----
 
-// float64: its bits as int64, negatives flipped below -0.0, NaN a quiet NaN's bits (above
+// float64 (at most 100 long): its bits as int64, negatives flipped below -0.0, NaN a quiet NaN's bits (above
 // +inf's, and exact through a float), then the two digit sorts.
 // CHECK-LABEL: func.func @wide_float
 // CHECK:         %[[BITS:.*]] = torch.aten.view.dtype %arg0, %int4{{.*}}
@@ -221,13 +229,93 @@ func.func @wide(%x: !torch.vtensor<[7],si64>) -> (!torch.vtensor<[7],si64>, !tor
 // CHECK:         %[[ORDER:.*]] = torch.aten.where.self %[[NEG]], %[[FLIP]], %[[BITS]]
 // CHECK:         %[[NAN:.*]] = torch.aten.isnan %arg0
 // CHECK:         %[[KEY:.*]] = torch.aten.masked_fill.Scalar %[[ORDER]], %[[NAN]], %int9221120237041090560{{.*}}
-// CHECK:         torch.aten.floor_divide.Scalar %[[KEY]], %int4294967296{{.*}}
+// CHECK:         torch.aten.remainder.Scalar %[[KEY]], %int4294967296{{.*}}
 // CHECK-COUNT-2: torch.aten.sort
 // CHECK-NOT:     torch.aten.sort
 // CHECK:         return
 func.func @wide_float(%x: !torch.vtensor<[?],f64>) -> !torch.vtensor<[?],si64> {
+  %n = torch.symbolic_int "n" {min_val = 0, max_val = 100} : !torch.int
+  torch.bind_symbolic_shape %x, [%n], affine_map<()[s0] -> (s0)> : !torch.vtensor<[?],f64>
   %false = torch.constant.bool false
   %int0 = torch.constant.int 0
   %values, %indices = torch.aten.sort %x, %int0, %false : !torch.vtensor<[?],f64>, !torch.int, !torch.bool -> !torch.vtensor<[?],f64>, !torch.vtensor<[?],si64>
   return %indices : !torch.vtensor<[?],si64>
+}
+
+// -----
+
+// A dim that may be longer than 512 (nothing bounds this one): IREE's sort is O(n^2) on the
+// CPU, so past 512 elements (an scf.if on the length, known on the host) a radix sort of the
+// order's 32 bits instead, 4 bits a round, each a stable counting sort; up to 512 the sort of
+// keys. The radix sort: the order made unsigned; the positions start as 0..n-1. A round: the
+// digit (an exact truncating division past the first round, then modulo 16), one-hot against
+// 0..15, its running count along the dim (int32), the row's counts (the last row of it), the
+// count of smaller digits before each (an exclusive running sum of those), each element's
+// destination (smaller digits + equal ones up to it - 1), and the positions scattered there.
+// The next round's digits are read through the new positions; the last round's positions are
+// the result.
+// CHECK-LABEL: func.func @argsort_long
+// CHECK:         %[[N:.*]] = torch.aten.size.int %arg0, %int1
+// CHECK:         %[[SHORT:.*]] = torch.aten.le.int %[[N]], %int512
+// CHECK:         %[[FLAG:.*]] = torch_c.to_i1 %[[SHORT]]
+// CHECK:         %[[CHOSEN:.*]] = scf.if %[[FLAG]] -> (tensor<3x?xi64>) {
+// CHECK-NOT:       torch.aten.cumsum
+// CHECK:           torch.aten.sort
+// CHECK:           scf.yield
+// CHECK-NEXT:    } else {
+// CHECK-NOT:       torch.aten.sort
+// CHECK:           %[[U:.*]] = torch.aten.add.Scalar %{{.*}}, %int2147483648
+// CHECK:           %[[DIGITS:.*]] = torch.aten.arange %int16,
+// CHECK:           %[[ZERO:.*]] = torch.aten.zeros_like %{{.*}} -> !torch.vtensor<[3,?],si64>
+// CHECK:           %[[POS0:.*]] = torch.aten.add.Tensor %[[ZERO]], %{{.*}} -> !torch.vtensor<[3,?],si64>
+// CHECK:           %[[LAST:.*]] = torch.aten.sub.int %{{.*}}, %int1{{.*}}
+// CHECK:           %[[D:.*]] = torch.aten.remainder.Scalar %[[U]], %int16
+// CHECK:           %[[COL:.*]] = torch.aten.unsqueeze %[[D]], %int2
+// CHECK:           %[[EQ:.*]] = torch.aten.eq.Tensor %[[COL]], %[[DIGITS]] {{.*}} -> !torch.vtensor<[3,?,16],i1>
+// CHECK:           %[[HOT:.*]] = torch.aten.to.dtype %[[EQ]], %int3
+// CHECK:           %[[RUNNING:.*]] = torch.aten.cumsum %[[HOT]], %int1{{.*}}, %int3
+// CHECK:           %[[COUNTS:.*]] = torch.aten.slice.Tensor %[[RUNNING]], %int1{{.*}}, %[[LAST]], {{.*}} -> !torch.vtensor<[3,1,16],si32>
+// CHECK:           %[[UPTO:.*]] = torch.aten.cumsum %[[COUNTS]], %int2, %int3
+// CHECK:           %[[BEFORE:.*]] = torch.aten.sub.Tensor %[[UPTO]], %[[COUNTS]]
+// CHECK:           %[[END:.*]] = torch.aten.add.Tensor %[[RUNNING]], %[[BEFORE]]
+// CHECK:           %[[SLOT:.*]] = torch.aten.sub.Scalar %[[END]], %int1{{.*}}
+// CHECK:           %[[TAKEN:.*]] = torch.aten.gather %[[SLOT]], %int2, %[[COL]]
+// CHECK:           %[[DEST:.*]] = torch.aten.squeeze.dim %[[TAKEN]], %int2
+// CHECK:           %[[DEST64:.*]] = torch.aten.to.dtype %[[DEST]], %int4
+// CHECK:           %[[INTO:.*]] = torch.aten.zeros_like %[[POS0]]
+// CHECK:           %[[POS1:.*]] = torch.aten.scatter.src %[[INTO]], %int1{{.*}}, %[[DEST64]], %[[POS0]]
+// CHECK:           %[[KEYS:.*]] = torch.aten.gather %[[U]], %int1{{.*}}, %[[POS1]]
+// CHECK:           torch.aten.div.Scalar_mode %[[KEYS]], %int16,
+// CHECK-COUNT-6:   torch.aten.scatter.src
+// CHECK:           %[[POS8:.*]] = torch.aten.scatter.src
+// CHECK-NOT:       torch.aten.scatter.src
+// CHECK:           %[[OUT:.*]] = torch_c.to_builtin_tensor %[[POS8]]
+// CHECK-NEXT:      scf.yield %[[OUT]]
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[IDX:.*]] = torch_c.from_builtin_tensor %[[CHOSEN]]
+// CHECK-NEXT:    return %[[IDX]]
+func.func @argsort_long(%x: !torch.vtensor<[3,?],f32>) -> !torch.vtensor<[3,?],si64> {
+  %false = torch.constant.bool false
+  %int1 = torch.constant.int 1
+  %0 = torch.aten.argsort %x, %int1, %false : !torch.vtensor<[3,?],f32>, !torch.int, !torch.bool -> !torch.vtensor<[3,?],si64>
+  return %0 : !torch.vtensor<[3,?],si64>
+}
+
+// -----
+
+// Descending, along a static dim of 600 (a radix sort, no choice at run time): the complement of the order, so that the stable
+// ascending radix sort of it puts the greatest first and, among equal values, the lowest
+// position first (eager's stable order); the values gathered at the positions.
+// CHECK-LABEL: func.func @sort_descending_long
+// CHECK-NOT:     torch.aten.sort
+// CHECK-NOT:     scf.if
+// CHECK:         torch.aten.rsub.Scalar %{{.*}}, %int2147483647
+// CHECK-COUNT-8: torch.aten.scatter.src %{{.*}}, %int0
+// CHECK:         %[[VALUES:.*]] = torch.aten.gather %arg0, %int0
+// CHECK:         return %[[VALUES]]
+func.func @sort_descending_long(%x: !torch.vtensor<[600],si32>) -> !torch.vtensor<[600],si32> {
+  %true = torch.constant.bool true
+  %int0 = torch.constant.int 0
+  %values, %indices = torch.aten.sort %x, %int0, %true : !torch.vtensor<[600],si32>, !torch.int, !torch.bool -> !torch.vtensor<[600],si32>, !torch.vtensor<[600],si64>
+  return %values : !torch.vtensor<[600],si32>
 }

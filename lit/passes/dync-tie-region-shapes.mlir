@@ -113,3 +113,34 @@ module attributes {dync.symbols = {height = {max = 64 : i64, min = 8 : i64}, wid
     return %t : !torch.vtensor<[?,?,?],f32>
   }
 }
+
+// -----
+
+// Ops before the arguments' symbols and bindings (the barriered constants `dync-distinct-fills`
+// puts at the entry): the sizes are read after the bindings all the same (IREE ties an
+// argument to its sizes at its binding; a read before it no longer sees the argument).
+// CHECK-LABEL: func.func @main
+// CHECK:         util.optimization_barrier
+// CHECK:         %[[B:.+]] = torch.symbolic_int "batch"
+// CHECK-NEXT:    torch.bind_symbolic_shape %arg0
+// CHECK-NEXT:    %[[AXIS:.+]] = torch.constant.int 0
+// CHECK-NEXT:    %[[SIZE:.+]] = torch.aten.size.int %arg0, %[[AXIS]]
+// CHECK:         flow.tensor.tie_shape
+module attributes {dync.symbols = {batch = {max = 64 : i64, min = 1 : i64}}} {
+  func.func @main(%arg0: !torch.vtensor<[?,8],f32> {dync.shape = ["batch", 8]}, %flag: !torch.bool) -> (!torch.vtensor<[?,8],f32> {dync.shape = ["batch", 8]}) attributes {dync.entry} {
+    %zero = arith.constant 0 : i64
+    %kept = util.optimization_barrier %zero : i64
+    %b = torch.symbolic_int "batch" {min_val = 1, max_val = 64} : !torch.int
+    torch.bind_symbolic_shape %arg0, [%b], affine_map<()[s0] -> (s0, 8)> : !torch.vtensor<[?,8],f32>
+    %c = torch_c.to_i1 %flag
+    %x = torch_c.to_builtin_tensor %arg0 : !torch.vtensor<[?,8],f32> -> tensor<?x8xf32>
+    %r = scf.if %c -> (tensor<?x8xf32>) {
+      scf.yield %x : tensor<?x8xf32>
+    } else {
+      scf.yield %x : tensor<?x8xf32>
+    }
+    %h = torch_c.from_builtin_tensor %r : tensor<?x8xf32> -> !torch.vtensor<[?,8],f32>
+    torch.bind_symbolic_shape %h, [%b], affine_map<()[s0] -> (s0, 8)> : !torch.vtensor<[?,8],f32>
+    return %h : !torch.vtensor<[?,8],f32>
+  }
+}

@@ -74,7 +74,7 @@ def import_module(
             ep, rewrite, guarded = _export_guarded(model, args, declared, trace_branches, error)
     names = _user_symbol_names(declared, args, ep)
     importer = FxImporter(context=context, graph_node_importer_cls=DyncGraphNodeImporter)
-    signature = _signature(ep, names)
+    signature = _signature(ep, names, _none_outputs_dropped(ep))
     notes = _tighten_ranges_from_asserts(ep, signature, names)
     if guarded is not None:
         notes.extend(_narrowed(signature, guarded(names)))
@@ -619,18 +619,34 @@ def _bound(value, default: int) -> int:
     return max(min(int(value), INT64_MAX), 0)
 
 
-def _signature(ep: torch.export.ExportedProgram, names: dict[str, str]) -> Signature:
+def _none_outputs_dropped(ep: torch.export.ExportedProgram) -> list[bool]:
+    """Which of `ep`'s outputs are None (which the compiled function does not return; the
+    output tree marks them), taken out of its graph's output node, so that the importer never
+    sees them."""
+    output_node = next(n for n in ep.graph.nodes if n.op == "output")
+    nones = [out is None for out in output_node.args[0]]
+    if any(nones):
+        output_node.args = (tuple(out for out in output_node.args[0] if out is not None),)
+    return nones
+
+
+def _signature(ep: torch.export.ExportedProgram, names: dict[str, str],
+               nones: list[bool]) -> Signature:
+    """`ep`'s inputs, outputs (`nones`: which of the model's outputs were None, dropped by
+    `_none_outputs_dropped`), symbols and output tree."""
     placeholders = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
     inputs = []
     for name in ep.graph_signature.user_inputs:
         val = placeholders[name].meta["val"]
         inputs.append(TensorSpec(name, dtype_name(val.dtype), _dims(val.shape, names)))
     output_node = next(n for n in ep.graph.nodes if n.op == "output")
-    outputs, nones = [], [out is None for out in output_node.args[0]]
-    for i, out in enumerate(output_node.args[0]):
-        val = out.meta.get("val") if isinstance(out, torch.fx.Node) else None
-        if out is None:
+    outputs = []
+    tensor_outputs = iter(output_node.args[0])
+    for i, none in enumerate(nones):
+        if none:
             continue
+        out = next(tensor_outputs)
+        val = out.meta.get("val") if isinstance(out, torch.fx.Node) else None
         if not isinstance(val, torch.Tensor):
             raise UnsupportedConstructError(
                 "non-tensor output", f"output {i} is {type(val).__name__}; return tensors only"
@@ -649,7 +665,6 @@ def _signature(ep: torch.export.ExportedProgram, names: dict[str, str]) -> Signa
             raise UnsupportedConstructError(
                 "non-tensor output", f"output {nones.index(True)} is None inside a "
                 "structure only torch rebuilds; return tuples, lists or dicts")
-        output_node.args = (tuple(out for out in output_node.args[0] if out is not None),)
     return Signature(inputs, outputs, symbols, tree)
 
 
