@@ -145,6 +145,10 @@ class Signature:
     symbols: dict[str, SymbolSpec] = field(default_factory=dict)
     # How flat outputs are nested: a torch pytree spec string, or None for a flat list.
     output_tree: str | None = None
+    # (output, input): that output is the new value of that (flat) input, which the forward
+    # writes in place (`x.mul_(2)`); the runtime writes it into the caller's argument after
+    # the call, and the output tree nests the other outputs.
+    input_writes: tuple[tuple[int, int], ...] = ()
     # (dtype, shape) of each argument -> symbol values, for arguments already accepted.
     _accepted: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
@@ -187,9 +191,19 @@ class Signature:
 
     @property
     def output_nester(self) -> Callable[[list], Any] | None:
-        """What nests the flat outputs of a call as `output_tree` says (None: a flat list)."""
+        """What nests the flat outputs of a call as `output_tree` says (None: a flat list),
+        those `input_writes` names left out."""
         tree = self._tree
-        return None if tree is None else tree.nester
+        nest = None if tree is None else tree.nester
+        if not self.input_writes:
+            return nest
+        written = {k for k, _ in self.input_writes}
+
+        def results(outputs: list) -> Any:
+            kept = [o for k, o in enumerate(outputs) if k not in written]
+            return kept if nest is None else nest(kept)
+
+        return results
 
     @functools.cached_property
     def fixed_inputs(self) -> tuple[tuple[int, TensorSpec], ...]:
@@ -214,6 +228,7 @@ class Signature:
             "outputs": [_spec_json(t) for t in self.outputs],
             "symbols": {k: v.to_json() for k, v in self.symbols.items()},
             "output_tree": self.output_tree,
+            **({"input_writes": [list(w) for w in self.input_writes]} if self.input_writes else {}),
         }
 
     @classmethod
@@ -233,12 +248,11 @@ class Signature:
             symbols[name] = SymbolSpec(name, spec["min"], spec["max"], *_declared(spec, where))
         tree = data.get("output_tree")
         _expect(tree is None or isinstance(tree, str), where, "the output tree is not text")
-        signature = cls(
-            inputs=[_tensor_spec(t, where) for t in data["inputs"]],
-            outputs=[_tensor_spec(t, where) for t in data["outputs"]],
-            symbols=symbols,
-            output_tree=tree,
-        )
+        inputs = [_tensor_spec(t, where) for t in data["inputs"]]
+        outputs = [_tensor_spec(t, where) for t in data["outputs"]]
+        signature = cls(inputs=inputs, outputs=outputs, symbols=symbols, output_tree=tree,
+                        input_writes=_input_writes(data.get("input_writes", []), inputs, outputs,
+                                                   where))
         if tree is not None:
             signature.__dict__["_tree"] = OutputTree(tree, where)
         return signature
@@ -347,6 +361,25 @@ def evaluate(expr: str, values: dict[str, int]) -> int | None:
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*", re.ASCII)
 # The longest assumption text a symbol keeps (the guards torch.export kept, cut there).
 MAX_ASSUMES = 2000
+
+
+def _input_writes(data: Any, inputs: list[TensorSpec], outputs: list[TensorSpec],
+                  where: str) -> tuple[tuple[int, int], ...]:
+    """`input_writes` as `to_json` wrote them: distinct outputs and inputs, each pair of one
+    dtype and rank."""
+    _expect(isinstance(data, list), where, "the signature's 'input_writes' is not a list")
+    writes = []
+    for pair in data:
+        _expect(isinstance(pair, list) and len(pair) == 2 and all(_is_int(v) for v in pair)
+                and 0 <= pair[0] < len(outputs) and 0 <= pair[1] < len(inputs), where,
+                f"malformed input write {pair!r:.100}")
+        out, arg = outputs[pair[0]], inputs[pair[1]]
+        _expect(out.dtype == arg.dtype and out.rank == arg.rank, where,
+                f"input write {pair!r}: output and input differ in dtype or rank")
+        writes.append((pair[0], pair[1]))
+    _expect(len({k for k, _ in writes}) == len({i for _, i in writes}) == len(writes), where,
+            "an output or an input written twice in 'input_writes'")
+    return tuple(writes)
 
 
 def _is_int(value: Any) -> bool:

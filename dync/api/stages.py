@@ -84,13 +84,19 @@ def _check_first_call(compiled: CompiledModule, job: _Job) -> None:
     from ..frontends.pytorch.host import buffers_restored, copied
 
     model, args, report, say = job.model, job.args, job.report, job.say
+    # Both on copies: the caller's example stays as it was, and the inputs a forward writes
+    # in place are compared as written.
+    theirs, mine = copied(args), copied(args)
     with buffers_restored(model), torch.no_grad():
-        want = model(*copied(args))  # the caller's example stays as it was
+        want = model(*theirs)
     with _stage(report, "first call", say):
         if not _runs_here(compiled, None, report):
             return
-        got = compiled(*args)
+        got = compiled(*mine)
         problem = disagreement(got, want)
+        if not problem and compiled.signature.input_writes:
+            problem = disagreement(mine, theirs)
+            problem = problem and f"the inputs it writes in place: {problem}"
         if problem:
             raise CompilationError("the compiled module disagrees with eager PyTorch on the "
                                    f"example inputs: {problem}")
@@ -146,12 +152,13 @@ def _graph_slower_than_eager(compiled: CompiledModule, job: _Job) -> str | None:
     GRAPH_TIMING_FLOOR_S a call, or where `eager_if_faster` or the first-call check is off."""
     import torch
 
-    from ..frontends.pytorch.host import buffers_restored
+    from ..frontends.pytorch.host import buffers_restored, copied
 
     options, model, args = job.options, job.model, job.args
     if not (options.eager_if_faster and options.check_first_call) or args is None \
             or not _runs_here(compiled, None, job.report):
         return None
+    args = copied(args)  # a forward may write its inputs in place: not the caller's example
     with buffers_restored(model), torch.no_grad():
         least = float("inf")
         for _ in range(EAGER_PROBES):
@@ -160,7 +167,7 @@ def _graph_slower_than_eager(compiled: CompiledModule, job: _Job) -> str | None:
             least = min(least, time.perf_counter() - began)
             if least < GRAPH_TIMING_FLOOR_S:
                 return None
-    return slower_than(compiled, model, [tuple(args)], model, GRAPH_TIMING_FLOOR_S)
+    return slower_than(compiled, model, [args], model, GRAPH_TIMING_FLOOR_S)
 
 
 def _runs_here(compiled: CompiledModule, function: str | None, report: Report) -> bool:
@@ -206,7 +213,7 @@ def _import(model: Any, args, dynamic_shapes, session: CompilerSession,
 
         return import_module(model, args if isinstance(args, tuple | list) else (args,),
                              dynamic_shapes, session.context, lower=lower_control_flow,
-                             trace_branches=trace_branches)
+                             trace_branches=trace_branches, input_writes=True)
     raise OptionError(
         f"dync.compile takes an nn.Module, an ONNX ModelProto or a path to a .onnx file, "
         f"got {type(model).__name__}"

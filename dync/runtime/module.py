@@ -104,7 +104,8 @@ class CompiledModule:
         # in the checks and the nesting (`python -m benchmarks calls`). Not for modules
         # that check input values (`check_values`) or decode a branch trace.
         self._fast: dict[tuple, tuple[Callable[[list], Any], Callable[[Any], np.ndarray]]] = {}
-        self._fast_ok = not self._branch_sites and not manifest.signature.fixed_inputs
+        self._fast_ok = not self._branch_sites and not manifest.signature.fixed_inputs \
+            and not manifest.signature.input_writes
         # Modules compiled for the other parts of a dim's declared range, where this one's
         # trace does not hold (`dync.compile(mode="auto")` adds them): a call outside this
         # module's range runs in the first that takes its sizes, before `fallback`.
@@ -255,6 +256,9 @@ class CompiledModule:
         self.signature.check_values(arrays)
         run = self._runner(plan, self.signature, as_torch, (self.seen_sizes, plan.sizes))
         result = run(arrays)
+        if self.signature.input_writes:
+            result, written = result
+            _write_back(flat, written, self.signature.input_writes)
         if self._fast_ok and len(flat) == len(args):
             tensors = as_torch and all(not isinstance(a, np.ndarray) for a in args)
             remember_fast(self._fast, args, (run, _tensor_array if tensors else _to_numpy))
@@ -313,8 +317,9 @@ class CompiledModule:
         declared = (signature.declared_dtypes if through_numpy else _signed) if retyped else None
         from_numpy = torch_from_array if as_torch and through_numpy else None
         nest = signature.output_nester
+        written = [k for k, _ in signature.input_writes]
 
-        if carried is arguments is declared is from_numpy is None:  # the usual call
+        if carried is arguments is declared is from_numpy is None and not written:  # usual
             def run(arrays: list) -> Any:
                 try:
                     with lock:
@@ -341,6 +346,8 @@ class CompiledModule:
                 outputs = declared(outputs)
             if from_numpy is not None:
                 outputs = [from_numpy(o) for o in outputs]
+            if written:  # the results, and the new values of the inputs written in place
+                return nest(outputs), [outputs[k] for k in written]
             return outputs if nest is None else nest(outputs)
 
         return run
@@ -416,6 +423,24 @@ def _signed(tensors: list) -> list:
 def _signed_twins() -> dict:
     torch = sys.modules["torch"]
     return {getattr(torch, f"uint{bits}"): getattr(torch, f"int{bits}") for bits in (8, 16, 32, 64)}
+
+
+def _write_back(arguments: list, values: list, writes: tuple[tuple[int, int], ...]) -> None:
+    """Write each new value of an input the forward writes in place (`values`, one per
+    `Signature.input_writes` pair) into the caller's argument, as eager PyTorch leaves it."""
+    for value, (_, i) in zip(values, writes, strict=True):
+        target = arguments[i]
+        if isinstance(target, np.ndarray):
+            try:
+                np.copyto(target, np.asarray(value))
+            except ValueError as e:  # read-only
+                raise InputError(f"input {i} is written in place by the model, but the array "
+                                 f"passed for it cannot be written: {e}") from e
+            continue
+        torch = sys.modules["torch"]
+        with torch.no_grad():
+            target.copy_(value if isinstance(value, torch.Tensor)
+                         else torch.from_numpy(np.asarray(value)))
 
 
 def _fast_key(args: tuple) -> tuple | None:

@@ -57,10 +57,14 @@ def import_module(
     lower: Lowering,
     func_name: str = "main",
     trace_branches: bool = False,
+    input_writes: bool = False,
 ) -> ImportedProgram:
     """`dynamic_shapes` as torch.export takes them, or already read (`DeclaredShapes`);
     `lower`: the control-flow lowering that ends the import (`dync.passes.lower_control_flow`).
-    `trace_branches`: the module also returns its branch trace (see `_WithBranchTrace`)."""
+    `trace_branches`: the module also returns its branch trace (see `_WithBranchTrace`).
+    `input_writes`: a forward that writes an input in place (`x.mul_(2)`) is taken, the new
+    value returned first among the results and named in `Signature.input_writes` (the
+    runtime writes it back into the caller's argument); else it is refused."""
     args = _unaliased(tuple(args))
     declared = DeclaredShapes.of(_forward_of(model), args, dynamic_shapes)
     export_shapes = declared.for_export()
@@ -72,6 +76,7 @@ def import_module(
             guarded = None
         except DyncError as error:
             ep, rewrite, guarded = _export_guarded(model, args, declared, trace_branches, error)
+    _refuse_state_writes(ep, inputs=not input_writes)
     names = _user_symbol_names(declared, args, ep)
     importer = FxImporter(context=context, graph_node_importer_cls=DyncGraphNodeImporter)
     signature = _signature(ep, names, _none_outputs_dropped(ep))
@@ -279,7 +284,7 @@ def _decomposed(ep: torch.export.ExportedProgram, hinted: bool = False) -> torch
         warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
         masked_updates_as_where(ep.graph_module)
         ep = ep.run_decompositions(DECOMPOSITIONS)
-    _refuse_state_writes(ep)
+    _refuse_state_writes(ep, inputs=False)
     forward_view_writes(ep.graph_module)
     if shape_env is not None:
         _refuse_specialization(shape_env, shape_env.guards[known:])
@@ -309,14 +314,16 @@ _STATE_WRITES = {
 }
 
 
-def _refuse_state_writes(ep: torch.export.ExportedProgram) -> None:
-    """Refuse a forward that writes an input or a buffer in place (`x.mul_(2)`,
-    `self.calls += 1`): torch.export returns the new value beside the results, and the
-    compiled module, which takes buffers as constants and returns results only, would leave
-    them as they were, unlike eager. `mode="auto"` runs such a model in eager PyTorch."""
+def _refuse_state_writes(ep: torch.export.ExportedProgram, inputs: bool) -> None:
+    """Refuse a forward that writes a buffer in place (`self.calls += 1`), or (`inputs`) an
+    input (`x.mul_(2)`): torch.export returns the new value beside the results, and the
+    compiled module, which takes buffers as constants, would leave them as they were, unlike
+    eager. `mode="auto"` runs such a model in eager PyTorch."""
     made = {n.name: n for n in ep.graph.nodes}
+    refused = {kind: what for kind, what in _STATE_WRITES.items()
+               if inputs or kind is not torch.export.graph_signature.OutputKind.USER_INPUT_MUTATION}
     for spec in ep.graph_signature.output_specs:
-        what = _STATE_WRITES.get(spec.kind)
+        what = refused.get(spec.kind)
         if what is None:
             continue
         node = made.get(getattr(spec.arg, "name", None))
@@ -659,13 +666,24 @@ def _signature(ep: torch.export.ExportedProgram, names: dict[str, str],
             continue
         name = names.get(str(sym), str(sym))
         symbols[name] = SymbolSpec(name, _bound(vr.lower, 0), _bound(vr.upper, INT64_MAX))
+    writes = _input_writes(ep)
+    nones = nones[len(writes):]  # the model's own results, which the output tree nests
     tree = _tree_text(ep.call_spec.out_spec, nones) if ep.call_spec.out_spec else None
     if any(nones):
         if tree is None or OutputTree(tree).root is None:
             raise UnsupportedConstructError(
                 "non-tensor output", f"output {nones.index(True)} is None inside a "
                 "structure only torch rebuilds; return tuples, lists or dicts")
-    return Signature(inputs, outputs, symbols, tree)
+    return Signature(inputs, outputs, symbols, tree, input_writes=writes)
+
+
+def _input_writes(ep: torch.export.ExportedProgram) -> tuple[tuple[int, int], ...]:
+    """(output, input) for each input the forward writes in place: torch.export returns each
+    new value first among the outputs, in `output_specs`' order."""
+    inputs = list(ep.graph_signature.user_inputs)
+    return tuple((k, inputs.index(spec.target))
+                 for k, spec in enumerate(ep.graph_signature.output_specs)
+                 if spec.kind is torch.export.graph_signature.OutputKind.USER_INPUT_MUTATION)
 
 
 def _tree_text(spec: pytree.TreeSpec, nones: list[bool]) -> str:
