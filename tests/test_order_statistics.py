@@ -182,3 +182,48 @@ def test_long_sorts_match_eager_stably():
         return x, i
 
     _matches_eager(LongSorts(), inputs, Dim("length", min=40), example=600, lengths=(40, 600, 2100))
+
+
+class RanksWithTies(torch.nn.Module):
+    def forward(self, x):
+        scores = torch.relu(x).round()  # zeros and small integers: many ties
+        return scores.argsort(dim=1), scores.topk(20, dim=1).indices, scores.sort(dim=1)[1]
+
+
+def test_ties_in_the_example_are_not_a_mismatch():
+    """Eager's sorts (not `stable=True`) and `topk` order equal values as their kernels leave
+    them (not stably past 16 elements on the CPU); dync's order is the stable one. The first
+    call is checked against eager with its sorts stable where they differ: graph mode
+    compiles such a model instead of refusing it, and its results are the stable ones."""
+    from dync.frontends.pytorch.stable_sorts import stable_sorts
+
+    model = RanksWithTies().eval()
+    x = torch.randn(3, 100) * 3
+    compiled = dync.compile(model, (x,), dynamic_shapes=({1: Dim("length", min=20, max=256)},),
+                            mode="graph", cache=False)
+    for n in (20, 100, 256):
+        x = torch.randn(3, n) * 3
+        with stable_sorts():
+            want = model(x)
+        for got, expected in zip(compiled(x), want, strict=True):
+            assert torch.equal(got, expected)
+
+
+class RanksThenDecides(torch.nn.Module):
+    def score(self, x):
+        s = torch.relu(x).round()
+        return s.argsort(dim=-1), s.sum()
+
+    def forward(self, x):
+        order, total = self.score(x)
+        if float(total) > 1000.0:  # a Python number read from data: host mode
+            return order * 2
+        return order
+
+
+def test_ties_in_a_sub_dnn_call_are_not_a_mismatch():
+    """Host mode checks each sub-DNN on the calls the example made the same way: against eager
+    with its sorts stable where plain eager orders ties otherwise."""
+    compiled = dync.compile(RanksThenDecides(), (torch.randn(2, 200) * 3,), mode="host",
+                            cache=False, eager_if_faster=False)
+    assert [b["stage"] for b in compiled.report.graph_breaks] == ["capture"]

@@ -8,7 +8,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,26 +77,41 @@ def _manifest(vmfb: bytes, session: CompilerSession, tgt, report: Report, signat
 
 def _check_first_call(compiled: CompiledModule, job: _Job) -> None:
     """Run `compiled` on the example inputs and compare with eager PyTorch; raise a
-    CompilationError (stage "first call") when they disagree or the call fails."""
+    CompilationError (stage "first call") when they disagree or the call fails. Where they
+    disagree, eager runs again with its sorts stable (`stable_sorts`): among equal values
+    its own sorts order positions as their kernels leave them, dync's stably."""
     import torch
 
     from ..differential import disagreement
     from ..frontends.pytorch.host import buffers_restored, copied
+    from ..frontends.pytorch.stable_sorts import stable_sorts
 
     model, args, report, say = job.model, job.args, job.report, job.say
-    # Both on copies: the caller's example stays as it was, and the inputs a forward writes
-    # in place are compared as written.
-    theirs, mine = copied(args), copied(args)
-    with buffers_restored(model), torch.no_grad():
-        want = model(*theirs)
+
+    def eager(stable: bool) -> tuple[Any, Any]:
+        # On a copy: the caller's example stays as it was, and the inputs a forward writes
+        # in place are compared as written.
+        theirs = copied(args)
+        with buffers_restored(model), torch.no_grad(), \
+                stable_sorts() if stable else nullcontext():
+            return model(*theirs), theirs
+
+    def difference(want: tuple[Any, Any]) -> str | None:
+        problem = disagreement(got, want[0])
+        if not problem and compiled.signature.input_writes:
+            problem = disagreement(mine, want[1])
+            problem = problem and f"the inputs it writes in place: {problem}"
+        return problem
+
+    want = eager(stable=False)
     with _stage(report, "first call", say):
         if not _runs_here(compiled, None, report):
             return
+        mine = copied(args)
         got = compiled(*mine)
-        problem = disagreement(got, want)
-        if not problem and compiled.signature.input_writes:
-            problem = disagreement(mine, theirs)
-            problem = problem and f"the inputs it writes in place: {problem}"
+        problem = difference(want)
+        if problem and not difference(eager(stable=True)):
+            problem = None
         if problem:
             raise CompilationError("the compiled module disagrees with eager PyTorch on the "
                                    f"example inputs: {problem}")
