@@ -191,19 +191,22 @@ class Signature:
 
     @property
     def output_nester(self) -> Callable[[list], Any] | None:
-        """What nests the flat outputs of a call as `output_tree` says (None: a flat list),
-        those `input_writes` names left out."""
+        """What a call's flat outputs become (None: they stay a flat list): nested as
+        `output_tree` says; where the forward writes inputs in place, a pair of those results
+        without the outputs `input_writes` names, and the new values of the inputs in its
+        order."""
         tree = self._tree
         nest = None if tree is None else tree.nester
         if not self.input_writes:
             return nest
-        written = {k for k, _ in self.input_writes}
+        written = [k for k, _ in self.input_writes]
+        skipped = set(written)
 
-        def results(outputs: list) -> Any:
-            kept = [o for k, o in enumerate(outputs) if k not in written]
-            return kept if nest is None else nest(kept)
+        def split(outputs: list) -> tuple[Any, list]:
+            kept = [o for k, o in enumerate(outputs) if k not in skipped]
+            return kept if nest is None else nest(kept), [outputs[k] for k in written]
 
-        return results
+        return split
 
     @functools.cached_property
     def fixed_inputs(self) -> tuple[tuple[int, TensorSpec], ...]:

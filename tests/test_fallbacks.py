@@ -333,6 +333,38 @@ def test_an_input_written_in_place_is_written_back(tmp_path):
         compiled(np.zeros((2, 8), np.float32), frozen)
 
 
+class WritesItsInputThenBranches(nn.Module):
+    def __init__(self, write_in_branch: bool = False):
+        super().__init__()
+        self.write_in_branch = write_in_branch
+
+    def forward(self, x):
+        x.mul_(2)
+        x += 1
+        if x.sum() > 0:  # a branch on data: the import rewrites this forward
+            if self.write_in_branch:
+                x.add_(1)
+            return x * 3
+        return x - 1
+
+
+@pytest.mark.parametrize("write_in_branch", [False, True])
+def test_an_input_written_before_a_branch_is_written_back(write_in_branch):
+    """Where the import rewrites a forward (a branch on data), its in-place statements outside
+    the branch still write the caller's tensor, as eager does. One inside the branch is made
+    on the branch's own value: the first-call check finds the caller's tensor would differ
+    from eager's, and `auto` leaves the model to eager, which writes it."""
+    model = WritesItsInputThenBranches(write_in_branch)
+    compiled = dync.compile(model, (torch.ones(3, 4),), cache=False,
+                            dynamic_shapes=({0: Dim("batch", min=1, max=8)},))
+    assert compiled.report.mode == ("eager" if write_in_branch else "in-graph")
+    for sign in (1.0, -1.0):
+        x = torch.full((5, 4), sign)
+        twin = x.clone()
+        torch.testing.assert_close(compiled(x), model(twin))
+        torch.testing.assert_close(x, twin)
+
+
 @pytest.mark.parametrize("writes", [[[2, 0]], [[0, 0], [1, 0]], [[0]], "x", [[0, 1.5]]])
 def test_malformed_input_writes_in_a_manifest_are_refused(writes):
     from dync.signature import Signature

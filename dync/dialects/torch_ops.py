@@ -233,6 +233,11 @@ class TorchBuilder:
     def bool(self, value: bool) -> ir.Value:
         return bool_constant(value, self.ip, self.loc)
 
+    def str(self, value: str) -> ir.Value:
+        """A `torch.constant.str` (a rounding mode, a padding mode)."""
+        return create("torch.constant.str", "!torch.str", self.ip, self.loc,
+                      value=ir.StringAttr.get(value))
+
     def __call__(self, name: str, result: ir.Type, *operands: ir.Value) -> ir.Value:
         return create(name, result, self.ip, self.loc, operands=operands)
 

@@ -31,7 +31,6 @@ from ..dialects.torch_ops import (
     TorchBuilder,
     constant_ints,
     constant_str,
-    create,
     none_set,
     vtensor_of,
 )
@@ -89,9 +88,7 @@ def _floor_division(b: TorchBuilder, x: ir.Value, y: ir.Value, result: ir.Type) 
     """floor(x / y) as `div.Tensor_mode` "trunc" (arith.divsi) corrected by one where
     the remainder is nonzero and its sign differs from `y`'s."""
     flags = vtensor_of(type_dims(result), "i1")
-    trunc = create("torch.constant.str", "!torch.str", b.ip, b.loc,
-                   value=ir.StringAttr.get("trunc"))
-    q = b("torch.aten.div.Tensor_mode", result, x, y, trunc)
+    q = b("torch.aten.div.Tensor_mode", result, x, y, b.str("trunc"))
     r = b("torch.aten.sub.Tensor", result, x, b("torch.aten.mul.Tensor", result, q, y), b.int(1))
     remainder_negative = b("torch.aten.lt.Scalar", flags, r, b.int(0))
     divisor_negative = b("torch.aten.lt.Scalar", vtensor_of(type_dims(y.type), "i1"), y, b.int(0))

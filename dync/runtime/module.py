@@ -316,10 +316,9 @@ class CompiledModule:
         call = function if through_numpy else function.tensors
         declared = (signature.declared_dtypes if through_numpy else _signed) if retyped else None
         from_numpy = torch_from_array if as_torch and through_numpy else None
-        nest = signature.output_nester
-        written = [k for k, _ in signature.input_writes]
+        nest = signature.output_nester  # with input writes: (results, new input values)
 
-        if carried is arguments is declared is from_numpy is None and not written:  # usual
+        if carried is arguments is declared is from_numpy is None:  # usual
             def run(arrays: list) -> Any:
                 try:
                     with lock:
@@ -346,8 +345,6 @@ class CompiledModule:
                 outputs = declared(outputs)
             if from_numpy is not None:
                 outputs = [from_numpy(o) for o in outputs]
-            if written:  # the results, and the new values of the inputs written in place
-                return nest(outputs), [outputs[k] for k in written]
             return outputs if nest is None else nest(outputs)
 
         return run

@@ -76,7 +76,8 @@ def import_module(
             guarded = None
         except DyncError as error:
             ep, rewrite, guarded = _export_guarded(model, args, declared, trace_branches, error)
-    _refuse_state_writes(ep, inputs=not input_writes)
+    if not input_writes:  # (`_decomposed` refused writes of buffers)
+        _refuse_state_writes(ep, _INPUT_WRITE)
     names = _user_symbol_names(declared, args, ep)
     importer = FxImporter(context=context, graph_node_importer_cls=DyncGraphNodeImporter)
     signature = _signature(ep, names, _none_outputs_dropped(ep))
@@ -284,7 +285,7 @@ def _decomposed(ep: torch.export.ExportedProgram, hinted: bool = False) -> torch
         warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
         masked_updates_as_where(ep.graph_module)
         ep = ep.run_decompositions(DECOMPOSITIONS)
-    _refuse_state_writes(ep, inputs=False)
+    _refuse_state_writes(ep, _BUFFER_WRITE)
     forward_view_writes(ep.graph_module)
     if shape_env is not None:
         _refuse_specialization(shape_env, shape_env.guards[known:])
@@ -308,23 +309,20 @@ class _WithUnsavedBuffers:
         return getattr(self._ep, name)
 
 
-_STATE_WRITES = {
-    torch.export.graph_signature.OutputKind.USER_INPUT_MUTATION: "its input",
-    torch.export.graph_signature.OutputKind.BUFFER_MUTATION: "the buffer",
-}
+_INPUT_WRITE = (torch.export.graph_signature.OutputKind.USER_INPUT_MUTATION, "its input")
+_BUFFER_WRITE = (torch.export.graph_signature.OutputKind.BUFFER_MUTATION, "the buffer")
 
 
-def _refuse_state_writes(ep: torch.export.ExportedProgram, inputs: bool) -> None:
-    """Refuse a forward that writes a buffer in place (`self.calls += 1`), or (`inputs`) an
-    input (`x.mul_(2)`): torch.export returns the new value beside the results, and the
-    compiled module, which takes buffers as constants, would leave them as they were, unlike
-    eager. `mode="auto"` runs such a model in eager PyTorch."""
+def _refuse_state_writes(ep: torch.export.ExportedProgram, refused: tuple[Any, str]) -> None:
+    """Refuse a forward that writes in place what `refused` names (an output kind, and what
+    it is in words): a buffer (`self.calls += 1`), or an input (`x.mul_(2)`) where the
+    caller does not take the new value. torch.export returns the new value beside the
+    results, and the compiled module, which takes buffers as constants, would leave them as
+    they were, unlike eager. `mode="auto"` runs such a model in eager PyTorch."""
     made = {n.name: n for n in ep.graph.nodes}
-    refused = {kind: what for kind, what in _STATE_WRITES.items()
-               if inputs or kind is not torch.export.graph_signature.OutputKind.USER_INPUT_MUTATION}
+    kind, what = refused
     for spec in ep.graph_signature.output_specs:
-        what = refused.get(spec.kind)
-        if what is None:
+        if spec.kind is not kind:
             continue
         node = made.get(getattr(spec.arg, "name", None))
         source = user_frame_from_stack_trace(node.meta.get("stack_trace")) if node else None
@@ -626,33 +624,30 @@ def _bound(value, default: int) -> int:
     return max(min(int(value), INT64_MAX), 0)
 
 
-def _none_outputs_dropped(ep: torch.export.ExportedProgram) -> list[bool]:
-    """Which of `ep`'s outputs are None (which the compiled function does not return; the
-    output tree marks them), taken out of its graph's output node, so that the importer never
+def _none_outputs_dropped(ep: torch.export.ExportedProgram) -> list[Any]:
+    """`ep`'s outputs, the None ones (which the compiled function does not return; the
+    output tree marks them) taken out of its graph's output node, so that the importer never
     sees them."""
     output_node = next(n for n in ep.graph.nodes if n.op == "output")
-    nones = [out is None for out in output_node.args[0]]
-    if any(nones):
-        output_node.args = (tuple(out for out in output_node.args[0] if out is not None),)
-    return nones
+    outputs = list(output_node.args[0])
+    if None in outputs:
+        output_node.args = (tuple(out for out in outputs if out is not None),)
+    return outputs
 
 
 def _signature(ep: torch.export.ExportedProgram, names: dict[str, str],
-               nones: list[bool]) -> Signature:
-    """`ep`'s inputs, outputs (`nones`: which of the model's outputs were None, dropped by
-    `_none_outputs_dropped`), symbols and output tree."""
+               results: list[Any]) -> Signature:
+    """`ep`'s inputs, outputs (`results`: the model's outputs as they were before
+    `_none_outputs_dropped` took out the None ones), symbols and output tree."""
     placeholders = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
     inputs = []
     for name in ep.graph_signature.user_inputs:
         val = placeholders[name].meta["val"]
         inputs.append(TensorSpec(name, dtype_name(val.dtype), _dims(val.shape, names)))
-    output_node = next(n for n in ep.graph.nodes if n.op == "output")
     outputs = []
-    tensor_outputs = iter(output_node.args[0])
-    for i, none in enumerate(nones):
-        if none:
+    for i, out in enumerate(results):
+        if out is None:
             continue
-        out = next(tensor_outputs)
         val = out.meta.get("val") if isinstance(out, torch.fx.Node) else None
         if not isinstance(val, torch.Tensor):
             raise UnsupportedConstructError(
@@ -667,7 +662,7 @@ def _signature(ep: torch.export.ExportedProgram, names: dict[str, str],
         name = names.get(str(sym), str(sym))
         symbols[name] = SymbolSpec(name, _bound(vr.lower, 0), _bound(vr.upper, INT64_MAX))
     writes = _input_writes(ep)
-    nones = nones[len(writes):]  # the model's own results, which the output tree nests
+    nones = [out is None for out in results[len(writes):]]  # those the output tree nests
     tree = _tree_text(ep.call_spec.out_spec, nones) if ep.call_spec.out_spec else None
     if any(nones):
         if tree is None or OutputTree(tree).root is None:

@@ -101,21 +101,24 @@ class _Predicates(ast.NodeTransformer):
         return node
 
     def visit_AugAssign(self, node: ast.AugAssign) -> ast.stmt:
-        """`v += e` -> `v = v + e`: a branch must not mutate a tensor it received."""
+        """`v += e` -> `v = v + e` inside an `if` or a loop: a branch must not mutate a tensor
+        it received. Outside them the statement stays as written: there it writes the
+        caller's tensor as eager does (`Signature.input_writes`)."""
         self.generic_visit(node)
         if self._written_item(node, node.target) and type(node.op) in _AUGMENTED:
             return self._setitem(node, node.target, node.value, _AUGMENTED[type(node.op)])
-        if not isinstance(node.target, ast.Name):
+        if not isinstance(node.target, ast.Name) or not self.depth:
             return node
         value = ast.BinOp(left=_name(node.target.id), op=node.op, right=node.value)
         return ast.copy_location(ast.Assign(targets=[_name(node.target.id, True)], value=value), node)
 
     def visit_Expr(self, node: ast.Expr) -> ast.stmt:
-        """`v.add_(e)` -> `v = v.add(e)`: in-place tensor methods on a variable become
-        out-of-place updates of it, so a branch returns the new value instead of mutating."""
+        """`v.add_(e)` -> `v = v.add(e)` inside an `if` or a loop: in-place tensor methods on a
+        variable become out-of-place updates of it, so a branch returns the new value instead
+        of mutating; outside them, as `visit_AugAssign`, the statement stays."""
         self.generic_visit(node)
         call = node.value
-        if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+        if (self.depth and isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
                 and isinstance(call.func.value, ast.Name) and call.func.attr.endswith("_")
                 and not call.func.attr.startswith("_")):
             name = call.func.value.id

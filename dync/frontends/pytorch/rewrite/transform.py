@@ -10,8 +10,9 @@ Three AST passes over the function, on the live module's method:
 2. **predicates** — `and`/`or`/`not` in conditions and `.item()`, `bool()`, `float()`,
    `int()`, `len()` anywhere become `__dync__` calls that keep tensors when the value is traced;
    `v = []` makes a list that becomes a bounded buffer if it grows on a data-dependent path;
-   `v += e` and `v.op_(...)` statements on a plain name become `v = v + e` and
-   `v = v.op(...)` (a branch must not update its inputs in place); inside an `if` or a loop,
+   inside an `if` or a loop, `v += e` and `v.op_(...)` statements on a plain name become
+   `v = v + e` and `v = v.op(...)` (a branch must not update its inputs in place; outside
+   them they stay and write the caller's tensor as eager does), and
    `h[i] = v` and `h[i] op= v` on a variable that only ever holds tensors the function made
    (`aliasing.py`) become `h = __dync__.setitem(h, i, v)`; `x[i]` becomes `__dync__.getitem`
    (the index may be a 0-d tensor), `torch.tensor(...)` and `x.data` become their
