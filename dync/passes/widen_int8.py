@@ -3,16 +3,20 @@
 Reads: `add`, `sub`, `rsub`, `mul`, `div`, `remainder`, `fmod` and `floor_divide` (their
 `.Scalar`, `.Tensor`, `_mode` forms) whose result is an int8 or uint8 tensor, and the
 whole-tensor `max` and `min` of one, in every function (after `dync-int-division`, whose
-rewrites of `//` and `%` produce some of them).
+rewrites of `//` and `%` produce some of them); and each conversion (`to.dtype`) of a
+floating-point tensor to int8 or uint8.
 Writes: each 8-bit tensor operand converted to int32 (`to.dtype`), the op on int32, and its
 result converted back (`to.dtype`, which keeps the low 8 bits: sums, differences and
 products wrap as eager's; quotients and remainders of 8-bit values are 8-bit values, but
-for -128 // -1, which wraps to -128 in both).
+for -128 // -1, which wraps to -128 in both). A conversion from floats goes to int32 first,
+then to the 8-bit type (its low 8 bits).
 
 Why: IREE 3.13's compiler crashed (SIGSEGV) on torch-mlir's lowering of these ops on 8-bit
 tensors with a scalar or a 0-d operand (`x * 3`, `x - 5`, `7 - x`, `x % 5`, `x // 3`,
 `torch.fmod(x, 5)`, `x.max()`): the whole model then ran in eager PyTorch. int16 and wider
-compile as they are.
+compile as they are. torch-mlir converts floats to uint8 as to the signless i8, `fptosi`, which
+has no value past 127: on x86 the SSE code saturated there (a QLinearMatMul's outputs of 128
+to 255 came back 127 with the `generic` target, and on AVX-512 hosts in some compiles).
 No paper section: a repair at the boundary to IREE.
 """
 
@@ -26,6 +30,7 @@ from ..dialects.walk import functions, nested_ops
 from .pipeline import Pass
 
 _NARROW = {"si8", "ui8"}
+_FLOATS = {"f16", "bf16", "f32", "f64"}
 _ARITHMETIC = frozenset(
     f"torch.aten.{op}.{form}"
     for op in ("add", "sub", "mul", "div", "remainder", "fmod", "floor_divide")
@@ -40,6 +45,9 @@ class WidenInt8(Pass):
     def run(self, module: ir.Operation) -> None:
         for func in functions(module).values():
             for op in list(nested_ops(func)):
+                if op.name == "torch.aten.to.dtype":
+                    _through_int32(op)
+                    continue
                 if op.name not in _ARITHMETIC or len(op.results) != 1:
                     continue
                 result = op.results[0]
@@ -53,3 +61,14 @@ class WidenInt8(Pass):
                 narrowed = b.convert(wide, narrow)
                 result.replace_all_uses_with(narrowed)
                 op.erase()
+
+
+def _through_int32(op: ir.Operation) -> None:
+    """A `to.dtype` of floats to an 8-bit integer type as two: to int32, then to that type."""
+    source, result = op.operands[0], op.results[0]
+    narrow = element_type(result.type)
+    if narrow not in _NARROW or element_type(source.type) not in _FLOATS:
+        return
+    b = TorchBuilder(op)
+    result.replace_all_uses_with(b.convert(b.convert(source, "si32"), narrow))
+    op.erase()

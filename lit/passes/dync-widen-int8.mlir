@@ -46,3 +46,21 @@ func.func @left_alone(%x: !torch.vtensor<[?],si16>, %y: !torch.vtensor<[?],si8>)
   %1 = torch.aten.gt.Scalar %y, %int3 : !torch.vtensor<[?],si8>, !torch.int -> !torch.vtensor<[?],i1>
   return %0, %1 : !torch.vtensor<[?],si16>, !torch.vtensor<[?],i1>
 }
+
+// -----
+
+// Floats to uint8 through int32 (3), then to uint8 (0): torch-mlir's direct conversion is an
+// `fptosi` to i8, with no value past 127. An integer source is left alone.
+// CHECK-LABEL: func.func @float_to_uint8
+// CHECK:         %[[WIDE:.*]] = torch.aten.to.dtype %arg0, %int3{{.*}} -> !torch.vtensor<[?],si32>
+// CHECK:         %[[U8:.*]] = torch.aten.to.dtype %[[WIDE]], %int0{{.*}} -> !torch.vtensor<[?],ui8>
+// CHECK:         %[[FROM_INT:.*]] = torch.aten.to.dtype %arg1, %int0{{.*}} : !torch.vtensor<[?],si32>, {{.*}} -> !torch.vtensor<[?],ui8>
+// CHECK:         return %[[U8]], %[[FROM_INT]]
+func.func @float_to_uint8(%x: !torch.vtensor<[?],f64>, %i: !torch.vtensor<[?],si32>) -> (!torch.vtensor<[?],ui8>, !torch.vtensor<[?],ui8>) {
+  %int0 = torch.constant.int 0
+  %false = torch.constant.bool false
+  %none = torch.constant.none
+  %0 = torch.aten.to.dtype %x, %int0, %false, %false, %none : !torch.vtensor<[?],f64>, !torch.int, !torch.bool, !torch.bool, !torch.none -> !torch.vtensor<[?],ui8>
+  %1 = torch.aten.to.dtype %i, %int0, %false, %false, %none : !torch.vtensor<[?],si32>, !torch.int, !torch.bool, !torch.bool, !torch.none -> !torch.vtensor<[?],ui8>
+  return %0, %1 : !torch.vtensor<[?],ui8>, !torch.vtensor<[?],ui8>
+}
