@@ -1,5 +1,7 @@
-"""`python -m benchmarks sorts [--sizes N,...] [--rows R] [-o BENCHMARKS.md]`: sorting ops over
-a dynamic length nothing bounds, from a handful of elements to 100000, against eager PyTorch.
+"""`python -m benchmarks sorts [--sizes N,...] [--rows R] [--static] [-o BENCHMARKS.md]`:
+sorting ops over a dynamic length nothing bounds, from a handful of elements to 100000, against
+eager PyTorch; with `--static`, over each length compiled as a static shape (a module per
+length: past 48 elements `dync-pack-sort-keys` makes those sorts bitonic networks).
 
 Each op is compiled once by `dync.compile` with its defaults (`mode="graph"`, the length a
 `Dim` from 2 up) and timed at every size on rows of rounded floats (ties among them), after
@@ -17,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 SECTION = "## Sorts"
+STATIC_SECTION = "## Sorts of a static length"
 
 
 def _ops() -> dict[str, Callable]:
@@ -63,7 +66,7 @@ def _least(fn, x, budget_s: float = 0.2) -> float:
             return best * 1e3
 
 
-def measure(sizes: list[int], rows: int, only: str = "",
+def measure(sizes: list[int], rows: int, only: str = "", static: bool = False,
             say=print) -> list[tuple[str, int, float, float]]:
     import torch
     from torch.export import Dim
@@ -76,11 +79,14 @@ def measure(sizes: list[int], rows: int, only: str = "",
         if only not in name:
             continue
         model = op().eval()
-        compiled = dync.compile(model, (_rows(rows, 600, 0),),
-                                dynamic_shapes=({1: Dim("length", min=2)},), mode="graph",
-                                cache=False)
+        if not static:
+            compiled = dync.compile(model, (_rows(rows, 600, 0),),
+                                    dynamic_shapes=({1: Dim("length", min=2)},), mode="graph",
+                                    cache=False)
         for n in sizes:
             x = _rows(rows, n, n)
+            if static:  # one module per length, compiled for it alone
+                compiled = dync.compile(model, (x,), mode="graph", cache=False)
             if not _agrees(compiled(x), model(x), x):
                 raise AssertionError(f"{name} at {n}: dync disagrees with eager")
             eager, ours = (min(_least(f, x) for _ in range(3)) for f in (model, compiled))
@@ -89,18 +95,22 @@ def measure(sizes: list[int], rows: int, only: str = "",
     return results
 
 
-def section(results: list[tuple[str, int, float, float]], rows: int) -> str:
+def section(results: list[tuple[str, int, float, float]], rows: int,
+            static: bool = False) -> str:
     import torch
 
     from .provenance import host_cpu, stamp
 
-    lines = [SECTION, "",
-             f"Measured on {stamp()} with `python -m benchmarks sorts`. Host CPU: {host_cpu()}; "
-             f"**one thread** (torch {torch.__version__} with `torch.set_num_threads(1)`, IREE "
-             f"`local-sync`). {rows} rows of rounded floats (ties), sorted along a length "
-             "compiled as a `Dim` from 2 up; each result checked against eager first; the least "
-             "of calls over 0.2 s, three times. Up to 512 elements dync sorts with IREE's sort "
-             "(O(n²) on the CPU), past 512 with a radix sort (`dync-pack-sort-keys`).", "",
+    how = ("a static length, one module compiled per length. Up to 48 elements dync sorts "
+           "with IREE's sort (O(n²) on the CPU), past 48 with a bitonic network"
+           if static else "a length compiled as a `Dim` from 2 up. Up to 512 elements dync "
+           "sorts with IREE's sort (O(n²) on the CPU), past 512 with a radix sort")
+    lines = [STATIC_SECTION if static else SECTION, "",
+             f"Measured on {stamp()} with `python -m benchmarks sorts{' --static' * static}`. "
+             f"Host CPU: {host_cpu()}; **one thread** (torch {torch.__version__} with "
+             f"`torch.set_num_threads(1)`, IREE `local-sync`). {rows} rows of rounded floats "
+             f"(ties), sorted along {how} (`dync-pack-sort-keys`); each result checked against "
+             "eager first; the least of calls over 0.2 s, three times.", "",
              "| op | length | eager ms | dync ms | dync / eager |", "|---|---:|---:|---:|---:|"]
     for name, n, eager, ours in results:
         lines.append(f"| {name} | {n} | {eager:.3f} | {ours:.3f} | {eager / ours:.2f}× |")
@@ -115,15 +125,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rows", type=int, default=4, help="rows sorted at once (default 4)")
     parser.add_argument("--only", default="", metavar="SUBSTRING",
                         help="only the ops whose name contains this")
+    parser.add_argument("--static", action="store_true",
+                        help="compile each length as a static shape (its own section)")
     parser.add_argument("-o", "--output", type=Path, default=None, metavar="BENCHMARKS.md",
                         help=f"put the table into this file as its '{SECTION}' section")
     args = parser.parse_args(argv)
     from .provenance import write_section
 
-    results = measure([int(n) for n in args.sizes.split(",")], args.rows, args.only)
-    text = section(results, args.rows)
+    results = measure([int(n) for n in args.sizes.split(",")], args.rows, args.only,
+                      args.static)
+    text = section(results, args.rows, args.static)
     if args.output:
-        write_section(args.output, SECTION, text)
+        write_section(args.output, STATIC_SECTION if args.static else SECTION, text)
     print(text)
 
 

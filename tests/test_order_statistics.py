@@ -184,6 +184,46 @@ def test_long_sorts_match_eager_stably():
     _matches_eager(LongSorts(), inputs, Dim("length", min=40), example=600, lengths=(40, 600, 2100))
 
 
+class StaticSorts(torch.nn.Module):
+    """Sorts along a static dim longer than 48 (bitonic networks in dync), stable in both
+    directions over ties, NaNs, infinities and signed zeros; a top k too large to take in
+    rounds and order statistics (their values: eager's indices among NaNs are its own);
+    int64 values past 32 bits (two
+    networks); booleans; a sort along the first dim of three."""
+
+    def forward(self, x, i, cube):
+        ties = x.round()
+        return (*torch.sort(ties, dim=1, stable=True),
+                *torch.sort(ties, dim=1, descending=True, stable=True),
+                torch.topk(x, 40, dim=1).values, x.median(dim=1).values,
+                x.kthvalue(5, dim=1).values,
+                *torch.sort(i, dim=1, stable=True), torch.argsort(i, dim=1, descending=True,
+                                                                  stable=True),
+                torch.argsort(x > 0, dim=1, stable=True),
+                *torch.sort(cube, dim=0, stable=True))
+
+
+@pytest.mark.parametrize("n", [49, 64, 300])
+def test_sorts_along_a_static_dim_match_eager_stably(n):
+    """A padded network (49, 300 -> 64, 512) and one without padding (64)."""
+    gen = torch.Generator().manual_seed(n)
+
+    def inputs():
+        x = torch.randn(3, n, generator=gen) * 4
+        x[0, ::7], x[0, 3::11], x[1, 5::13], x[1, 2::17], x[2, 1::9] = NAN, -0.0, -INF, INF, 0.0
+        i = torch.randint(-50, 50, (2, n), generator=gen)
+        i[1] = 2 ** 40 + torch.randint(-2 ** 33, 2 ** 33, (n,), generator=gen)
+        cube = torch.randint(-3, 3, (n, 2, 3), generator=gen).float()
+        return x, i, cube
+
+    model = StaticSorts().eval()
+    compiled = dync.compile(model, inputs(), mode="graph", cache=False)
+    for _ in range(2):
+        args = inputs()
+        for got, want in zip(compiled(*args), model(*args), strict=True):
+            _same(got, want)
+
+
 class RanksWithTies(torch.nn.Module):
     def forward(self, x):
         scores = torch.relu(x).round()  # zeros and small integers: many ties

@@ -15,7 +15,10 @@ of reductions instead of a sort: each round the least (greatest) key past the la
 taken yet and then its first position; each reduction, and the tensor it reads, behind a
 `util.optimization_barrier`. A sort's slices then read the rounds' results cut to the length.
 int64 values that `analysis.value_ranges` proves within int32's range (positions) pack as
-int32s do. A sort along a dim that may be longer than `_RADIX_FROM` (512; unless
+int32s do. A sort along a static dim longer than `_NETWORK_FROM` (48) is a bitonic sorting
+network over the keys instead (`_network_positions`): padded to a power of two, log2(n)
+(log2(n) + 1) / 2 compare-exchange steps, each elementwise. A sort along a dynamic dim that
+may be longer than `_RADIX_FROM` (512; unless
 `analysis.value_ranges` proves it shorter, from a static size or the declared range) is a
 radix sort of the 32-bit order instead of a sort of keys (`_radix_positions`): 8 rounds of a
 stable counting sort of 4 bits, each a one-hot running sum along the dim, a scatter of the
@@ -39,7 +42,10 @@ limit"), and a producer with an iota (the ball query's `where(mask, n, arange(n)
 the reductions gave wrong values past 64 elements. The radix sort: IREE's sort, a bubble sort,
 took 0.57 ms for 1000 floats (eager 0.025) and 142 ms for 16000 (eager 1.1); the radix sort
 0.48 and 3.6 ms. Below 512 elements the bubble sort's single dispatch is faster (14 against
-~70 us at 16 elements). The digits are exact divisions (`arith.divsi`) of what is a multiple:
+~70 us at 16 elements). The network (static dims only: its steps depend on the length, and
+over a dynamic length, padded and stepped at run time, each step was its own submission and
+7x slower): two sorts of 4 x 500 floats 1.17 -> 0.15 ms, of 4 x 16000 ~33 -> 10.8 ms (eager
+2.9); below 48 elements the bubble sort is faster (18 against 26 us for two sorts of 33). The digits are exact divisions (`arith.divsi`) of what is a multiple:
 torch-mlir computes a floor division in f32 (`dync-int-division` makes those exact, but it
 runs before this pass), and the high digit of an int64 just below a multiple of 2**32 past
 2**24 came out one too high, and its sort wrong. No paper section: a workaround at the
@@ -63,7 +69,6 @@ from ..dialects.torch_ops import (
     builtin_type,
     constant_bool,
     constant_int,
-    create,
     owner,
     through_barrier,
     users,
@@ -79,6 +84,8 @@ _ROUNDS_MAX = 32  # the largest k taken in rounds (`_top_positions`) rather than
 # sort, O(n^2), took 0.57 ms for 1000 floats (eager 0.025), 142 ms for 16000 (eager 1.2).
 _RADIX_FROM = 512
 _RADIX_BITS = 4  # 8 rounds; 8 bits (4 rounds) took 20x longer: a running sum 256 wide
+# Sorts along a static dim longer than this are sorting networks (`_network_positions`).
+_NETWORK_FROM = 48
 # Above every value's order (+inf is 0x7f800000), and times `_LOW` still an int64: 2**31
 # overflowed to the least key, and NaNs sorted first.
 _NAN_KEY = 2 ** 31 - 1
@@ -175,15 +182,18 @@ def _exact_quotient(b: TorchBuilder, x: ir.Value, divisor: int) -> ir.Value:
     """`x / divisor` rounded toward zero (`arith.divsi`): a floor division, which
     `dync-int-division` runs before this pass to make exact, torch-mlir computes in f32, wrong
     past 2**24 (`lit/upstream/torch-int-floor-divide-f32.mlir`)."""
-    trunc = create("torch.constant.str", "!torch.str", b.ip, b.loc, value=ir.StringAttr.get("trunc"))
-    return b("torch.aten.div.Scalar_mode", x.type, x, b.int(divisor), trunc)
+    return b("torch.aten.div.Scalar_mode", x.type, x, b.int(divisor), b.str("trunc"))
 
 
 def _sorted_positions(b: TorchBuilder, order: ir.Value, x: ir.Value, dim: int,
                       descending: bool, radix: bool | None) -> ir.Value:
     """The positions along `dim` that stably sort `order` (int64 in int32's range, the shape
-    of `x`): a radix sort where `radix`, else one sort of keys `order * 2**32 + position`;
-    `radix` None: whichever the length calls for, chosen at run time (an `scf.if`)."""
+    of `x`): a sorting network where the dim is static and longer than `_NETWORK_FROM`, a
+    radix sort where `radix`, else one sort of keys `order * 2**32 + position`; `radix`
+    None: whichever the length calls for, chosen at run time (an `scf.if`)."""
+    length = type_dims(x.type)[dim]
+    if length is not None and length > _NETWORK_FROM:
+        return _network_positions(b, order, x, dim, descending, length)
     if radix is None:
         return _by_length(b, x, dim, lambda inner: _sorted_positions(
             inner, order, x, dim, descending, radix=False), lambda inner: _sorted_positions(
@@ -259,6 +269,76 @@ def _radix_positions(b: TorchBuilder, order: ir.Value, x: ir.Value, dim: int,
         if shift + _RADIX_BITS < 32:
             keys = b("torch.aten.gather", full, unsigned, b.int(dim), positions, b.bool(False))
     return positions
+
+
+def _network_positions(b: TorchBuilder, order: ir.Value, x: ir.Value, dim: int,
+                       descending: bool, length: int) -> ir.Value:
+    """`_sorted_positions` along a static dim of `length` elements by a bitonic sorting
+    network over the keys `order * 2**32 + position` (unique: the network gives the stable
+    order), padded to the next power of two with keys above every other. Each of its
+    log2(n) (log2(n) + 1) / 2 steps compares each key with its partner at a distance and
+    keeps the least or the greatest: about one elementwise dispatch over the rows (the
+    partner a flip of a view), O(n log^2 n) work in all where IREE's sort is O(n^2)."""
+    dims = list(type_dims(x.type))
+    rank, width = len(dims), 1 << (length - 1).bit_length()
+    if descending:  # ascending order of the complement
+        order = b("torch.aten.bitwise_not", order.type, order)
+    padded = vtensor_of([width if i == dim else d for i, d in enumerate(dims)], "si64")
+    positions = _positions_to(b, width, rank, dim)
+    keys = order
+    if width > length:
+        pads = [b.int(0)] * (2 * (rank - dim))
+        pads[-1] = b.int(width - length)
+        keys = b("torch.aten.constant_pad_nd", padded, order, b.ints(pads), b.int(0))
+        past = b("torch.aten.ge.Scalar", vtensor_of(type_dims(positions.type), "i1"), positions,
+                 b.int(length))
+        keys = b("torch.aten.masked_fill.Scalar", padded, keys, past, b.int(_NAN_KEY))
+    keys = b("torch.aten.add.Tensor", padded, b("torch.aten.mul.Scalar", padded, keys,
+                                                  b.int(_LOW)), positions, b.int(1))
+    for level in range(1, width.bit_length()):
+        for step in reversed(range(level)):
+            keys = _merge_step(b, keys, positions, dim, 2 ** level, 2 ** step)
+    if width > length:
+        keys = b("torch.aten.slice.Tensor", vtensor_of(dims, "si64"), keys, b.int(dim), b.int(0),
+                 b.int(length), b.int(1))
+    return _index_of(b, keys, descending=False)
+
+
+def _positions_to(b: TorchBuilder, width: int, rank: int, dim: int) -> ir.Value:
+    """0, 1, ..., width - 1 along `dim`, shaped to broadcast in a tensor of rank `rank`."""
+    iota = b("torch.aten.arange", vtensor_of([width], "si64"), b.int(width),
+             b.int(SCALAR_TYPES["si64"]), b.none, b.none, b.none)
+    along = [1] * rank
+    along[dim] = width
+    return b("torch.aten.view", vtensor_of(along, "si64"), iota, b.ints([b.int(d) for d in along]))
+
+
+def _merge_step(b: TorchBuilder, keys: ir.Value, positions: ir.Value, dim: int, size: int,
+                distance: int) -> ir.Value:
+    """One compare-exchange step of the bitonic network: the key at position i against the
+    one at i ^ distance, the least kept at the lower position of the pair where the block of
+    `size` holding them sorts ascending (its position's `size` bit clear), else the greatest.
+    `positions`: 0, 1, ... along `dim`, shaped to broadcast."""
+    flags = vtensor_of(type_dims(positions.type), "i1")
+    # The partner at i ^ distance: the pairs as a dim of 2 in a view, flipped. (Gathered
+    # through an `index_select` of i ^ distance instead, 20% faster, the steps fused into
+    # the next step's gathers, recomputed at every gathered position: IREE took 16 GB and
+    # did not finish compiling a network of 64.)
+    dims = list(type_dims(keys.type))
+    width = dims[dim]
+    split = [*dims[:dim], width // (2 * distance), 2, distance, *dims[dim + 1:]]
+    pairs = b("torch.aten.view", vtensor_of(split, "si64"), keys, b.ints([b.int(d) for d in split]))
+    swapped = b("torch.aten.flip", pairs.type, pairs, b.ints([b.int(dim + 1)]))
+    partner = b("torch.aten.view", keys.type, swapped, b.ints([b.int(d) for d in dims]))
+
+    def clear(bit: int) -> ir.Value:
+        masked = b("torch.aten.bitwise_and.Scalar", positions.type, positions, b.int(bit))
+        return b("torch.aten.eq.Scalar", flags, masked, b.int(0))
+
+    least = b("torch.aten.eq.Tensor", flags, clear(distance), clear(size))
+    return b("torch.aten.where.self", keys.type, least,
+             b("torch.aten.minimum", keys.type, keys, partner),
+             b("torch.aten.maximum", keys.type, keys, partner))
 
 
 def _keys(b: TorchBuilder, order: ir.Value, x: ir.Value, dim: int, descending: bool) -> ir.Value:

@@ -303,14 +303,26 @@ func.func @argsort_long(%x: !torch.vtensor<[3,?],f32>) -> !torch.vtensor<[3,?],s
 
 // -----
 
-// Descending, along a static dim of 600 (a radix sort, no choice at run time): the complement of the order, so that the stable
-// ascending radix sort of it puts the greatest first and, among equal values, the lowest
-// position first (eager's stable order); the values gathered at the positions.
+// Descending, along a static dim of 600 (a bitonic network, no choice at run time): the
+// complement of the order, padded to 1024 with the greatest order, as keys that carry the
+// positions; 10 * 11 / 2 = 55 compare-exchange steps, each with its partner at i ^ d (a flip
+// of a view) and the least or greatest kept; the first 600 keys' positions, and the values
+// gathered at them.
 // CHECK-LABEL: func.func @sort_descending_long
 // CHECK-NOT:     torch.aten.sort
 // CHECK-NOT:     scf.if
-// CHECK:         torch.aten.rsub.Scalar %{{.*}}, %int2147483647
-// CHECK-COUNT-8: torch.aten.scatter.src %{{.*}}, %int0
+// CHECK:         %[[ORDER:.*]] = torch.aten.bitwise_not
+// CHECK:         %[[PADDED:.*]] = torch.aten.constant_pad_nd %[[ORDER]], {{.*}} -> !torch.vtensor<[1024],si64>
+// CHECK:         torch.aten.masked_fill.Scalar %[[PADDED]], %{{.*}}, %int2147483647
+// CHECK:         %[[PAIRS:.*]] = torch.aten.flip
+// CHECK:         %[[PARTNER:.*]] = torch.aten.view %[[PAIRS]]
+// CHECK:         %[[LEAST:.*]] = torch.aten.minimum %{{.*}}, %[[PARTNER]]
+// CHECK:         %[[GREATEST:.*]] = torch.aten.maximum %{{.*}}, %[[PARTNER]]
+// CHECK:         torch.aten.where.self %{{.*}}, %[[LEAST]], %[[GREATEST]]
+// CHECK-COUNT-54: torch.aten.flip
+// CHECK-NOT:     torch.aten.flip
+// CHECK:         %[[FIRST:.*]] = torch.aten.slice.Tensor %{{.*}}, %{{.*}}, %{{.*}}, %int600, %{{.*}} : !torch.vtensor<[1024],si64>
+// CHECK:         torch.aten.remainder.Scalar %[[FIRST]], %int4294967296
 // CHECK:         %[[VALUES:.*]] = torch.aten.gather %arg0, %int0
 // CHECK:         return %[[VALUES]]
 func.func @sort_descending_long(%x: !torch.vtensor<[600],si32>) -> !torch.vtensor<[600],si32> {
