@@ -325,11 +325,13 @@ def _merge_step(b: TorchBuilder, keys: ir.Value, positions: ir.Value, dim: int, 
     # the next step's gathers, recomputed at every gathered position: IREE took 16 GB and
     # did not finish compiling a network of 64.)
     dims = list(type_dims(keys.type))
-    width = dims[dim]
-    split = [*dims[:dim], width // (2 * distance), 2, distance, *dims[dim + 1:]]
-    pairs = b("torch.aten.view", vtensor_of(split, "si64"), keys, b.ints([b.int(d) for d in split]))
+    sizes = [b.size(keys, i) for i in range(len(dims))]  # the other dims may be dynamic
+    pair = [dims[dim] // (2 * distance), 2, distance]
+    split = [*dims[:dim], *pair, *dims[dim + 1:]]
+    pairs = b("torch.aten.view", vtensor_of(split, "si64"), keys,
+              b.ints([*sizes[:dim], *(b.int(d) for d in pair), *sizes[dim + 1:]]))
     swapped = b("torch.aten.flip", pairs.type, pairs, b.ints([b.int(dim + 1)]))
-    partner = b("torch.aten.view", keys.type, swapped, b.ints([b.int(d) for d in dims]))
+    partner = b("torch.aten.view", keys.type, swapped, b.ints(sizes))
 
     def clear(bit: int) -> ir.Value:
         masked = b("torch.aten.bitwise_and.Scalar", positions.type, positions, b.int(bit))
