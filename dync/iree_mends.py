@@ -27,17 +27,21 @@ phase, give every repeated ref operand of a branch a value of its own (``vm.sele
 serialization), and serialize from there. With distinct values the register allocator cannot
 alias a MOVE source with another argument.
 
-**An export looked up by name at every dispatch** (``hal`` phase). A command buffer IREE
-cannot memoize (any dispatch of a dynamic shape) is recorded at every call, and each of its
-dispatches first resolves its function with ``hal.executable.lookup.function``: a linear scan
-of the executable's exports comparing names (`strlen` and `memcmp` over every name). With all
-of a module's dispatches linked into one executable, the scan grows with the module: one
-bucket version of yolo_nms ran 0.87 ms alone in a module and 1.96 ms among 16 versions (2054
-exports; `perf`: `strlen` 36% and `memcmp` 11% of the time, under
-``iree_hal_executable_library_lookup_export_by_name``). The mend: each (executable, function)
-a function body looks up becomes a global that an initializer right after the executable's own
-sets once (before the initializers that record memoized command buffers through functions),
-and the body loads the global.
+**An export looked up by name at every dispatch** (not mended). A command buffer IREE cannot
+memoize (any dispatch of a dynamic shape) is recorded at every call, and each of its dispatches
+first resolves its function with ``hal.executable.lookup.function``: a linear scan of the
+executable's exports comparing names (pinned in
+``lit/upstream/iree-export-lookup-per-dispatch.mlir``). A mend here once set each lookup once,
+in an initializer, into a global the bodies loaded (one bucket version of yolo_nms: 1.96 ->
+0.87 ms among 16 versions on an AVX2 machine; no difference measured on an AVX-512 one). It
+gave wrong answers: with the lookups gone, the two branches of a `cond` whose tails dispatched
+different functions were identical but for those ids, IREE merged the tails into one block
+taking the ids as block arguments, and the bytecode's branch into it copied its registers in
+an order that overwrote one source before reading it (``%i37->%i52``, then ``%i52->%i48``):
+one branch's compaction took its size from another value, and fuzz seed 1044 came out wrong
+(``tests/test_runtime_results.py::test_branches_that_dispatch_alike_stay_apart``). The lookups
+stay, and keep such tails apart. A mend at the ``vm`` phase, after IREE's last merging of
+blocks, could load the ids in place.
 
 **f64 literals truncated** (before import). Without f64 in a module's interface IREE demotes
 f64 to f32 (`--iree-input-demote-f64-to-f32`), and converts each f64 constant rounding toward
@@ -48,7 +52,7 @@ magnified to 1.8. The mend (`nearest_f32_literals`): each `torch.constant.float`
 float32 already becomes its nearest float32 first, which the demotion keeps exactly.
 
 This module imports iree.compiler and nothing of dync: `iree_worker.py`, run by path, uses it
-too. Run as a script, ``python -m dync.iree_mends flow|hal|vm``, it reads that phase's IR (text)
+too. Run as a script, ``python -m dync.iree_mends flow|vm``, it reads that phase's IR (text)
 on stdin and writes the mended IR to stdout, for the lit tests.
 """
 
@@ -79,7 +83,7 @@ def set_phases(invocation, compile_from: str | None = None, compile_to: str | No
 
 def execute_through_vm(session: Session, invocation):
     """Run `invocation` (its input parsed or imported) to the ``vm`` phase, with the mends of
-    the module docstring at the end of the ``flow``, ``hal`` and ``vm`` phases, and run its
+    the module docstring at the end of the ``flow`` and ``vm`` phases, and run its
     serialization in a last invocation of `session`; returns that invocation, to write the
     vmfb from and close (None where a phase failed). The caller closes `invocation`."""
     set_phases(invocation, compile_to="flow")
@@ -87,17 +91,15 @@ def execute_through_vm(session: Session, invocation):
         return None
     module = invocation.export_module()  # each later invocation borrows it and works in place
     distinct_workloads(module)
-    for phase, next_phase, mend in (("flow", "hal", hoist_function_lookups),
-                                    ("hal", "vm", copy_repeated_branch_refs)):
-        step = session.invocation()
-        try:
-            step.import_module(module)
-            set_phases(step, compile_from=phase, compile_to=next_phase)
-            if not step.execute():
-                return None
-        finally:
-            step.close()
-        mend(module)
+    step = session.invocation()
+    try:
+        step.import_module(module)
+        set_phases(step, compile_from="flow", compile_to="vm")
+        if not step.execute():
+            return None
+    finally:
+        step.close()
+    copy_repeated_branch_refs(module)
     serialize = session.invocation()
     serialize.import_module(module)
     set_phases(serialize, compile_from="vm")
@@ -158,91 +160,6 @@ def distinct_workloads(module: ir.Operation) -> int:
     return repeats
 
 
-def hoist_function_lookups(module: ir.Operation) -> int:
-    """Set each (executable global, function) that a function body looks up once, in an
-    initializer right after the executable's own, and have the bodies load it; returns how
-    many lookups now load a global."""
-    with module.context:
-        return _hoist_function_lookups(module.regions[0].blocks[0])
-
-
-def _hoist_function_lookups(body: ir.Block) -> int:
-    setters = _global_setters(body)
-    found: dict[tuple[str, str], ir.Attribute] = {}  # -> the global holding the function id
-    initializers: dict[str, ir.Block] = {}  # executable global -> the initializer of its ids
-    hoisted = 0
-    for func in [op.operation for op in body.operations if op.operation.name == "util.func"]:
-        for lookup in [op for op in _nested(func) if op.name == "hal.executable.lookup.function"]:
-            source = lookup.operands[0].owner
-            if isinstance(source, ir.Block) or source.name != "util.global.load":
-                continue
-            source = source.operation
-            executable = str(source.attributes["global"])
-            if executable not in setters:
-                continue
-            key = (executable, str(lookup.attributes["entry_point"]))
-            if key not in found:
-                if executable not in initializers:
-                    initializers[executable] = _initializer_after(body, setters[executable])
-                found[key] = _function_id_global(body, initializers[executable], source,
-                                                 lookup, len(found))
-            with ir.InsertionPoint(lookup), lookup.location:
-                load = ir.Operation.create(
-                    "util.global.load", results=[lookup.results[0].type],
-                    attributes={"global": found[key], "is_immutable": ir.UnitAttr.get()})
-            lookup.results[0].replace_all_uses_with(load.results[0])
-            lookup.erase()
-            hoisted += 1
-    return hoisted
-
-
-def _global_setters(body: ir.Block) -> dict[str, ir.Operation]:
-    """Global symbol -> the initializer that stores it."""
-    setters: dict[str, ir.Operation] = {}
-    for op in body.operations:
-        if op.operation.name == "util.initializer":
-            for inner in _nested(op.operation):
-                if inner.name == "util.global.store":
-                    setters.setdefault(str(inner.attributes["global"]), op.operation)
-    return setters
-
-
-def _initializer_after(body: ir.Block, setter: ir.Operation) -> ir.Block:
-    """An empty initializer right after `setter` (initializers run in order: after the
-    executable is made, before any later initializer records a command buffer through a
-    function that loads an id); its block, ending in its return."""
-    with ir.InsertionPoint(body), setter.location:
-        init = ir.Operation.create("util.initializer", regions=1, attributes={
-            "function_type": ir.TypeAttr.get(ir.FunctionType.get([], []))})
-    init.move_after(setter)
-    block = init.regions[0].blocks.append()
-    with ir.InsertionPoint(block), setter.location:
-        ir.Operation.create("util.return")
-    return block
-
-
-def _function_id_global(body: ir.Block, initializer: ir.Block, executable: ir.Operation,
-                        lookup: ir.Operation, index: int) -> ir.Attribute:
-    """A global `@__dync_function_id_<index>` that `initializer` sets to what `lookup` returns
-    for the executable `executable` loads; its symbol."""
-    i64 = lookup.results[0].type
-    name = f"__dync_function_id_{index}"
-    symbol = ir.FlatSymbolRefAttr.get(name)
-    with ir.InsertionPoint.at_block_begin(body), lookup.location:
-        ir.Operation.create("util.global", attributes={
-            "sym_name": ir.StringAttr.get(name), "sym_visibility": ir.StringAttr.get("private"),
-            "type": ir.TypeAttr.get(i64)})
-    with ir.InsertionPoint.at_block_terminator(initializer), lookup.location:
-        loaded = ir.Operation.create("util.global.load", results=[executable.results[0].type],
-                                     attributes={"global": executable.attributes["global"]})
-        function_id = ir.Operation.create(
-            "hal.executable.lookup.function", results=[i64], operands=[loaded.results[0]],
-            attributes={"entry_point": lookup.attributes["entry_point"]})
-        ir.Operation.create("util.global.store", operands=[function_id.results[0]],
-                            attributes={"global": symbol})
-    return symbol
-
-
 def copy_repeated_branch_refs(module: ir.Operation) -> int:
     """Give each ref operand a branch passes more than once a copy of its own; returns how
     many copies were made."""
@@ -277,8 +194,7 @@ def copy_repeated_branch_refs(module: ir.Operation) -> int:
     return copies
 
 
-_MENDS = {"flow": distinct_workloads, "hal": hoist_function_lookups,
-          "vm": copy_repeated_branch_refs}
+_MENDS = {"flow": distinct_workloads, "vm": copy_repeated_branch_refs}
 
 
 def main() -> None:

@@ -455,6 +455,55 @@ class LoopOverRows(nn.Module):
         return torch.cat(outs) + h.sum()
 
 
+class UnbindSteps(nn.Module):
+    """`for x_t in x.unbind(1)` over the steps of a batch-major sequence of dynamic length
+    (research RNN code's loop): a cell per step, the outputs stacked (iterating the unbind's
+    tuple fixed the length to the example's; it ran in host mode)."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.GRUCell(16, 8)
+        self.out = nn.Linear(8, 4)
+
+    def forward(self, x):
+        h = x.new_zeros(x.size(0), 8)
+        outs = []
+        for x_t in x.unbind(1):
+            h = self.cell(x_t, h)
+            outs.append(h)
+        return self.out(torch.stack(outs, 1))
+
+
+class EnumeratedSteps(nn.Module):
+    """`for t, x_t in enumerate(torch.unbind(x, dim=1))`: the step's number in a branch and in
+    arithmetic."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.GRUCell(16, 8)
+
+    def forward(self, x):
+        h = x.new_zeros(x.size(0), 8)
+        total = torch.zeros_like(h)
+        for t, x_t in enumerate(torch.unbind(x, dim=1)):
+            if t == 0:
+                h = torch.tanh(x_t[:, :8])
+            else:
+                h = self.cell(x_t, h)
+            total = total + h * (t + 1)
+        return total
+
+
+class EnumeratedRows(nn.Module):
+    """`for i, row in enumerate(xs)` over the rows of a dynamic batch, the index scaling each."""
+
+    def forward(self, xs):
+        out = []
+        for i, row in enumerate(xs):
+            out.append(row.cumsum(0) * i)
+        return torch.stack(out)
+
+
 class PonderOverSteps(nn.Module):
     """Adaptive computation time over a sequence (Graves 2016, as PyTorch ports write it): a
     ponder `while` on data inside the loop over the steps of a dynamic length, its halting
@@ -1651,6 +1700,9 @@ CONSTRUCTS = {
     "recurrent layers over a static number of steps": (RecurrentOverStaticLength, VECTOR, True),
     "adaptive computation time over a dynamic batch": (AdaptiveComputation, VECTOR, True),
     "for x in xs over the rows of a dynamic length": (LoopOverRows, VECTOR, True),
+    "for x_t in x.unbind(1) over a dynamic length": (UnbindSteps, SEQUENCES, True),
+    "for t, x_t in enumerate(torch.unbind(x, dim=1))": (EnumeratedSteps, SEQUENCES, True),
+    "for i, row in enumerate(xs) over a dynamic batch": (EnumeratedRows, VECTOR, True),
     "a ponder loop on data in each step of a dynamic length": (PonderOverSteps, SEQUENCES, True),
     "a subclass of nn.LSTM over a static number of steps":
         (SubclassedLSTMOverStaticLength, VECTOR, True),

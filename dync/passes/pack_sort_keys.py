@@ -45,10 +45,12 @@ took 0.57 ms for 1000 floats (eager 0.025) and 142 ms for 16000 (eager 1.1); the
 ~70 us at 16 elements). The network (static dims only: its steps depend on the length, and
 over a dynamic length, padded and stepped at run time, each step was its own submission and
 7x slower): two sorts of 4 x 500 floats 1.17 -> 0.15 ms, of 4 x 16000 ~33 -> 10.8 ms (eager
-2.9); below 48 elements the bubble sort is faster (18 against 26 us for two sorts of 33). The digits are exact divisions (`arith.divsi`) of what is a multiple:
-torch-mlir computes a floor division in f32 (`dync-int-division` makes those exact, but it
-runs before this pass), and the high digit of an int64 just below a multiple of 2**32 past
-2**24 came out one too high, and its sort wrong. No paper section: a workaround at the
+2.9); below 48 elements the bubble sort is faster (18 against 26 us for two sorts of 33).
+
+The digits are exact divisions (`arith.divsi`) of what is a multiple: torch-mlir computes a
+floor division in f32 (`dync-int-division` makes those exact, but it runs before this pass),
+and the high digit of an int64 just below a multiple of 2**32 past 2**24 came out one too
+high, and its sort wrong. No paper section: a workaround at the
 boundary to IREE.
 """
 
@@ -61,7 +63,7 @@ import sympy
 from iree.compiler import ir
 
 from ..analysis.value_ranges import ValueRanges, dim_size
-from ..dialects.symbolic import element_type, type_dims
+from ..dialects.symbolic import FLOAT_ELEMENTS, element_type, type_dims
 from ..dialects.torch_ops import (
     SCALAR_TYPES,
     TorchBuilder,
@@ -92,9 +94,9 @@ _NAN_KEY = 2 ** 31 - 1
 # A quiet NaN's bits: above +inf's, and exact as a float (torch-mlir fills through one: 2**63 - 1
 # became 2**63, the least int64, and NaNs sorted first).
 _NAN_KEY64 = 0x7FF8 << 48
-_FLOATS = {"f32", "f16", "bf16"}
-_INTS = {"si32", "si16", "si8", "i1"}
 _WIDE = {"si64", "f64"}
+_FLOATS = set(FLOAT_ELEMENTS) - _WIDE  # those whose order fits an int32
+_INTS = {"si32", "si16", "si8", "i1"}
 
 
 @dataclass(frozen=True)
@@ -200,7 +202,7 @@ def _sorted_positions(b: TorchBuilder, order: ir.Value, x: ir.Value, dim: int,
             inner, order, x, dim, descending, radix=True))
     if radix:
         return _radix_positions(b, order, x, dim, descending)
-    picked, _ = b.sort(_keys(b, order, x, dim, descending), dim, descending)
+    picked, _ = b.sort(_keys(b, order, _positions(b, x, dim, descending)), dim, descending)
     return _index_of(b, picked, descending)
 
 
@@ -284,7 +286,7 @@ def _network_positions(b: TorchBuilder, order: ir.Value, x: ir.Value, dim: int,
     if descending:  # ascending order of the complement
         order = b("torch.aten.bitwise_not", order.type, order)
     padded = vtensor_of([width if i == dim else d for i, d in enumerate(dims)], "si64")
-    positions = _positions_to(b, width, rank, dim)
+    positions = _positions(b, x, dim, descending=False, width=width)
     keys = order
     if width > length:
         pads = [b.int(0)] * (2 * (rank - dim))
@@ -293,8 +295,7 @@ def _network_positions(b: TorchBuilder, order: ir.Value, x: ir.Value, dim: int,
         past = b("torch.aten.ge.Scalar", vtensor_of(type_dims(positions.type), "i1"), positions,
                  b.int(length))
         keys = b("torch.aten.masked_fill.Scalar", padded, keys, past, b.int(_NAN_KEY))
-    keys = b("torch.aten.add.Tensor", padded, b("torch.aten.mul.Scalar", padded, keys,
-                                                  b.int(_LOW)), positions, b.int(1))
+    keys = _keys(b, keys, positions)
     for level in range(1, width.bit_length()):
         for step in reversed(range(level)):
             keys = _merge_step(b, keys, positions, dim, 2 ** level, 2 ** step)
@@ -302,15 +303,6 @@ def _network_positions(b: TorchBuilder, order: ir.Value, x: ir.Value, dim: int,
         keys = b("torch.aten.slice.Tensor", vtensor_of(dims, "si64"), keys, b.int(dim), b.int(0),
                  b.int(length), b.int(1))
     return _index_of(b, keys, descending=False)
-
-
-def _positions_to(b: TorchBuilder, width: int, rank: int, dim: int) -> ir.Value:
-    """0, 1, ..., width - 1 along `dim`, shaped to broadcast in a tensor of rank `rank`."""
-    iota = b("torch.aten.arange", vtensor_of([width], "si64"), b.int(width),
-             b.int(SCALAR_TYPES["si64"]), b.none, b.none, b.none)
-    along = [1] * rank
-    along[dim] = width
-    return b("torch.aten.view", vtensor_of(along, "si64"), iota, b.ints([b.int(d) for d in along]))
 
 
 def _merge_step(b: TorchBuilder, keys: ir.Value, positions: ir.Value, dim: int, size: int,
@@ -343,12 +335,11 @@ def _merge_step(b: TorchBuilder, keys: ir.Value, positions: ir.Value, dim: int, 
              b("torch.aten.maximum", keys.type, keys, partner))
 
 
-def _keys(b: TorchBuilder, order: ir.Value, x: ir.Value, dim: int, descending: bool) -> ir.Value:
-    """`order * 2**32 + position` (`order` in int32's range): unique keys that sort as a stable
-    sort does."""
+def _keys(b: TorchBuilder, order: ir.Value, positions: ir.Value) -> ir.Value:
+    """`order * 2**32 + positions` (`order` in int32's range; `positions` from `_positions`):
+    unique keys that sort as a stable sort does."""
     return b("torch.aten.add.Tensor", order.type,
-             b("torch.aten.mul.Scalar", order.type, order, b.int(_LOW)),
-             _positions(b, x, dim, descending), b.int(1))
+             b("torch.aten.mul.Scalar", order.type, order, b.int(_LOW)), positions, b.int(1))
 
 
 def _index_of(b: TorchBuilder, keys: ir.Value, descending: bool) -> ir.Value:
@@ -359,14 +350,16 @@ def _index_of(b: TorchBuilder, keys: ir.Value, descending: bool) -> ir.Value:
     return indices
 
 
-def _positions(b: TorchBuilder, x: ir.Value, dim: int, descending: bool) -> ir.Value:
-    """0, 1, ... along `dim` of `x` (n - 1 - i from the top when `descending`: among equal
-    values the lower index gets the larger key), shaped to broadcast against `x`."""
+def _positions(b: TorchBuilder, x: ir.Value, dim: int, descending: bool,
+               width: int | None = None) -> ir.Value:
+    """0, 1, ... along `dim` of `x`, or up to `width` where given (n - 1 - i from the top when
+    `descending`: among equal values the lower index gets the larger key), shaped to broadcast
+    against `x`."""
     dims = type_dims(x.type)
-    n = dims[dim]
-    length = b.size(x, dim)
-    iota = b("torch.aten.arange", vtensor_of([n], "si64"), length, b.int(SCALAR_TYPES["si64"]), b.none, b.none,
-             b.none)
+    n = dims[dim] if width is None else width
+    length = b.size(x, dim) if width is None else b.int(width)
+    iota = b("torch.aten.arange", vtensor_of([n], "si64"), length, b.int(SCALAR_TYPES["si64"]),
+             b.none, b.none, b.none)
     along = [1] * len(dims)
     along[dim] = n
     shape = b.ints([b.int(d) if d is not None else length for d in along])
@@ -507,7 +500,7 @@ def _top_positions(b: TorchBuilder, order: ir.Value, x: ir.Value, dim: int, desc
     r = _Rounds(b, x, dim, descending)
     picks = []
     if packed:
-        keys = r.fenced(_keys(b, order, x, dim, descending))
+        keys = r.fenced(_keys(b, order, _positions(b, x, dim, descending)))
         # Keys already taken read as the row's worst: no sentinel is out of every key's range.
         hidden = r.reduce(r.worst, keys)
         after = "torch.aten.lt.Tensor" if descending else "torch.aten.gt.Tensor"

@@ -24,13 +24,12 @@ from __future__ import annotations
 
 from iree.compiler import ir
 
-from ..dialects.symbolic import element_type, type_dims
+from ..dialects.symbolic import FLOAT_ELEMENTS, element_type, type_dims
 from ..dialects.torch_ops import TorchBuilder, vtensor_of
 from ..dialects.walk import functions, nested_ops
 from .pipeline import Pass
 
 _NARROW = {"si8", "ui8"}
-_FLOATS = {"f16", "bf16", "f32", "f64"}
 _ARITHMETIC = frozenset(
     f"torch.aten.{op}.{form}"
     for op in ("add", "sub", "mul", "div", "remainder", "fmod", "floor_divide")
@@ -67,7 +66,7 @@ def _through_int32(op: ir.Operation) -> None:
     """A `to.dtype` of floats to an 8-bit integer type as two: to int32, then to that type."""
     source, result = op.operands[0], op.results[0]
     narrow = element_type(result.type)
-    if narrow not in _NARROW or element_type(source.type) not in _FLOATS:
+    if narrow not in _NARROW or element_type(source.type) not in FLOAT_ELEMENTS:
         return
     b = TorchBuilder(op)
     result.replace_all_uses_with(b.convert(b.convert(source, "si32"), narrow))

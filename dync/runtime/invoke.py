@@ -196,6 +196,22 @@ def _transferred(function: Function, view: Any) -> np.ndarray:
 
 def _unshared(tensors: list[Any]) -> list[Any]:
     """`tensors` with each one whose memory overlaps an earlier one's replaced by a copy."""
+    # Results almost never overlap: prove it cheaply (a pair in 0.25 us, against 0.9 for the
+    # pairwise walk of `_copies_of_overlapping`, which only calls that do overlap take).
+    if len(tensors) == 2:
+        a, b = tensors
+        start_a, start_b = a.data_ptr(), b.data_ptr()
+        if start_a + a.nbytes <= start_b or start_b + b.nbytes <= start_a:
+            return tensors
+    end = 0
+    for start, size in sorted([(t.data_ptr(), t.nbytes) for t in tensors]):
+        if start < end and size:
+            return _copies_of_overlapping(tensors)
+        end = max(end, start + size)
+    return tensors
+
+
+def _copies_of_overlapping(tensors: list[Any]) -> list[Any]:
     spans: list[tuple[int, int]] = []
     for i, t in enumerate(tensors):
         size = t.nbytes

@@ -15,10 +15,10 @@
 // CHECK:         %[[ORDER:.*]] = torch.aten.where.self %[[NEG]], %[[FLIP]], %[[BITS]]
 // CHECK:         %[[NAN:.*]] = torch.aten.isnan %arg0
 // CHECK:         %[[ORDER2:.*]] = torch.aten.masked_fill.Scalar %[[ORDER]], %[[NAN]], %int2147483647
-// CHECK:         %[[HIGH:.*]] = torch.aten.mul.Scalar %[[ORDER2]], %int4294967296
 // CHECK:         %[[IOTA:.*]] = torch.aten.arange %int8
 // CHECK:         %[[ROW:.*]] = torch.aten.view %[[IOTA]], {{.*}} -> !torch.vtensor<[1,8],si64>
 // CHECK:         %[[DOWN:.*]] = torch.aten.rsub.Scalar %[[ROW]], %int4294967295
+// CHECK:         %[[HIGH:.*]] = torch.aten.mul.Scalar %[[ORDER2]], %int4294967296
 // CHECK:         %[[KEYS0:.*]] = torch.aten.add.Tensor %[[HIGH]], %[[DOWN]]
 // CHECK:         util.optimization_barrier
 // CHECK:         %[[KEYS:.*]] = torch_c.from_builtin_tensor {{.*}} -> !torch.vtensor<[?,8],si64>
@@ -147,7 +147,8 @@ func.func @wide_topk(%x: !torch.vtensor<[?],si64>) -> !torch.vtensor<[2],si64> {
 // CHECK:         %[[IOTA:.*]] = torch.aten.arange %[[N]]
 // CHECK:         %[[SHAPE:.*]] = torch.prim.ListConstruct %{{.*}}, %[[N]]
 // CHECK:         %[[ROW:.*]] = torch.aten.view %[[IOTA]], %[[SHAPE]]
-// CHECK-NEXT:    torch.aten.add.Tensor %{{.*}}, %[[ROW]]
+// CHECK:         %[[HIGH:.*]] = torch.aten.mul.Scalar
+// CHECK-NEXT:    torch.aten.add.Tensor %[[HIGH]], %[[ROW]]
 // CHECK:         %[[SORTED:.*]], %{{.*}} = torch.aten.sort %{{.*}}, %int1{{.*}}, %false
 // CHECK-NEXT:    %[[IDX:.*]] = torch.aten.remainder.Scalar %[[SORTED]], %int4294967296
 // CHECK-NEXT:    return %[[IDX]]
@@ -168,8 +169,8 @@ func.func @argsort_stable(%x: !torch.vtensor<[2,?],f16>) -> !torch.vtensor<[2,?]
 // CHECK-NOT:     torch.operator
 // CHECK-NOT:     torch.aten.view.dtype
 // CHECK:         %[[ORDER:.*]] = torch.aten.to.dtype %arg0, %int4
-// CHECK:         torch.aten.mul.Scalar %[[ORDER]], %int4294967296
 // CHECK:         torch.aten.view {{.*}} -> !torch.vtensor<[5,1],si64>
+// CHECK:         torch.aten.mul.Scalar %[[ORDER]], %int4294967296
 // CHECK:         torch.aten.sort %{{.*}}, %int0{{.*}}, %false
 // CHECK:         %[[VALUES:.*]] = torch.aten.gather %arg0, %int0
 // CHECK:         return %[[VALUES]]

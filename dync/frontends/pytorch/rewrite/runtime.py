@@ -460,14 +460,38 @@ def _range_loop(bounds: tuple, body_fn: Callable, names: Sequence[str], values: 
 
 
 def for_each(items: Any, body_fn: Callable, names: Sequence[str], values: tuple, site: str,
-             stops: Sequence[str] = ()) -> tuple:
-    """`for v in items: body`: over a tensor, `for_range` over its rows (a `while_loop` when
-    their number is a symbolic size, as a time-major sequence's: iterating would fix it to
-    the example's); over anything else a Python loop."""
+             stops: Sequence[str] = (), enumerated: bool = False) -> tuple:
+    """`for v in items: body` (`for i, v in enumerate(items)` where `enumerated`): over a
+    tensor, `for_range` over its rows (a `while_loop` when their number is a symbolic size, as
+    a time-major sequence's: iterating would fix it to the example's); over anything else a
+    Python loop."""
     if isinstance(items, torch.Tensor) and items.dim():
-        return for_range((items.shape[0],), lambda i, *state: body_fn(getitem(items, i), *state), names,
-                         values, site, stops)
+        if enumerated:
+            def body(i, *state):
+                return body_fn(i, getitem(items, i), *state)
+        else:
+            def body(i, *state):
+                return body_fn(getitem(items, i), *state)
+        return for_range((items.shape[0],), body, names, values, site, stops)
+    if enumerated:
+        items = enumerate(items)
+        body_fn = _unpacked(body_fn)
     return _python_loop(items, body_fn, tuple(values), [names.index(f) for f in stops])
+
+
+def _unpacked(body_fn: Callable) -> Callable:
+    def body(pair: tuple, *state: Any) -> Any:
+        return body_fn(*pair, *state)
+
+    return body
+
+
+def unbound(x: Any, dim: Any = 0) -> Any:
+    """What `for v in x.unbind(dim)` iterates, as `for_each` takes it: a tensor's rows along
+    `dim` are those of its view with `dim` moved first (each `x.select(dim, i)`)."""
+    if isinstance(x, torch.Tensor):
+        return x.movedim(dim, 0)
+    return x.unbind(dim)
 
 
 def _python_loop(items: Any, body_fn: Callable, values: tuple, stop_at: list[int]) -> tuple:

@@ -330,10 +330,46 @@ def _symbolic_range(node: ast.AST) -> bool:
 
 
 def _over_a_name(node: ast.AST) -> bool:
-    """`for v in xs` over a variable: the rows of a tensor (a time-major sequence) whose
-    length may be a size, or anything else Python iterates."""
-    return (isinstance(node, ast.For) and isinstance(node.target, ast.Name)
-            and isinstance(node.iter, ast.Name) and not node.orelse)
+    """`for v in xs` over a variable, or over `x.unbind(d)` / `torch.unbind(x, d)`: the rows
+    of a tensor (a time-major sequence, or a batch-major one's steps) whose length may be a
+    size, or anything else Python iterates; also as `for i, v in enumerate(...)`."""
+    if not isinstance(node, ast.For) or node.orelse:
+        return False
+    items, target = node.iter, node.target
+    if _enumerated(node):
+        items, target = items.args[0], target.elts[1]
+    return isinstance(target, ast.Name) and (isinstance(items, ast.Name)
+                                             or _unbind_operands(items) is not None)
+
+
+def _enumerated(node: ast.For) -> bool:
+    """`for i, v in enumerate(items)` (names both, no start)."""
+    it, target = node.iter, node.target
+    return (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate"
+            and len(it.args) == 1 and not it.keywords and isinstance(target, ast.Tuple)
+            and len(target.elts) == 2 and all(isinstance(e, ast.Name) for e in target.elts))
+
+
+def _unbind_operands(call: ast.expr) -> tuple[ast.expr, ast.expr] | None:
+    """(tensor, dim) of `x.unbind(d)`, `x.unbind(dim=d)`, `torch.unbind(x, d)` (d default 0)."""
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute) \
+            or call.func.attr != "unbind":
+        return None
+    args = list(call.args)
+    if _is_torch(call.func.value):
+        if not args:
+            return None
+        tensor, args = args[0], args[1:]
+    else:
+        tensor = call.func.value
+    dims = args + [k.value for k in call.keywords if k.arg == "dim"]
+    if len(dims) > 1 or any(k.arg != "dim" for k in call.keywords):
+        return None
+    return tensor, dims[0] if dims else _const(0)
+
+
+def _is_torch(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) and node.id == "torch"
 
 
 # -- pass 3: functional control flow ---------------------------------------------------------------
@@ -436,15 +472,23 @@ class _Functionalize(ast.NodeTransformer):
             return node
         it = node.iter
         k = next(self.counter)
-        names = self._live([n for n in _assigned_names(node.body) if n != node.target.id], node, "head")
-        body_fn = self._function(f"__dync_body_{k}", [node.target.id, *names], node.body, names)
+        enumerated = not over_range and _enumerated(node)
+        targets = [e.id for e in node.target.elts] if enumerated else [node.target.id]
+        names = self._live([n for n in _assigned_names(node.body) if n not in targets], node, "head")
+        body_fn = self._function(f"__dync_body_{k}", [*targets, *names], node.body, names)
         names_tuple, values = self._state(names)
         if over_range:
             call = _call("for_range", ast.Tuple(elts=it.args, ctx=ast.Load()), _name(body_fn.name),
                          names_tuple, values, _const(self._site(node)))
         else:
-            call = _call("for_each", it, _name(body_fn.name), names_tuple, values,
+            items = it.args[0] if enumerated else it
+            unbound = _unbind_operands(items)
+            if unbound is not None:  # the rows of the tensor with that dim moved first
+                items = _call("unbound", *unbound)
+            call = _call("for_each", items, _name(body_fn.name), names_tuple, values,
                          _const(self._site(node)))
+            if enumerated:
+                call.keywords.append(ast.keyword(arg="enumerated", value=_const(True)))
         stops = [f for f in getattr(node, "dync_stops", []) if f in names]
         if stops:
             call.keywords.append(ast.keyword(arg="stops", value=_const(tuple(stops))))
