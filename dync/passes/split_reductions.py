@@ -1,0 +1,197 @@
+"""`dync-split-reductions`: on the CPU, a float sum or mean over many elements of several dims
+is taken in two steps, the inner dims first.
+
+Reads: `torch.aten.sum`, `torch.aten.mean` (no dtype), `torch.aten.sum.dim_IntList` and
+`torch.aten.mean.dim` (no dtype) of a float tensor over two dims or more that hold
+`LONG` elements or more at the largest sizes the symbols' declared ranges allow
+(`ValueRanges.symbol_ranges` over the input's shape binding), a reduction without `keepdim`
+over the merged dim of a flatten (`flatten.using_ints`, a `view` or `reshape` merging adjacent
+dims: `h.flatten(1).mean(dim=1)`) as one over the dims it merges; the module's backend (only ``llvm-cpu``).
+
+Writes: before each, the same reduction (`sum.dim_IntList` or `mean.dim`, with `keepdim`)
+over its innermost reduced dims, as many as keep their extent under the square root of the
+whole (at least one, never all), its shape bound from the input's binding; the original op
+then reads that partial result (its other reduced dims, and the now single ones; through a
+flatten, the dims of the tensor flattened): its result, type and binding are unchanged. A mean of means over groups of one size is the mean.
+
+Why: IREE 3.13 takes a reduction over several dims as one loop over their collapsed extent,
+each vector lane adding its elements one after another, where PyTorch's CPU kernels sum in
+a cascade: over 16 x 4 x 64 x 64 values of tanh, `x.sum()` was off by 0.14 (float64 as the
+truth) against eager's 0.0012, and `(x - x.mean()).sum()`, zero up to rounding, by 0.14 too,
+so `if h.sum() < 0.1` after `h = h - h.mean()` took the other branch than eager's (fuzz
+seed 1122). In two steps each lane adds a square root as many: 0.0027 and 0.0003. It is
+faster too: the inner step is a row reduction IREE tiles well (that model, one thread,
+648 -> 354 us). No paper section: a kernel choice at the boundary to IREE.
+"""
+
+from __future__ import annotations
+
+import math
+
+import sympy
+from iree.compiler import ir
+
+from ..analysis.value_ranges import ValueRanges
+from ..dialects.symbolic import FLOAT_ELEMENTS, bound_dims, bounds, element_type, type_dims
+from ..dialects.torch_ops import (
+    TorchBuilder,
+    bind_from,
+    bindings,
+    constant_bool,
+    constant_int,
+    constant_int_list,
+    defining,
+    int_list,
+    owner,
+    vtensor_type,
+)
+from ..dialects.walk import nested_ops
+from .pipeline import HostCpuPass
+
+# op -> (the op of the inner step, index of its dims operand or None for all dims, index of
+# its dtype operand)
+_REDUCTIONS = {
+    "torch.aten.sum": ("torch.aten.sum.dim_IntList", None, 1),
+    "torch.aten.mean": ("torch.aten.mean.dim", None, 1),
+    "torch.aten.sum.dim_IntList": ("torch.aten.sum.dim_IntList", 1, 3),
+    "torch.aten.mean.dim": ("torch.aten.mean.dim", 1, 3),
+}
+# Reductions over fewer elements than this stay one step: the second costs a dispatch.
+LONG = 16384
+_FLATTENS = ("torch.aten.flatten.using_ints", "torch.aten.view", "torch.aten.reshape")
+
+
+def _reduced_dims(op: ir.Operation) -> list[int] | None:
+    """The dims `op` (one of `_REDUCTIONS`) reduces, ascending; None where it is not a float
+    reduction without a dtype over constant dims."""
+    _, dims_at, dtype_at = _REDUCTIONS[op.name]
+    x = op.operands[0]
+    dims = type_dims(x.type)
+    if dims is None or element_type(x.type) not in FLOAT_ELEMENTS \
+            or defining(op.operands[dtype_at], "torch.constant.none") is None:
+        return None
+    if dims_at is None or defining(op.operands[dims_at], "torch.constant.none") is not None:
+        return list(range(len(dims)))
+    axes = constant_int_list(op.operands[dims_at])
+    return None if not axes else sorted({a % len(dims) for a in axes})
+
+
+def _shape(x: ir.Value) -> list[sympy.Expr] | None:
+    """`x`'s dims as expressions over its binding's symbols (static dims as integers)."""
+    dims = type_dims(x.type)
+    if dims is not None and None not in dims:
+        return [sympy.Integer(d) for d in dims]
+    found = bindings(x)
+    return list(bound_dims(found[0])) if found else None
+
+
+def _merged(x: ir.Value, flat: ir.Value) -> tuple[int, int] | None:
+    """(start, end) where `flat` is `x` with its dims start..end merged into one, the others
+    alike; else None."""
+    before, after = _shape(x), _shape(flat)
+    if before is None or after is None or not 0 < len(after) < len(before):
+        return None
+    pairs = enumerate(zip(before[:len(after)], after, strict=True))
+    start = next((i for i, (a, b) in pairs if a != b), len(after) - 1)
+    end = start + len(before) - len(after)
+    same = before[:start] == after[:start] and before[end + 1:] == after[start + 1:]
+    merged = sympy.expand(sympy.Mul(*before[start:end + 1]) - after[start]) == 0
+    return (start, end) if same and merged else None
+
+
+def _flattened(flat: ir.Operation) -> tuple[int, int] | None:
+    """The dims (start, end) a `flatten.using_ints` merges; None where not constants."""
+    rank = len(type_dims(flat.operands[0].type) or ())
+    start, end = constant_int(flat.operands[1]), constant_int(flat.operands[2])
+    if rank == 0 or start is None or end is None:
+        return None
+    return start % rank, end % rank
+
+
+def _unflattened(op: ir.Operation, reduced: list[int]) -> tuple[ir.Value, list[int]] | None:
+    """Where `op` reduces a flatten (`flatten.using_ints`, or a `view`/`reshape` that merges
+    adjacent dims) over the merged dim (and maybe others) without keeping dims: the tensor
+    flattened and the dims of it the same reduction takes; else None."""
+    flat = owner(op.operands[0])
+    dims_at = _REDUCTIONS[op.name][1]
+    if flat is None or flat.name not in _FLATTENS \
+            or (dims_at is not None and constant_bool(op.operands[2]) is not False):
+        return None
+    x = flat.operands[0]
+    merged = _flattened(flat) if flat.name == _FLATTENS[0] else _merged(x, op.operands[0])
+    if merged is None:
+        return None
+    start, end = merged
+    if start not in reduced:
+        return None
+    width = end - start
+    return x, sorted({d for r in reduced
+                      for d in ([r] if r < start else range(start, end + 1) if r == start
+                                else [r + width])})
+
+
+def _largest(x: ir.Value, ranges: dict[str, tuple[int, int]]) -> list[int] | None:
+    """Each dim of `x` at its largest (its static size, or the most its binding's expression
+    reaches over the symbols' ranges); None where a dynamic dim has no bound."""
+    dims = type_dims(x.type)
+    if None not in dims:
+        return list(dims)
+    found = bindings(x)
+    exprs = bound_dims(found[0]) if found else None
+    largest = []
+    for i, d in enumerate(dims):
+        reach = bounds(exprs[i], ranges) if d is None and exprs is not None else None
+        if d is None and reach is None:
+            return None
+        largest.append(d if d is not None else reach[1])
+    return largest
+
+
+def inner_step(reduced: list[int], largest: list[int]) -> list[int]:
+    """The innermost of the `reduced` dims whose extents (`largest`) multiply to under the
+    square root of all of theirs: at least one, never all."""
+    root = math.sqrt(math.prod(largest[d] for d in reduced))
+    inner: list[int] = []
+    for d in reversed(reduced[1:]):
+        inner.insert(0, d)
+        if math.prod(largest[i] for i in inner) >= root:
+            break
+    return inner
+
+
+class SplitReductions(HostCpuPass):
+    name = "dync-split-reductions"
+    summary = "float sums and means over many elements of several dims in two steps, inner dims first (CPU)"
+
+    def run_on_cpu(self, module: ir.Operation) -> None:
+        ranges = ValueRanges(module).symbol_ranges
+        found = []
+        for op in nested_ops(module):
+            reduced = _reduced_dims(op) if op.name in _REDUCTIONS else None
+            if reduced is None:
+                continue
+            x, unflattened = op.operands[0], _unflattened(op, reduced)
+            if unflattened is not None:
+                x, reduced = unflattened
+            largest = _largest(x, ranges) if len(reduced) >= 2 else None
+            if largest is not None and math.prod(largest[d] for d in reduced) >= LONG:
+                found.append((op, x, reduced, inner_step(reduced, largest)))
+        with module.context:
+            for op, x, reduced, inner in found:
+                _split(op, x, reduced, inner)
+
+
+def _split(op: ir.Operation, x: ir.Value, reduced: list[int], inner: list[int]) -> None:
+    """Reduce `x` (`op`'s input, or the tensor it flattens) over `inner` first (keeping those
+    dims), and `op` the rest of `reduced`."""
+    b = TorchBuilder(op)
+    dims = type_dims(x.type)
+    keep = b.bool(True)
+    partial = b(_REDUCTIONS[op.name][0],
+                vtensor_type(x.type, [1 if i in inner else d for i, d in enumerate(dims)]),
+                x, int_list(inner, b.ip, b.loc), keep, b.none)
+    bind_from(partial, x, lambda e: [1 if i in inner else d for i, d in enumerate(e)], b.ip)
+    dims_at = _REDUCTIONS[op.name][1]
+    if x != op.operands[0] and dims_at is not None:
+        op.operands[dims_at] = int_list(reduced, b.ip, b.loc)
+    op.operands[0] = partial
