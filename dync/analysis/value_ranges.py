@@ -13,7 +13,9 @@ non-negative multiples, and the ops that only move values around (views, slices,
 the union of the ranges its call sites pass, a call's result the range of what the callee
 returns, an `scf.if` result the union of its yields, a loop's carried value the union of its
 initial value and what an iteration yields, where the latter does not depend on the carried
-value itself (a greedy decoder's `argmax` token; a counter has no range). Anything else (a
+value itself (a greedy decoder's `argmax` token), and a counter from its start up to the
+bound the loop tests it against (`i + 1 < stop` forwarding `i + 1`: dync's `for` over a
+dynamic range). Anything else (a
 float, a conversion, an entry point's argument) has no range. `within` proves a bound by exact
 cancellation, or, for an expression linear in the symbols, at the corners of their declared
 ranges; it never relies on sympy's sign assumptions about symbols (an unbacked symbol may be
@@ -116,6 +118,16 @@ _POSITIONS = {
     "torch.aten.argsort": (0, 1), "torch.aten.sort.stable": (1, 2),
     "torch.aten.argsort.stable": (0, 2),
 }
+
+
+# Ops that pass a value on unchanged: casts between torch's and builtin tensors, a 0-d view,
+# a 0-d boolean tensor read as a condition.
+_SAME_VALUE = frozenset({"torch_c.to_builtin_tensor", "torch_c.from_builtin_tensor",
+                         "torch.aten.view", "torch_c.to_i1", "torch.aten.Bool.Tensor"})
+
+
+_CONJUNCTIONS = frozenset({"torch.aten.logical_and", "torch.aten.bitwise_and.Tensor",
+                          "torch.aten.__and__.Tensor"})
 
 
 def counted_from_end(value: ir.Value) -> bool:
@@ -457,19 +469,104 @@ class ValueRanges:
                 forwarded = list(condition.operands)[1:]
                 return self.of(forwarded[position]) if position < len(forwarded) else None
             inits = list(loop.operands)
+            if position < len(inits):
+                counted = self._counter(loop, position, inits[position], condition)
+                if counted is not None:
+                    return counted
         if position >= len(inits) or position >= len(yielded.operands):
             return None
         return _union([self.of(inits[position]), self.of(yielded.operands[position])])
 
-    def _returned(self, call: ir.Operation, position: int) -> Range | None:
+    def _counter(self, loop: ir.Operation, position: int, init: ir.Value,
+                 condition: ir.Operation) -> Range | None:
+        """A counter an `scf.while` with its body in the condition's region carries (dync's
+        `for` over a dynamic range: `i + step` forwarded while `i + step < stop`, and maybe
+        while no `break` was taken, a positive constant step): from its initial value up to
+        `stop - 1`; None for any other value."""
+        forwarded = list(condition.operands)[1:]
+        after = loop.regions[1].blocks[0]
+        yielded = list(list(after.operations)[-1].operands)
+        if position >= len(forwarded) or position >= len(yielded) \
+                or yielded[position] != after.arguments[position]:
+            return None  # the body is not all in the condition's region
+        following, calls = self._passed(forwarded[position])
+        step = owner(following)
+        if step is None or step.name != "torch.aten.add.Scalar":
+            return None
+        amount, alpha = constant_int(step.operands[1]), constant_int(step.operands[2])
+        counter = loop.regions[0].blocks[0].arguments[position]
+        if amount is None or alpha is None or amount * alpha <= 0 \
+                or self._passed(step.operands[0], calls)[0] != counter:
+            return None
+        test = self._bounding_test(condition.operands[0], following)
+        if test is None:
+            return None
+        start, stop = self.of(init), self.of(test.operands[1])
+        if start is None or stop is None:
+            return None
+        return _capped(start.lows, tuple(dict.fromkeys(
+            (*start.highs, *(sympy.expand(h - 1) for h in stop.highs)))))
+
+    def _bounding_test(self, condition: ir.Value, counter: ir.Value) -> ir.Operation | None:
+        """The `counter < stop` that `condition` requires (itself, or one side of a
+        conjunction: a loop that `break` may also end); None if there is none."""
+        todo: list[tuple[ir.Value, tuple]] = [(condition, ())]
+        for _ in range(_CANDIDATES):
+            if not todo:
+                return None
+            value, calls = self._passed(*todo.pop())
+            test = owner(value)
+            if test is None:
+                continue
+            if test.name in ("torch.aten.lt.Tensor", "torch.aten.lt.Scalar") \
+                    and self._passed(test.operands[0], calls)[0] == counter:
+                return test
+            if test.name in _CONJUNCTIONS:
+                todo += [(operand, calls) for operand in list(test.operands)[:2]]
+        return None
+
+    def _passed(self, value: ir.Value, calls: tuple = ()) -> tuple[ir.Value, tuple]:
+        """`value` before what passes it on unchanged: the ops of `_SAME_VALUE`, a call (the
+        value its callee returns) and a function's argument (the value the call it was
+        reached through passes, or a private function's one call: the body of a loop split
+        into a sub-DNN); with the calls entered and not yet left."""
+        for _ in range(_DEPTH):
+            op = owner(value)
+            if op is not None and op.name in _SAME_VALUE:
+                value = op.operands[0]
+            elif op is not None and op.name in ("func.call", "torch.call"):
+                returned = self._return_of(op)
+                position = ir.OpResult(value).result_number
+                if returned is None or position >= len(returned.operands):
+                    break
+                value, calls = returned.operands[position], (*calls, op)
+            elif op is None and (position := function_argument(value)) is not None:
+                name = ir.StringAttr(value.owner.owner.attributes["sym_name"]).value
+                if calls and callee(calls[-1]) == name:
+                    site, calls = calls[-1], calls[:-1]
+                else:
+                    sites = self._sites.get(name) or []
+                    if name in self._public or len(sites) != 1:
+                        break
+                    site = sites[0]
+                if position >= len(site.operands):
+                    break
+                value = site.operands[position]
+            else:
+                break
+        return value, calls
+
+    def _return_of(self, call: ir.Operation) -> ir.Operation | None:
+        """The `func.return` of the single-block function `call` calls; None otherwise."""
         func = self._functions.get(callee(call))
-        if func is None:
+        if func is None or len(func.regions[0].blocks) != 1:
             return None
-        body = func.regions[0].blocks
-        if len(body) != 1:
-            return None
-        ret = list(body[0].operations)[-1]
-        if ret.name != "func.return" or position >= len(ret.operands):
+        ret = list(func.regions[0].blocks[0].operations)[-1]
+        return ret if ret.name == "func.return" else None
+
+    def _returned(self, call: ir.Operation, position: int) -> Range | None:
+        ret = self._return_of(call)
+        if ret is None or position >= len(ret.operands):
             return None
         return self.of(ret.operands[position])
 

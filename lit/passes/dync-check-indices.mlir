@@ -426,3 +426,162 @@ func.func @min_max_of_sizes(%x: !torch.vtensor<[?,4],f32>, %keys: !torch.vtensor
   %1 = torch.aten.index.Tensor %x, %l1 : !torch.vtensor<[?,4],f32>, !torch.list<optional<vtensor>> -> !torch.vtensor<[5,4],f32>
   return %0, %1 : !torch.vtensor<[5,4],f32>, !torch.vtensor<[5,4],f32>
 }
+
+// -----
+
+// `for x_t in x.unbind(0)` over a dynamic length, as dync's passes leave it: a rotated
+// `scf.while` whose body, a sub-DNN, reads row `i` of `x` (counted from the end where
+// negative), forwards `i + 1` and continues while `i + 1 < t`. The counter starts at 0 and
+// is below `t` in every step, so the row needs no check (each had cost a read of the host per
+// step). A counter that steps down (@down) may leave the rows: still checked. A loop that
+// `break` may end too (@step_or_break) continues while `i + 1 < t` and no flag is set, tested by a
+// sub-DNN of its own (@going) that the guard before the loop calls as well: the counter is
+// followed through the call it was reached by, and needs no check either.
+// CHECK-LABEL: func.func private @step_or_break
+// CHECK-NOT:     index check
+// CHECK:         return
+// CHECK-LABEL: func.func private @step
+// CHECK-NOT:     index check
+// CHECK:         return
+// CHECK-LABEL: func.func private @down
+// CHECK:         torch.runtime.assert %{{.+}}, "dync index check: index_select
+module attributes {dync.backend = "llvm-cpu"} {
+  func.func @main(%x: !torch.vtensor<[?,8],f32>) -> (!torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>) {
+    %t = torch.symbolic_int "t" {min_val = 1, max_val = 64} : !torch.int
+    %none = torch.constant.none
+    %int11 = torch.constant.int 11
+    torch.bind_symbolic_shape %x, [%t], affine_map<()[s0] -> (s0, 8)> : !torch.vtensor<[?,8],f32>
+    %zero = arith.constant dense<0.000000e+00> : tensor<8xf32>
+    %0:2 = call @bounds(%x) : (!torch.vtensor<[?,8],f32>) -> (!torch.vtensor<[],si64>, !torch.vtensor<[],si64>)
+    %first = torch_c.to_builtin_tensor %0#0 : !torch.vtensor<[],si64> -> tensor<i64>
+    %1:2 = scf.while (%acc = %zero, %i = %first) : (tensor<8xf32>, tensor<i64>) -> (tensor<8xf32>, tensor<i64>) {
+      %a = torch_c.from_builtin_tensor %acc : tensor<8xf32> -> !torch.vtensor<[8],f32>
+      %c = torch_c.from_builtin_tensor %i : tensor<i64> -> !torch.vtensor<[],si64>
+      %2:3 = func.call @step(%a, %c, %x, %0#1) : (!torch.vtensor<[8],f32>, !torch.vtensor<[],si64>, !torch.vtensor<[?,8],f32>, !torch.vtensor<[],si64>) -> (!torch.vtensor<[8],f32>, !torch.vtensor<[],si64>, !torch.bool)
+      %go = torch_c.to_i1 %2#2
+      %na = torch_c.to_builtin_tensor %2#0 : !torch.vtensor<[8],f32> -> tensor<8xf32>
+      %ni = torch_c.to_builtin_tensor %2#1 : !torch.vtensor<[],si64> -> tensor<i64>
+      scf.condition(%go) %na, %ni : tensor<8xf32>, tensor<i64>
+    } do {
+    ^bb0(%acc: tensor<8xf32>, %i: tensor<i64>):
+      scf.yield %acc, %i : tensor<8xf32>, tensor<i64>
+    }
+    %3:2 = scf.while (%acc = %zero, %i = %first) : (tensor<8xf32>, tensor<i64>) -> (tensor<8xf32>, tensor<i64>) {
+      %a = torch_c.from_builtin_tensor %acc : tensor<8xf32> -> !torch.vtensor<[8],f32>
+      %c = torch_c.from_builtin_tensor %i : tensor<i64> -> !torch.vtensor<[],si64>
+      %2:3 = func.call @down(%a, %c, %x, %0#1) : (!torch.vtensor<[8],f32>, !torch.vtensor<[],si64>, !torch.vtensor<[?,8],f32>, !torch.vtensor<[],si64>) -> (!torch.vtensor<[8],f32>, !torch.vtensor<[],si64>, !torch.bool)
+      %go = torch_c.to_i1 %2#2
+      %na = torch_c.to_builtin_tensor %2#0 : !torch.vtensor<[8],f32> -> tensor<8xf32>
+      %ni = torch_c.to_builtin_tensor %2#1 : !torch.vtensor<[],si64> -> tensor<i64>
+      scf.condition(%go) %na, %ni : tensor<8xf32>, tensor<i64>
+    } do {
+    ^bb0(%acc: tensor<8xf32>, %i: tensor<i64>):
+      scf.yield %acc, %i : tensor<8xf32>, tensor<i64>
+    }
+    %false = torch.constant.bool false
+    %int0 = torch.constant.int 0
+    %no = torch.aten.scalar_tensor %int0, %int11, %none, %none, %false : !torch.int, !torch.int, !torch.none, !torch.none, !torch.bool -> !torch.vtensor<[],i1>
+    %guard = call @going(%0#0, %0#1, %no) : (!torch.vtensor<[],si64>, !torch.vtensor<[],si64>, !torch.vtensor<[],i1>) -> !torch.bool
+    %g = torch_c.to_i1 %guard
+    %5 = scf.if %g -> (tensor<8xf32>) {
+      %4:2 = scf.while (%acc = %zero, %i = %first) : (tensor<8xf32>, tensor<i64>) -> (tensor<8xf32>, tensor<i64>) {
+        %a = torch_c.from_builtin_tensor %acc : tensor<8xf32> -> !torch.vtensor<[8],f32>
+        %c = torch_c.from_builtin_tensor %i : tensor<i64> -> !torch.vtensor<[],si64>
+        %2:3 = func.call @step_or_break(%a, %c, %x) : (!torch.vtensor<[8],f32>, !torch.vtensor<[],si64>, !torch.vtensor<[?,8],f32>) -> (!torch.vtensor<[8],f32>, !torch.vtensor<[],si64>, !torch.vtensor<[],i1>)
+        %more = func.call @going(%2#1, %0#1, %2#2) : (!torch.vtensor<[],si64>, !torch.vtensor<[],si64>, !torch.vtensor<[],i1>) -> !torch.bool
+        %go = torch_c.to_i1 %more
+        %na = torch_c.to_builtin_tensor %2#0 : !torch.vtensor<[8],f32> -> tensor<8xf32>
+        %ni = torch_c.to_builtin_tensor %2#1 : !torch.vtensor<[],si64> -> tensor<i64>
+        scf.condition(%go) %na, %ni : tensor<8xf32>, tensor<i64>
+      } do {
+      ^bb0(%acc: tensor<8xf32>, %i: tensor<i64>):
+        scf.yield %acc, %i : tensor<8xf32>, tensor<i64>
+      }
+      scf.yield %4#0 : tensor<8xf32>
+    } else {
+      scf.yield %zero : tensor<8xf32>
+    }
+    %r = torch_c.from_builtin_tensor %1#0 : tensor<8xf32> -> !torch.vtensor<[8],f32>
+    %s = torch_c.from_builtin_tensor %3#0 : tensor<8xf32> -> !torch.vtensor<[8],f32>
+    %u = torch_c.from_builtin_tensor %5 : tensor<8xf32> -> !torch.vtensor<[8],f32>
+    return %r, %s, %u : !torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>
+  }
+  func.func private @going(%next: !torch.vtensor<[],si64>, %stop: !torch.vtensor<[],si64>, %broke: !torch.vtensor<[],i1>) -> !torch.bool {
+    %lt = torch.aten.lt.Tensor %next, %stop : !torch.vtensor<[],si64>, !torch.vtensor<[],si64> -> !torch.vtensor<[],i1>
+    %not = torch.aten.bitwise_not %broke : !torch.vtensor<[],i1> -> !torch.vtensor<[],i1>
+    %both = torch.aten.bitwise_and.Tensor %lt, %not : !torch.vtensor<[],i1>, !torch.vtensor<[],i1> -> !torch.vtensor<[],i1>
+    %go = torch.aten.Bool.Tensor %both : !torch.vtensor<[],i1> -> !torch.bool
+    return %go : !torch.bool
+  }
+  func.func private @step_or_break(%acc: !torch.vtensor<[8],f32>, %i: !torch.vtensor<[],si64>, %x: !torch.vtensor<[?,8],f32>) -> (!torch.vtensor<[8],f32>, !torch.vtensor<[],si64>, !torch.vtensor<[],i1>) {
+    %t = torch.symbolic_int "t" {min_val = 1, max_val = 64} : !torch.int
+    torch.bind_symbolic_shape %x, [%t], affine_map<()[s0] -> (s0, 8)> : !torch.vtensor<[?,8],f32>
+    %int0 = torch.constant.int 0
+    %int1 = torch.constant.int 1
+    %none = torch.constant.none
+    %n = torch.aten.size.int %x, %int0 : !torch.vtensor<[?,8],f32>, !torch.int -> !torch.int
+    %one = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+    %i1 = torch.aten.view %i, %one : !torch.vtensor<[],si64>, !torch.list<int> -> !torch.vtensor<[1],si64>
+    %neg = torch.aten.lt.Scalar %i1, %int0 : !torch.vtensor<[1],si64>, !torch.int -> !torch.vtensor<[1],i1>
+    %wrapped = torch.aten.add.Scalar %i1, %n, %int1 : !torch.vtensor<[1],si64>, !torch.int, !torch.int -> !torch.vtensor<[1],si64>
+    %row = torch.aten.where.self %neg, %wrapped, %i1 : !torch.vtensor<[1],i1>, !torch.vtensor<[1],si64>, !torch.vtensor<[1],si64> -> !torch.vtensor<[1],si64>
+    %xs = torch.aten.index_select %x, %int0, %row : !torch.vtensor<[?,8],f32>, !torch.int, !torch.vtensor<[1],si64> -> !torch.vtensor<[1,8],f32>
+    %x_t = torch.aten.squeeze.dim %xs, %int0 : !torch.vtensor<[1,8],f32>, !torch.int -> !torch.vtensor<[8],f32>
+    %sum = torch.aten.add.Tensor %acc, %x_t, %int1 : !torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>, !torch.int -> !torch.vtensor<[8],f32>
+    %next = torch.aten.add.Scalar %i, %int1, %int1 : !torch.vtensor<[],si64>, !torch.int, !torch.int -> !torch.vtensor<[],si64>
+    %total = torch.aten.sum %sum, %none : !torch.vtensor<[8],f32>, !torch.none -> !torch.vtensor<[],f32>
+    %broke = torch.aten.gt.Scalar %total, %int1 : !torch.vtensor<[],f32>, !torch.int -> !torch.vtensor<[],i1>
+    return %sum, %next, %broke : !torch.vtensor<[8],f32>, !torch.vtensor<[],si64>, !torch.vtensor<[],i1>
+  }
+  func.func private @bounds(%x: !torch.vtensor<[?,8],f32>) -> (!torch.vtensor<[],si64>, !torch.vtensor<[],si64>) {
+    %t = torch.symbolic_int "t" {min_val = 1, max_val = 64} : !torch.int
+    torch.bind_symbolic_shape %x, [%t], affine_map<()[s0] -> (s0, 8)> : !torch.vtensor<[?,8],f32>
+    %int0 = torch.constant.int 0
+    %int4 = torch.constant.int 4
+    %none = torch.constant.none
+    %false = torch.constant.bool false
+    %n = torch.aten.size.int %x, %int0 : !torch.vtensor<[?,8],f32>, !torch.int -> !torch.int
+    %stop = torch.aten.scalar_tensor %n, %int4, %none, %none, %false : !torch.int, !torch.int, !torch.none, !torch.none, !torch.bool -> !torch.vtensor<[],si64>
+    %start = torch.aten.scalar_tensor %int0, %int4, %none, %none, %false : !torch.int, !torch.int, !torch.none, !torch.none, !torch.bool -> !torch.vtensor<[],si64>
+    return %start, %stop : !torch.vtensor<[],si64>, !torch.vtensor<[],si64>
+  }
+  func.func private @step(%acc: !torch.vtensor<[8],f32>, %i: !torch.vtensor<[],si64>, %x: !torch.vtensor<[?,8],f32>, %stop: !torch.vtensor<[],si64>) -> (!torch.vtensor<[8],f32>, !torch.vtensor<[],si64>, !torch.bool) {
+    %t = torch.symbolic_int "t" {min_val = 1, max_val = 64} : !torch.int
+    torch.bind_symbolic_shape %x, [%t], affine_map<()[s0] -> (s0, 8)> : !torch.vtensor<[?,8],f32>
+    %int0 = torch.constant.int 0
+    %int1 = torch.constant.int 1
+    %n = torch.aten.size.int %x, %int0 : !torch.vtensor<[?,8],f32>, !torch.int -> !torch.int
+    %one = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+    %i1 = torch.aten.view %i, %one : !torch.vtensor<[],si64>, !torch.list<int> -> !torch.vtensor<[1],si64>
+    %neg = torch.aten.lt.Scalar %i1, %int0 : !torch.vtensor<[1],si64>, !torch.int -> !torch.vtensor<[1],i1>
+    %wrapped = torch.aten.add.Scalar %i1, %n, %int1 : !torch.vtensor<[1],si64>, !torch.int, !torch.int -> !torch.vtensor<[1],si64>
+    %row = torch.aten.where.self %neg, %wrapped, %i1 : !torch.vtensor<[1],i1>, !torch.vtensor<[1],si64>, !torch.vtensor<[1],si64> -> !torch.vtensor<[1],si64>
+    %xs = torch.aten.index_select %x, %int0, %row : !torch.vtensor<[?,8],f32>, !torch.int, !torch.vtensor<[1],si64> -> !torch.vtensor<[1,8],f32>
+    %x_t = torch.aten.squeeze.dim %xs, %int0 : !torch.vtensor<[1,8],f32>, !torch.int -> !torch.vtensor<[8],f32>
+    %sum = torch.aten.add.Tensor %acc, %x_t, %int1 : !torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>, !torch.int -> !torch.vtensor<[8],f32>
+    %next = torch.aten.add.Scalar %i, %int1, %int1 : !torch.vtensor<[],si64>, !torch.int, !torch.int -> !torch.vtensor<[],si64>
+    %lt = torch.aten.lt.Tensor %next, %stop : !torch.vtensor<[],si64>, !torch.vtensor<[],si64> -> !torch.vtensor<[],i1>
+    %go = torch.aten.Bool.Tensor %lt : !torch.vtensor<[],i1> -> !torch.bool
+    return %sum, %next, %go : !torch.vtensor<[8],f32>, !torch.vtensor<[],si64>, !torch.bool
+  }
+  func.func private @down(%acc: !torch.vtensor<[8],f32>, %i: !torch.vtensor<[],si64>, %x: !torch.vtensor<[?,8],f32>, %stop: !torch.vtensor<[],si64>) -> (!torch.vtensor<[8],f32>, !torch.vtensor<[],si64>, !torch.bool) {
+    %t = torch.symbolic_int "t" {min_val = 1, max_val = 64} : !torch.int
+    torch.bind_symbolic_shape %x, [%t], affine_map<()[s0] -> (s0, 8)> : !torch.vtensor<[?,8],f32>
+    %int0 = torch.constant.int 0
+    %int1 = torch.constant.int 1
+    %int-1 = torch.constant.int -1
+    %n = torch.aten.size.int %x, %int0 : !torch.vtensor<[?,8],f32>, !torch.int -> !torch.int
+    %one = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+    %i1 = torch.aten.view %i, %one : !torch.vtensor<[],si64>, !torch.list<int> -> !torch.vtensor<[1],si64>
+    %neg = torch.aten.lt.Scalar %i1, %int0 : !torch.vtensor<[1],si64>, !torch.int -> !torch.vtensor<[1],i1>
+    %wrapped = torch.aten.add.Scalar %i1, %n, %int1 : !torch.vtensor<[1],si64>, !torch.int, !torch.int -> !torch.vtensor<[1],si64>
+    %row = torch.aten.where.self %neg, %wrapped, %i1 : !torch.vtensor<[1],i1>, !torch.vtensor<[1],si64>, !torch.vtensor<[1],si64> -> !torch.vtensor<[1],si64>
+    %xs = torch.aten.index_select %x, %int0, %row : !torch.vtensor<[?,8],f32>, !torch.int, !torch.vtensor<[1],si64> -> !torch.vtensor<[1,8],f32>
+    %x_t = torch.aten.squeeze.dim %xs, %int0 : !torch.vtensor<[1,8],f32>, !torch.int -> !torch.vtensor<[8],f32>
+    %sum = torch.aten.add.Tensor %acc, %x_t, %int1 : !torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>, !torch.int -> !torch.vtensor<[8],f32>
+    %next = torch.aten.add.Scalar %i, %int-1, %int1 : !torch.vtensor<[],si64>, !torch.int, !torch.int -> !torch.vtensor<[],si64>
+    %lt = torch.aten.lt.Tensor %next, %stop : !torch.vtensor<[],si64>, !torch.vtensor<[],si64> -> !torch.vtensor<[],i1>
+    %go = torch.aten.Bool.Tensor %lt : !torch.vtensor<[],i1> -> !torch.bool
+    return %sum, %next, %go : !torch.vtensor<[8],f32>, !torch.vtensor<[],si64>, !torch.bool
+  }
+}
