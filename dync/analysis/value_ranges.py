@@ -238,7 +238,7 @@ class ValueRanges:
         """The symbols' ranges where `tensor` has elements: a dim of it that is a symbol at
         least 1 (at 0 it has no element to be out of range), and so each symbol a named size
         (`_named_size`) says is at least as large."""
-        dims = _dims(tensor) if element_type(tensor.type) is not None else None
+        dims = tensor_dims(tensor) if element_type(tensor.type) is not None else None
         ranges = dict(self.symbol_ranges)
         todo = [d for d in dims or () if isinstance(d, sympy.Symbol)]
         while todo:
@@ -573,7 +573,7 @@ class ValueRanges:
     def _positions(self, tensor: ir.Value, dim: ir.Value) -> Range | None:
         """[0, n - 1] for positions along `dim` of `tensor` (all its elements where `dim` is
         `none`)."""
-        dims = _dims(tensor)
+        dims = tensor_dims(tensor)
         if dims is None:
             return None
         axis = constant_int(dim)
@@ -693,7 +693,7 @@ def _is_integer(value: ir.Value) -> bool:
     return element is not None and element.startswith(("si", "ui", "i")) and element != "i1"
 
 
-def _dims(tensor: ir.Value) -> list[sympy.Expr | None] | None:
+def tensor_dims(tensor: ir.Value) -> list[sympy.Expr | None] | None:
     """`tensor`'s dims: static sizes, else its shape binding's expressions."""
     static = type_dims(tensor.type)
     if static is None:
@@ -710,7 +710,7 @@ def _dims(tensor: ir.Value) -> list[sympy.Expr | None] | None:
 
 def dim_size(tensor: ir.Value, axis: int) -> sympy.Expr | None:
     """The size of dim `axis` of `tensor`, static or from its shape binding, or None."""
-    dims = _dims(tensor)
+    dims = tensor_dims(tensor)
     if not dims:
         return None
     return dims[axis % len(dims)] if -len(dims) <= axis < len(dims) else None

@@ -234,3 +234,22 @@ def to_affine(expr: sympy.Expr, symbols: list[str]) -> ir.AffineExpr | None:
         lhs = to_affine(expr.args[0], symbols)
         return None if lhs is None else ir.AffineModExpr.get(lhs, to_affine(expr.args[1], symbols))
     return None
+
+
+def merged_runs(source: tuple[sympy.Expr, ...] | list[sympy.Expr],
+                result: tuple[sympy.Expr, ...] | list[sympy.Expr]) -> list[tuple[int, int]] | None:
+    """For each dim of a view's `result`, the (first, last) dims of its `source` it is the
+    product of (each dim an expression over the same symbols); None where the view is no such
+    merge (a split, a regrouping)."""
+    runs, i = [], 0
+    for dim in result:
+        first, product = i, sympy.Integer(1)
+        while i < len(source):
+            product *= source[i]
+            i += 1
+            if sympy.expand(product - dim) == 0:
+                break
+        else:
+            return None
+        runs.append((first, i - 1))
+    return runs if i == len(source) else None

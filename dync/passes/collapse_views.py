@@ -67,7 +67,7 @@ import math
 import sympy
 from iree.compiler import ir
 
-from ..dialects.symbolic import bound_dims, type_dims
+from ..dialects.symbolic import bound_dims, merged_runs, type_dims
 from ..dialects.torch_ops import (
     BIND,
     TorchBuilder,
@@ -92,24 +92,6 @@ def _dims(value: ir.Value) -> tuple[sympy.Expr, ...] | None:
     return bound_dims(found[0]) if found else None
 
 
-def _runs(source: tuple[sympy.Expr, ...], result: tuple[sympy.Expr, ...]) \
-        -> list[tuple[int, int]] | None:
-    """For each result dim, the (first, last) input dims it is the product of; None where the
-    view is no such merge."""
-    runs, i = [], 0
-    for dim in result:
-        first, product = i, sympy.Integer(1)
-        while i < len(source):
-            product *= source[i]
-            i += 1
-            if sympy.expand(product - dim) == 0:
-                break
-        else:
-            return None
-        runs.append((first, i - 1))
-    return runs if i == len(source) else None
-
-
 def _merges(op: ir.Operation) -> list[tuple[int, int]] | None:
     """The runs of input dims view `op` merges, where it is one this pass rewrites."""
     if op.name not in VIEWS:
@@ -119,7 +101,7 @@ def _merges(op: ir.Operation) -> list[tuple[int, int]] | None:
     if dims is None or sum(d is None for d in dims) < 2 or type_dims(op.results[0].type) is None:
         return None
     given, made = _dims(x), _dims(op.results[0])
-    runs = None if given is None or made is None else _runs(given, made)
+    runs = None if given is None or made is None else merged_runs(given, made)
     if runs is None:
         return None
     merged = [(a, b) for a, b in runs if b > a]

@@ -28,15 +28,13 @@ from __future__ import annotations
 
 import math
 
-import sympy
 from iree.compiler import ir
 
-from ..analysis.value_ranges import ValueRanges
-from ..dialects.symbolic import FLOAT_ELEMENTS, bound_dims, bounds, element_type, type_dims
+from ..analysis.value_ranges import ValueRanges, tensor_dims
+from ..dialects.symbolic import FLOAT_ELEMENTS, bounds, element_type, merged_runs, type_dims
 from ..dialects.torch_ops import (
     TorchBuilder,
     bind_from,
-    bindings,
     constant_bool,
     constant_int,
     constant_int_list,
@@ -76,75 +74,46 @@ def _reduced_dims(op: ir.Operation) -> list[int] | None:
     return None if not axes else sorted({a % len(dims) for a in axes})
 
 
-def _shape(x: ir.Value) -> list[sympy.Expr] | None:
-    """`x`'s dims as expressions over its binding's symbols (static dims as integers)."""
-    dims = type_dims(x.type)
-    if dims is not None and None not in dims:
-        return [sympy.Integer(d) for d in dims]
-    found = bindings(x)
-    return list(bound_dims(found[0])) if found else None
-
-
-def _merged(x: ir.Value, flat: ir.Value) -> tuple[int, int] | None:
-    """(start, end) where `flat` is `x` with its dims start..end merged into one, the others
-    alike; else None."""
-    before, after = _shape(x), _shape(flat)
-    if before is None or after is None or not 0 < len(after) < len(before):
+def _runs(flat: ir.Operation, x: ir.Value) -> list[tuple[int, int]] | None:
+    """For each dim of the flatten `flat` makes of `x`, the (first, last) dims of `x` it
+    merges; None where they are not known to be such runs."""
+    if flat.name == "torch.aten.flatten.using_ints":
+        rank = len(type_dims(x.type) or ())
+        start, end = constant_int(flat.operands[1]), constant_int(flat.operands[2])
+        if rank == 0 or start is None or end is None:
+            return None
+        start, end = start % rank, end % rank
+        return [(d, d) for d in range(start)] + [(start, end)] \
+            + [(d, d) for d in range(end + 1, rank)]
+    before, after = tensor_dims(x), tensor_dims(flat.results[0])
+    if before is None or after is None or None in before or None in after:
         return None
-    pairs = enumerate(zip(before[:len(after)], after, strict=True))
-    start = next((i for i, (a, b) in pairs if a != b), len(after) - 1)
-    end = start + len(before) - len(after)
-    same = before[:start] == after[:start] and before[end + 1:] == after[start + 1:]
-    merged = sympy.expand(sympy.Mul(*before[start:end + 1]) - after[start]) == 0
-    return (start, end) if same and merged else None
-
-
-def _flattened(flat: ir.Operation) -> tuple[int, int] | None:
-    """The dims (start, end) a `flatten.using_ints` merges; None where not constants."""
-    rank = len(type_dims(flat.operands[0].type) or ())
-    start, end = constant_int(flat.operands[1]), constant_int(flat.operands[2])
-    if rank == 0 or start is None or end is None:
-        return None
-    return start % rank, end % rank
+    return merged_runs(before, after)
 
 
 def _unflattened(op: ir.Operation, reduced: list[int]) -> tuple[ir.Value, list[int]] | None:
     """Where `op` reduces a flatten (`flatten.using_ints`, or a `view`/`reshape` that merges
-    adjacent dims) over the merged dim (and maybe others) without keeping dims: the tensor
-    flattened and the dims of it the same reduction takes; else None."""
+    one run of adjacent dims) over the merged dim (and maybe others) without keeping dims: the
+    tensor flattened and the dims of it the same reduction takes; else None."""
     flat = owner(op.operands[0])
     dims_at = _REDUCTIONS[op.name][1]
     if flat is None or flat.name not in _FLATTENS \
             or (dims_at is not None and constant_bool(op.operands[2]) is not False):
         return None
     x = flat.operands[0]
-    merged = _flattened(flat) if flat.name == _FLATTENS[0] else _merged(x, op.operands[0])
-    if merged is None:
+    runs = _runs(flat, x)
+    merged = [k for k, (first, last) in enumerate(runs or ()) if last > first]
+    if len(merged) != 1 or merged[0] not in reduced:
         return None
-    start, end = merged
-    if start not in reduced:
-        return None
-    width = end - start
-    return x, sorted({d for r in reduced
-                      for d in ([r] if r < start else range(start, end + 1) if r == start
-                                else [r + width])})
+    return x, [d for k in reduced for d in range(runs[k][0], runs[k][1] + 1)]
 
 
 def _largest(x: ir.Value, ranges: dict[str, tuple[int, int]]) -> list[int] | None:
     """Each dim of `x` at its largest (its static size, or the most its binding's expression
-    reaches over the symbols' ranges); None where a dynamic dim has no bound."""
-    dims = type_dims(x.type)
-    if None not in dims:
-        return list(dims)
-    found = bindings(x)
-    exprs = bound_dims(found[0]) if found else None
-    largest = []
-    for i, d in enumerate(dims):
-        reach = bounds(exprs[i], ranges) if d is None and exprs is not None else None
-        if d is None and reach is None:
-            return None
-        largest.append(d if d is not None else reach[1])
-    return largest
+    reaches over the symbols' ranges); None where a dim has no bound."""
+    dims = tensor_dims(x)
+    reach = [bounds(d, ranges) for d in dims] if dims is not None and None not in dims else [None]
+    return None if None in reach else [high for _, high in reach]
 
 
 def inner_step(reduced: list[int], largest: list[int]) -> list[int]:
