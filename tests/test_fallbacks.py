@@ -446,15 +446,23 @@ def _fail_at_run_time(monkeypatch, batch: int) -> None:
     lit/upstream/iree-vm-branch-repeated-ref.mlir did on the inputs that took one path."""
     from dync.runtime.invoke import Function
 
-    invoke = Function._invoke
+    invoke, tensors_of = Function._invoke, Function.tensors_of
 
-    def failing(self, arrays):
+    def fail_on(arrays):
         if arrays and arrays[0].shape[:1] == (batch,):
             raise RuntimeError("injected: ref is null; while invoking native function "
                                "hal.buffer_view.create")
+
+    def failing(self, arrays):
+        fail_on(arrays)
         return invoke(self, arrays)
 
+    def failing_of(self, dtypes):  # the runtime's path for tensors of a shape seen before
+        call = tensors_of(self, dtypes)
+        return None if call is None else lambda arrays: fail_on(arrays) or call(arrays)
+
     monkeypatch.setattr(Function, "_invoke", failing)
+    monkeypatch.setattr(Function, "tensors_of", failing_of)
 
 
 @pytest.mark.parametrize("host", [False, True], ids=["in-graph", "host"])

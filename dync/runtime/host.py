@@ -27,7 +27,14 @@ from ..keywords import Keywords
 from ..signature import Signature
 from .invoke import array_from_torch, torch_from_array
 from .manifest import Manifest
-from .module import CompiledModule, _fast_key, _tensor_array, _to_numpy, remember_fast
+from .module import (
+    CompiledModule,
+    _converting,
+    _fast_key,
+    _tensor_array,
+    _to_numpy,
+    remember_fast,
+)
 from .versions import Versions
 
 Target = tuple[int, str]  # (id of the submodule, attribute)
@@ -221,12 +228,12 @@ class HostModule(CompiledModule):
 
         plans = self._subdnn_plans[name]
         # Tensors' (dtype, shape) -> the runner of calls on them, as `CompiledModule._fast`.
-        fast: dict[tuple, Callable[[list], Any]] = {}
+        fast: dict[tuple, Callable[[tuple], Any]] = {}
 
         def call(*args, **kwargs):
             if keywords is None:
                 if not kwargs and (run := fast.get(_fast_key(args))) is not None:
-                    return run([_tensor_array(a) for a in args])
+                    return run(args)
                 tensors = None if kwargs else args
             else:  # bound to its parameters as the captured calls were
                 tensors = keywords.tensors_of(parameters, args, kwargs, is_tensor)
@@ -239,7 +246,8 @@ class HostModule(CompiledModule):
                 else:
                     run = self._runner(plan, signature, True, compiled)
                     if tensors is args:
-                        remember_fast(fast, args, run)
+                        remember_fast(fast, args, self._direct_runner(plan, signature, arrays, compiled)
+                                      or _converting(run, _tensor_array))
                     return run(arrays)
             with self._lock:
                 stats["python"] += 1

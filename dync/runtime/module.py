@@ -103,7 +103,7 @@ class CompiledModule:
         # and the conversions, microseconds a call that a small model would otherwise spend
         # in the checks and the nesting (`python -m benchmarks calls`). Not for modules
         # that check input values (`check_values`) or decode a branch trace.
-        self._fast: dict[tuple, tuple[Callable[[list], Any], Callable[[Any], np.ndarray]]] = {}
+        self._fast: dict[tuple, Callable[[tuple], Any]] = {}
         self._fast_ok = not self._branch_sites and not manifest.signature.fixed_inputs \
             and not manifest.signature.input_writes
         # Modules compiled for the other parts of a dim's declared range, where this one's
@@ -190,9 +190,8 @@ class CompiledModule:
     def __call__(self, *args: Any) -> Any:
         fast = self._fast.get(_fast_key(args)) if self._fast else None
         if fast is not None:  # flat arguments of a dtype and shape seen before: see `_fast`
-            run, convert = fast
             try:
-                return run([convert(a) for a in args])
+                return fast(args)
             except ModuleRunError as e:
                 if self.fallback is None:
                     raise
@@ -261,7 +260,10 @@ class CompiledModule:
             _write_back(flat, written, self.signature.input_writes)
         if self._fast_ok and len(flat) == len(args):
             tensors = as_torch and all(not isinstance(a, np.ndarray) for a in args)
-            remember_fast(self._fast, args, (run, _tensor_array if tensors else _to_numpy))
+            count = (self.seen_sizes, plan.sizes)
+            direct = self._direct_runner(plan, self.signature, arrays, count) if tensors else None
+            remember_fast(self._fast, args, direct or _converting(run, _tensor_array if tensors
+                                                                  else _to_numpy))
         if self._branch_sites:
             result, codes = result
             self.last_trace = [(self._branch_sites[c // 2], bool(c % 2))
@@ -319,16 +321,7 @@ class CompiledModule:
         nest = signature.output_nester  # with input writes: (results, new input values)
 
         if carried is arguments is declared is from_numpy is None:  # usual
-            def run(arrays: list) -> Any:
-                try:
-                    with lock:
-                        counter[counted] += 1
-                        outputs = call(arrays)
-                except (RuntimeError, IndexError, ValueError) as e:  # iree.runtime errors
-                    raise _run_time_error(e) from e
-                return outputs if nest is None else nest(outputs)
-
-            return run
+            return _usual_runner(call, lock, counter, counted, nest)
 
         def run(arrays: list) -> Any:
             if carried is not None:
@@ -349,6 +342,28 @@ class CompiledModule:
 
         return run
 
+    def _direct_runner(self, plan: _Plan, signature: Signature, arrays: list[np.ndarray],
+                       count: tuple[collections.Counter, Any]) -> Callable[[tuple], Any] | None:
+        """`run(tensors)`: `plan` on CPU torch tensors of the dtypes of `arrays` (what
+        `_runner(plan, signature, True, count)` runs on their arrays), in one function
+        with the function's own `Function.tensors_of`; None where a call needs more than
+        the usual runner does (padded versions, retyped inputs or results) or its results do
+        not come through DLPack."""
+        choice = plan.choice
+        if (choice.pads or choice.sizes or signature.narrow_inputs or signature.retyped_outputs
+                or signature.bytes_outputs):
+            return None
+        call = plan.function.tensors_of([a.dtype for a in arrays])
+        if call is None:
+            return None
+        usual = _usual_runner(call, self._lock, *count, signature.output_nester)
+
+        def run(tensors: tuple) -> Any:
+            return usual([_tensor_array(tensors[0])] if len(tensors) == 1
+                         else list(map(_tensor_array, tensors)))
+
+        return run
+
     # -- persistence -----------------------------------------------------------------------
     def save(self, path: str | os.PathLike) -> Path:
         """Write `path` (.vmfb, entry function `main`) and its JSON manifest beside it (and the
@@ -360,6 +375,23 @@ class CompiledModule:
         path.write_bytes(self.vmfb)
         self.manifest.with_files_beside(path).write(manifest_path(path))
         return path
+
+
+def _usual_runner(call: Callable[[list], list], lock: threading.Lock,
+                  counter: collections.Counter | dict, counted: Any,
+                  nest: Callable[[list], Any] | None) -> Callable[[list], Any]:
+    """`run(arrays)`: `call(arrays)` under `lock`, counted in `counter[counted]`, IREE's
+    errors as dync's, its results nested by `nest` (a runner of `_new_runner`'s)."""
+    def run(arrays: list) -> Any:
+        try:
+            with lock:
+                counter[counted] += 1
+                outputs = call(arrays)
+        except (RuntimeError, IndexError, ValueError) as e:  # iree.runtime errors
+            raise _run_time_error(e) from e
+        return outputs if nest is None else nest(outputs)
+
+    return run
 
 
 # The message prefix of each check compiled into a module -> the error it raises.
@@ -444,6 +476,8 @@ def _fast_key(args: tuple) -> tuple | None:
     """The (dtype, shape) of each of `args` when each has them (tensors and arrays), else
     None: the key of `CompiledModule._fast`."""
     try:
+        if len(args) == 1:  # (no comprehension: Python 3.11 makes a function of each)
+            return ((args[0].dtype, args[0].shape),)
         return tuple([(a.dtype, a.shape) for a in args])
     except AttributeError:
         return None
@@ -455,6 +489,12 @@ def remember_fast(fast: dict, args: tuple, value: Any) -> None:
     key = _fast_key(args)
     if key is not None and len(fast) < _PLANS_KEPT:
         fast[key] = value
+
+
+def _converting(run: Callable[[list], Any], convert: Callable[[Any], np.ndarray]
+                ) -> Callable[[tuple], Any]:
+    """`run` on the arguments converted by `convert`."""
+    return lambda args: run([convert(a) for a in args])
 
 
 def _host_arrays(values: list) -> tuple[list[np.ndarray], bool]:
