@@ -124,6 +124,25 @@ def test_host_mode_save_and_load_needs_the_model(tree, tmp_path):
     torch.testing.assert_close(loaded(parent, x), model(parent, x), rtol=1e-4, atol=1e-5)
 
 
+def test_sub_dnn_calls_on_shapes_run_before_take_the_direct_path(tree, tmp_path, monkeypatch):
+    """A sub-DNN's calls on tensors of a shape it has run take the runtime's direct path
+    (`Function.tensors_of`), also for a module just loaded, whose functions have not yet
+    read a result: the path is built after the first call of each shape, which decides how
+    results are read."""
+    from dync.runtime.invoke import Function
+
+    model, compiled = tree
+    loaded = dync.load(compiled.save(tmp_path / "tree.vmfb"), model=model)
+    built, tensors_of = [], Function.tensors_of
+    monkeypatch.setattr(Function, "tensors_of",
+                        lambda self, dtypes: built.append(tensors_of(self, dtypes)) or built[-1])
+    with torch.no_grad():
+        for parent, x in TREE.inputs(4, seed=3):
+            torch.testing.assert_close(loaded(parent, x), model(parent, x), rtol=1e-4,
+                                       atol=1e-5)
+    assert built and all(call is not None for call in built), built
+
+
 def test_forced_host_mode_checks_the_declared_inputs():
     """mode="host" on a model that is one graph: each Linear is a sub-DNN; the root's declared
     input ranges are checked before the host code runs, as in graph mode."""

@@ -245,10 +245,12 @@ class HostModule(CompiledModule):
                     pass
                 else:
                     run = self._runner(plan, signature, True, compiled)
-                    if tensors is args:
-                        remember_fast(fast, args, self._direct_runner(plan, signature, arrays, compiled)
+                    result = run(arrays)
+                    if tensors is args:  # (after a call: it decides how results are read)
+                        remember_fast(fast, args, self._direct_runner(plan, signature, arrays,
+                                                                      compiled)
                                       or _converting(run, _tensor_array))
-                    return run(arrays)
+                    return result
             with self._lock:
                 stats["python"] += 1
             return original(*args, **kwargs)
