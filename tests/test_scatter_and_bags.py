@@ -122,3 +122,36 @@ def test_cdist_over_dynamic_sets():
         for g, w in zip(got, want, strict=True):
             torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-5)
         assert torch.equal(torch.diagonal(got[1], dim1=1, dim2=2), torch.zeros(2, a.shape[1]))
+
+
+class OneHots(nn.Module):
+    """Scatters of one element per row: the one-hot of an argmax along the last dim (a value),
+    a row scattered along dim 0 at the argmax over it (a source), both in range by
+    construction; and one at an index the caller gives (its range unknown)."""
+
+    def forward(self, x, labels):
+        one_hot = torch.zeros_like(x).scatter_(-1, x.argmax(-1, keepdim=True), 1.0)
+        rows = x.clone().scatter_(0, x.argmax(0, keepdim=True), x[:1] * 10)
+        given = torch.zeros_like(x).scatter(1, labels, 2.5)
+        return one_hot * x.amax(-1, keepdim=True), rows, given
+
+
+def test_scatters_of_one_element_per_row_match_eager_and_check_what_they_must():
+    """`dync-scatter-as-select` turns the two in-range scatters into selects (fewer IREE
+    dispatches than without the pass), the given-index one stays a checked scatter: every
+    result equals eager at several sizes, and an index out of range raises as eager does."""
+    model = OneHots()
+    b, n = Dim("b", min=1, max=16), Dim("n", min=2, max=64)
+    example = (torch.randn(3, 5), torch.tensor([[0], [4], [2]]))
+    shapes = ({0: b, 1: n}, {0: b})
+    compiled = dync.compile(model, example, dynamic_shapes=shapes, mode="graph")
+    without = dync.compile(model, example, dynamic_shapes=shapes, mode="graph", passes=[
+        p for p in dync.passes.DEFAULT_PIPELINE if p != "dync-scatter-as-select"])
+    assert compiled.report.dispatches < without.report.dispatches
+    for rows, cols in ((1, 2), (3, 5), (16, 64), (7, 33)):
+        x = torch.randn(rows, cols)
+        labels = torch.randint(0, cols, (rows, 1))
+        for got, want in zip(compiled(x, labels), model(x, labels), strict=True):
+            torch.testing.assert_close(got, want, rtol=0, atol=0)
+    with pytest.raises(dync.IndexOutOfRangeError):
+        compiled(torch.randn(3, 5), torch.tensor([[0], [5], [1]]))
