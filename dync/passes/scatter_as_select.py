@@ -29,7 +29,7 @@ from iree.compiler import ir
 
 from ..analysis.value_ranges import ValueRanges, dim_size, tensor_dims
 from ..dialects.symbolic import FLOAT_ELEMENTS, element_type, type_dims
-from ..dialects.torch_ops import TorchBuilder, bind_from, constant_int, vtensor_of
+from ..dialects.torch_ops import SCALAR_TYPES, TorchBuilder, bind_from, constant_int, vtensor_of
 from ..dialects.walk import nested_ops
 from .pipeline import Pass
 
@@ -83,7 +83,7 @@ def _select(op: ir.Operation, axis: int) -> None:
     dims = type_dims(table.type)
     rank = len(dims)
     iota = b("torch.aten.arange", vtensor_of([dims[axis]], "si64"), b.size(table, axis),
-             b.int(4), b.none, b.none, b.none)  # 4: int64
+             b.int(SCALAR_TYPES["si64"]), b.none, b.none, b.none)
     bind_from(iota, table, lambda e: [e[axis]], b.ip)
     for trailing in range(1, rank - axis):  # [n] -> [n, 1, ..., 1]: against the index's dims
         iota = b("torch.aten.unsqueeze", vtensor_of([dims[axis]] + [1] * trailing, "si64"),
