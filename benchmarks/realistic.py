@@ -52,6 +52,9 @@ class Row:
     size: str
     eager_ms: float
     dync_ms: float
+    # What dync runs it as (`report.mode`): "eager" where it found eager PyTorch faster on the
+    # example (`eager_if_faster`), when the dync column is eager's time too.
+    mode: str
 
 
 def _bert_base(exit_first: bool):
@@ -96,11 +99,15 @@ def _measure(name: str, variants, example: tuple, dynamic_shapes, inputs,
         if n == 0:
             seconds = time.perf_counter() - start
             say(f"[realistic] {name}: compiled in {seconds:.0f} s ({compiled.report.mode})")
+        if compiled.report.mode == "eager":
+            say(f"[realistic] {name}, {path}: dync runs it in eager PyTorch: "
+                + (compiled.report.graph_breaks[0]["reason"] if compiled.report.graph_breaks
+                   else "see its report"))
         with torch.no_grad():
             for size, args in inputs:
                 torch.testing.assert_close(compiled(*args), model(*args), rtol=1e-3, atol=1e-3)
                 eager_ms, dync_ms = _alternate(model, compiled, *args)
-                rows.append(Row(name, path, size, eager_ms, dync_ms))
+                rows.append(Row(name, path, size, eager_ms, dync_ms, compiled.report.mode))
                 say(f"[realistic] {name}, {path}, {size}: eager {eager_ms:.1f} ms, dync "
                     f"{dync_ms:.1f} ms")
     return rows, seconds
@@ -192,6 +199,7 @@ def section(rows: list[Row], compile_seconds: dict[str, float], threads: int = 1
     from .provenance import host_cpu, stamp
 
     geo = math.exp(statistics.mean(math.log(r.eager_ms / r.dync_ms) for r in rows))
+    eager = sum(r.mode == "eager" for r in rows)
     command = ("python -m benchmarks realistic" + (f" --threads {threads}" if threads > 1 else "")
                + (f" --isa {isa}" if isa != "native" else ""))
     if threads == 1:
@@ -207,11 +215,14 @@ def section(rows: list[Row], compile_seconds: dict[str, float], threads: int = 1
              + ", ".join(f"{m} {s:.0f} s" for m, s in compile_seconds.items())
              + f". Medians of {ROUNDS * REPEATS} calls each, in alternating blocks of "
              f"{REPEATS} (each after an untimed call); each result checked against eager "
-             f"first. Geo-mean speedup over the rows: **{geo:.2f}×**.", "",
-             "| model | path | input | eager ms | dync ms | speedup |",
-             "|---|---|---|---:|---:|---:|"]
-    lines += [f"| {r.model} | {r.path} | {r.size} | {r.eager_ms:.1f} | {r.dync_ms:.1f} | "
-              f"{r.eager_ms / r.dync_ms:.2f}× |" for r in rows]
+             f"first. Geo-mean speedup over the rows: **{geo:.2f}×**" + (
+                 f"; {eager} of {len(rows)} rows run in eager PyTorch (dync measured eager "
+                 "faster on the example and fell back to it: their dync time is eager's)"
+                 if eager else "") + ".", "",
+             "| model | path | input | dync runs it | eager ms | dync ms | speedup |",
+             "|---|---|---|---|---:|---:|---:|"]
+    lines += [f"| {r.model} | {r.path} | {r.size} | {r.mode} | {r.eager_ms:.1f} | "
+              f"{r.dync_ms:.1f} | {r.eager_ms / r.dync_ms:.2f}× |" for r in rows]
     return "\n".join(lines) + "\n"
 
 
