@@ -98,3 +98,38 @@ def test_products_over_slices_of_dynamic_lengths_match_eager():
         for batch, tokens in ((2, 197), (1, 50), (4, 101), (3, 400)):
             x = torch.randn(batch, tokens, 256)
             torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+
+
+class WideLayersFromPython(nn.Module):
+    """Host mode: a norm's sub-DNN (no matmul) beside wide layers' (dynamic rows: data tiling
+    from global optimization) and a wide head over one row (from dispatch creation), the
+    number of layers a Python number read from the data."""
+
+    def __init__(self, width: int):
+        super().__init__()
+        self.norm = nn.LayerNorm(width)
+        self.layer = Mlp(width)
+        self.head = nn.Linear(width, width)
+
+    def forward(self, x):
+        h = self.norm(x)
+        for _ in range(1 + (h.abs().mean().tolist() > 0.5)):
+            h = self.layer(h)
+        return h, self.head(h[:1])
+
+
+def test_a_sub_dnn_with_nothing_to_tile_leaves_data_tiling_to_the_others():
+    torch.manual_seed(0)
+    model = WideLayersFromPython(256).eval()
+    dims = ({0: Dim("tokens", min=1, max=64)},)
+    compiled = dync.compile(model, (torch.randn(4, 256),), dynamic_shapes=dims, mode="host",
+                            cache=False, eager_if_faster=False)
+    assert compiled.report.mode == "host"
+    called = [d.get("callable") for d in compiled.report.subdnns]
+    assert {"norm", "layer", "head"} <= set(called), called
+    assert GLOBAL_DATA_TILING in compiled.report.flags
+    assert DATA_TILING not in compiled.report.flags
+    with torch.no_grad():
+        for n in (1, 9, 64):
+            x = torch.randn(n, 256)
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)

@@ -122,6 +122,41 @@ def request_flags(module: ir.Module | ir.Operation, flags: list[str]) -> None:
     _add_strings(module, FLAGS_ATTR, flags)
 
 
+# The flags a module has no stake in (``dync.iree_flags_indifferent``): one with nothing a flag
+# changes (no matmul, for data tiling) does not hold it back from the modules linked with it.
+INDIFFERENT_ATTR = "dync.iree_flags_indifferent"
+
+
+def read_indifferent_flags(module: ir.Module | ir.Operation) -> list[str]:
+    """The IREE flags that change nothing in `module` (``dync.iree_flags_indifferent``)."""
+    return _read_strings(module, INDIFFERENT_ATTR)
+
+
+def mark_indifferent(module: ir.Module | ir.Operation, flags: list[str]) -> None:
+    """Record that `flags` change nothing in `module` (in order, once)."""
+    _add_strings(module, INDIFFERENT_ATTR, flags)
+
+
+def linked_flags(modules: list[ir.Module | ir.Operation]) -> list[str]:
+    """The IREE flags of one module linked from `modules`: a flag changes how every entry point
+    compiles, so only those every module asks for or is indifferent to (`mark_indifferent`).
+    The two paths of data tiling count as one request, answered by the global one where any
+    module asks for it (where dispatch creation's path miscompiles, `GLOBAL_DATA_TILING`):
+    a BERT's layers (dynamic rows) ask for that one, its off-ramps (one row) for the other."""
+    asked = [_one_tiling(set(read_flags(m))) for m in modules]
+    indifferent = [_one_tiling(set(read_indifferent_flags(m))) for m in modules]
+    kept = [flag for flag in sorted(set().union(*asked))
+            if all(flag in a or flag in i for a, i in zip(asked, indifferent, strict=True))]
+    if DATA_TILING in kept and any(GLOBAL_DATA_TILING in read_flags(m) for m in modules):
+        kept[kept.index(DATA_TILING)] = GLOBAL_DATA_TILING
+    return kept
+
+
+def _one_tiling(flags: set[str]) -> set[str]:
+    """`flags` with either path of data tiling named as `DATA_TILING`."""
+    return {DATA_TILING if f == GLOBAL_DATA_TILING else f for f in flags}
+
+
 def data_tiled(module: ir.Module | ir.Operation) -> bool:
     """Whether `module` asks IREE for data tiling (on either of its paths)."""
     return any(f in (DATA_TILING, GLOBAL_DATA_TILING) for f in read_flags(module))

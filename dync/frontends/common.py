@@ -81,9 +81,7 @@ def link(modules: dict[str, ir.Module], context: ir.Context) -> ir.Module:
     are renamed `<entry>.<name>` so that the modules' own names cannot collide."""
     with context, ir.Location.unknown():
         linked = ir.Module.create()
-        # A flag changes how every entry point compiles: only those all the modules ask for.
-        flags = [set(dync_ir.read_flags(m)) for m in modules.values()]
-        dync_ir.request_flags(linked, sorted(set.intersection(*flags)) if flags else [])
+        dync_ir.request_flags(linked, dync_ir.linked_flags(list(modules.values())))
         for entry, module in modules.items():
             dync_ir.request_preprocessing(linked, dync_ir.read_preprocessing(module))
             dync_ir.request_copied_padding(linked, dync_ir.read_copied_padding(module))

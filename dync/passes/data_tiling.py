@@ -17,7 +17,10 @@ constant-expression analysis takes a constant read inside an ``scf`` region for 
 the region op), so a matmul inside a branch re-packed its weight at every call; with the
 branches as blocks of one region, the packing is done at compile time. An early-exit
 BERT-base, one thread, 16 tokens: 2 layers (the second inside a branch) 8.4 -> 4.6 ms (eager
-9.2).
+9.2). A module with no contraction at all (nothing the flag changes) is marked indifferent to
+both flags (``dync.iree_flags_indifferent``): host mode links its sub-DNNs into one module
+whose flags are those every sub-DNN asks for or is indifferent to (`dync_ir.linked_flags`),
+and an embedding's or a norm's sub-DNN had held back data tiling from the layers beside it.
 
 Where a matrix product (not a 1×1 convolution) has a dynamic number of rows, the flag is
 ``--iree-global-opt-data-tiling``, data tiling started in global optimization instead of
@@ -48,6 +51,7 @@ from ..analysis.value_ranges import ValueRanges, dim_size
 from ..dialects.dync_ir import (
     DATA_TILING,
     GLOBAL_DATA_TILING,
+    mark_indifferent,
     read_vector_isa,
     request_flags,
     request_preprocessing,
@@ -150,6 +154,13 @@ class DataTiling(HostCpuPass):
             else:
                 narrow += m * n * k
             dynamic_rows |= rows_dynamic
+        if not any(op.name in _CONTRACTIONS or op.name in CONVOLUTIONS_2D
+                   for op in nested_ops(module)):
+            # Nothing to tile: no say in the flags of the host-mode module it is linked into
+            # (`dync_ir.linked_flags`), where it held back data tiling from every sub-DNN.
+            with module.context:
+                mark_indifferent(module, [DATA_TILING, GLOBAL_DATA_TILING])
+            return
         if wide and wide >= narrow:
             with module.context:
                 request_flags(module, [GLOBAL_DATA_TILING if dynamic_rows else DATA_TILING])

@@ -99,7 +99,8 @@ module {
 
 // -----
 
-// 64 filters over 64 channels are narrow, however many pixels: no data tiling.
+// 64 filters over 64 channels are narrow, however many pixels: no data tiling (and no
+// indifference: a narrow product is what the flag would slow).
 // CHECK-NOT: data-tiling
 // CHECK-LABEL: func.func @narrow_filter_times_images
 module {
@@ -195,5 +196,19 @@ module attributes {dync.vector_isa = "avx512"} {
     %none = torch.constant.none
     %0 = torch.aten.linear %x, %w, %none : !torch.vtensor<[3136,96],f32>, !torch.vtensor<[384,96],f32>, !torch.none -> !torch.vtensor<[3136,384],f32>
     return %0 : !torch.vtensor<[3136,384],f32>
+  }
+}
+
+// -----
+
+// Nothing to tile (a norm's or an embedding's sub-DNN in host mode): the module is marked
+// indifferent to both flags, so that linked with wide layers' sub-DNNs it does not hold their
+// data tiling back (`dync_ir.linked_flags`). A module of narrow matmuls is not: it declines.
+// CHECK: module attributes {dync.iree_flags_indifferent = ["--iree-opt-data-tiling", "--iree-global-opt-data-tiling"]}
+// CHECK-LABEL: func.func @no_contraction
+module {
+  func.func @no_contraction(%x: !torch.vtensor<[?,768],f32>) -> !torch.vtensor<[?,768],f32> {
+    %0 = torch.aten.tanh %x : !torch.vtensor<[?,768],f32> -> !torch.vtensor<[?,768],f32>
+    return %0 : !torch.vtensor<[?,768],f32>
   }
 }
