@@ -77,6 +77,12 @@ FLAGS_ATTR = _declare(
     ("dync-fuse-padding",), ("backend", "dync.compile", "analysis.padding",
                              "dync-decompose-softmax"),
     "IREE compiler flags the module asks for (dropped again if IREE rejects them)")
+INDIFFERENT_FLAGS_ATTR = _declare(
+    "dync.iree_flags_indifferent", "module", "[\"<iree-compile flag>\", ...]",
+    ("dync-data-tiling",), ("frontends",),
+    "IREE compiler flags that change nothing in the module (data tiling where it has no "
+    "contraction): linked into host mode's one module (dync_ir.linked_flags), it does not "
+    "hold them back")
 COPIED_PADDING_ATTR = _declare(
     "dync.iree_copied_padding", "module", "[\"<entry point>\", ...]",
     ("dync-fuse-padding",), ("backend", "analysis.padding"),

@@ -30,6 +30,7 @@ from .attributes import (  # noqa: F401 - re-exported: dync_ir.<NAME>_ATTR
     COPIED_PADDING_ATTR,
     ENTRY_ATTR,
     FLAGS_ATTR,
+    INDIFFERENT_FLAGS_ATTR,
     PREPROCESSING_ATTR,
     SHAPE_ATTR,
     SUBDNNS_ATTR,
@@ -122,19 +123,14 @@ def request_flags(module: ir.Module | ir.Operation, flags: list[str]) -> None:
     _add_strings(module, FLAGS_ATTR, flags)
 
 
-# The flags a module has no stake in (``dync.iree_flags_indifferent``): one with nothing a flag
-# changes (no matmul, for data tiling) does not hold it back from the modules linked with it.
-INDIFFERENT_ATTR = "dync.iree_flags_indifferent"
-
-
 def read_indifferent_flags(module: ir.Module | ir.Operation) -> list[str]:
     """The IREE flags that change nothing in `module` (``dync.iree_flags_indifferent``)."""
-    return _read_strings(module, INDIFFERENT_ATTR)
+    return _read_strings(module, INDIFFERENT_FLAGS_ATTR)
 
 
 def mark_indifferent(module: ir.Module | ir.Operation, flags: list[str]) -> None:
     """Record that `flags` change nothing in `module` (in order, once)."""
-    _add_strings(module, INDIFFERENT_ATTR, flags)
+    _add_strings(module, INDIFFERENT_FLAGS_ATTR, flags)
 
 
 def linked_flags(modules: list[ir.Module | ir.Operation]) -> list[str]:
