@@ -103,8 +103,11 @@ def section(results: list[tuple[str, int, float, float]], rows: int,
 
     how = ("a static length, one module compiled per length. Up to 48 elements dync sorts "
            "with IREE's sort (O(n²) on the CPU), past 48 with a bitonic network"
-           if static else "a length compiled as a `Dim` from 2 up. Up to 512 elements dync "
-           "sorts with IREE's sort (O(n²) on the CPU), past 512 with a radix sort")
+           if static else "a length compiled as a `Dim` from 2 up (no upper bound), chosen "
+           "at run time by the length: up to 48 elements IREE's sort (O(n²) on the CPU), up "
+           "to 1024 a bitonic network padded to the next power of two from 64 (the networks "
+           "of 2048 and 4096 would pass the module's budget of network steps), past it a "
+           "radix sort")
     lines = [STATIC_SECTION if static else SECTION, "",
              f"Measured on {stamp()} with `python -m benchmarks sorts{' --static' * static}`. "
              f"Host CPU: {host_cpu()}; **one thread** (torch {torch.__version__} with "

@@ -184,6 +184,37 @@ def test_long_sorts_match_eager_stably():
     _matches_eager(LongSorts(), inputs, Dim("length", min=40), example=600, lengths=(40, 600, 2100))
 
 
+class NetworkSorts(torch.nn.Module):
+    """Sorts along a dynamic length that sorting networks take (dync pads the keys to the
+    power of two the length reaches at run time): floats descending, stably, over ties, NaNs,
+    infinities and signed zeros; int64 values past 32 bits (two networks)."""
+
+    def forward(self, x, i):
+        return (*torch.sort(x, dim=1, descending=True, stable=True),
+                *torch.sort(i, dim=1, stable=True))
+
+
+@pytest.mark.parametrize("longest, lengths", [(1100, (49, 64, 65, 129, 600, 1024, 1025)),
+                                              (100, (2, 48, 49, 64, 65, 100))])
+def test_sorts_over_a_dynamic_length_match_eager_at_each_width(longest, lengths):
+    """Each side of each width a network is padded to, the sort of keys below (48) and the
+    radix sort past the module's budget of network steps: the float sort's networks of 64 to
+    1024 take 185 of its 200 steps, so the int64 sort (two networks a width) sorts by the
+    radix sort past 48 where the length may reach 1100, and by networks of 64 and 128 where
+    it may reach 100."""
+    gen = torch.Generator().manual_seed(longest)
+
+    def inputs(n):
+        x = (torch.randn(2, n, generator=gen) * 8).round()  # ties
+        x[0, ::7], x[0, 3::11], x[1, 5::13], x[1, 2::17], x[1, 1::9] = NAN, -0.0, -INF, INF, 0.0
+        i = torch.randint(-50, 50, (2, n), generator=gen)
+        i[1] = 2 ** 40 + torch.randint(-2 ** 33, 2 ** 33, (n,), generator=gen)
+        return x, i
+
+    _matches_eager(NetworkSorts(), inputs, Dim("length", min=2, max=longest), example=70,
+                   lengths=lengths)
+
+
 class StaticSorts(torch.nn.Module):
     """Sorts along a static dim longer than 48 (bitonic networks in dync), stable in both
     directions over ties, NaNs, infinities and signed zeros; a top k too large to take in

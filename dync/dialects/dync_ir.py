@@ -139,11 +139,12 @@ def linked_flags(modules: list[ir.Module | ir.Operation]) -> list[str]:
     The two paths of data tiling count as one request, answered by the global one where any
     module asks for it (where dispatch creation's path miscompiles, `GLOBAL_DATA_TILING`):
     a BERT's layers (dynamic rows) ask for that one, its off-ramps (one row) for the other."""
-    asked = [_one_tiling(set(read_flags(m))) for m in modules]
+    requests = [set(read_flags(m)) for m in modules]
+    asked = [_one_tiling(r) for r in requests]
     indifferent = [_one_tiling(set(read_indifferent_flags(m))) for m in modules]
     kept = [flag for flag in sorted(set().union(*asked))
             if all(flag in a or flag in i for a, i in zip(asked, indifferent, strict=True))]
-    if DATA_TILING in kept and any(GLOBAL_DATA_TILING in read_flags(m) for m in modules):
+    if DATA_TILING in kept and any(GLOBAL_DATA_TILING in r for r in requests):
         kept[kept.index(DATA_TILING)] = GLOBAL_DATA_TILING
     return kept
 

@@ -141,8 +141,9 @@ class DataTiling(HostCpuPass):
         least_dynamic = WIDE_DYNAMIC_ROWS_BY_ISA.get(isa, least)
         size = _typical_size(ValueRanges(module).symbol_ranges)
         wide = narrow = 0
-        dynamic_rows = False
+        dynamic_rows = tileable = False
         for op in nested_ops(module):
+            tileable |= op.name in _CONTRACTIONS or op.name in CONVOLUTIONS_2D
             found = _shape(op, size)
             if found is None:
                 continue
@@ -154,8 +155,7 @@ class DataTiling(HostCpuPass):
             else:
                 narrow += m * n * k
             dynamic_rows |= rows_dynamic
-        if not any(op.name in _CONTRACTIONS or op.name in CONVOLUTIONS_2D
-                   for op in nested_ops(module)):
+        if not tileable:
             # Nothing to tile: no say in the flags of the host-mode module it is linked into
             # (`dync_ir.linked_flags`), where it held back data tiling from every sub-DNN.
             with module.context:

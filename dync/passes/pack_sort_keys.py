@@ -17,12 +17,15 @@ taken yet and then its first position; each reduction, and the tensor it reads, 
 int64 values that `analysis.value_ranges` proves within int32's range (positions) pack as
 int32s do. A sort along a static dim longer than `_NETWORK_FROM` (48) is a bitonic sorting
 network over the keys instead (`_network_positions`): padded to a power of two, log2(n)
-(log2(n) + 1) / 2 compare-exchange steps, each elementwise. A sort along a dynamic dim that
-may be longer than `_RADIX_FROM` (512; unless
-`analysis.value_ranges` proves it shorter, from a static size or the declared range) is a
-radix sort of the 32-bit order instead of a sort of keys (`_radix_positions`): 8 rounds of a
-stable counting sort of 4 bits, each a one-hot running sum along the dim, a scatter of the
-positions and a gather of the next digits; eager's stable order, as the keys give.
+(log2(n) + 1) / 2 compare-exchange steps, each elementwise. A sort along a dynamic dim
+chooses at run time by its length (`scf.if`s, `_plan`): up to 48 elements the sort of keys,
+then a network padded to each power of two up to `_NETWORK_UNTIL` (4096), past it a radix
+sort of the 32-bit order (`_radix_positions`): 8 rounds of a stable counting sort of 4 bits,
+each a one-hot running sum along the dim, a scatter of the positions and a gather of the next
+digits; eager's stable order, as the keys give. Only the ways a length the declared range
+allows takes (`analysis.value_ranges`), and networks over dynamic lengths only while the
+module's budget of `_DYNAMIC_NETWORK_STEPS` lasts (IREE compiles each step): a sort past it
+takes the radix sort from 49 elements.
 
 Why: IREE 3.13 lowers a sort's indices to an iota that the sort overwrites in place. Two sorts
 of the same shape whose iotas cannot be hoisted into a constant (a dynamic batch, or inside a
@@ -41,11 +44,13 @@ whose consumer also reads its input kept a whole row on the stack ("exceeded sta
 limit"), and a producer with an iota (the ball query's `where(mask, n, arange(n))`) fused into
 the reductions gave wrong values past 64 elements. The radix sort: IREE's sort, a bubble sort,
 took 0.57 ms for 1000 floats (eager 0.025) and 142 ms for 16000 (eager 1.1); the radix sort
-0.48 and 3.6 ms. Below 512 elements the bubble sort's single dispatch is faster (14 against
-~70 us at 16 elements). The network (static dims only: its steps depend on the length, and
-over a dynamic length, padded and stepped at run time, each step was its own submission and
-7x slower): two sorts of 4 x 500 floats 1.17 -> 0.15 ms, of 4 x 16000 ~33 -> 10.8 ms (eager
-2.9); below 48 elements the bubble sort is faster (18 against 26 us for two sorts of 33).
+0.48 and 3.6 ms. The network: two sorts of 4 x 500 floats 1.17 -> 0.15 ms, of 4 x 16000
+~33 -> 10.8 ms (eager 2.9); below 48 elements the bubble sort is faster (18 against 26 us for
+two sorts of 33). Over a dynamic length, a network padded to a static width for each power of
+two (a network stepped at run time over a padded length was a submission per step and 7x
+slower): argsort of 4 x n, n up to any length, at 500, 1000, 4000: 0.55, 0.84, 3.3 ms (the
+bubble and radix sorts) -> 0.11, 0.23, 0.96 (eager 0.031, 0.107, 0.586); compiling it took
+3.4 -> 14.6 s, the cause of the budget.
 
 The digits are exact divisions (`arith.divsi`) of what is a multiple: torch-mlir computes a
 floor division in f32 (`dync-int-division` makes those exact, but it runs before this pass),
@@ -82,12 +87,15 @@ from .pipeline import Pass
 
 _LOW = 2 ** 32  # the index's room in the key
 _ROUNDS_MAX = 32  # the largest k taken in rounds (`_top_positions`) rather than by a sort
-# Sorts along a dim that may be longer than this are radix sorts (`_radix_positions`): IREE's
-# sort, O(n^2), took 0.57 ms for 1000 floats (eager 0.025), 142 ms for 16000 (eager 1.2).
-_RADIX_FROM = 512
 _RADIX_BITS = 4  # 8 rounds; 8 bits (4 rounds) took 20x longer: a running sum 256 wide
-# Sorts along a static dim longer than this are sorting networks (`_network_positions`).
-_NETWORK_FROM = 48
+# Sorts along a dim longer than this are sorting networks (`_network_positions`), up to
+# `_NETWORK_UNTIL` elements where the dim is dynamic (a network for each power of two it may
+# reach).
+_NETWORK_FROM, _NETWORK_UNTIL = 48, 4096
+# The most steps of networks over dynamic lengths in a module (a network for each width a
+# length may reach, each step a dispatch IREE compiles: 30-40 ms each on this machine): the
+# networks of 64 to 1024 elements take 185.
+_DYNAMIC_NETWORK_STEPS = 200
 # Above every value's order (+inf is 0x7f800000), and times `_LOW` still an int64: 2**31
 # overflowed to the least key, and NaNs sorted first.
 _NAN_KEY = 2 ** 31 - 1
@@ -134,10 +142,11 @@ class PackSortKeys(Pass):
 
     def run(self, module: ir.Operation) -> None:
         ranges = ValueRanges(module)
+        budget = _Budget(_DYNAMIC_NETWORK_STEPS)
         for func in functions(module).values():
             # Collected first: a rewrite erases ops after the sort (its shape bindings).
             for op in [op for op in nested_ops(func) if _op_name(op) in _SORTS]:
-                _rewrite(op, _SORTS[_op_name(op)], ranges)
+                _rewrite(op, _SORTS[_op_name(op)], ranges, budget)
 
 
 def _order(b: TorchBuilder, x: ir.Value) -> ir.Value:
@@ -188,32 +197,85 @@ def _exact_quotient(b: TorchBuilder, x: ir.Value, divisor: int) -> ir.Value:
 
 
 def _sorted_positions(b: TorchBuilder, order: ir.Value, x: ir.Value, dim: int,
-                      descending: bool, radix: bool | None) -> ir.Value:
+                      descending: bool, plan: list[tuple[int | None, str | int]]) -> ir.Value:
     """The positions along `dim` that stably sort `order` (int64 in int32's range, the shape
-    of `x`): a sorting network where the dim is static and longer than `_NETWORK_FROM`, a
-    radix sort where `radix`, else one sort of keys `order * 2**32 + position`; `radix`
-    None: whichever the length calls for, chosen at run time (an `scf.if`)."""
+    of `x`): a sorting network where the dim is static and longer than `_NETWORK_FROM`, else
+    as `plan` (`_plan`) says, chosen at run time (`scf.if`s on the length) where it has
+    several ways."""
     length = type_dims(x.type)[dim]
     if length is not None and length > _NETWORK_FROM:
-        return _network_positions(b, order, x, dim, descending, length)
-    if radix is None:
-        return _by_length(b, x, dim, lambda inner: _sorted_positions(
-            inner, order, x, dim, descending, radix=False), lambda inner: _sorted_positions(
-            inner, order, x, dim, descending, radix=True))
-    if radix:
+        return _network_positions(b, order, x, dim, descending, width=_width(length))
+    (limit, way), rest = plan[0], plan[1:]
+    if rest:
+        return _by_length(b, x, dim, limit, lambda inner: _sorted_positions(
+            inner, order, x, dim, descending, plan[:1]), lambda inner: _sorted_positions(
+            inner, order, x, dim, descending, rest))
+    if way == "radix":
         return _radix_positions(b, order, x, dim, descending)
+    if isinstance(way, int):
+        return _network_positions(b, order, x, dim, descending, width=way)
     picked, _ = b.sort(_keys(b, order, _positions(b, x, dim, descending)), dim, descending)
     return _index_of(b, picked, descending)
 
 
-def _by_length(b: TorchBuilder, x: ir.Value, dim: int, short: Callable[[TorchBuilder], ir.Value],
+class _Budget:
+    """The steps of networks over dynamic lengths a module may still take. (Counted at each
+    sort: the networks of two sorts of one shape share few dispatches, their first and last
+    steps fused with what each sort reads and writes, and IREE took 31 s, against 11, for
+    a model of eight sorts that shared their networks' budget.)"""
+
+    def __init__(self, steps: int):
+        self.steps = steps
+
+    def spend(self, width: int, passes: int) -> bool:
+        """Whether `passes` networks over `width` elements fit, taken from the budget where
+        they do."""
+        levels = width.bit_length() - 1
+        steps = passes * levels * (levels + 1) // 2
+        if steps > self.steps:
+            return False
+        self.steps -= steps
+        return True
+
+
+def _plan(ranges: ValueRanges, x: ir.Value, dim: int, budget: _Budget,
+          passes: int) -> list[tuple[int | None, str | int]]:
+    """How a sort along dim `dim` of `x` sorts at each length it may have, as (the longest
+    length the way takes, the way), the last way taking any length: IREE's sort ("sort") up to
+    `_NETWORK_FROM` elements, sorting networks padded to each power of two up to
+    `_NETWORK_UNTIL` (the width), the radix sort ("radix") past them; only the ways a length
+    the declared ranges allow takes (`analysis.value_ranges`), networks over a dynamic length
+    while the module's `budget` lasts (`passes`: the sort's networks), the narrowest first."""
+    size = dim_size(x, dim)
+    widths = range(_width(_NETWORK_FROM + 1).bit_length() - 1, _NETWORK_UNTIL.bit_length())
+    ways = [(_NETWORK_FROM, "sort"), *((2 ** e, 2 ** e) for e in widths), (None, "radix")]
+    plan: list[tuple[int | None, str | int]] = []
+    for limit, way in ways:
+        if limit is not None and size is not None \
+                and ranges.at_most(sympy.Integer(limit + 1), size):
+            continue  # always longer
+        if isinstance(way, int) and not budget.spend(way, passes):
+            continue
+        plan.append((limit, way))
+        if limit is None or size is not None and ranges.at_most(size, sympy.Integer(limit)):
+            break
+    return plan
+
+
+def _width(length: int) -> int:
+    """The power of two a sorting network over `length` elements is padded to."""
+    return 1 << (length - 1).bit_length()
+
+
+def _by_length(b: TorchBuilder, x: ir.Value, dim: int, limit: int,
+               short: Callable[[TorchBuilder], ir.Value],
                long: Callable[[TorchBuilder], ir.Value]) -> ir.Value:
-    """`short`'s positions where dim `dim` of `x` is at most `_RADIX_FROM` long, else
-    `long`'s: an `scf.if` on the length (known on the host), each branch built by its
-    function in a builder of its own."""
+    """`short`'s positions where dim `dim` of `x` is at most `limit` long, else `long`'s: an
+    `scf.if` on the length (known on the host), each branch built by its function in a
+    builder of its own."""
     result = vtensor_of(type_dims(x.type), "si64")
     builtin = builtin_type(result, dynamic=True)
-    flag = b("torch.aten.le.int", ir.Type.parse("!torch.bool"), b.size(x, dim), b.int(_RADIX_FROM))
+    flag = b("torch.aten.le.int", ir.Type.parse("!torch.bool"), b.size(x, dim), b.int(limit))
     choice = ir.Operation.create("scf.if", results=[builtin], regions=2, loc=b.loc, ip=b.ip,
                                  operands=[b("torch_c.to_i1", ir.IntegerType.get_signless(1), flag)])
     for region, build in zip(choice.regions, (short, long), strict=True):
@@ -274,34 +336,38 @@ def _radix_positions(b: TorchBuilder, order: ir.Value, x: ir.Value, dim: int,
 
 
 def _network_positions(b: TorchBuilder, order: ir.Value, x: ir.Value, dim: int,
-                       descending: bool, length: int) -> ir.Value:
-    """`_sorted_positions` along a static dim of `length` elements by a bitonic sorting
-    network over the keys `order * 2**32 + position` (unique: the network gives the stable
-    order), padded to the next power of two with keys above every other. Each of its
-    log2(n) (log2(n) + 1) / 2 steps compares each key with its partner at a distance and
-    keeps the least or the greatest: about one elementwise dispatch over the rows (the
-    partner a flip of a view), O(n log^2 n) work in all where IREE's sort is O(n^2)."""
+                       descending: bool, width: int) -> ir.Value:
+    """`_sorted_positions` along dim `dim` (static, or dynamic of at most `width` elements) by
+    a bitonic sorting network over the keys `order * 2**32 + position` (unique: the network
+    gives the stable order), padded to `width`, a power of two, with keys above every other.
+    Each of its log2(width) (log2(width) + 1) / 2 steps compares each key with its partner at
+    a distance and keeps the least or the greatest: about one elementwise dispatch over the
+    rows (the partner a flip of a view), O(n log^2 n) work in all where IREE's sort is
+    O(n^2)."""
     dims = list(type_dims(x.type))
-    rank, width = len(dims), 1 << (length - 1).bit_length()
+    rank, length = len(dims), dims[dim]
     if descending:  # ascending order of the complement
         order = b("torch.aten.bitwise_not", order.type, order)
     padded = vtensor_of([width if i == dim else d for i, d in enumerate(dims)], "si64")
     positions = _positions(b, x, dim, descending=False, width=width)
     keys = order
-    if width > length:
+    if length != width:
+        # A static width over a length known at run time: the pad's own length is dynamic.
+        size = b.size(x, dim) if length is None else b.int(length)
         pads = [b.int(0)] * (2 * (rank - dim))
-        pads[-1] = b.int(width - length)
+        pads[-1] = b("torch.aten.sub.int", ir.Type.parse("!torch.int"), b.int(width), size) \
+            if length is None else b.int(width - length)
         keys = b("torch.aten.constant_pad_nd", padded, order, b.ints(pads), b.int(0))
         past = b("torch.aten.ge.Scalar", vtensor_of(type_dims(positions.type), "i1"), positions,
-                 b.int(length))
+                 size)
         keys = b("torch.aten.masked_fill.Scalar", padded, keys, past, b.int(_NAN_KEY))
     keys = _keys(b, keys, positions)
     for level in range(1, width.bit_length()):
         for step in reversed(range(level)):
             keys = _merge_step(b, keys, positions, dim, 2 ** level, 2 ** step)
-    if width > length:
+    if length != width:
         keys = b("torch.aten.slice.Tensor", vtensor_of(dims, "si64"), keys, b.int(dim), b.int(0),
-                 b.int(length), b.int(1))
+                 size, b.int(1))
     return _index_of(b, keys, descending=False)
 
 
@@ -315,7 +381,9 @@ def _merge_step(b: TorchBuilder, keys: ir.Value, positions: ir.Value, dim: int, 
     # The partner at i ^ distance: the pairs as a dim of 2 in a view, flipped. (Gathered
     # through an `index_select` of i ^ distance instead, 20% faster, the steps fused into
     # the next step's gathers, recomputed at every gathered position: IREE took 16 GB and
-    # did not finish compiling a network of 64.)
+    # did not finish compiling a network of 64. Behind a barrier, as fast as the flip, and
+    # two or three steps a dispatch, gathering each key at i ^ each sum of their distances,
+    # slower: 0.21 -> 0.23, 0.33 ms for 4 x 1000 keys.)
     dims = list(type_dims(keys.type))
     sizes = [b.size(keys, i) for i in range(len(dims))]  # the other dims may be dynamic
     pair = [dims[dim] // (2 * distance), 2, distance]
@@ -369,7 +437,7 @@ def _positions(b: TorchBuilder, x: ir.Value, dim: int, descending: bool,
     return iota
 
 
-def _rewrite(op: ir.Operation, sort: _Sort, ranges: ValueRanges) -> None:
+def _rewrite(op: ir.Operation, sort: _Sort, ranges: ValueRanges, budget: _Budget) -> None:
     x = op.operands[0]
     dims, element = type_dims(x.type), element_type(x.type)
     dim = 0 if sort.dim is None else constant_int(op.operands[sort.dim])
@@ -386,17 +454,17 @@ def _rewrite(op: ir.Operation, sort: _Sort, ranges: ValueRanges) -> None:
         order = _order(b, x) if packable else _order64(b, x)
         _take_top(b, op, sort, dim, _top_positions(b, order, x, dim, descending, k, packable))
         return
-    radix = _radix_choice(ranges, x, dim)
+    plan = _plan(ranges, x, dim, budget, passes=1 if packable else 2)
     if packable:
-        indices = _sorted_positions(b, _order(b, x), x, dim, descending, radix)
+        indices = _sorted_positions(b, _order(b, x), x, dim, descending, plan)
         values = None
     elif element in _WIDE:
         # 64 bits leave no room for the index: two sorts of 32-bit digits, the low digit
         # first, then (stably: the keys carry the positions of the first sort) the high one.
         high, low = _digits(b, _order64(b, x))
-        first = _sorted_positions(b, low, x, dim, descending, radix)
+        first = _sorted_positions(b, low, x, dim, descending, plan)
         second = _sorted_positions(b, b("torch.aten.gather", high.type, high, b.int(dim), first,
-                                        b.bool(False)), x, dim, descending, radix)
+                                        b.bool(False)), x, dim, descending, plan)
         indices = b("torch.aten.gather", first.type, first, b.int(dim), second, b.bool(False))
         values = None
     else:  # IREE's own sort, which it lowers
@@ -418,17 +486,6 @@ def _rewrite(op: ir.Operation, sort: _Sort, ranges: ValueRanges) -> None:
         for binding in bindings(indices):
             binding.move_after(owner(indices))
     op.erase()
-
-
-def _radix_choice(ranges: ValueRanges, x: ir.Value, dim: int) -> bool | None:
-    """Whether a sort along dim `dim` of `x` is a radix sort: False where the dim is proven at
-    most `_RADIX_FROM` long, True where proven longer, None (chosen at run time) else."""
-    size = dim_size(x, dim)
-    if size is None:
-        return None
-    if ranges.at_most(size, sympy.Integer(_RADIX_FROM)):
-        return False
-    return True if ranges.at_most(sympy.Integer(_RADIX_FROM + 1), size) else None
 
 
 def _int32_range(ranges: ValueRanges, x: ir.Value) -> bool:

@@ -137,7 +137,7 @@ func.func @wide_topk(%x: !torch.vtensor<[?],si64>) -> !torch.vtensor<[2],si64> {
 
 // -----
 
-// argsort(stable=True), smallest first, of f16 along a dynamic dim of at most 64: converted
+// argsort(stable=True), smallest first, of f16 along a dynamic dim of at most 48: converted
 // to f32 first, the length read at run time, the index counted up and taken as it is.
 // CHECK-LABEL: func.func @argsort_stable
 // CHECK-NOT:     torch.operator
@@ -153,7 +153,7 @@ func.func @wide_topk(%x: !torch.vtensor<[?],si64>) -> !torch.vtensor<[2],si64> {
 // CHECK-NEXT:    %[[IDX:.*]] = torch.aten.remainder.Scalar %[[SORTED]], %int4294967296
 // CHECK-NEXT:    return %[[IDX]]
 func.func @argsort_stable(%x: !torch.vtensor<[2,?],f16>) -> !torch.vtensor<[2,?],si64> {
-  %n = torch.symbolic_int "n" {min_val = 1, max_val = 64} : !torch.int
+  %n = torch.symbolic_int "n" {min_val = 1, max_val = 48} : !torch.int
   torch.bind_symbolic_shape %x, [%n], affine_map<()[s0] -> (2, s0)> : !torch.vtensor<[2,?],f16>
   %true = torch.constant.bool true
   %false = torch.constant.bool false
@@ -245,10 +245,13 @@ func.func @wide_float(%x: !torch.vtensor<[?],f64>) -> !torch.vtensor<[?],si64> {
 
 // -----
 
-// A dim that may be longer than 512 (nothing bounds this one): IREE's sort is O(n^2) on the
-// CPU, so past 512 elements (an scf.if on the length, known on the host) a radix sort of the
-// order's 32 bits instead, 4 bits a round, each a stable counting sort; up to 512 the sort of
-// keys. The radix sort: the order made unsigned; the positions start as 0..n-1. A round: the
+// A dim nothing bounds: IREE's sort is O(n^2) on the CPU, so the length (known on the host)
+// chooses in a chain of scf.ifs: up to 48 elements the sort of keys; up to 64, 128, ..., 1024
+// a bitonic network padded to that width (a static shape: the pad's own length dynamic, the
+// keys past the length the greatest, 21 steps for 64, the first n positions sliced back);
+// past 1024 (the networks of 2048 and 4096 would pass the module's budget of steps) a radix
+// sort of the order's 32 bits, 4 bits a round, each a stable counting sort. The radix sort:
+// the order made unsigned; the positions start as 0..n-1. A round: the
 // digit (an exact truncating division past the first round, then modulo 16), one-hot against
 // 0..15, its running count along the dim (int32), the row's counts (the last row of it), the
 // count of smaller digits before each (an exclusive running sum of those), each element's
@@ -257,14 +260,37 @@ func.func @wide_float(%x: !torch.vtensor<[?],f64>) -> !torch.vtensor<[?],si64> {
 // the result.
 // CHECK-LABEL: func.func @argsort_long
 // CHECK:         %[[N:.*]] = torch.aten.size.int %arg0, %int1
-// CHECK:         %[[SHORT:.*]] = torch.aten.le.int %[[N]], %int512
+// CHECK:         %[[SHORT:.*]] = torch.aten.le.int %[[N]], %int48
 // CHECK:         %[[FLAG:.*]] = torch_c.to_i1 %[[SHORT]]
 // CHECK:         %[[CHOSEN:.*]] = scf.if %[[FLAG]] -> (tensor<3x?xi64>) {
 // CHECK-NOT:       torch.aten.cumsum
 // CHECK:           torch.aten.sort
 // CHECK:           scf.yield
 // CHECK-NEXT:    } else {
-// CHECK-NOT:       torch.aten.sort
+// CHECK:           %[[N64:.*]] = torch.aten.size.int %arg0, %int1
+// CHECK:           torch.aten.le.int %[[N64]], %int64
+// CHECK:           scf.if
+// CHECK-NOT:         torch.aten.sort
+// CHECK:             %[[PAD:.*]] = torch.aten.sub.int %int64{{.*}}, %[[LEN:.*]] :
+// CHECK:             %[[PADS:.*]] = torch.prim.ListConstruct {{.*}}, %[[PAD]]
+// CHECK:             %[[PADDED:.*]] = torch.aten.constant_pad_nd %{{.*}}, %[[PADS]], {{.*}} -> !torch.vtensor<[3,64],si64>
+// CHECK:             %[[PAST:.*]] = torch.aten.ge.Scalar %{{.*}}, %[[LEN]]
+// CHECK:             torch.aten.masked_fill.Scalar %[[PADDED]], %[[PAST]], %int2147483647
+// CHECK-COUNT-21:    torch.aten.flip
+// CHECK-NOT:         torch.aten.flip
+// CHECK:             torch.aten.slice.Tensor %{{.*}}, %{{.*}}, %{{.*}}, %[[LEN]], {{.*}} -> !torch.vtensor<[3,?],si64>
+// CHECK:             scf.yield
+// CHECK-NEXT:      } else {
+// CHECK:             torch.aten.le.int %{{.*}}, %int128
+// CHECK:             torch.aten.constant_pad_nd {{.*}} -> !torch.vtensor<[3,128],si64>
+// CHECK-COUNT-28:    torch.aten.flip
+// CHECK:             torch.aten.le.int %{{.*}}, %int256
+// CHECK:             torch.aten.le.int %{{.*}}, %int512
+// CHECK:             torch.aten.le.int %{{.*}}, %int1024
+// CHECK:             torch.aten.constant_pad_nd {{.*}} -> !torch.vtensor<[3,1024],si64>
+// CHECK-COUNT-55:    torch.aten.flip
+// CHECK-NOT:         torch.aten.flip
+// CHECK-NOT:         torch.aten.sort
 // CHECK:           %[[U:.*]] = torch.aten.add.Scalar %{{.*}}, %int2147483648
 // CHECK:           %[[DIGITS:.*]] = torch.aten.arange %int16,
 // CHECK:           %[[ZERO:.*]] = torch.aten.zeros_like %{{.*}} -> !torch.vtensor<[3,?],si64>
@@ -293,7 +319,8 @@ func.func @wide_float(%x: !torch.vtensor<[?],f64>) -> !torch.vtensor<[?],si64> {
 // CHECK:           %[[OUT:.*]] = torch_c.to_builtin_tensor %[[POS8]]
 // CHECK-NEXT:      scf.yield %[[OUT]]
 // CHECK-NEXT:    }
-// CHECK-NEXT:    %[[IDX:.*]] = torch_c.from_builtin_tensor %[[CHOSEN]]
+// CHECK-COUNT-5: scf.yield
+// CHECK:         %[[IDX:.*]] = torch_c.from_builtin_tensor %[[CHOSEN]]
 // CHECK-NEXT:    return %[[IDX]]
 func.func @argsort_long(%x: !torch.vtensor<[3,?],f32>) -> !torch.vtensor<[3,?],si64> {
   %false = torch.constant.bool false
@@ -331,4 +358,35 @@ func.func @sort_descending_long(%x: !torch.vtensor<[600],si32>) -> !torch.vtenso
   %int0 = torch.constant.int 0
   %values, %indices = torch.aten.sort %x, %int0, %true : !torch.vtensor<[600],si32>, !torch.int, !torch.bool -> !torch.vtensor<[600],si32>, !torch.vtensor<[600],si64>
   return %values : !torch.vtensor<[600],si32>
+}
+
+// -----
+
+// Two sorts along a dim of at most 300 in one module: the first takes the sort of keys up to
+// 48 and networks up to 512 (the widest it may need; no radix sort), 130 steps of the
+// module's 200; the second networks while they fit (64 and 128: 49 steps), then the radix
+// sort past 128.
+// CHECK-LABEL: func.func @budget
+// CHECK:         torch.aten.le.int %{{.*}}, %int48
+// CHECK:         torch.aten.le.int %{{.*}}, %int64
+// CHECK:         torch.aten.le.int %{{.*}}, %int128
+// CHECK:         torch.aten.le.int %{{.*}}, %int256
+// CHECK-NOT:     torch.aten.le.int %{{.*}}, %int512
+// CHECK:         torch.aten.constant_pad_nd {{.*}} -> !torch.vtensor<[3,512],si64>
+// CHECK-NOT:     torch.aten.cumsum
+// CHECK:         torch.aten.le.int %{{.*}}, %int48
+// CHECK:         torch.aten.le.int %{{.*}}, %int64
+// CHECK:         torch.aten.le.int %{{.*}}, %int128
+// CHECK-NOT:     torch.aten.constant_pad_nd {{.*}} -> !torch.vtensor<[3,256],si64>
+// CHECK:         torch.aten.cumsum
+// CHECK:         return
+func.func @budget(%x: !torch.vtensor<[3,?],f32>) -> (!torch.vtensor<[3,?],si64>, !torch.vtensor<[3,?],si64>) {
+  %n = torch.symbolic_int "n" {min_val = 2, max_val = 300} : !torch.int
+  torch.bind_symbolic_shape %x, [%n], affine_map<()[s0] -> (3, s0)> : !torch.vtensor<[3,?],f32>
+  %false = torch.constant.bool false
+  %true = torch.constant.bool true
+  %int1 = torch.constant.int 1
+  %0 = torch.aten.argsort %x, %int1, %false : !torch.vtensor<[3,?],f32>, !torch.int, !torch.bool -> !torch.vtensor<[3,?],si64>
+  %1 = torch.aten.argsort %x, %int1, %true : !torch.vtensor<[3,?],f32>, !torch.int, !torch.bool -> !torch.vtensor<[3,?],si64>
+  return %0, %1 : !torch.vtensor<[3,?],si64>, !torch.vtensor<[3,?],si64>
 }
