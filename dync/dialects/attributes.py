@@ -75,7 +75,7 @@ PREPROCESSING_ATTR = _declare(
 FLAGS_ATTR = _declare(
     "dync.iree_flags", "module", "[\"<iree-compile flag>\", ...]",
     ("dync-fuse-padding",), ("backend", "dync.compile", "analysis.padding",
-                             "dync-decompose-softmax"),
+                             "dync-decompose-softmax", "dync-sums-as-matvecs"),
     "IREE compiler flags the module asks for (dropped again if IREE rejects them)")
 INDIFFERENT_FLAGS_ATTR = _declare(
     "dync.iree_flags_indifferent", "module", "[\"<iree-compile flag>\", ...]",

@@ -48,9 +48,10 @@ took 0.57 ms for 1000 floats (eager 0.025) and 142 ms for 16000 (eager 1.1); the
 ~33 -> 10.8 ms (eager 2.9); below 48 elements the bubble sort is faster (18 against 26 us for
 two sorts of 33). Over a dynamic length, a network padded to a static width for each power of
 two (a network stepped at run time over a padded length was a submission per step and 7x
-slower): argsort of 4 x n, n up to any length, at 500, 1000, 4000: 0.55, 0.84, 3.3 ms (the
-bubble and radix sorts) -> 0.11, 0.23, 0.96 (eager 0.031, 0.107, 0.586); compiling it took
-3.4 -> 14.6 s, the cause of the budget.
+slower): argsort of 4 x n, n up to any length, at 500 and 1000: 0.57, 1.05 ms (the bubble
+sort) -> 0.11, 0.23 (eager 0.031, 0.116); at 4000, with networks up to 4096, 3.3 -> 0.96 ms
+(eager 0.59), but compiling it took 3.4 -> 14.6 s, and a model of eight such sorts 55 s: the
+cause of the budget.
 
 The digits are exact divisions (`arith.divsi`) of what is a multiple: torch-mlir computes a
 floor division in f32 (`dync-int-division` makes those exact, but it runs before this pass),
@@ -246,6 +247,8 @@ def _plan(ranges: ValueRanges, x: ir.Value, dim: int, budget: _Budget,
     `_NETWORK_UNTIL` (the width), the radix sort ("radix") past them; only the ways a length
     the declared ranges allow takes (`analysis.value_ranges`), networks over a dynamic length
     while the module's `budget` lasts (`passes`: the sort's networks), the narrowest first."""
+    if type_dims(x.type)[dim] is not None:
+        return [(None, "sort")]  # a static length: the network past 48, `_sorted_positions`
     size = dim_size(x, dim)
     widths = range(_width(_NETWORK_FROM + 1).bit_length() - 1, _NETWORK_UNTIL.bit_length())
     ways = [(_NETWORK_FROM, "sort"), *((2 ** e, 2 ** e) for e in widths), (None, "radix")]

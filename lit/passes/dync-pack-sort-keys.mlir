@@ -362,11 +362,12 @@ func.func @sort_descending_long(%x: !torch.vtensor<[600],si32>) -> !torch.vtenso
 
 // -----
 
-// Two sorts along a dim of at most 300 in one module: the first takes the sort of keys up to
-// 48 and networks up to 512 (the widest it may need; no radix sort), 130 steps of the
-// module's 200; the second networks while they fit (64 and 128: 49 steps), then the radix
-// sort past 128.
+// Two sorts along a dim of at most 300 in one module, after a sort along a static 600 (its
+// network is not the budget's): the first takes the sort of keys up to 48 and networks up to
+// 512 (the widest it may need; no radix sort), 130 steps of the module's 200; the second
+// networks while they fit (64 and 128: 49 steps), then the radix sort past 128.
 // CHECK-LABEL: func.func @budget
+// CHECK:         torch.aten.constant_pad_nd {{.*}} -> !torch.vtensor<[1024],si64>
 // CHECK:         torch.aten.le.int %{{.*}}, %int48
 // CHECK:         torch.aten.le.int %{{.*}}, %int64
 // CHECK:         torch.aten.le.int %{{.*}}, %int128
@@ -380,13 +381,15 @@ func.func @sort_descending_long(%x: !torch.vtensor<[600],si32>) -> !torch.vtenso
 // CHECK-NOT:     torch.aten.constant_pad_nd {{.*}} -> !torch.vtensor<[3,256],si64>
 // CHECK:         torch.aten.cumsum
 // CHECK:         return
-func.func @budget(%x: !torch.vtensor<[3,?],f32>) -> (!torch.vtensor<[3,?],si64>, !torch.vtensor<[3,?],si64>) {
+func.func @budget(%x: !torch.vtensor<[3,?],f32>, %s: !torch.vtensor<[600],f32>) -> (!torch.vtensor<[3,?],si64>, !torch.vtensor<[3,?],si64>, !torch.vtensor<[600],si64>) {
   %n = torch.symbolic_int "n" {min_val = 2, max_val = 300} : !torch.int
   torch.bind_symbolic_shape %x, [%n], affine_map<()[s0] -> (3, s0)> : !torch.vtensor<[3,?],f32>
   %false = torch.constant.bool false
   %true = torch.constant.bool true
+  %int0 = torch.constant.int 0
   %int1 = torch.constant.int 1
+  %2 = torch.aten.argsort %s, %int0, %false : !torch.vtensor<[600],f32>, !torch.int, !torch.bool -> !torch.vtensor<[600],si64>
   %0 = torch.aten.argsort %x, %int1, %false : !torch.vtensor<[3,?],f32>, !torch.int, !torch.bool -> !torch.vtensor<[3,?],si64>
   %1 = torch.aten.argsort %x, %int1, %true : !torch.vtensor<[3,?],f32>, !torch.int, !torch.bool -> !torch.vtensor<[3,?],si64>
-  return %0, %1 : !torch.vtensor<[3,?],si64>, !torch.vtensor<[3,?],si64>
+  return %0, %1, %2 : !torch.vtensor<[3,?],si64>, !torch.vtensor<[3,?],si64>, !torch.vtensor<[600],si64>
 }
