@@ -91,3 +91,31 @@ module attributes {dync.backend = "llvm-cpu", dync.iree_flags = ["--iree-opt-dat
     return %0 : !torch.vtensor<[?],f32>
   }
 }
+
+// -----
+
+// A row declared at most 64 long stays a reduction (its masked steps cost less than the
+// product's dispatch); one that may reach 65 becomes a product; a window's length, 4 at
+// each n though no bound sees through its floors and remainders, stays.
+// CHECK-LABEL: func.func @short
+// CHECK:         torch.aten.sum.dim_IntList %arg0
+// CHECK:         torch.aten.matmul %arg1
+// CHECK:         torch.aten.sum.dim_IntList %arg2
+// CHECK-NOT:     torch.aten.matmul
+module attributes {dync.backend = "llvm-cpu"} {
+  func.func @short(%arg0: !torch.vtensor<[8,?],f32>, %arg1: !torch.vtensor<[8,?],f32>, %arg2: !torch.vtensor<[8,?],f32>) -> (!torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>) {
+    %n = torch.symbolic_int "n" {min_val = 2, max_val = 64} : !torch.int
+    %m = torch.symbolic_int "m" {min_val = 2, max_val = 65} : !torch.int
+    torch.bind_symbolic_shape %arg0, [%n], affine_map<()[s0] -> (8, s0)> : !torch.vtensor<[8,?],f32>
+    torch.bind_symbolic_shape %arg1, [%m], affine_map<()[s0] -> (8, s0)> : !torch.vtensor<[8,?],f32>
+    torch.bind_symbolic_shape %arg2, [%m], affine_map<()[s0] -> (8, (s0 + (s0 * 3) mod 4) floordiv ((s0 + (s0 * 3) mod 4) floordiv 4))> : !torch.vtensor<[8,?],f32>
+    %none = torch.constant.none
+    %false = torch.constant.bool false
+    %int1 = torch.constant.int 1
+    %last = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+    %0 = torch.aten.sum.dim_IntList %arg0, %last, %false, %none : !torch.vtensor<[8,?],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[8],f32>
+    %1 = torch.aten.sum.dim_IntList %arg1, %last, %false, %none : !torch.vtensor<[8,?],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[8],f32>
+    %2 = torch.aten.sum.dim_IntList %arg2, %last, %false, %none : !torch.vtensor<[8,?],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[8],f32>
+    return %0, %1, %2 : !torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>
+  }
+}
