@@ -17,6 +17,7 @@ equalities; `to_affine` turns it back into ``floordiv``.
 from __future__ import annotations
 
 import itertools
+import math
 import re
 
 import sympy
@@ -156,6 +157,21 @@ def bounds(expr: sympy.Expr, ranges: dict[str, tuple[int, int]]) -> tuple[int, i
             return None
         values.append(int(sympy.floor(v)))
     return min(values), max(values)
+
+
+def nonpositive_at_each(expr: sympy.Expr, ranges: dict[str, tuple[int, int]],
+                        limit: int) -> bool:
+    """Whether `expr <= 0` at every value of its symbols in their ranges, tried one by one
+    (floor divisions and remainders are not monotone enough to trust `bounds`' corners); False
+    when a symbol has no range or the symbols take more than `limit` values together."""
+    free = sorted(expr.free_symbols, key=lambda s: s.name)
+    if any(s.name not in ranges for s in free):
+        return False
+    spans = [range(ranges[s.name][0], ranges[s.name][1] + 1) for s in free]
+    if math.prod(len(span) for span in spans) > limit:
+        return False
+    return all(expr.subs(dict(zip(free, values, strict=True))) <= 0
+               for values in itertools.product(*spans))
 
 
 def tighten(expr: sympy.Expr, ranges: dict[str, tuple[int, int]]) -> sympy.Expr:

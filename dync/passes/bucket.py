@@ -47,8 +47,6 @@ beyond every bucket run the dynamic entry.
 
 from __future__ import annotations
 
-import itertools
-import math
 from dataclasses import dataclass
 
 import sympy
@@ -63,6 +61,7 @@ from ..dialects.symbolic import (
     bound_dims,
     declarations_first,
     is_tensor,
+    nonpositive_at_each,
     parse_dim,
     to_affine,
     type_dims,
@@ -200,14 +199,7 @@ class _Version:
 
     def holds(self, expr: sympy.Expr) -> bool:
         """Whether `expr <= 0` for every value of its symbols in this bucket."""
-        free = sorted(expr.free_symbols, key=lambda s: s.name)
-        if any(s.name not in self.ranges for s in free):
-            return False
-        spans = [range(self.ranges[s.name][0], self.ranges[s.name][1] + 1) for s in free]
-        if math.prod(len(span) for span in spans) > _ENUMERATE:
-            return False  # floor divisions are not monotone enough to trust the corners
-        return all(expr.subs(dict(zip(free, p, strict=True))) <= 0
-                   for p in itertools.product(*spans))
+        return nonpositive_at_each(expr, self.ranges, _ENUMERATE)
 
     def result_padding(self, op: ir.Operation) -> Padded | None:
         """The padding of `op`'s one result if `op` keeps its operands' padding valid."""

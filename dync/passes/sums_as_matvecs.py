@@ -27,7 +27,6 @@ boundary to IREE (issue 33).
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 import operator
 
@@ -36,7 +35,7 @@ from iree.compiler import ir
 
 from ..analysis.value_ranges import ValueRanges, dim_size
 from ..dialects.dync_ir import data_tiled
-from ..dialects.symbolic import element_type, type_dims
+from ..dialects.symbolic import element_type, nonpositive_at_each, type_dims
 from ..dialects.torch_ops import (
     SCALAR_TYPES,
     TorchBuilder,
@@ -97,12 +96,7 @@ def _short(ranges: ValueRanges, x: ir.Value) -> bool:
         return False
     if ranges.at_most(size, sympy.Integer(_SHORT_ROW)):
         return True
-    free = sorted(size.free_symbols, key=lambda s: s.name)
-    spans = [ranges.symbol_ranges.get(s.name) for s in free]
-    if None in spans or math.prod(high - low + 1 for low, high in spans) > _FEW_VALUES:
-        return False
-    return all(size.subs(dict(zip(free, values, strict=True))) <= _SHORT_ROW
-               for values in itertools.product(*(range(low, high + 1) for low, high in spans)))
+    return nonpositive_at_each(size - _SHORT_ROW, ranges.symbol_ranges, _FEW_VALUES)
 
 
 def _as_matvec(op: ir.Operation) -> None:
