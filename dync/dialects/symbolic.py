@@ -167,11 +167,12 @@ def nonpositive_at_each(expr: sympy.Expr, ranges: dict[str, tuple[int, int]],
     free = sorted(expr.free_symbols, key=lambda s: s.name)
     if any(s.name not in ranges for s in free):
         return False
-    spans = [range(ranges[s.name][0], ranges[s.name][1] + 1) for s in free]
-    if math.prod(len(span) for span in spans) > limit:
+    box = [ranges[s.name] for s in free]
+    # counted from the bounds: len(range(0, 2**63)) for an unbounded dim overflows ssize_t
+    if math.prod(high - low + 1 for low, high in box) > limit:
         return False
     return all(expr.subs(dict(zip(free, values, strict=True))) <= 0
-               for values in itertools.product(*spans))
+               for values in itertools.product(*(range(low, high + 1) for low, high in box)))
 
 
 def tighten(expr: sympy.Expr, ranges: dict[str, tuple[int, int]]) -> sympy.Expr:
