@@ -13,8 +13,10 @@ inputs and two outputs), one thread:
   results left in IREE's buffers: the floor under dync's own work.
 
 Host mode and eager are timed as the loop's time over `CALLS` calls less the least of
-`EMPTY_RUNS` times over none, per call; in-graph and invoke over `CALLS` calls. Each figure
-is the median of `ROUNDS` rounds, the contestants taking turns round by round.
+`EMPTY_RUNS` times over none, per call; in-graph and invoke over `CALLS` calls (fewer for a
+step whose call takes longer than `ROUND_S / CALLS`: as many as fill `ROUND_S`, at least
+`FEWEST_CALLS`). Each figure is the median of `ROUNDS` rounds, the contestants taking turns
+round by round.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ SECTION = "## Call floor"
 CALLS = 2000
 ROUNDS = 15
 EMPTY_RUNS = 5
+ROUND_S = 0.05
+FEWEST_CALLS = 20
 
 
 @dataclass
@@ -115,12 +119,14 @@ def measure(say=print) -> list[Row]:
             say(f"{name}: compiling")
             fns = _contestants(step, args)
             host = fns.pop("_host_module")
+            warm = max(2, CALLS // 10)
             for fn in fns.values():
-                fn(CALLS // 10)  # warm-up
+                fn(warm)
+            calls = min(CALLS, max(FEWEST_CALLS, int(ROUND_S * 1e6 / fns["graph"](warm))))
             figures: dict[str, list[float]] = {k: [] for k in fns}
             for _ in range(ROUNDS):
                 for key, fn in fns.items():
-                    figures[key].append(fn(CALLS))
+                    figures[key].append(fn(calls))
             python = sum(s.get("python", 0) for s in host.stats.values())
             if python:
                 raise RuntimeError(f"{python} sub-DNN calls ran as Python: not the compiled path")
@@ -139,7 +145,8 @@ def section(rows: list[Row]) -> str:
              f"Measured on {stamp()} with `python -m benchmarks calls`. Host CPU: {host_cpu()}; "
              f"one thread (torch {torch.__version__} with `torch.set_num_threads(1)`, IREE "
              f"`local-sync`). Microseconds per call: medians of {ROUNDS} rounds of {CALLS} "
-             "calls. Host mode: a host-mode model's call of its sub-DNN, from the submodule "
+             f"calls (of as many as fill {ROUND_S * 1000:g} ms, at least {FEWEST_CALLS}, for a "
+             "longer step). Host mode: a host-mode model's call of its sub-DNN, from the submodule "
              "call to the torch tensors returned; in-graph: `compiled(*args)`; IREE invoke: "
              "`VmContext.invoke` alone on buffers made beforehand (the floor under dync).", "",
              "| step | eager µs | dync host-mode call µs | dync in-graph call µs | IREE invoke µs |",

@@ -77,6 +77,9 @@ class CompilerSession:
         fd, self._statistics_path = tempfile.mkstemp(prefix="dync-iree-stats-", suffix=".json")
         os.close(fd)
         self.statistics: dict = {}
+        # Of the last compile: `iree_mends.argument_writes` ("" where IREE writes no argument),
+        # None where it was not read.
+        self.argument_writes: str | None = None
         self._session = Session()
         self._session_flags = [*self.flags, "--iree-scheduling-dump-statistics-format=json",
                                f"--iree-scheduling-dump-statistics-file={self._statistics_path}"]
@@ -124,13 +127,15 @@ class CompilerSession:
     def compile(self, module: ir.Module) -> bytes:
         """Run IREE's full pipeline on `module` and return the vmfb bytes."""
         self._diagnostics.clear()
+        self.argument_writes = None
         self.add_module_flags(module)
         if self.process_wide:
             return self._compile_in_worker(module)
         inv: Invocation = self._session.invocation()
         try:
             inv.import_module(module.operation)
-            serialize = execute_through_vm(self._session, inv)
+            facts: dict = {}
+            serialize = execute_through_vm(self._session, inv, facts)
             if serialize is None:
                 self._failed(module, self._diagnostics)
             try:
@@ -140,6 +145,7 @@ class CompilerSession:
             finally:
                 serialize.close()
             self.statistics = _read_statistics(self._statistics_path)
+            self.argument_writes = facts.get("argument_writes")
             return vmfb
         finally:
             inv.close()
@@ -168,6 +174,8 @@ class CompilerSession:
             if not result["ok"]:
                 self._failed(module, result["diagnostics"])
             self.statistics = _read_statistics(self._statistics_path)
+            writes = result.get("argument_writes")
+            self.argument_writes = writes if isinstance(writes, str) else None
             return Path(spec["output"]).read_bytes()
 
     def drop_requested_flags(self, flags: list[str]) -> bool:

@@ -66,9 +66,19 @@ results (`x * 0.1`: 120 of 128 elements), which a hash-style noise `frac(sin(x) 
 magnified to 1.8. The mend (`nearest_f32_literals`): each `torch.constant.float` that is not a
 float32 already becomes its nearest float32 first, which the demotion keeps exactly.
 
+**Arguments IREE writes** (``stream`` phase; read, not mended). IREE may compute an in-place
+op in the buffer of an argument it imported (``y = x.clone(); y[:, 0] = 5`` wrote the slice into
+`x`'s buffer and returned it), and may return an argument's buffer as a result (`return x`):
+both are allowed of its ABI, and the same class as iree-org/iree#16168 (an input overwritten by
+a tied op). dync therefore copies each argument into a buffer of IREE's, unless
+`argument_writes` finds, at the end of the ``stream`` phase, that no command of the module
+writes a resource that may alias an imported argument and no argument reaches a result: then
+the runtime imports arguments as they are (`dync.runtime.invoke`).
+
 This module imports iree.compiler and nothing of dync: `iree_worker.py`, run by path, uses it
 too. Run as a script, ``python -m dync.iree_mends flow|vm``, it reads that phase's IR (text)
-on stdin and writes the mended IR to stdout, for the lit tests.
+on stdin and writes the mended IR to stdout, for the lit tests; ``argument-writes`` reads a
+``stream``-phase module and writes `argument_writes`' verdict ("none" where it finds none).
 """
 
 from __future__ import annotations
@@ -80,6 +90,23 @@ from iree.compiler import ir
 from iree.compiler.api import Session, ctypes_dl
 
 _BRANCHES = ("vm.br", "vm.cond_br", "vm.br_table")
+
+_RESOURCE = "!stream.resource"
+_WRITE = 2  # in a command's `resource_accesses`: read 1, write 2
+# Ops that may take a value aliasing an imported argument without writing it, outside the
+# commands `argument_writes` reads the accesses of. Any other op taking one is taken to write.
+_ALIAS_SAFE = frozenset((
+    "stream.cmd.execute", "stream.cmd.flush", "stream.cmd.invalidate", "stream.timepoint.await",
+    "stream.resource.subview", "stream.resource.load", "stream.tensor.load",
+    "stream.resource.size", "stream.resource.retain", "stream.resource.release",
+    "stream.resource.is_terminal", "util.optimization_barrier", "arith.select", "cf.br",
+    "cf.cond_br", "cf.switch", "scf.yield", "scf.condition", "scf.if", "scf.while", "scf.for",
+    "util.call", "util.return"))
+# What an argument's buffer view may be used by: anything else may hand it out as a result.
+_VIEW_SAFE = frozenset((
+    "hal.buffer_view.assert", "stream.tensor.import", "hal.buffer_view.dim",
+    "hal.buffer_view.rank", "hal.buffer_view.element_type", "hal.buffer_view.encoding_type",
+    "util.call"))
 
 
 def set_phases(invocation, compile_from: str | None = None, compile_to: str | None = None) -> None:
@@ -96,24 +123,28 @@ def set_phases(invocation, compile_from: str | None = None, compile_to: str | No
         function(invocation._inv_p, phase.encode())
 
 
-def execute_through_vm(session: Session, invocation):
+def execute_through_vm(session: Session, invocation, facts: dict | None = None):
     """Run `invocation` (its input parsed or imported) to the ``vm`` phase, with the mends of
     the module docstring at the end of the ``flow`` and ``vm`` phases, and run its
     serialization in a last invocation of `session`; returns that invocation, to write the
-    vmfb from and close (None where a phase failed). The caller closes `invocation`."""
+    vmfb from and close (None where a phase failed). The caller closes `invocation`. `facts`,
+    when given, gets ``"argument_writes"``: `argument_writes` of the ``stream`` phase, or ""."""
     set_phases(invocation, compile_to="flow")
     if not invocation.execute():
         return None
     module = invocation.export_module()  # each later invocation borrows it and works in place
     mend_flow(module)
-    step = session.invocation()
-    try:
-        step.import_module(module)
-        set_phases(step, compile_from="flow", compile_to="vm")
-        if not step.execute():
-            return None
-    finally:
-        step.close()
+    for start, end in (("flow", "stream"), ("stream", "vm")):
+        step = session.invocation()
+        try:
+            step.import_module(module)
+            set_phases(step, compile_from=start, compile_to=end)
+            if not step.execute():
+                return None
+        finally:
+            step.close()
+        if end == "stream" and facts is not None:
+            facts["argument_writes"] = argument_writes(module) or ""
     copy_repeated_branch_refs(module)
     serialize = session.invocation()
     serialize.import_module(module)
@@ -258,6 +289,99 @@ def _in_branches_below(block: ir.Block, home: ir.Block) -> bool:
     return True
 
 
+def argument_writes(module: ir.Operation) -> str | None:
+    """Where a ``stream``-phase `module` may write an imported argument or return one (the
+    module docstring's "Arguments IREE writes"); None where it provably does neither. A value
+    may alias an argument when it is an import, or comes from one through any op (a command
+    region's capture maps one to one); an op that takes such a value and is not known to
+    leave it alone counts as a write."""
+    hosts = [op.operation for op in module.regions[0].blocks[0].operations
+             if op.operation.name in ("util.func", "util.initializer")]  # not the executables
+    ops = [inner for host in hosts for inner in (host, *_nested(host))]
+    functions = {op.attributes["sym_name"].value: op for op in hosts if op.name == "util.func"}
+    calls: dict[str, list[ir.Operation]] = {}
+    for op in ops:
+        if op.name == "util.call":
+            calls.setdefault(_callee(op), []).append(op)
+    aliases = {op.results[0] for op in ops if op.name == "stream.tensor.import"}
+    while True:
+        grown = set()
+        for op in ops:
+            grown.update(v for v in _aliased_through(op, aliases, functions, calls)
+                         if _is_resource(v))
+        if grown <= aliases:
+            break
+        aliases |= grown
+    for op in ops:
+        if op.name == "util.func" and op.regions[0].blocks:
+            for argument in op.regions[0].blocks[0].arguments:
+                if str(argument.type) == "!hal.buffer_view":
+                    for use in argument.uses:
+                        if use.owner.operation.name not in _VIEW_SAFE:
+                            return f"{use.owner.operation.name} takes an argument ({use.owner.location})"
+        taken = [v for v in op.operands if v in aliases]
+        if not taken:
+            continue
+        resources = [v for v in op.operands if _is_resource(v)]
+        if op.name in ("stream.cmd.dispatch", "stream.cmd.call"):
+            accesses = [int(a) for a in ir.ArrayAttr(op.attributes["resource_accesses"])]
+            written = ([v for v, a in zip(resources, accesses, strict=True) if a & _WRITE]
+                       if len(accesses) == len(resources) else taken)
+        elif op.name == "stream.cmd.copy":
+            written = resources[1:]
+        elif op.name == "util.call" and _callee(op) not in functions:
+            written = taken
+        elif op.name in _ALIAS_SAFE:
+            written = []
+        else:
+            written = taken
+        if any(v in aliases for v in written):
+            what = ("returns an argument's buffer" if op.name == "stream.tensor.export"
+                    else "may write an argument")
+            return f"{op.name} {what} ({op.location})"
+    return None
+
+
+def _callee(call: ir.Operation) -> str:
+    return ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+
+
+def _is_resource(value: ir.Value) -> bool:
+    return str(value.type).startswith(_RESOURCE)
+
+
+def _aliased_through(op: ir.Operation, aliases: set, functions: dict, calls: dict) -> list:
+    """The values `op` may make alias one of `aliases` (a set of resources aliasing imports)."""
+    if op.name == "stream.cmd.execute":
+        captured = [v for v in op.operands if _is_resource(v)]
+        inside = list(op.regions[0].blocks[0].arguments)
+        if len(captured) != len(inside):  # not the form known: every capture may alias
+            return inside if any(v in aliases for v in captured) else []
+        return [a for v, a in zip(captured, inside, strict=True) if v in aliases]
+    if not any(v in aliases for v in op.operands):
+        return []
+    out = list(op.results)
+    for region in op.regions:
+        for block in region.blocks:
+            out.extend(block.arguments)
+    for block in op.successors:
+        out.extend(block.arguments)
+    if op.name == "util.call" and _callee(op) in functions:
+        blocks = functions[_callee(op)].regions[0].blocks
+        out.extend(blocks[0].arguments if blocks else [])
+    if op.name == "util.return":
+        function = op.parent
+        while function is not None and function.name != "util.func":
+            out.extend(function.results)  # a region's op: its results carry what returns
+            function = function.parent
+        if function is not None:
+            for call in calls.get(function.attributes["sym_name"].value, []):
+                out.extend(call.results)
+    if op.name in ("scf.yield", "scf.condition", "stream.yield"):
+        out.extend(op.parent.results)
+    return out
+
+
 def mend_flow(module: ir.Operation) -> None:
     """The ``flow``-phase mends of the module docstring."""
     generators_per_block(module)
@@ -268,12 +392,14 @@ _MENDS = {"flow": mend_flow, "vm": copy_repeated_branch_refs}
 
 
 def main() -> None:
-    mend = _MENDS[sys.argv[1]]
     session = Session()  # its context knows IREE's dialects
     with session.context:
         module = ir.Module.parse(sys.stdin.read())
-        mend(module.operation)
-        sys.stdout.write(str(module))
+        if sys.argv[1] == "argument-writes":
+            sys.stdout.write((argument_writes(module.operation) or "none") + "\n")
+        else:
+            _MENDS[sys.argv[1]](module.operation)
+            sys.stdout.write(str(module))
     session.close()
 
 

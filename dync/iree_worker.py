@@ -6,8 +6,8 @@ once per process (a second parse aborts it). `dync.backend` runs such compiles t
 script, so that dync never sets them in its caller's process: ``python iree_worker.py
 SPEC.json``, where the spec names the process-wide flags, the session flags, the input (MLIR
 assembly) and the output. It writes the vmfb to the output and, to ``SPEC.json.result``,
-``{"ok": bool, "diagnostics": [str]}``; an unknown process-wide flag ends it with LLVM's
-message on stderr. Run by path, it imports iree.compiler and, of dync, only its sibling
+``{"ok": bool, "diagnostics": [str], "argument_writes": str | None}``; an unknown
+process-wide flag ends it with LLVM's message on stderr. Run by path, it imports iree.compiler and, of dync, only its sibling
 `iree_mends` (which imports nothing of dync; nor does either import torch).
 
 Test hook: with ``DYNC_TEST_WORKER_SIGNAL=SIGSEGV`` (or another signal's name) in its
@@ -46,8 +46,9 @@ def main(spec_path: str) -> None:
     inv = session.invocation()
     _crash_if_asked()
     serialize = None
+    facts: dict = {}
     if inv.parse_source(Source.open_file(session, spec["input"])):
-        serialize = execute_through_vm(session, inv)
+        serialize = execute_through_vm(session, inv, facts)
     ok = serialize is not None
     if ok:
         out = Output.open_file(spec["output"])
@@ -58,7 +59,8 @@ def main(spec_path: str) -> None:
     inv.close()
     handler.detach()
     with open(spec_path + ".result", "w", encoding="utf-8") as f:
-        json.dump({"ok": bool(ok), "diagnostics": diagnostics}, f)
+        json.dump({"ok": bool(ok), "diagnostics": diagnostics,
+                   "argument_writes": facts.get("argument_writes")}, f)
 
 
 def _crash_if_asked() -> None:

@@ -44,6 +44,9 @@ class Report:
     # IREE's static statistics of the final module: dispatches, executables, submissions,
     # transient_bytes (the stream allocator's packed transient memory), constant_bytes.
     iree: dict = field(default_factory=dict)
+    # How a call hands its arguments to IREE: "imported" (the caller's memory, on the CPU:
+    # IREE writes none), "copied: <why>" (the op that may write one), "copied" (not analysed).
+    arguments: str = ""
     # The compile cache: "hit", "hit (model)", "miss", "rebuilt (the entry was ...)" when an
     # entry failed its checks, or "off".
     cache: str = ""
@@ -87,6 +90,7 @@ class Report:
                                      f"{self.execution.get('segments', 0)} segments reordered"
                                      if self.execution else "not planned"),
             "  module: " + (", ".join(f"{k} {v}" for k, v in self.iree.items()) or "-"),
+            f"  arguments: {self.arguments or '-'}",
             "  versions: " + (", ".join(
                 f"{v['function']} ({', '.join(f'{k}={x}' for k, x in v['symbols'].items())})"
                 for v in self.versions) or "none"),

@@ -3,7 +3,9 @@
 `Repeat` calls its `step` (a captured sub-DNN, in host mode) as many times as its `times`
 argument has elements; the Python around the call (a `.tolist()` read) keeps the model in host
 mode, as the recursion of a tree model or a per-token driver does. `step` is a 32-wide linear
-layer (one input, one output: tree_lstm's sizes) or an LSTM cell (three inputs, two outputs)."""
+layer (one input, one output: tree_lstm's sizes), an LSTM cell (three inputs, two outputs), or
+a softmax over attention scores of 512 tokens (a 3 MiB argument: what handing IREE a large
+argument costs, copied or imported)."""
 
 import torch
 from torch import nn
@@ -29,6 +31,11 @@ class Cell(nn.Module):
         return self.cell(x, (h, c))
 
 
+class Softmax(nn.Module):
+    def forward(self, x):
+        return torch.softmax(x, -1)
+
+
 class Repeat(nn.Module):
     def __init__(self, step: nn.Module):
         super().__init__()
@@ -50,4 +57,6 @@ def steps() -> dict[str, tuple[nn.Module, tuple[torch.Tensor, ...]]]:
             Cell().eval(),
             (torch.randn(1, WIDTH // 2), torch.randn(1, WIDTH), torch.randn(1, WIDTH)),
         ),
+        "softmax 12×128×512, 3 MiB in / 3 MiB out": (Softmax().eval(),
+                                                      (torch.randn(12, 128, 512),)),
     }

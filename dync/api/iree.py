@@ -52,6 +52,8 @@ def _compile_with_iree(session: CompilerSession, module, report: Report,
     if isinstance(entry, tuple):
         vmfb, meta = entry
         session.statistics = meta.get("statistics", {})
+        writes = meta.get("argument_writes")  # a cache entry before it: copied, as unknown
+        session.argument_writes = writes if isinstance(writes, str) else None
         report.notes.extend(meta.get("notes", []))
         report.passes.extend(meta.get("passes", []))
         report.cache = "hit"
@@ -63,7 +65,8 @@ def _compile_with_iree(session: CompilerSession, module, report: Report,
         report.cache = "miss"
     notes, passes = len(report.notes), len(report.passes)
     vmfb = _run_iree(session, module, report)
-    store.put(key, vmfb, {"statistics": session.statistics, "notes": report.notes[notes:],
+    store.put(key, vmfb, {"statistics": session.statistics,
+                          "argument_writes": session.argument_writes, "notes": report.notes[notes:],
                           "passes": report.passes[passes:]})
     return vmfb
 

@@ -70,14 +70,18 @@ def _manifest(vmfb: bytes, session: CompilerSession, tgt, report: Report, signat
     report.flags = list(session.flags)
     report.vmfb_bytes = len(vmfb)
     report.iree = dict(session.statistics)
+    writes = session.argument_writes
+    report.arguments = ("imported" if writes == "" else "copied" if writes is None
+                        else f"copied: {writes}")
     return Manifest(signature=signature, backend=tgt.backend, target=tgt.name, driver=tgt.driver,
                     flags=list(session.flags), dync_version=__version__,
-                    report=report.to_json(), **extra)
+                    report=report.to_json(), reads_arguments_only=writes == "", **extra)
 
 
 def _check_first_call(compiled: CompiledModule, job: _Job) -> None:
     """Run `compiled` on the example inputs and compare with eager PyTorch; raise a
-    CompilationError (stage "first call") when they disagree or the call fails. Where they
+    CompilationError (stage "first call") when they disagree, the call fails, or it wrote
+    into arguments it was handed without a copy. Where they
     disagree, eager runs again with its sorts stable (`stable_sorts`): among equal values
     its own sorts order positions as their kernels leave them, dync's stably."""
     import torch
@@ -112,6 +116,11 @@ def _check_first_call(compiled: CompiledModule, job: _Job) -> None:
         problem = difference(want)
         if problem and not difference(eager(stable=True)):
             problem = None
+        if not problem and compiled.manifest.reads_arguments_only \
+                and not compiled.signature.input_writes and disagreement(mine, args, rtol=0):
+            # IREE was handed these tensors themselves (`iree_mends.argument_writes`)
+            problem = ("it wrote into its arguments, which dync's reading of IREE's stream "
+                       "phase found it does not (a dync bug: please report it)")
         if problem:
             raise CompilationError("the compiled module disagrees with eager PyTorch on the "
                                    f"example inputs: {problem}")

@@ -51,6 +51,9 @@ class Manifest:
     # Shape-specialized versions of `entry` (dync-specialize), each {"function", "symbols":
     # {name: value}}: a call whose symbol values match one runs it instead of `entry`.
     versions: list[dict] = field(default_factory=list)
+    # IREE writes none of the module's arguments and returns none (`iree_mends.argument_writes`
+    # at compile time): the CPU runtime may hand it the caller's arrays without a copy.
+    reads_arguments_only: bool = False
 
     def with_files_beside(self, module: Path) -> Manifest:
         """This manifest for a module saved at `module`: the transform spec its flags name is
@@ -84,6 +87,7 @@ class Manifest:
             "report": self.report,
             "subdnns": self.subdnns,
             "versions": self.versions,
+            "reads_arguments_only": self.reads_arguments_only,
         }
 
     @classmethod
@@ -103,6 +107,9 @@ class Manifest:
             entry = data.get("entry", "main")
             flags = data["flags"]
             report = data.get("report", {})
+            reads_only = data.get("reads_arguments_only", False)
+            if not isinstance(reads_only, bool):
+                raise TypeError("reads_arguments_only is not a bool")
             if not all(isinstance(v, str) for v in [*texts.values(), entry]) \
                     or not isinstance(flags, list) or not all(isinstance(f, str) for f in flags) \
                     or not isinstance(report, dict):
@@ -115,6 +122,7 @@ class Manifest:
                 entry=entry,
                 subdnns=[_subdnn(d, where) for d in _list(data.get("subdnns", []))],
                 versions=[_version(v, signature, where) for v in _list(data.get("versions", []))],
+                reads_arguments_only=reads_only,
                 **texts,
             )
         except (KeyError, TypeError, ValueError) as e:

@@ -154,8 +154,11 @@ class CompiledModule:
         vm_function = vm_module.lookup_function(name)
         if vm_function is None:
             raise ModuleFormatError(f"module has no function {name!r}")
+        manifest = self.manifest
         function = self._functions[name] = Function(
-            context.vm_context, context.config.device, vm_function)
+            context.vm_context, context.config.device, vm_function,
+            imports_arguments=manifest.reads_arguments_only
+            and manifest.driver in ("local-sync", "local-task"))
         return function
 
     def _load_vm(self):
