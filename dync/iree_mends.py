@@ -331,6 +331,10 @@ def argument_writes(module: ir.Operation) -> str | None:
             written = resources[1:]
         elif op.name == "util.call" and _callee(op) not in functions:
             written = taken
+        elif op.name == "stream.resource.dealloca" and "prefer_origin" in op.attributes:
+            # a loop-carried value that is the import on the first step and an alloca after
+            # it: released where it came from, its contents untouched (13 of 60 fuzz programs)
+            written = []
         elif op.name in _ALIAS_SAFE:
             written = []
         else:

@@ -48,6 +48,7 @@ class Result:
     seconds: float = 0.0
     breaks: list[dict] = field(default_factory=list)  # the report's graph breaks
     commit: str = ""          # the dync commit that compiled it
+    arguments: str = ""       # correct: the report's `arguments` (imported, or copied and why)
 
     def to_json(self) -> dict:
         return dict(vars(self))
@@ -105,7 +106,7 @@ def run_one(path: Path, constructs: list[str], seed: int, timeout_s: float = TIM
     return Result(seed, str(path), data["outcome"], constructs, data.get("mode", ""),
                   data.get("graph_breaks", 0), data.get("detail", ""),
                   data.get("names_line", False), time.perf_counter() - start,
-                  data.get("breaks", []))
+                  data.get("breaks", []), arguments=data.get("arguments", ""))
 
 
 def campaign(seeds: list[int], directory: Path, say=print, jobs: int = 1,
@@ -124,6 +125,7 @@ def campaign(seeds: list[int], directory: Path, say=print, jobs: int = 1,
         say(f"[fuzz] seed {seed}: {result.outcome}"
             + (f" ({result.mode}, {result.graph_breaks} graph breaks)" if result.mode else "")
             + (f": {result.detail[:160]}" if result.detail else "")
+            + (f", arguments {result.arguments.partition(':')[0]}" if result.arguments else "")
             + f" [{result.seconds:.1f} s]")
         if finished is not None:
             with reporting:
