@@ -174,9 +174,13 @@ class CompilerSession:
             if not result["ok"]:
                 self._failed(module, result["diagnostics"])
             self.statistics = _read_statistics(self._statistics_path)
-            writes = result.get("argument_writes")
-            self.argument_writes = writes if isinstance(writes, str) else None
+            self.recall_argument_writes(result.get("argument_writes"))
             return Path(spec["output"]).read_bytes()
+
+    def recall_argument_writes(self, value: object) -> None:
+        """Take `argument_writes` from JSON (a worker's result, a cache entry's meta): anything
+        but a string, as from a cache entry written before it, is unknown (arguments copied)."""
+        self.argument_writes = value if isinstance(value, str) else None
 
     def drop_requested_flags(self, flags: list[str]) -> bool:
         """Forget flags a module's passes requested (`add_module_flags`), for a compile

@@ -312,13 +312,10 @@ def argument_writes(module: ir.Operation) -> str | None:
         if grown <= aliases:
             break
         aliases |= grown
+    escape = _argument_view_escape(functions)
+    if escape is not None:
+        return escape
     for op in ops:
-        if op.name == "util.func" and op.regions[0].blocks:
-            for argument in op.regions[0].blocks[0].arguments:
-                if str(argument.type) == "!hal.buffer_view":
-                    for use in argument.uses:
-                        if use.owner.operation.name not in _VIEW_SAFE:
-                            return f"{use.owner.operation.name} takes an argument ({use.owner.location})"
         taken = [v for v in op.operands if v in aliases]
         if not taken:
             continue
@@ -329,7 +326,7 @@ def argument_writes(module: ir.Operation) -> str | None:
                        if len(accesses) == len(resources) else taken)
         elif op.name == "stream.cmd.copy":
             written = resources[1:]
-        elif op.name == "util.call" and _callee(op) not in functions:
+        elif op.name == "util.call" and not _has_body(functions.get(_callee(op))):
             written = taken
         elif op.name == "stream.resource.dealloca" and "prefer_origin" in op.attributes:
             # a loop-carried value that is the import on the first step and an alloca after
@@ -344,6 +341,28 @@ def argument_writes(module: ir.Operation) -> str | None:
                     else "may write an argument")
             return f"{op.name} {what} ({op.location})"
     return None
+
+
+def _argument_view_escape(functions: dict) -> str | None:
+    """Where an argument's ``!hal.buffer_view`` is used by an op that may hand it out (return
+    it): anything but a query, an import, or a call of a function with a body (whose own
+    arguments are read in turn)."""
+    for function in functions.values():
+        if not function.regions[0].blocks:
+            continue
+        for argument in function.regions[0].blocks[0].arguments:
+            if str(argument.type) != "!hal.buffer_view":
+                continue
+            for use in argument.uses:
+                user = use.owner.operation
+                if user.name not in _VIEW_SAFE or (
+                        user.name == "util.call" and not _has_body(functions.get(_callee(user)))):
+                    return f"{user.name} takes an argument ({user.location})"
+    return None
+
+
+def _has_body(function: ir.Operation | None) -> bool:
+    return function is not None and bool(function.regions[0].blocks)
 
 
 def _callee(call: ir.Operation) -> str:
@@ -370,17 +389,11 @@ def _aliased_through(op: ir.Operation, aliases: set, functions: dict, calls: dic
             out.extend(block.arguments)
     for block in op.successors:
         out.extend(block.arguments)
-    if op.name == "util.call" and _callee(op) in functions:
-        blocks = functions[_callee(op)].regions[0].blocks
-        out.extend(blocks[0].arguments if blocks else [])
-    if op.name == "util.return":
-        function = op.parent
-        while function is not None and function.name != "util.func":
-            out.extend(function.results)  # a region's op: its results carry what returns
-            function = function.parent
-        if function is not None:
-            for call in calls.get(function.attributes["sym_name"].value, []):
-                out.extend(call.results)
+    if op.name == "util.call" and _has_body(functions.get(_callee(op))):
+        out.extend(functions[_callee(op)].regions[0].blocks[0].arguments)
+    if op.name == "util.return" and op.parent.name == "util.func":  # its callers' results
+        for call in calls.get(op.parent.attributes["sym_name"].value, []):
+            out.extend(call.results)
     if op.name in ("scf.yield", "scf.condition", "stream.yield"):
         out.extend(op.parent.results)
     return out

@@ -191,3 +191,46 @@ def test_a_misaligned_view_runs_copied():
     storage = torch.randn(64 * 128 + 1)
     x = storage[1:].view(64, 128)
     torch.testing.assert_close(module(x), model(x), rtol=1e-5, atol=1e-5)
+
+
+_CALLEES = {
+    "external": "util.func private @callee(%view: !hal.buffer_view) -> !hal.buffer_view",
+    "hands_back": """util.func private @callee(%view: !hal.buffer_view) -> !hal.buffer_view {
+    util.return %view : !hal.buffer_view
+  }""",
+    "queries": """util.func private @callee(%view: !hal.buffer_view) -> index {
+    %rank = hal.buffer_view.rank<%view : !hal.buffer_view> : index
+    util.return %rank : index
+  }"""}
+
+
+@pytest.mark.parametrize("callee, verdict", [
+    ("external", "util.call takes an argument"),
+    ("hands_back", "util.return takes an argument"),
+    ("queries", None)])
+def test_an_argument_passed_to_a_call(callee, verdict):
+    """A call may hand an argument's buffer view out: an external function always may, one
+    with a body where its own arguments are used so."""
+    from iree.compiler import ir
+    from iree.compiler.api import Session
+
+    from dync.iree_mends import argument_writes
+
+    result = "index" if callee == "queries" else "!hal.buffer_view"
+    text = f"""module {{
+  {_CALLEES[callee]}
+  util.func public @main(%arg0: !hal.buffer_view) -> {result} {{
+    %0 = util.call @callee(%arg0) : (!hal.buffer_view) -> {result}
+    util.return %0 : {result}
+  }}
+}}"""
+    session = Session()
+    try:
+        with session.context:
+            found = argument_writes(ir.Module.parse(text).operation)
+    finally:
+        session.close()
+    if verdict is None:
+        assert found is None, found
+    else:
+        assert found is not None and found.startswith(verdict), found

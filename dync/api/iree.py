@@ -52,8 +52,7 @@ def _compile_with_iree(session: CompilerSession, module, report: Report,
     if isinstance(entry, tuple):
         vmfb, meta = entry
         session.statistics = meta.get("statistics", {})
-        writes = meta.get("argument_writes")  # a cache entry before it: copied, as unknown
-        session.argument_writes = writes if isinstance(writes, str) else None
+        session.recall_argument_writes(meta.get("argument_writes"))
         report.notes.extend(meta.get("notes", []))
         report.passes.extend(meta.get("passes", []))
         report.cache = "hit"
