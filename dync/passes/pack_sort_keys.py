@@ -18,7 +18,9 @@ int64 values that `analysis.value_ranges` proves within int32's range (positions
 int32s do. A sort along a static dim longer than `_NETWORK_FROM` (48) is a bitonic sorting
 network over the keys instead (`_network_positions`): padded to a power of two, log2(n)
 (log2(n) + 1) / 2 compare-exchange steps, each elementwise. A sort along a dynamic dim
-chooses at run time by its length (`scf.if`s, `_plan`): up to 48 elements the sort of keys,
+chooses at run time by its length (`scf.if`s, `_plan`): up to 48 elements the sort of keys
+(up to 64, where it sorts at most 16 rows, by ranks: `_rank_positions`, each key's count of
+the keys below it, then each place's position of that rank, two reductions over all pairs),
 then a network padded to each power of two up to `_NETWORK_UNTIL` (4096), past it a radix
 sort of the 32-bit order (`_radix_positions`): 8 rounds of a stable counting sort of 4 bits,
 each a one-hot running sum along the dim, a scatter of the positions and a gather of the next
@@ -51,7 +53,10 @@ two (a network stepped at run time over a padded length was a submission per ste
 slower): argsort of 4 x n, n up to any length, at 500 and 1000: 0.57, 1.05 ms (the bubble
 sort) -> 0.11, 0.23 (eager 0.031, 0.116); at 4000, with networks up to 4096, 3.3 -> 0.96 ms
 (eager 0.59), but compiling it took 3.4 -> 14.6 s, and a model of eight such sorts 55 s: the
-cause of the budget.
+cause of the budget. The ranks: a choice at run time ends a command buffer (a submission)
+and each network step is a dispatch, which at a few rows costs more than the O(n^2) compares:
+a stable sort of 4 rows of at most 64, 17.7, 23.4, 35.4 us at 6, 40, 64 elements (38
+dispatches, 3 submissions) -> 16.3, 21.7, 27.8 (4 dispatches, 1 submission; eager 9-11).
 
 The digits are exact divisions (`arith.divsi`) of what is a multiple: torch-mlir computes a
 floor division in f32 (`dync-int-division` makes those exact, but it runs before this pass),
@@ -93,9 +98,14 @@ _RADIX_BITS = 4  # 8 rounds; 8 bits (4 rounds) took 20x longer: a running sum 25
 # `_NETWORK_UNTIL` elements where the dim is dynamic (a network for each power of two it may
 # reach).
 _NETWORK_FROM, _NETWORK_UNTIL = 48, 4096
+# A dynamic length up to `_RANK_UNTIL` in at most `_RANK_ROWS` rows is sorted by ranks
+# (`_rank_positions`): no branch and two dispatches, where the sort of keys up to 48 and a
+# network of 64 took a branch and 22 dispatches. Past 16 rows the network of 64 is the faster
+# (1000 rows of 64: 1.2 ms, the ranks 2.7; of 40, the ranks 1.1 ms, the sort of keys 1.4).
+_RANK_UNTIL, _RANK_ROWS = 64, 16
 # The most steps of networks over dynamic lengths in a module (a network for each width a
 # length may reach, each step a dispatch IREE compiles: 30-40 ms each on this machine): the
-# networks of 64 to 1024 elements take 185.
+# networks of 64 to 1024 elements take 185 (128 to 1024, after the ranks, 164).
 _DYNAMIC_NETWORK_STEPS = 200
 # Above every value's order (+inf is 0x7f800000), and times `_LOW` still an int64: 2**31
 # overflowed to the least key, and NaNs sorted first.
@@ -213,6 +223,8 @@ def _sorted_positions(b: TorchBuilder, order: ir.Value, x: ir.Value, dim: int,
             inner, order, x, dim, descending, rest))
     if way == "radix":
         return _radix_positions(b, order, x, dim, descending)
+    if way == "rank":
+        return _rank_positions(b, order, x, dim, descending)
     if isinstance(way, int):
         return _network_positions(b, order, x, dim, descending, width=way)
     picked, _ = b.sort(_keys(b, order, _positions(b, x, dim, descending)), dim, descending)
@@ -250,8 +262,9 @@ def _plan(ranges: ValueRanges, x: ir.Value, dim: int, budget: _Budget,
     if type_dims(x.type)[dim] is not None:
         return [(None, "sort")]  # a static length: the network past 48, `_sorted_positions`
     size = dim_size(x, dim)
-    widths = range(_width(_NETWORK_FROM + 1).bit_length() - 1, _NETWORK_UNTIL.bit_length())
-    ways = [(_NETWORK_FROM, "sort"), *((2 ** e, 2 ** e) for e in widths), (None, "radix")]
+    first = (_RANK_UNTIL, "rank") if _few_rows(ranges, x, dim) else (_NETWORK_FROM, "sort")
+    widths = range(_width(first[0] + 1).bit_length() - 1, _NETWORK_UNTIL.bit_length())
+    ways = [first, *((2 ** e, 2 ** e) for e in widths), (None, "radix")]
     plan: list[tuple[int | None, str | int]] = []
     for limit, way in ways:
         if limit is not None and size is not None \
@@ -263,6 +276,13 @@ def _plan(ranges: ValueRanges, x: ir.Value, dim: int, budget: _Budget,
         if limit is None or size is not None and ranges.at_most(size, sympy.Integer(limit)):
             break
     return plan
+
+
+def _few_rows(ranges: ValueRanges, x: ir.Value, dim: int) -> bool:
+    """Whether the rows a sort of `x` along `dim` sorts at once (the other dims) are proven
+    at most `_RANK_ROWS`, where the ranks' O(n^2) work costs less than a network's steps."""
+    sizes = [dim_size(x, i) for i in range(len(type_dims(x.type))) if i != dim]
+    return None not in sizes and ranges.at_most(sympy.Mul(*sizes), sympy.Integer(_RANK_ROWS))
 
 
 def _width(length: int) -> int:
@@ -372,6 +392,41 @@ def _network_positions(b: TorchBuilder, order: ir.Value, x: ir.Value, dim: int,
         keys = b("torch.aten.slice.Tensor", vtensor_of(dims, "si64"), keys, b.int(dim), b.int(0),
                  size, b.int(1))
     return _index_of(b, keys, descending=False)
+
+
+def _rank_positions(b: TorchBuilder, order: ir.Value, x: ir.Value, dim: int,
+                    descending: bool) -> ir.Value:
+    """`_sorted_positions` along dim `dim` by ranks: each key of `order * 2**32 + position`
+    (unique) counts the keys below it, which is where it goes, and each place then takes the
+    position whose rank it is. O(n^2) work a row, like IREE's sort, in two reductions over
+    all pairs, where a network takes a dispatch a step and the choice of its width a branch
+    (for a few rows of at most `_RANK_UNTIL`, `_plan`)."""
+    dims = list(type_dims(x.type))
+    if descending:  # ascending order of the complement
+        order = b("torch.aten.bitwise_not", order.type, order)
+    positions = _positions(b, x, dim, descending=False)
+    keys = _keys(b, order, positions)
+
+    def along(value: ir.Value, axis: int) -> ir.Value:  # a dim of 1 inserted at `axis`
+        shape = type_dims(value.type)
+        return b("torch.aten.unsqueeze", vtensor_of([*shape[:axis], 1, *shape[axis:]], "si64"),
+                 value, b.int(axis))
+
+    # dim `dim` holds each element (its place, for the second), dim `dim + 1` the others
+    pairs = [*dims[:dim + 1], dims[dim], *dims[dim + 1:]]
+    below = b("torch.aten.lt.Tensor", vtensor_of(pairs, "i1"), along(keys, dim),
+              along(keys, dim + 1))
+    taken = b("torch.aten.eq.Tensor", vtensor_of(pairs, "i1"),
+              along(_count(b, below, dims, dim), dim), along(positions, dim + 1))
+    chosen = b("torch.aten.where.ScalarOther", vtensor_of(pairs, "si64"), taken,
+               along(positions, dim), b.int(0))
+    return _count(b, chosen, dims, dim)
+
+
+def _count(b: TorchBuilder, x: ir.Value, dims: list, dim: int) -> ir.Value:
+    """The int64 sum of `x` over dim `dim + 1`."""
+    return b("torch.aten.sum.dim_IntList", vtensor_of(dims, "si64"), x,
+             b.ints([b.int(dim + 1)]), b.bool(False), b.int(SCALAR_TYPES["si64"]))
 
 
 def _merge_step(b: TorchBuilder, keys: ir.Value, positions: ir.Value, dim: int, size: int,

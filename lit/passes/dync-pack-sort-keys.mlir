@@ -81,9 +81,11 @@ func.func @sort_head(%x: !torch.vtensor<[4,?],si32>) -> (!torch.vtensor<[4,2],si
 
 // -----
 
-// A sort also read whole, along a dim of at most 512, is one sort of keys.
+// A sort also read whole, along a dim of at most 512, is sorted whole, not in rounds: by
+// ranks up to 64 elements (4 rows), by networks past them.
 // CHECK-LABEL: func.func @sort_head_and_all
-// CHECK:         torch.aten.sort
+// CHECK:         torch.aten.le.int %{{.*}}, %int64
+// CHECK:         torch.aten.sum.dim_IntList
 // CHECK-NOT:     torch.aten.amin
 // CHECK-NOT:     torch.aten.cumsum
 func.func @sort_head_and_all(%x: !torch.vtensor<[4,?],si32>) -> (!torch.vtensor<[4,2],si32>, !torch.vtensor<[4,?],si64>) {
@@ -137,10 +139,15 @@ func.func @wide_topk(%x: !torch.vtensor<[?],si64>) -> !torch.vtensor<[2],si64> {
 
 // -----
 
-// argsort(stable=True), smallest first, of f16 along a dynamic dim of at most 48: converted
-// to f32 first, the length read at run time, the index counted up and taken as it is.
+// argsort(stable=True), smallest first, of f16 along a dynamic dim of at most 48, in 2 rows:
+// converted to f32 first, the length read at run time, the index counted up into the keys.
+// A few rows (at most 16) of at most 64 are sorted by ranks, with no choice at run time: each
+// key counts the keys below it (every pair compared, the compares summed), and each place then
+// takes the position whose rank it is (a compare of every rank with every place, the matching
+// position summed).
 // CHECK-LABEL: func.func @argsort_stable
 // CHECK-NOT:     torch.operator
+// CHECK-NOT:     scf.if
 // CHECK:         %[[F32:.*]] = torch.aten.to.dtype %arg0, %int6
 // CHECK:         torch.aten.view.dtype %[[F32]], %int3
 // CHECK:         %[[N:.*]] = torch.aten.size.int %arg0, %int1
@@ -148,9 +155,17 @@ func.func @wide_topk(%x: !torch.vtensor<[?],si64>) -> !torch.vtensor<[2],si64> {
 // CHECK:         %[[SHAPE:.*]] = torch.prim.ListConstruct %{{.*}}, %[[N]]
 // CHECK:         %[[ROW:.*]] = torch.aten.view %[[IOTA]], %[[SHAPE]]
 // CHECK:         %[[HIGH:.*]] = torch.aten.mul.Scalar
-// CHECK-NEXT:    torch.aten.add.Tensor %[[HIGH]], %[[ROW]]
-// CHECK:         %[[SORTED:.*]], %{{.*}} = torch.aten.sort %{{.*}}, %int1{{.*}}, %false
-// CHECK-NEXT:    %[[IDX:.*]] = torch.aten.remainder.Scalar %[[SORTED]], %int4294967296
+// CHECK-NEXT:    %[[KEYS:.*]] = torch.aten.add.Tensor %[[HIGH]], %[[ROW]]
+// CHECK:         %[[OTHERS:.*]] = torch.aten.unsqueeze %[[KEYS]], %int1{{.*}} -> !torch.vtensor<[2,1,?],si64>
+// CHECK:         %[[MINE:.*]] = torch.aten.unsqueeze %[[KEYS]], %int2{{.*}} -> !torch.vtensor<[2,?,1],si64>
+// CHECK:         %[[BELOW:.*]] = torch.aten.lt.Tensor %[[OTHERS]], %[[MINE]] : {{.*}} -> !torch.vtensor<[2,?,?],i1>
+// CHECK:         %[[RANKS:.*]] = torch.aten.sum.dim_IntList %[[BELOW]], {{.*}} -> !torch.vtensor<[2,?],si64>
+// CHECK:         %[[RANKED:.*]] = torch.aten.unsqueeze %[[RANKS]], %int1{{.*}} -> !torch.vtensor<[2,1,?],si64>
+// CHECK:         %[[PLACES:.*]] = torch.aten.unsqueeze %[[ROW]], %int2{{.*}} -> !torch.vtensor<[1,?,1],si64>
+// CHECK:         %[[TAKEN:.*]] = torch.aten.eq.Tensor %[[RANKED]], %[[PLACES]] : {{.*}} -> !torch.vtensor<[2,?,?],i1>
+// CHECK:         %[[FROM:.*]] = torch.aten.unsqueeze %[[ROW]], %int1{{.*}} -> !torch.vtensor<[1,1,?],si64>
+// CHECK:         %[[CHOSEN:.*]] = torch.aten.where.ScalarOther %[[TAKEN]], %[[FROM]], %int0
+// CHECK:         %[[IDX:.*]] = torch.aten.sum.dim_IntList %[[CHOSEN]], {{.*}} -> !torch.vtensor<[2,?],si64>
 // CHECK-NEXT:    return %[[IDX]]
 func.func @argsort_stable(%x: !torch.vtensor<[2,?],f16>) -> !torch.vtensor<[2,?],si64> {
   %n = torch.symbolic_int "n" {min_val = 1, max_val = 48} : !torch.int
@@ -222,7 +237,8 @@ func.func @wide(%x: !torch.vtensor<[7],si64>) -> (!torch.vtensor<[7],si64>, !tor
 // -----
 
 // float64 (at most 100 long): its bits as int64, negatives flipped below -0.0, NaN a quiet NaN's bits (above
-// +inf's, and exact through a float), then the two digit sorts.
+// +inf's, and exact through a float), then the two digit sorts, each by ranks up to 64
+// elements (one row) and by a network of 128 past them.
 // CHECK-LABEL: func.func @wide_float
 // CHECK:         %[[BITS:.*]] = torch.aten.view.dtype %arg0, %int4{{.*}}
 // CHECK:         %[[NEG:.*]] = torch.aten.lt.Scalar %[[BITS]], %int0{{.*}}
@@ -231,7 +247,14 @@ func.func @wide(%x: !torch.vtensor<[7],si64>) -> (!torch.vtensor<[7],si64>, !tor
 // CHECK:         %[[NAN:.*]] = torch.aten.isnan %arg0
 // CHECK:         %[[KEY:.*]] = torch.aten.masked_fill.Scalar %[[ORDER]], %[[NAN]], %int9221120237041090560{{.*}}
 // CHECK:         torch.aten.remainder.Scalar %[[KEY]], %int4294967296{{.*}}
-// CHECK-COUNT-2: torch.aten.sort
+// CHECK-NOT:     torch.aten.sort
+// CHECK:         torch.aten.le.int %{{.*}}, %int64
+// CHECK:         torch.aten.lt.Tensor {{.*}} -> !torch.vtensor<[?,?],i1>
+// CHECK:         torch.aten.constant_pad_nd {{.*}} -> !torch.vtensor<[128],si64>
+// CHECK:         torch.aten.le.int %{{.*}}, %int64
+// CHECK:         torch.aten.lt.Tensor {{.*}} -> !torch.vtensor<[?,?],i1>
+// CHECK:         torch.aten.constant_pad_nd {{.*}} -> !torch.vtensor<[128],si64>
+// CHECK-NOT:     torch.aten.le.int
 // CHECK-NOT:     torch.aten.sort
 // CHECK:         return
 func.func @wide_float(%x: !torch.vtensor<[?],f64>) -> !torch.vtensor<[?],si64> {
@@ -246,9 +269,9 @@ func.func @wide_float(%x: !torch.vtensor<[?],f64>) -> !torch.vtensor<[?],si64> {
 // -----
 
 // A dim nothing bounds: IREE's sort is O(n^2) on the CPU, so the length (known on the host)
-// chooses in a chain of scf.ifs: up to 48 elements the sort of keys; up to 64, 128, ..., 1024
+// chooses in a chain of scf.ifs: up to 64 elements (3 rows) the ranks; up to 128, ..., 1024
 // a bitonic network padded to that width (a static shape: the pad's own length dynamic, the
-// keys past the length the greatest, 21 steps for 64, the first n positions sliced back);
+// keys past the length the greatest, 28 steps for 128, the first n positions sliced back);
 // past 1024 (the networks of 2048 and 4096 would pass the module's budget of steps) a radix
 // sort of the order's 32 bits, 4 bits a round, each a stable counting sort. The radix sort:
 // the order made unsigned; the positions start as 0..n-1. A round: the
@@ -260,30 +283,31 @@ func.func @wide_float(%x: !torch.vtensor<[?],f64>) -> !torch.vtensor<[?],si64> {
 // the result.
 // CHECK-LABEL: func.func @argsort_long
 // CHECK:         %[[N:.*]] = torch.aten.size.int %arg0, %int1
-// CHECK:         %[[SHORT:.*]] = torch.aten.le.int %[[N]], %int48
+// CHECK:         %[[SHORT:.*]] = torch.aten.le.int %[[N]], %int64
 // CHECK:         %[[FLAG:.*]] = torch_c.to_i1 %[[SHORT]]
 // CHECK:         %[[CHOSEN:.*]] = scf.if %[[FLAG]] -> (tensor<3x?xi64>) {
 // CHECK-NOT:       torch.aten.cumsum
-// CHECK:           torch.aten.sort
+// CHECK-NOT:       torch.aten.sort
+// CHECK:           torch.aten.lt.Tensor {{.*}} -> !torch.vtensor<[3,?,?],i1>
+// CHECK:           torch.aten.sum.dim_IntList
+// CHECK:           torch.aten.eq.Tensor {{.*}} -> !torch.vtensor<[3,?,?],i1>
+// CHECK:           torch.aten.sum.dim_IntList
 // CHECK:           scf.yield
 // CHECK-NEXT:    } else {
-// CHECK:           %[[N64:.*]] = torch.aten.size.int %arg0, %int1
-// CHECK:           torch.aten.le.int %[[N64]], %int64
+// CHECK:           %[[N128:.*]] = torch.aten.size.int %arg0, %int1
+// CHECK:           torch.aten.le.int %[[N128]], %int128
 // CHECK:           scf.if
 // CHECK-NOT:         torch.aten.sort
-// CHECK:             %[[PAD:.*]] = torch.aten.sub.int %int64{{.*}}, %[[LEN:.*]] :
+// CHECK:             %[[PAD:.*]] = torch.aten.sub.int %int128{{.*}}, %[[LEN:.*]] :
 // CHECK:             %[[PADS:.*]] = torch.prim.ListConstruct {{.*}}, %[[PAD]]
-// CHECK:             %[[PADDED:.*]] = torch.aten.constant_pad_nd %{{.*}}, %[[PADS]], {{.*}} -> !torch.vtensor<[3,64],si64>
+// CHECK:             %[[PADDED:.*]] = torch.aten.constant_pad_nd %{{.*}}, %[[PADS]], {{.*}} -> !torch.vtensor<[3,128],si64>
 // CHECK:             %[[PAST:.*]] = torch.aten.ge.Scalar %{{.*}}, %[[LEN]]
 // CHECK:             torch.aten.masked_fill.Scalar %[[PADDED]], %[[PAST]], %int2147483647
-// CHECK-COUNT-21:    torch.aten.flip
+// CHECK-COUNT-28:    torch.aten.flip
 // CHECK-NOT:         torch.aten.flip
 // CHECK:             torch.aten.slice.Tensor %{{.*}}, %{{.*}}, %{{.*}}, %[[LEN]], {{.*}} -> !torch.vtensor<[3,?],si64>
 // CHECK:             scf.yield
 // CHECK-NEXT:      } else {
-// CHECK:             torch.aten.le.int %{{.*}}, %int128
-// CHECK:             torch.aten.constant_pad_nd {{.*}} -> !torch.vtensor<[3,128],si64>
-// CHECK-COUNT-28:    torch.aten.flip
 // CHECK:             torch.aten.le.int %{{.*}}, %int256
 // CHECK:             torch.aten.le.int %{{.*}}, %int512
 // CHECK:             torch.aten.le.int %{{.*}}, %int1024
@@ -319,7 +343,7 @@ func.func @wide_float(%x: !torch.vtensor<[?],f64>) -> !torch.vtensor<[?],si64> {
 // CHECK:           %[[OUT:.*]] = torch_c.to_builtin_tensor %[[POS8]]
 // CHECK-NEXT:      scf.yield %[[OUT]]
 // CHECK-NEXT:    }
-// CHECK-COUNT-5: scf.yield
+// CHECK-COUNT-4: scf.yield
 // CHECK:         %[[IDX:.*]] = torch_c.from_builtin_tensor %[[CHOSEN]]
 // CHECK-NEXT:    return %[[IDX]]
 func.func @argsort_long(%x: !torch.vtensor<[3,?],f32>) -> !torch.vtensor<[3,?],si64> {
@@ -363,22 +387,22 @@ func.func @sort_descending_long(%x: !torch.vtensor<[600],si32>) -> !torch.vtenso
 // -----
 
 // Two sorts along a dim of at most 300 in one module, after a sort along a static 600 (its
-// network is not the budget's): the first takes the sort of keys up to 48 and networks up to
-// 512 (the widest it may need; no radix sort), 130 steps of the module's 200; the second
-// networks while they fit (64 and 128: 49 steps), then the radix sort past 128.
+// network is not the budget's): the first takes the ranks up to 64 and networks up to 512
+// (the widest it may need; no radix sort), 109 steps of the module's 200; the second
+// networks while they fit (128 and 256: 64 steps), then the radix sort past 256.
 // CHECK-LABEL: func.func @budget
 // CHECK:         torch.aten.constant_pad_nd {{.*}} -> !torch.vtensor<[1024],si64>
-// CHECK:         torch.aten.le.int %{{.*}}, %int48
 // CHECK:         torch.aten.le.int %{{.*}}, %int64
 // CHECK:         torch.aten.le.int %{{.*}}, %int128
 // CHECK:         torch.aten.le.int %{{.*}}, %int256
 // CHECK-NOT:     torch.aten.le.int %{{.*}}, %int512
 // CHECK:         torch.aten.constant_pad_nd {{.*}} -> !torch.vtensor<[3,512],si64>
 // CHECK-NOT:     torch.aten.cumsum
-// CHECK:         torch.aten.le.int %{{.*}}, %int48
 // CHECK:         torch.aten.le.int %{{.*}}, %int64
 // CHECK:         torch.aten.le.int %{{.*}}, %int128
-// CHECK-NOT:     torch.aten.constant_pad_nd {{.*}} -> !torch.vtensor<[3,256],si64>
+// CHECK:         torch.aten.le.int %{{.*}}, %int256
+// CHECK:         torch.aten.constant_pad_nd {{.*}} -> !torch.vtensor<[3,256],si64>
+// CHECK-NOT:     torch.aten.constant_pad_nd {{.*}} -> !torch.vtensor<[3,512],si64>
 // CHECK:         torch.aten.cumsum
 // CHECK:         return
 func.func @budget(%x: !torch.vtensor<[3,?],f32>, %s: !torch.vtensor<[600],f32>) -> (!torch.vtensor<[3,?],si64>, !torch.vtensor<[3,?],si64>, !torch.vtensor<[600],si64>) {
