@@ -197,11 +197,11 @@ class NetworkSorts(torch.nn.Module):
 @pytest.mark.parametrize("longest, lengths", [(1100, (49, 64, 65, 129, 600, 1024, 1025)),
                                               (100, (2, 48, 49, 64, 65, 100))])
 def test_sorts_over_a_dynamic_length_match_eager_at_each_width(longest, lengths):
-    """Each side of each width a network is padded to, the ranks below (64 elements: these
-    sort two rows) and the radix sort past the module's budget of network steps: the float
-    sort's networks of 128 to 1024 take 164 of its 200 steps, so the int64 sort (two networks
-    a width) sorts by the radix sort past 64 where the length may reach 1100, and by a network
-    of 128 where it may reach 100."""
+    """Each side of each width a network is padded to, the ranks below (these sort two rows:
+    up to 128 elements) and the radix sort past the module's budget of network steps: the
+    float sort's networks of 256 to 1024 take 136 of its 200 steps, so the int64 sort (two
+    networks a width) sorts by the radix sort past 128 where the length may reach 1100, and
+    by ranks alone where it may reach 100."""
     gen = torch.Generator().manual_seed(longest)
 
     def inputs(n):
@@ -227,27 +227,29 @@ class RankSorts(torch.nn.Module):
                 *torch.sort(i, dim=0, stable=True))
 
 
-@pytest.mark.parametrize("columns", [3, 40])
-def test_sorts_by_ranks_match_eager(columns):
-    """A few rows (3 columns here, sorted along dim 0) of at most 64 elements are sorted by
-    ranks, with no choice at run time; more than 16 rows (40) by the sort of keys up to 48
-    and a network of 64, as before. Lengths on each side of 48, down to one element."""
+@pytest.mark.parametrize("columns, longest, ranked", [(3, 64, True), (40, 64, False),
+                                                      (2, 128, True), (3, 128, False)])
+def test_sorts_by_ranks_match_eager(columns, longest, ranked):
+    """A few rows (columns here, sorted along dim 0) of a short length are sorted by ranks,
+    with no choice at run time: at most 16 rows of at most 64 elements, 2 of 128; more rows
+    by the sort of keys up to 48 and networks past it. Lengths on each side of 48 and 64,
+    down to one element."""
     gen = torch.Generator().manual_seed(columns)
 
     def inputs(n):
         x = (torch.randn(n, columns, generator=gen) * 4).round()  # ties
-        x[::7, 0], x[3::11, 1], x[5::13, 2], x[2::17, 0], x[1::9, 1] = NAN, -0.0, -INF, INF, 0.0
+        x[::7, 0], x[3::11, 1], x[5::13, -1], x[2::17, 0], x[1::9, 1] = NAN, -0.0, -INF, INF, 0.0
         i = torch.randint(-50, 50, (n, columns), generator=gen)
         i[:, 1] = 2 ** 40 + torch.randint(-2 ** 33, 2 ** 33, (n,), generator=gen)
         return x, i
 
     model = RankSorts().eval()
-    length = Dim("length", min=1, max=64)
+    length = Dim("length", min=1, max=longest)
     compiled = dync.compile(model, inputs(20), dynamic_shapes=({0: length}, {0: length}),
                             mode="graph", cache=False)
     # a choice at run time ends a submission
-    assert (compiled.report.iree["submissions"] == 1) == (columns == 3), compiled.report.iree
-    for n in (1, 2, 17, 48, 49, 64):
+    assert (compiled.report.iree["submissions"] == 1) == ranked, compiled.report.iree
+    for n in (1, 2, 17, 48, 49, 64, 65, 128)[:6 if longest == 64 else 8]:
         args = inputs(n)
         for got, want in zip(compiled(*args), model(*args), strict=True):
             _same(got, want)

@@ -19,8 +19,9 @@ int32s do. A sort along a static dim longer than `_NETWORK_FROM` (48) is a biton
 network over the keys instead (`_network_positions`): padded to a power of two, log2(n)
 (log2(n) + 1) / 2 compare-exchange steps, each elementwise. A sort along a dynamic dim
 chooses at run time by its length (`scf.if`s, `_plan`): up to 48 elements the sort of keys
-(up to 64, where it sorts at most 16 rows, by ranks: `_rank_positions`, each key's count of
-the keys below it, then each place's position of that rank, two reductions over all pairs),
+(up to 64 where it sorts at most 16 rows, up to 128 at most 2, by ranks: `_rank_positions`,
+each key's count of the keys below it, then each place's position of that rank, two
+reductions over all pairs),
 then a network padded to each power of two up to `_NETWORK_UNTIL` (4096), past it a radix
 sort of the 32-bit order (`_radix_positions`): 8 rounds of a stable counting sort of 4 bits,
 each a one-hot running sum along the dim, a scatter of the positions and a gather of the next
@@ -98,14 +99,17 @@ _RADIX_BITS = 4  # 8 rounds; 8 bits (4 rounds) took 20x longer: a running sum 25
 # `_NETWORK_UNTIL` elements where the dim is dynamic (a network for each power of two it may
 # reach).
 _NETWORK_FROM, _NETWORK_UNTIL = 48, 4096
-# A dynamic length up to `_RANK_UNTIL` in at most `_RANK_ROWS` rows is sorted by ranks
+# A dynamic length up to a width here, in at most its rows, is sorted by ranks
 # (`_rank_positions`): no branch and two dispatches, where the sort of keys up to 48 and a
-# network of 64 took a branch and 22 dispatches. Past 16 rows the network of 64 is the faster
-# (1000 rows of 64: 1.2 ms, the ranks 2.7; of 40, the ranks 1.1 ms, the sort of keys 1.4).
-_RANK_UNTIL, _RANK_ROWS = 64, 16
+# network of 64 took a branch and 22 dispatches (a network of 128, 28). The ranks' work grows
+# as rows x n^2, a network's as rows x n log^2 n: past 16 rows of 64 the network is the
+# faster (1000 rows of 64: 1.2 ms, the ranks 2.7; of 40, the ranks 1.1 ms, the sort of keys
+# 1.4), and past 2 rows of 128 (4 rows of 100: the network 48 us, the ranks 46; of 128, 48
+# and 59; one row of 128, 38 and 25).
+_RANK_ROWS = {128: 2, 64: 16}
 # The most steps of networks over dynamic lengths in a module (a network for each width a
 # length may reach, each step a dispatch IREE compiles: 30-40 ms each on this machine): the
-# networks of 64 to 1024 elements take 185 (128 to 1024, after the ranks, 164).
+# networks of 64 to 1024 elements take 185 (after ranks up to 64, 164; up to 128, 136).
 _DYNAMIC_NETWORK_STEPS = 200
 # Above every value's order (+inf is 0x7f800000), and times `_LOW` still an int64: 2**31
 # overflowed to the least key, and NaNs sorted first.
@@ -262,7 +266,8 @@ def _plan(ranges: ValueRanges, x: ir.Value, dim: int, budget: _Budget,
     if type_dims(x.type)[dim] is not None:
         return [(None, "sort")]  # a static length: the network past 48, `_sorted_positions`
     size = dim_size(x, dim)
-    first = (_RANK_UNTIL, "rank") if _few_rows(ranges, x, dim) else (_NETWORK_FROM, "sort")
+    ranked = _rank_until(ranges, x, dim)
+    first = (ranked, "rank") if ranked else (_NETWORK_FROM, "sort")
     widths = range(_width(first[0] + 1).bit_length() - 1, _NETWORK_UNTIL.bit_length())
     ways = [first, *((2 ** e, 2 ** e) for e in widths), (None, "radix")]
     plan: list[tuple[int | None, str | int]] = []
@@ -278,11 +283,16 @@ def _plan(ranges: ValueRanges, x: ir.Value, dim: int, budget: _Budget,
     return plan
 
 
-def _few_rows(ranges: ValueRanges, x: ir.Value, dim: int) -> bool:
-    """Whether the rows a sort of `x` along `dim` sorts at once (the other dims) are proven
-    at most `_RANK_ROWS`, where the ranks' O(n^2) work costs less than a network's steps."""
+def _rank_until(ranges: ValueRanges, x: ir.Value, dim: int) -> int | None:
+    """The longest length a sort of `x` along `dim` takes by ranks: the widest of
+    `_RANK_ROWS` whose rows the rows sorted at once (the other dims) are proven within, where
+    the ranks' O(n^2) work costs less than a network's steps; None where none is."""
     sizes = [dim_size(x, i) for i in range(len(type_dims(x.type))) if i != dim]
-    return None not in sizes and ranges.at_most(sympy.Mul(*sizes), sympy.Integer(_RANK_ROWS))
+    if None in sizes:
+        return None
+    rows = sympy.Mul(*sizes)
+    return next((width for width, most in _RANK_ROWS.items()
+                 if ranges.at_most(rows, sympy.Integer(most))), None)
 
 
 def _width(length: int) -> int:
@@ -400,7 +410,7 @@ def _rank_positions(b: TorchBuilder, order: ir.Value, x: ir.Value, dim: int,
     (unique) counts the keys below it, which is where it goes, and each place then takes the
     position whose rank it is. O(n^2) work a row, like IREE's sort, in two reductions over
     all pairs, where a network takes a dispatch a step and the choice of its width a branch
-    (for a few rows of at most `_RANK_UNTIL`, `_plan`)."""
+    (for a few rows of a short length, `_RANK_ROWS`)."""
     dims = list(type_dims(x.type))
     if descending:  # ascending order of the complement
         order = b("torch.aten.bitwise_not", order.type, order)
