@@ -348,7 +348,7 @@ def _argument_view_escape(functions: dict) -> str | None:
     it): anything but a query, an import, or a call of a function with a body (whose own
     arguments are read in turn)."""
     for function in functions.values():
-        if not function.regions[0].blocks:
+        if not _has_body(function):
             continue
         for argument in function.regions[0].blocks[0].arguments:
             if str(argument.type) != "!hal.buffer_view":

@@ -8,7 +8,8 @@ SPEC.json``, where the spec names the process-wide flags, the session flags, the
 assembly) and the output. It writes the vmfb to the output and, to ``SPEC.json.result``,
 ``{"ok": bool, "diagnostics": [str], "argument_writes": str | None}``; an unknown
 process-wide flag ends it with LLVM's message on stderr. Run by path, it imports iree.compiler
-and, of dync, only its sibling `iree_mends` (which imports nothing of dync; nor does either import torch).
+and, of dync, only its sibling `iree_mends` (which imports nothing of dync; nor does either
+import torch).
 
 Test hook: with ``DYNC_TEST_WORKER_SIGNAL=SIGSEGV`` (or another signal's name) in its
 environment, the worker kills itself with that signal just before compiling, as a crash in

@@ -5,8 +5,9 @@ buffer as a result (`lit/upstream/iree-writes-imported-argument.mlir`), so the C
 imports the caller's arrays only for modules whose stream-phase IR
 `dync.iree_mends.argument_writes` finds writing and returning none (`report.arguments`,
 `manifest.reads_arguments_only`). Each construct below runs on an input large enough to be
-imported (32 KiB; the tests' conftest imports every size) and is checked against eager, with the caller's tensor left as it was and no
-result sharing its memory, whichever way the module went.
+imported (32 KiB; the tests' conftest imports every size) and is checked against eager, with
+the caller's tensor left as it was and no result sharing its memory, whichever way the module
+went.
 """
 
 import json

@@ -20,9 +20,9 @@ buffer itself (`import_host_allocation`) is memory IREE may write, and it did: a
 of an argument sorted the caller's tensor in place, and ``y = x.clone(); y[:, 0] = 5`` wrote
 the slice into `x` (IREE 3.13 ties an in-place op's destination to the imported argument). Where
 it writes none, the copy is all a large argument costs outside IREE (on a 2-core Xeon a 3 MiB
-argument: 338 us copied, 0.6 imported; a call of softmax over it 1106 -> 820 us), so arrays of `_IMPORT_FROM` bytes or more are imported,
-when 64-byte aligned (IREE's CPU code may load bindings with aligned vector loads) and
-writable (the import asks for a writable buffer).
+argument: 338 us copied, 0.6 imported; a call of softmax over it 1106 -> 820 us), so arrays
+of `_IMPORT_FROM` bytes or more are imported, when 64-byte aligned (IREE's CPU code may load
+bindings with aligned vector loads) and writable (the import asks for a writable buffer).
 
 On the CPU drivers a result is read through DLPack (`HalDevice.create_dlpack_capsule`, numpy's
 `from_dlpack`) and copied: a third of the time of `MappedMemory.asarray`, which is most of a
