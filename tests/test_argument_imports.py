@@ -131,7 +131,8 @@ def _results(value) -> tuple:
 
 def test_the_callers_tensor_is_left_as_it_was(compiled):
     model, module = compiled
-    for rows, sign in ((64, 1.0), (200, -1.0)):
+    # A shape's second call takes the runtime's direct path (`Function.tensor_runner`).
+    for rows, sign in ((64, 1.0), (200, -1.0), (64, -1.0), (200, 1.0)):
         x = sign * torch.randn(rows, 128).abs()
         before = x.clone()
         got = module(x)
@@ -192,6 +193,39 @@ def test_a_misaligned_view_runs_copied():
     storage = torch.randn(64 * 128 + 1)
     x = storage[1:].view(64, 128)
     torch.testing.assert_close(module(x), model(x), rtol=1e-5, atol=1e-5)
+
+
+def test_repeated_calls_hand_iree_the_tensors_themselves():
+    """On a shape's later calls a module that reads its arguments only takes each contiguous,
+    aligned CPU tensor through DLPack, no copy; any other tensor is copied, with eager's
+    result: a transposed view, a negative view (whose memory DLPack would hand over
+    unnegated), a tensor 4 bytes off 64-byte alignment. One that needs grad goes as itself."""
+    model = _ReadsOnly()
+    module = dync.compile(model, (torch.randn(64, 128),), mode="graph")
+    assert module.manifest.reads_arguments_only
+    function = module._function()
+    copies, copy = [], function._copy
+
+    def counted(*args):
+        copies.append(args[3])
+        return copy(*args)
+
+    function._copy = counted
+    module._fast.clear()  # the runners built by dync.compile's check of the first call
+    x = torch.randn(64, 128)
+    module(x)  # the shape's first call: the checked path, which builds the direct one
+    assert "tensor_runner" in next(iter(module._fast.values())).__qualname__
+    storage = torch.randn(64 * 128 + 1)
+    for kind, value, copied in (
+            ("contiguous", x, False),
+            ("needs grad", x.clone().requires_grad_(True), False),
+            ("transposed", torch.randn(128, 64).t(), True),
+            ("negative view", torch._neg_view(x), True),
+            ("misaligned", storage[1:].view(64, 128), True)):
+        copies.clear()
+        torch.testing.assert_close(module(value), model(value.detach()), rtol=1e-5, atol=1e-5,
+                                   msg=kind)
+        assert bool(copies) == copied, kind
 
 
 _CALLEES = {

@@ -446,10 +446,10 @@ def _fail_at_run_time(monkeypatch, batch: int) -> None:
     lit/upstream/iree-vm-branch-repeated-ref.mlir did on the inputs that took one path."""
     from dync.runtime.invoke import Function
 
-    invoke, tensors_of = Function._invoke, Function.tensors_of
+    invoke, tensor_runner = Function._invoke, Function.tensor_runner
 
-    def fail_on(arrays):
-        if arrays and arrays[0].shape[:1] == (batch,):
+    def fail_on(values):
+        if values and values[0].shape[:1] == (batch,):
             raise RuntimeError("injected: ref is null; while invoking native function "
                                "hal.buffer_view.create")
 
@@ -457,12 +457,21 @@ def _fail_at_run_time(monkeypatch, batch: int) -> None:
         fail_on(arrays)
         return invoke(self, arrays)
 
-    def failing_of(self, dtypes):  # the runtime's path for tensors of a shape seen before
-        call = tensors_of(self, dtypes)
-        return None if call is None else lambda arrays: fail_on(arrays) or call(arrays)
+    def failing_runner(self, arrays, lock, count, nest, to_array, error):
+        # The runtime's path for tensors of a shape seen before: IREE's error as it raises it.
+        run = tensor_runner(self, arrays, lock, count, nest, to_array, error)
+
+        def failing_run(tensors):
+            try:
+                fail_on(tensors)
+            except RuntimeError as e:
+                raise error(e) from e
+            return run(tensors)
+
+        return None if run is None else failing_run
 
     monkeypatch.setattr(Function, "_invoke", failing)
-    monkeypatch.setattr(Function, "tensors_of", failing_of)
+    monkeypatch.setattr(Function, "tensor_runner", failing_runner)
 
 
 @pytest.mark.parametrize("host", [False, True], ids=["in-graph", "host"])

@@ -126,16 +126,16 @@ def test_host_mode_save_and_load_needs_the_model(tree, tmp_path):
 
 def test_sub_dnn_calls_on_shapes_run_before_take_the_direct_path(tree, tmp_path, monkeypatch):
     """A sub-DNN's calls on tensors of a shape it has run take the runtime's direct path
-    (`Function.tensors_of`), also for a module just loaded, whose functions have not yet
+    (`Function.tensor_runner`), also for a module just loaded, whose functions have not yet
     read a result: the path is built after the first call of each shape, which decides how
     results are read."""
     from dync.runtime.invoke import Function
 
     model, compiled = tree
     loaded = dync.load(compiled.save(tmp_path / "tree.vmfb"), model=model)
-    built, tensors_of = [], Function.tensors_of
-    monkeypatch.setattr(Function, "tensors_of",
-                        lambda self, dtypes: built.append(tensors_of(self, dtypes)) or built[-1])
+    built, tensor_runner = [], Function.tensor_runner
+    monkeypatch.setattr(Function, "tensor_runner",
+                        lambda self, *a: built.append(tensor_runner(self, *a)) or built[-1])
     with torch.no_grad():
         for parent, x in TREE.inputs(4, seed=3):
             torch.testing.assert_close(loaded(parent, x), model(parent, x), rtol=1e-4,

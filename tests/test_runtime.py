@@ -291,7 +291,7 @@ def test_a_repeated_shape_takes_any_layout_and_kind_of_argument(cond_model, cond
     want = cond_model(x).detach()
     torch.testing.assert_close(cond_compiled(x), want, rtol=1e-4, atol=1e-5)
     # Tensors in, torch results through DLPack: the path with everything looked up before.
-    assert "_direct_runner" in cond_compiled._fast[_fast_key((x,))].__qualname__
+    assert "tensor_runner" in cond_compiled._fast[_fast_key((x,))].__qualname__
     transposed = x.t().contiguous().t()
     assert not transposed.is_contiguous()
     for again in (transposed, x.clone().requires_grad_(True), x.clone()):

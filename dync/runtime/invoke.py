@@ -23,6 +23,9 @@ it writes none, the copy is all a large argument costs outside IREE (on a 2-core
 argument: 338 us copied, 0.6 imported; a call of softmax over it 1106 -> 820 us), so arrays
 of `_IMPORT_FROM` bytes or more are imported, when 64-byte aligned (IREE's CPU code may load
 bindings with aligned vector loads) and writable (the import asks for a writable buffer).
+Torch tensors of a shape already run are imported whatever their size, through DLPack
+(`Function.tensor_runner`), which costs less than the copy of the smallest: 0.4 us against
+1.2 for `Tensor.numpy` and the copy (a 32-wide linear's call 7.9 -> 6.8 us).
 
 On the CPU drivers a result is read through DLPack (`HalDevice.create_dlpack_capsule`, numpy's
 `from_dlpack`) and copied: a third of the time of `MappedMemory.asarray`, which is most of a
@@ -70,6 +73,7 @@ class Function:
         copy = device.allocator.allocate_buffer_copy
         self._allocate = _importing(copy, device.allocator.import_host_allocation,
                                     rt.HalBufferView) if imports_arguments else copy
+        self._imports, self._copy = imports_arguments, copy
         self._memory_type = int(rt.MemoryType.DEVICE_LOCAL)
         self._usage = int(rt.BufferUsage.DEFAULT)
         self._capsule = device.create_dlpack_capsule
@@ -98,46 +102,105 @@ class Function:
             return self._read_each(results, torch_from_array)
         return tensors if len(tensors) < 2 else _unshared(tensors)
 
-    def tensors_of(self, dtypes: list[np.dtype]) -> Callable[[list[np.ndarray]], list[Any]] | None:
-        """`self.tensors` for arrays of `dtypes` only, with everything a call would look up
-        looked up now, where results are read through DLPack (decided by an earlier call);
-        else None. What the runtime calls for tensors of a shape it has run before
-        (`CompiledModule._direct_runner`): with it a 32-wide linear's call took 7.4 us in
-        place of 9.5, of which IREE's invoke is 2.9 (`python -m benchmarks calls`)."""
+    def tensor_runner(self, arrays: list[np.ndarray], lock: Any, count: tuple[dict, Any],
+                      nest: Callable[[list], Any] | None, to_array: Callable[[Any], np.ndarray],
+                      error: Callable[[Exception], Exception]
+                      ) -> Callable[[tuple], Any] | None:
+        """`run(tensors)`: this function on CPU torch tensors of the dtypes of `arrays` (each
+        made an array by `to_array` where it is copied), one call into the VM context at a
+        time (`lock`), counted in `count[0][count[1]]`, IREE's errors raised as `error` makes
+        them, the results (torch tensors) nested by `nest`; everything a call would look up
+        looked up now. None unless results are read through DLPack (decided by an earlier
+        call). What the runtime calls for tensors of a shape it has run before
+        (`CompiledModule._direct_runner`).
+
+        Where the module reads its arguments only, each tensor goes to IREE as itself, through
+        DLPack (`_dlpack_importer`): 0.4 us an argument, where making it an array and copying
+        that into a buffer of IREE's took 1.2 (`python -m benchmarks calls`: a 32-wide
+        linear's call 7.9 -> 6.8 us, an LSTM cell's of three arguments 17.7 -> 15.3)."""
         if self._read is not _through_dlpack:
             return None
         torch = sys.modules["torch"]
         wrap = getattr(torch._C, "_from_dlpack", torch.from_dlpack)
-        element_types = [self._element_type(dtype) for dtype in dtypes]
-        new_list, allocate, memory_type, usage, device = (
-            self._list, self._allocate, self._memory_type, self._usage, self.device)
+        element_types = [self._element_type(a.dtype) for a in arrays]
+        new_list, copy, memory_type, usage, device = (
+            self._list, self._copy, self._memory_type, self._usage, self.device)
+
+        def copied(tensor: Any, element_type: Any) -> Any:
+            # Copied, never imported: the array may be a copy of the tensor's, which nothing
+            # keeps alive through the call.
+            return copy(memory_type, usage, device, to_array(tensor), element_type)
+
+        arguments_of = [self._dlpack_importer(torch, a.dtype, t, copied) if self._imports
+                        else None for a, t in zip(arrays, element_types, strict=True)]
+        buffer_of = [(importer or copied, t) for importer, t in zip(arguments_of, element_types,
+                                                                    strict=True)]
         invoke, vm_function, view_type, capsule = (
             self._context.invoke, self._vm_function, self._view_type, self._capsule)
-        count = len(element_types)
+        counter, counted = count
+        arity = len(element_types)
+        first, first_type = buffer_of[0] if arity == 1 else (None, None)
 
-        def call(arrays: list[np.ndarray]) -> list[Any]:
-            arguments = new_list(count)
+        def run(tensors: tuple) -> Any:
+            arguments = new_list(arity)
             push = arguments.push_ref
-            if count == 1:
-                push(allocate(memory_type, usage, device, arrays[0], element_types[0]))
+            # (No comprehension or zip for one argument: Python 3.11 makes a function of each.)
+            if arity == 1:
+                push(first(tensors[0], first_type))
             else:
-                for array, element_type in zip(arrays, element_types, strict=True):
-                    push(allocate(memory_type, usage, device, array, element_type))
+                for tensor, (buffer, element_type) in zip(tensors, buffer_of, strict=True):
+                    push(buffer(tensor, element_type))
             results = new_list(1)
-            invoke(vm_function, arguments, results)
+            try:
+                with lock:
+                    counter[counted] += 1
+                    invoke(vm_function, arguments, results)
+            except (RuntimeError, IndexError, ValueError) as e:  # iree.runtime's errors
+                raise error(e) from e
             get = results.get_as_object
-            # (Python 3.11 makes a function of each comprehension: one result costs less.)
             try:
                 if results.size == 1:
-                    return [wrap(capsule(get(0, view_type), _DL_CPU, 0))]
-                tensors = []
-                for i in range(results.size):
-                    tensors.append(wrap(capsule(get(i, view_type), _DL_CPU, 0)))
+                    outputs = [wrap(capsule(get(0, view_type), _DL_CPU, 0))]
+                else:
+                    outputs = []
+                    for i in range(results.size):
+                        outputs.append(wrap(capsule(get(i, view_type), _DL_CPU, 0)))
+                    outputs = _unshared(outputs)
             except (RuntimeError, TypeError, ValueError, BufferError):
-                tensors = self._read_each(results, torch_from_array)
-            return tensors if len(tensors) < 2 else _unshared(tensors)
+                outputs = self._read_each(results, torch_from_array)
+                outputs = outputs if len(outputs) < 2 else _unshared(outputs)
+            return outputs if nest is None else nest(outputs)
 
-        return call
+        return run
+
+    def _dlpack_importer(self, torch: Any, dtype: np.dtype, element_type: Any,
+                         copied: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any] | None:
+        """`argument(tensor, element_type)`: a CPU tensor of `dtype` as a buffer view of its own
+        memory (DLPack), else as `copied` makes it; None where DLPack would hand IREE another
+        element type than `element_type` (decided on an empty tensor now) or the dtype is
+        complex. Copied: a tensor that is not contiguous or not on the CPU, one with its
+        negative bit (`_neg_view`: DLPack would hand over the memory unnegated), and one
+        IREE refuses (not 64-byte aligned)."""
+        if dtype.kind == "c":  # conjugate views: the same as the negative bit
+            return None
+        import_capsule, to_capsule = self.device.from_dlpack_capsule, torch._C._to_dlpack
+        failures = (RuntimeError, TypeError, ValueError, IndexError, BufferError)
+        try:
+            probe = import_capsule(to_capsule(torch.from_numpy(np.empty(0, dtype))))
+        except failures:
+            return None
+        if int(probe.element_type) != int(element_type):
+            return None
+
+        def argument(tensor: Any, element_type: Any) -> Any:
+            if tensor.is_contiguous() and tensor.is_cpu and not tensor.is_neg():
+                try:
+                    return import_capsule(to_capsule(tensor))
+                except failures:
+                    pass
+            return copied(tensor, element_type)
+
+        return argument
 
     def _through_dlpack(self, results: Any, wrap: Callable[[Any], Any]) -> list[Any] | None:
         """Each of `results` (a `VmVariantList`) as `wrap` makes it of its DLPack capsule, where

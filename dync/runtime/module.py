@@ -348,24 +348,17 @@ class CompiledModule:
     def _direct_runner(self, plan: _Plan, signature: Signature, arrays: list[np.ndarray],
                        count: tuple[collections.Counter, Any]) -> Callable[[tuple], Any] | None:
         """`run(tensors)`: `plan` on CPU torch tensors of the dtypes of `arrays` (what
-        `_runner(plan, signature, True, count)` runs on their arrays), in one function
-        with the function's own `Function.tensors_of`; None where a call needs more than
-        the usual runner does (padded versions, retyped inputs or results) or its results do
-        not come through DLPack."""
+        `_runner(plan, signature, True, count)` runs on their arrays), the function's own
+        `Function.tensor_runner`; None where a call needs more than the usual runner does
+        (padded versions, retyped inputs or results) or its results do not come through
+        DLPack."""
         choice = plan.choice
         if (choice.pads or choice.sizes or signature.narrow_inputs or signature.retyped_outputs
                 or signature.bytes_outputs):
             return None
-        call = plan.function.tensors_of([a.dtype for a in arrays])
-        if call is None:
-            return None
-        usual = _usual_runner(call, self._lock, *count, signature.output_nester)
-
-        def run(tensors: tuple) -> Any:
-            return usual([_tensor_array(tensors[0])] if len(tensors) == 1
-                         else list(map(_tensor_array, tensors)))
-
-        return run
+        return plan.function.tensor_runner(arrays, self._lock, count,
+                                           signature.output_nester, _tensor_array,
+                                           _run_time_error)
 
     # -- persistence -----------------------------------------------------------------------
     def save(self, path: str | os.PathLike) -> Path:
