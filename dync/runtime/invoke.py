@@ -131,10 +131,8 @@ class Function:
             # keeps alive through the call.
             return copy(memory_type, usage, device, to_array(tensor), element_type)
 
-        arguments_of = [self._dlpack_importer(torch, a.dtype, t, copied) if self._imports
-                        else None for a, t in zip(arrays, element_types, strict=True)]
-        buffer_of = [(importer or copied, t) for importer, t in zip(arguments_of, element_types,
-                                                                    strict=True)]
+        buffer_of = [(self._imports and self._dlpack_importer(torch, a.dtype, t, copied) or copied,
+                      t) for a, t in zip(arrays, element_types, strict=True)]
         invoke, vm_function, view_type, capsule = (
             self._context.invoke, self._vm_function, self._view_type, self._capsule)
         counter, counted = count
@@ -178,9 +176,10 @@ class Function:
         """`argument(tensor, element_type)`: a CPU tensor of `dtype` as a buffer view of its own
         memory (DLPack), else as `copied` makes it; None where DLPack would hand IREE another
         element type than `element_type` (decided on an empty tensor now) or the dtype is
-        complex. Copied: a tensor that is not contiguous or not on the CPU, one with its
-        negative bit (`_neg_view`: DLPack would hand over the memory unnegated), and one
-        IREE refuses (not 64-byte aligned)."""
+        complex. Copied: a tensor that is not contiguous, one not on the CPU (iree.runtime's
+        `from_dlpack_capsule` takes any device's pointer for host memory), one with its
+        negative bit (`_neg_view`: DLPack hands over the memory unnegated), and one IREE
+        refuses (not 64-byte aligned)."""
         if dtype.kind == "c":  # conjugate views: the same as the negative bit
             return None
         import_capsule, to_capsule = self.device.from_dlpack_capsule, torch._C._to_dlpack
@@ -193,11 +192,11 @@ class Function:
             return None
 
         def argument(tensor: Any, element_type: Any) -> Any:
-            if tensor.is_contiguous() and tensor.is_cpu and not tensor.is_neg():
-                try:
+            try:
+                if tensor.is_contiguous() and tensor.is_cpu and not tensor.is_neg():
                     return import_capsule(to_capsule(tensor))
-                except failures:
-                    pass
+            except failures:  # (a sparse tensor has no `is_contiguous`)
+                pass
             return copied(tensor, element_type)
 
         return argument
