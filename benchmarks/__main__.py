@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 
 from .models import SUITE
-from .runner import BASELINES, run
+from .runner import BASELINES, markdown, run
 
 
 def main() -> None:
@@ -78,7 +78,9 @@ def main() -> None:
                         help="skip torch.compile and ONNX Runtime (the slow baselines)")
     parser.add_argument("--no-torch-compile", action="store_true", help="skip torch.compile")
     parser.add_argument("--no-ort", action="store_true", help="skip ONNX Runtime")
-    parser.add_argument("-o", "--output", type=Path, default=Path("BENCHMARKS.md"))
+    parser.add_argument("-o", "--output", type=Path, default=None,
+                        help="the markdown file written (default: BENCHMARKS.md for the whole "
+                             "suite; for some models their table is printed and no file written)")
     parser.add_argument("--plot", type=Path, default=None, metavar="PNG",
                         help="latency plot (default: benchmarks/latency.png for BENCHMARKS.md, "
                              "else OUTPUT's name with -latency.png)")
@@ -94,18 +96,22 @@ def main() -> None:
         parser.error(f"unknown model(s) {', '.join(unknown)}; the suite has {', '.join(SUITE)}")
     skip = set(BASELINES) if args.no_baselines else (
         ({"torch.compile"} if args.no_torch_compile else set()) | ({"ORT"} if args.no_ort else set()))
+    # A run of some models writes nothing unless asked: BENCHMARKS.md holds the whole suite's.
+    output = args.output or (None if models else Path("BENCHMARKS.md"))
     plot = None
-    if not args.no_plot:
+    if not args.no_plot and output is not None:
         if args.plot is not None:
             plot = args.plot
-        elif args.output.resolve() == Path("BENCHMARKS.md").resolve():
+        elif output.resolve() == Path("BENCHMARKS.md").resolve():
             plot = Path("benchmarks/latency.png")
         else:
-            plot = args.output.with_name(args.output.stem + "-latency.png")
-    run(models or None, args.inputs, with_tracing=not args.no_tracing,
-        with_baselines=[b for b in BASELINES if b not in skip],
-        with_ablation=not args.no_ablation, timing_inputs=args.timing_inputs,
-        repeats=args.repeats, output=args.output, plot=plot)
+            plot = output.with_name(output.stem + "-latency.png")
+    rows = run(models or None, args.inputs, with_tracing=not args.no_tracing,
+               with_baselines=[b for b in BASELINES if b not in skip],
+               with_ablation=not args.no_ablation, timing_inputs=args.timing_inputs,
+               repeats=args.repeats, output=output, plot=plot)
+    if output is None:
+        print(markdown(rows, "Not written to a file (`-o FILE` writes one)."))
 
 
 if __name__ == "__main__":
