@@ -328,12 +328,19 @@ def _transferred(function: Function, view: Any) -> np.ndarray:
 
 def _unshared(tensors: list[Any]) -> list[Any]:
     """`tensors` with each one whose memory overlaps an earlier one's replaced by a copy."""
-    # Results almost never overlap: prove it cheaply (a pair in 0.25 us, against 0.9 for the
-    # pairwise walk of `_copies_of_overlapping`, which only calls that do overlap take).
+    # Results almost never overlap: prove it cheaply (a pair in 0.25 us, three in 0.5, against
+    # 0.9 and 1.3 for the sorted walk below, and its copies only for calls that do overlap).
     if len(tensors) == 2:
         a, b = tensors
         start_a, start_b = a.data_ptr(), b.data_ptr()
         if start_a + a.nbytes <= start_b or start_b + b.nbytes <= start_a:
+            return tensors
+    elif len(tensors) == 3:
+        a, b, c = tensors
+        start_a, start_b, start_c = a.data_ptr(), b.data_ptr(), c.data_ptr()
+        end_a, end_b, end_c = start_a + a.nbytes, start_b + b.nbytes, start_c + c.nbytes
+        if ((end_a <= start_b or end_b <= start_a) and (end_a <= start_c or end_c <= start_a)
+                and (end_b <= start_c or end_c <= start_b)):
             return tensors
     end = 0
     for start, size in sorted([(t.data_ptr(), t.nbytes) for t in tensors]):
