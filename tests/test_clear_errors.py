@@ -92,6 +92,9 @@ def test_meta_tensors_are_refused_before_compiling(cond_compiled):
         dync.compile(unloaded, (torch.randn(2, 8),))
     with pytest.raises(dync.InputError, match="meta device"):
         cond_compiled(torch.randn(2, 8, device="meta"))
+    cond_compiled(torch.randn(2, 8))  # the shape's later calls take the runtime's direct path
+    with pytest.raises(dync.InputError, match="meta device"):
+        cond_compiled(torch.randn(2, 8, device="meta"))
 
 
 def test_bfloat16_is_refused_with_the_reason():

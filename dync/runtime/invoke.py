@@ -50,6 +50,8 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import DyncError
+
 # Arrays of at least this many bytes are imported rather than copied, where the module allows:
 # below it a copy costs what an import does (0.5-0.7 us).
 _IMPORT_FROM = 16384
@@ -142,17 +144,19 @@ class Function:
         def run(tensors: tuple) -> Any:
             arguments = new_list(arity)
             push = arguments.push_ref
-            # (No comprehension or zip for one argument: Python 3.11 makes a function of each.)
-            if arity == 1:
-                push(first(tensors[0], first_type))
-            else:
-                for tensor, (buffer, element_type) in zip(tensors, buffer_of, strict=True):
-                    push(buffer(tensor, element_type))
             results = new_list(1)
-            try:
+            try:  # (IREE's errors making an argument's buffer too, as the usual runner's)
+                # (No comprehension or zip for one argument: Python 3.11 makes a function of each.)
+                if arity == 1:
+                    push(first(tensors[0], first_type))
+                else:
+                    for tensor, (buffer, element_type) in zip(tensors, buffer_of, strict=True):
+                        push(buffer(tensor, element_type))
                 with lock:
                     counter[counted] += 1
                     invoke(vm_function, arguments, results)
+            except DyncError:  # a tensor `to_array` refuses (an `InputError`)
+                raise
             except (RuntimeError, IndexError, ValueError) as e:  # iree.runtime's errors
                 raise error(e) from e
             get = results.get_as_object
