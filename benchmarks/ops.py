@@ -1,6 +1,7 @@
 """`python -m benchmarks ops [--batch 1,8] [--isa native|avx2] [--any-size] [--only SUBSTRING] [-o BENCHMARKS.md]`:
 the kernels of deployed networks one at a time — the convolutions of ResNet-50 and MobileNet-v2,
-the matmuls and attention products of BERT-base, and convolutions compiled for images of any
+the matmuls and attention products of BERT-base (its FFN also as a decoder step: compiled for a
+dynamic batch of 1 to 8 rows, timed at batch 1 and 8), and convolutions compiled for images of any
 height and width (a resolution-adaptive network's; `--any-size`, a section of its own) — in GFLOP/s for eager PyTorch, dync's defaults
 and IREE alone, all on one thread, with the machine's reach (eager's 2048³ sgemm) beside them.
 
@@ -38,10 +39,14 @@ class Op:
     gflop: Callable[[int], float]
     # Compiled for images of any height and width (the example's size is the one timed).
     any_size: bool = False
+    # Compiled for a dynamic number of rows in this range (a decoder step over a batch).
+    rows: tuple[int, int] | None = None
 
     def dynamic_shapes(self):
         from torch.export import Dim
 
+        if self.rows is not None:
+            return ({0: Dim("rows", min=self.rows[0], max=self.rows[1])},)
         if not self.any_size:
             return None
         return ({2: Dim("h", min=16, max=512), 3: Dim("w", min=16, max=512)},)
@@ -115,6 +120,11 @@ def _ops() -> list[Op]:
         ("FFN down 3072→768", bert, _linear(128, 3072, 768)),
         ("attention QKᵀ·V, 12 heads", bert, _attention(12, 128, 64)),
     ]
+    step = "Decoder step over a dynamic batch of 1–8 rows (BERT-base widths)"
+    steps = [
+        ("FFN up 768→3072, rows 1–8", step, _linear(1, 768, 3072)),
+        ("FFN down 3072→768, rows 1–8", step, _linear(1, 3072, 768)),
+    ]
     adaptive = "Resolution-adaptive conv (any H × W)"
     any_size = [
         ("3×3 64→64 @56", adaptive, _conv(64, 64, 3, 56)),
@@ -124,6 +134,7 @@ def _ops() -> list[Op]:
         ("3×3 32→32 @96", adaptive, _conv(32, 32, 3, 96)),
     ]
     return ([Op(name, family, make, gflop) for name, family, (make, gflop) in convs + matmuls]
+            + [Op(name, family, make, gflop, rows=(1, 8)) for name, family, (make, gflop) in steps]
             + [Op(name, family, make, gflop, any_size=True)
                for name, family, (make, gflop) in any_size])
 
@@ -176,12 +187,16 @@ def measure(op: Op, batch: int, isa: str, flags: tuple[str, ...] = (), say=print
     row = Row(op, batch)
     torch.manual_seed(0)
     module, example = op.make(batch)
+    # A dynamic row count is compiled on an example of more than one row (torch.export
+    # specializes a dim of size 1).
+    traced = example if op.rows is None else example.new_zeros(
+        max(2, op.rows[1] // 2), *example.shape[1:])
     try:
         start = time.perf_counter()
-        compiled = dync.compile(module, (example,), target=TARGET[isa], mode="graph",
+        compiled = dync.compile(module, (traced,), target=TARGET[isa], mode="graph",
                                 dynamic_shapes=op.dynamic_shapes(), extra_flags=flags)
         row.dync_compile_s = time.perf_counter() - start
-        iree = _iree_alone(module, example, TARGET[isa], op.dynamic_shapes())
+        iree = _iree_alone(module, traced, TARGET[isa], op.dynamic_shapes())
     except Exception as e:  # noqa: BLE001 - a kernel that does not compile is a row, not a stop
         row.error = " ".join(str(e).split())[:200]
         say(f"[ops] {op.name} batch {batch}: {row.error}")
