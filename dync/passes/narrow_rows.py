@@ -3,7 +3,7 @@ products of static few rows.
 
 Reads: a module that asks IREE for data tiling (``dync.iree_flags``, `dync-data-tiling`) on
 ``llvm-cpu``; its `torch.aten.linear`, `mm`, `matmul` and `addmm` whose weight (the right
-operand) is a 2-D literal of at least `_LEAST_WEIGHT` elements and whose rows (the left
+operand) is a 2-D literal of at least `_LEAST_WEIGHT` elements, over floats, and whose rows (the left
 operand's dims but the last) are one dynamic dim `d` times static ones, at most the largest
 of `_NARROW_ROWS` rows over `d`'s whole declared range (`analysis.value_ranges` over its
 shape binding: a dynamic batch of 1 to 8 through an LSTM cell's or a classifier's weights).
@@ -39,7 +39,7 @@ from iree.compiler import ir
 
 from ..analysis.value_ranges import ValueRanges, dim_size
 from ..dialects.dync_ir import DATA_TILING, GLOBAL_DATA_TILING, read_flags, request_preprocessing
-from ..dialects.symbolic import bounds, type_dims
+from ..dialects.symbolic import FLOAT_ELEMENTS, bounds, element_type, type_dims
 from ..dialects.torch_ops import TorchBuilder, builtin_type, defining, vtensor_type
 from ..dialects.walk import nested_ops
 from .pipeline import HostCpuPass
@@ -63,6 +63,7 @@ def _rows_axis(op: ir.Operation) -> tuple[int, int] | None:
     literal = defining(weight, "torch.vtensor.literal")
     dims, weight_dims = type_dims(x.type), type_dims(weight.type)
     if literal is None or not dims or len(dims) < 2 or weight_dims is None \
+            or element_type(x.type) not in FLOAT_ELEMENTS \
             or len(weight_dims) != 2 or None in weight_dims \
             or math.prod(weight_dims) < _LEAST_WEIGHT or len(op.results) != 1:
         return None
