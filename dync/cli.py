@@ -3,6 +3,7 @@
     dync compile model.onnx -o m.vmfb --backend arm --target jetson-orin
     dync compile examples/early_exit.py:build -o m.vmfb
     dync run m.vmfb --input @x.npy --output y.npy
+    dync profile m.vmfb --input @x.npy
 """
 
 from __future__ import annotations
@@ -269,6 +270,19 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_profile(args: argparse.Namespace) -> int:
+    from .runtime import load
+    from .runtime.profile import format_profile, profile
+
+    inputs = [_parse_input(t) for t in args.input or []]
+    module = load(args.module)
+    function, arrays = module.invocation(*inputs)
+    found = profile(module.vmfb, module.manifest.driver, tuple(targets.allocators(module.backend)),
+                    function, arrays, calls=args.calls)
+    print(format_profile(found, top=args.top))
+    return 0
+
+
 def _cmd_targets(args: argparse.Namespace) -> int:
     for backend in targets.backends():
         default = targets.resolve(backend)
@@ -334,6 +348,20 @@ def _parser() -> argparse.ArgumentParser:
                    help="one per argument, in order")
     r.add_argument("--output", action="append", metavar="FILE.npy", help="one per result")
     r.set_defaults(func=_cmd_run)
+
+    p = sub.add_parser("profile", help="time a call of a compiled CPU module, dispatch by "
+                       "dispatch",
+                       description="Run the function of a module saved by dync that a call on "
+                       "these inputs runs, CALLS times with IREE's iree-benchmark-module (the "
+                       "time of a call), then again under IREE's HAL profiler, and print each "
+                       "dispatch's time, the command buffers and transient allocations, and "
+                       "the rest (IREE's VM running the host code).")
+    p.add_argument("module", help="the .vmfb (its .manifest.json must be beside it)")
+    p.add_argument("--input", action="append", metavar="@FILE.npy|SHAPExDTYPE=VALUE",
+                   help="one per argument, in order")
+    p.add_argument("--calls", type=int, default=100, help="calls timed (default 100)")
+    p.add_argument("--top", type=int, default=20, help="dispatches listed (default 20)")
+    p.set_defaults(func=_cmd_profile)
 
     t = sub.add_parser("targets", help="list backends and target presets")
     t.set_defaults(func=_cmd_targets)

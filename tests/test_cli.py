@@ -19,6 +19,7 @@ def run(*args, cwd=ROOT):
 
 @pytest.mark.parametrize("argv", [["dync", "--help"], ["dync", "compile", "--help"],
                                   ["dync", "run", "--help"], ["dync", "targets", "--help"],
+                                  ["dync", "profile", "--help"],
                                   ["dync-opt", "--help"]])
 def test_help_everywhere(argv):
     result = run(*argv)
@@ -81,6 +82,25 @@ def test_run_rejects_out_of_range_input(compiled_example):
     assert result.returncode == 1
     assert "outside its declared range" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_profile_times_each_dispatch_of_a_call(compiled_example):
+    """`dync profile`: IREE's benchmark tool runs the function a call on these inputs runs,
+    and IREE's profiler's rows say what each dispatch took; bad counts and inputs are clear
+    errors."""
+    result = run("dync", "profile", str(compiled_example), "--input", "2x3x16x16xf32=0.5",
+                 "--calls", "5")
+    assert result.returncode == 0, result.stderr
+    head = result.stdout.splitlines()[0]
+    assert head.startswith("main") and "on local-sync, 5 calls:" in head and "us a call" in head
+    times = [float(line.split()[0]) for line in result.stdout.splitlines()
+             if "$async_dispatch_" in line]
+    assert times and all(t >= 0 for t in times) and sum(times) > 0
+    for argv, message in [(["2x3x16x16xf32=0.5", "--calls", "0"], "calls must be at least 1"),
+                          (["40x3x16x16xf32=0.5"], "outside its declared range")]:
+        bad = run("dync", "profile", str(compiled_example), "--input", *argv)
+        assert bad.returncode == 1 and message in bad.stderr, bad.stderr
+        assert "Traceback" not in bad.stderr
 
 
 def test_compile_arm_cross(tmp_path):

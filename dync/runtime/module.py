@@ -273,6 +273,18 @@ class CompiledModule:
                                for c in np.asarray(codes).tolist()]
         return result
 
+    def invocation(self, *args: Any) -> tuple[str, list[np.ndarray]]:
+        """The function of the module a call on `args` runs and the arrays it hands IREE,
+        checked as a call checks them (an `InputError` otherwise): what
+        `iree-run-module --function=NAME --input=...` runs for the same call, and what
+        `dync profile` times."""
+        arrays, _ = _host_arrays(leaves(args))
+        choice = self.versions.choose(self.signature.check_inputs(arrays))
+        self.signature.check_values(arrays)
+        if self.signature.narrow_inputs:
+            arrays = self.signature.carried_inputs(arrays)
+        return choice.function, choice.arguments(arrays)
+
     def hot_sizes(self, shapes: int = 3) -> dict[str, list[int]]:
         """The sizes of the dynamic dims in the `shapes` input shapes this module was called
         with most often, as `dync.compile(..., specialize=...)` takes them: recompiling with
