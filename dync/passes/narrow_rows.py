@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import math
 
-import sympy
 from iree.compiler import ir
 
 from ..analysis.value_ranges import ValueRanges, dim_size
@@ -81,7 +80,7 @@ def _row_counts(x: ir.Value, axis: int, static: int,
     factor) within the dim's declared range; none unless that range is known and its largest
     value, times `static`, is at most the largest count."""
     expr = dim_size(x, axis)
-    found = None if expr is None else bounds(sympy.sympify(expr), ranges)
+    found = None if expr is None else bounds(expr, ranges)
     if found is None or found[1] * static > _NARROW_ROWS[-1]:
         return []
     low, high = max(found[0], 1), found[1]
