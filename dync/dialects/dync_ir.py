@@ -116,6 +116,9 @@ DATA_TILING = "--iree-opt-data-tiling"
 # (which DATA_TILING picks): what a pass asks for where dispatch creation's path miscompiles
 # its rewrite (`dync-decompose-softmax`).
 GLOBAL_DATA_TILING = "--iree-global-opt-data-tiling"
+# IREE preprocessing that makes a module's branches blocks of one region, where IREE hoists the
+# packing of a weight a branch reads (`dync-data-tiling`, `dync-narrow-rows`).
+SCF_TO_CF = "convert-scf-to-cf"
 
 
 def request_flags(module: ir.Module | ir.Operation, flags: list[str]) -> None:

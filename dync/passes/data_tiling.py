@@ -51,6 +51,7 @@ from ..analysis.value_ranges import ValueRanges, dim_size
 from ..dialects.dync_ir import (
     DATA_TILING,
     GLOBAL_DATA_TILING,
+    SCF_TO_CF,
     mark_indifferent,
     read_vector_isa,
     request_flags,
@@ -60,8 +61,6 @@ from ..dialects.symbolic import bounds, type_dims
 from ..dialects.walk import nested_ops
 from .pipeline import HostCpuPass
 
-# Branches as blocks of one region, for IREE's hoisting of the weights' packing (docstring).
-SCF_TO_CF = "convert-scf-to-cf"
 # The narrowest N and K of a contraction that data tiling speeds up (see the docstring), by
 # the CPU's vector extension. Measured one thread, an AVX-512 Xeon at 2.1 GHz, untiled ->
 # tiled GFLOP/s: 64x128->384 26 -> 32, 512x128->128 33 -> 38, 784x512->128 37 -> 45,

@@ -37,7 +37,13 @@ import math
 from iree.compiler import ir
 
 from ..analysis.value_ranges import ValueRanges, dim_size
-from ..dialects.dync_ir import DATA_TILING, GLOBAL_DATA_TILING, read_flags, request_preprocessing
+from ..dialects.dync_ir import (
+    DATA_TILING,
+    GLOBAL_DATA_TILING,
+    SCF_TO_CF,
+    read_flags,
+    request_preprocessing,
+)
 from ..dialects.symbolic import FLOAT_ELEMENTS, bounds, element_type, type_dims
 from ..dialects.torch_ops import TorchBuilder, builtin_type, defining, vtensor_type
 from ..dialects.walk import nested_ops
@@ -51,7 +57,6 @@ _PRODUCTS = {"torch.aten.linear": (0, 1), "torch.aten.mm": (0, 1), "torch.aten.m
 _NARROW_ROWS = (1, 4, 8)
 # A weight of fewer elements (512 KiB of f32) is not worth a command buffer split.
 _LEAST_WEIGHT = 1 << 17
-SCF_TO_CF = "convert-scf-to-cf"
 
 
 def _rows_axis(op: ir.Operation) -> tuple[int, int] | None:
