@@ -42,21 +42,25 @@ phase, give every repeated ref operand of a branch a value of its own (``vm.sele
 serialization), and serialize from there. With distinct values the register allocator cannot
 alias a MOVE source with another argument.
 
-**An export looked up by name at every dispatch** (not mended). A command buffer IREE cannot
+**An export looked up by name at every dispatch** (``vm`` phase). A command buffer IREE cannot
 memoize (any dispatch of a dynamic shape) is recorded at every call, and each of its dispatches
 first resolves its function with ``hal.executable.lookup.function``: a linear scan of the
 executable's exports comparing names (pinned in
-``lit/upstream/iree-export-lookup-per-dispatch.mlir``). A mend here once set each lookup once,
-in an initializer, into a global the bodies loaded (one bucket version of yolo_nms: 1.96 ->
-0.87 ms among 16 versions on an AVX2 machine; no difference measured on an AVX-512 one). It
-gave wrong answers: with the lookups gone, the two branches of a `cond` whose tails dispatched
-different functions were identical but for those ids, IREE merged the tails into one block
-taking the ids as block arguments, and the bytecode's branch into it copied its registers in
-an order that overwrote one source before reading it (``%i37->%i52``, then ``%i52->%i48``):
-one branch's compaction took its size from another value, and fuzz seed 1044 came out wrong
-(``tests/test_runtime_results.py::test_branches_that_dispatch_alike_stay_apart``). The lookups
-stay, and keep such tails apart. A mend at the ``vm`` phase, after IREE's last merging of
-blocks, could load the ids in place.
+``lit/upstream/iree-export-lookup-per-dispatch.mlir``). One bucket version of yolo_nms ran 0.87
+ms alone in a module and 1.96 ms among 16 versions (2054 exports; AVX2 machine); a call of the
+7-dispatch `StatsUnfold` program 7.8 -> 7.1 us with the lookups gone (AVX-512). A first mend,
+at the ``flow`` phase, set each lookup once into a global the bodies loaded, and gave wrong
+answers: with the lookups gone, the two branches of a `cond` whose tails dispatched different
+functions were identical but for those ids, IREE merged the tails into one block taking the ids
+as block arguments, and the bytecode's branch into it copied its registers in an order that
+overwrote one source before reading it (``%i37->%i52``, then ``%i52->%i48``): one branch's
+compaction took its size from another value, and fuzz seed 1044 came out wrong
+(``tests/test_runtime_results.py::test_branches_that_dispatch_alike_stay_apart``). The mend
+(`export_ids_once`) is therefore at the ``vm`` phase, after IREE's last merging of blocks: the
+initializer looks each (executable, name) up once, right after it creates the executable, into
+a global of its own, and each lookup in a function body becomes a load of that global. Two
+tails that dispatch different functions load different globals (a symbol, not an operand), so
+nothing later can merge them.
 
 **f64 literals truncated** (before import). Without f64 in a module's interface IREE demotes
 f64 to f32 (`--iree-input-demote-f64-to-f32`), and converts each f64 constant rounding toward
@@ -145,7 +149,7 @@ def execute_through_vm(session: Session, invocation, facts: dict | None = None):
             step.close()
         if end == "stream" and facts is not None:
             facts["argument_writes"] = argument_writes(module) or ""
-    copy_repeated_branch_refs(module)
+    mend_vm(module)
     serialize = session.invocation()
     serialize.import_module(module)
     set_phases(serialize, compile_from="vm")
@@ -238,6 +242,105 @@ def copy_repeated_branch_refs(module: ir.Operation) -> int:
             branch.operands[index] = copy.result
             copies += 1
     return copies
+
+
+_LOOKUP = "hal.executable.lookup.function"
+
+
+def export_ids_once(module: ir.Operation) -> int:
+    """Look each (executable, export name) a function body looks up once, in the initializer
+    right after the executable is created, into a global of its own, and load that global in
+    place of each lookup; returns how many lookups were replaced. A lookup whose executable is
+    not a global the initializer stores a created executable into, or whose name is not a
+    rodata constant, stays."""
+    with module.context:
+        return _export_ids_once(module)
+
+
+def _export_ids_once(module: ir.Operation) -> int:
+    for vm_module in _nested(module):
+        if vm_module.name == "vm.module":
+            break
+    else:
+        return 0
+    functions = {_symbol(op): op for op in vm_module.regions[0].blocks[0].operations
+                 if op.name == "vm.func"}
+    init = functions.get("__init")
+    if init is None:
+        return 0
+    created: dict[str, list[ir.Operation]] = {}  # executable global -> its stores in __init
+    for op in _nested(init.operation):
+        if (op.name == "vm.global.store.ref"
+                and _defined_by(op.operands[0], "vm.call") == "hal.executable.create"):
+            created.setdefault(ir.FlatSymbolRefAttr(op.attributes["global"]).value, []).append(op)
+    lookups: dict[tuple[str, str], list[ir.Operation]] = {}
+    for name, function in functions.items():
+        if name == "__init":
+            continue
+        for op in _nested(function.operation):
+            if op.name != "vm.call" or _callee(op) != _LOOKUP:
+                continue
+            executable, export = (_global_symbol(op.operands[0], "vm.global.load.ref"),
+                                  _global_symbol(op.operands[1], "vm.const.ref.rodata"))
+            if executable in created and export is not None:
+                lookups.setdefault((executable, export), []).append(op)
+    first = vm_module.regions[0].blocks[0].operations[0]
+    i64 = ir.IntegerType.get_signless(64)
+    after = {store: store for stores in created.values() for store in stores}
+    replaced = 0
+    for k, ((executable, export), calls) in enumerate(sorted(lookups.items())):
+        id_global = f"__dync_export_id_{k}"
+        with ir.InsertionPoint(first), vm_module.location:
+            ir.Operation.create("vm.global.i64", attributes={
+                "sym_name": ir.StringAttr.get(id_global),
+                "sym_visibility": ir.StringAttr.get("private"),
+                "type": ir.TypeAttr.get(i64), "is_mutable": ir.UnitAttr.get()})
+        for store in created[executable]:
+            with ir.InsertionPoint.after(after[store]), store.location:
+                name = ir.Operation.create(
+                    "vm.const.ref.rodata", results=[calls[0].operands[1].type],
+                    attributes={"rodata": ir.FlatSymbolRefAttr.get(export)})
+                looked_up = ir.Operation.create(
+                    "vm.call", results=[i64], operands=[store.operands[0], name.result],
+                    attributes={"callee": ir.FlatSymbolRefAttr.get(_LOOKUP),
+                                "nosideeffects": ir.UnitAttr.get()})
+                after[store] = ir.Operation.create(
+                    "vm.global.store.i64", operands=[looked_up.result],
+                    attributes={"global": ir.FlatSymbolRefAttr.get(id_global)})
+        for call in calls:
+            with ir.InsertionPoint(call), call.location:
+                load = ir.Operation.create(
+                    "vm.global.load.i64", results=[i64],
+                    attributes={"global": ir.FlatSymbolRefAttr.get(id_global)})
+            call.results[0].replace_all_uses_with(load.result)
+            name = call.operands[1].owner
+            call.erase()
+            if not list(name.result.uses):
+                name.erase()
+            replaced += 1
+    return replaced
+
+
+def _symbol(op: ir.Operation) -> str:
+    return ir.StringAttr(op.attributes["sym_name"]).value
+
+
+def _defined_by(value: ir.Value, op_name: str) -> str | None:
+    """The callee of the `op_name` call defining `value`, if it is one."""
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.name != op_name:
+        return None
+    return _callee(owner)
+
+
+def _global_symbol(value: ir.Value, op_name: str) -> str | None:
+    """The symbol the `op_name` op defining `value` names (`vm.global.load.ref`'s global,
+    `vm.const.ref.rodata`'s rodata), if `value` is defined by one."""
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.name != op_name:
+        return None
+    attribute = "global" if "global" in owner.attributes else "rodata"
+    return ir.FlatSymbolRefAttr(owner.attributes[attribute]).value
 
 
 def generators_per_block(module: ir.Operation) -> int:
@@ -405,7 +508,13 @@ def mend_flow(module: ir.Operation) -> None:
     distinct_workloads(module)
 
 
-_MENDS = {"flow": mend_flow, "vm": copy_repeated_branch_refs}
+def mend_vm(module: ir.Operation) -> None:
+    """The ``vm``-phase mends of the module docstring."""
+    copy_repeated_branch_refs(module)
+    export_ids_once(module)
+
+
+_MENDS = {"flow": mend_flow, "vm": mend_vm}
 
 
 def main() -> None:
