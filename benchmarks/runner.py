@@ -229,6 +229,12 @@ def run_model(name: str, count: int = 100, *, timing_inputs: int = 30, repeats: 
                 except dync.DyncError as e:  # a variant that fails is noted, not fatal
                     row.notes.append(f"ablation, {label}: fails: "
                                      + " ".join(str(e).split())[:300])
+                    continue
+                if ablated[name].report.mode != report.mode:  # fell back: not comparable
+                    breaks = ablated.pop(name).report.graph_breaks
+                    reason = breaks[0].get("reason", "") if breaks else ""
+                    row.notes.append(f"ablation, {label}: compiles {report.mode} no more: "
+                                     + " ".join(str(reason).split())[:300])
         with torch.no_grad():
             row.eager_ms, row.dync_ms, row.baseline_ms, *rest = median_ms(
                 [model, compiled, baseline, *ablated.values(), *(c.fn for c in others)], timed,

@@ -341,3 +341,21 @@ def test_ties_in_a_sub_dnn_call_are_not_a_mismatch():
     compiled = dync.compile(RanksThenDecides(), (torch.randn(2, 200) * 3,), mode="host",
                             cache=False, eager_if_faster=False)
     assert [b["stage"] for b in compiled.report.graph_breaks] == ["capture"]
+
+
+class _RoutingTopK(torch.nn.Module):
+    def forward(self, x):
+        weights, experts = torch.topk(torch.softmax(x, -1), 2, dim=-1)
+        return weights * 2, experts
+
+
+def test_top_k_rounds_compile_as_the_first_pass_to_build_tensor_ops():
+    """`dync-pack-sort-keys` alone (no earlier pass building ops of the `tensor` dialect): its
+    `tensor.dim`s, built while IREE's context had not loaded that dialect, became
+    `tensor.empty`s that failed to verify (moe's ablation without `dync-loop-batch`)."""
+    compiled = dync.compile(_RoutingTopK(), (torch.randn(5, 8),), mode="graph", cache=False,
+                            dynamic_shapes=({0: Dim("n", min=1, max=64)},),
+                            passes=["dync-pack-sort-keys"])
+    for rows in (1, 9, 64):
+        x = torch.randn(rows, 8)
+        torch.testing.assert_close(compiled(x), _RoutingTopK()(x))

@@ -103,8 +103,18 @@ def create(name: str, result: ir.Type | str, ip: ir.InsertionPoint, loc: ir.Loca
            operands=(), **attrs) -> ir.Value:
     """One op with one result, at `ip`."""
     result = ir.Type.parse(result) if isinstance(result, str) else result
+    load_dialect_of(name, loc.context)
     return ir.Operation.create(name, results=[result], operands=list(operands),
                                attributes=attrs, loc=loc, ip=ip).result
+
+
+def load_dialect_of(name: str, context: ir.Context) -> None:
+    """Load the dialect of op `name` into `context` (a lookup once it is). IREE's context
+    registers its dialects lazily, and an op built by name while its dialect is not loaded
+    resolves to another op of that dialect once it is: a `tensor.dim` that
+    `dync-pack-sort-keys` built as the module's first op of the `tensor` dialect became a
+    `tensor.empty` ("'tensor.empty' op operand #0 must be variadic of index")."""
+    context.dialects[name.split(".", 1)[0]]
 
 
 def int_constant(value: int, ip: ir.InsertionPoint, loc: ir.Location) -> ir.Value:

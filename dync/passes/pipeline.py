@@ -121,11 +121,16 @@ class Pass:
 
     name: str = ""
     summary: str = ""
+    # The names of the passes of a pipeline that started, in order (`run_pipeline`'s), for an
+    # error that does not name its pass: IR a pass left that fails to verify.
+    started: list[str] | None = None
 
     def run(self, module: ir.Operation) -> None:
         raise NotImplementedError
 
     def __call__(self, op: ir.Operation, pass_) -> None:
+        if self.started is not None:
+            self.started.append(self.name)
         try:
             self.run(op)
         except PassFailure as failure:
@@ -196,12 +201,15 @@ def run_pipeline(module: ir.Module, steps: Sequence[str]) -> None:
     """Run `steps` (dync pass names or upstream textual pipeline elements) on `module`."""
     if not steps:
         return
+    started: list[str] = []
     with module.context:
         pm = PassManager("builtin.module")
         for step in steps:
             if step in _PASS_MODULES:
                 cls = _pass_class(step)
-                pm.add(cls(), name=cls.name, argument=cls.name, description=cls.summary)
+                instance = cls()
+                instance.started = started
+                pm.add(instance, name=cls.name, argument=cls.name, description=cls.summary)
             else:
                 try:
                     pm.add(step)
@@ -211,7 +219,11 @@ def run_pipeline(module: ir.Module, steps: Sequence[str]) -> None:
             pm.run(module.operation)
         except ir.MLIRError as e:
             diagnostics = [_format(d) for d in e.error_diagnostics]
-            raise CompilationError(f"pass pipeline {','.join(steps)} failed", diagnostics) from e
+            named = started and any(d.startswith(f"{started[-1]}: ") or f": {started[-1]}: " in d
+                                    for d in diagnostics)
+            last = f" (the last dync pass to run: {started[-1]})" if started and not named else ""
+            raise CompilationError(f"pass pipeline {','.join(steps)} failed{last}",
+                                   diagnostics) from e
 
 
 def _format(diagnostic) -> str:
