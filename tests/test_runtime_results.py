@@ -154,9 +154,10 @@ class _TwoCompactingBranches(torch.nn.Module):
 
 def test_branches_that_dispatch_alike_stay_apart():
     """Right on both paths of both branches. A mend that loaded each dispatch's function id
-    from a global let IREE merge the first branch's two tails into one block, whose branch
-    copied registers in an order that lost a value: the taken-then path came out wrong
-    (`dync/iree_mends.py`)."""
+    from a global at the `flow` phase let IREE merge the first branch's two tails into one
+    block, whose branch copied registers in an order that lost a value: the taken-then path
+    came out wrong. The mend now runs at the `vm` phase, after IREE's last merging of blocks
+    (`dync/iree_mends.py`); this guards it."""
     from torch.export import Dim
 
     model = _TwoCompactingBranches()
