@@ -91,3 +91,31 @@ def test_a_crashing_pass_fails_the_pipeline_not_the_process(monkeypatch):
     with ir.Context():
         with pytest.raises(CompilationError, match="dync-boom: internal error KeyError: 'oops'"):
             run_pipeline(ir.Module.parse("module {}"), ["dync-boom"])
+
+
+def test_ir_a_pass_leaves_unverifiable_names_the_pass(monkeypatch):
+    """A pass whose rewrite leaves IR that fails to verify raises nothing itself: the
+    pipeline's error names the last dync pass that ran."""
+    import sys
+    import types
+
+    from dync.passes import pipeline
+
+    class DropsTheReturn(pipeline.Pass):
+        name = "dync-drops-return"
+        summary = "erases a function's terminator"
+
+        def run(self, module):
+            for op in module.regions[0].blocks[0].operations[0].regions[0].blocks[0].operations:
+                if op.name == "func.return":
+                    op.erase()
+                    return
+
+    module = types.ModuleType("dync_test_drops_return")
+    module.DropsTheReturn = DropsTheReturn
+    monkeypatch.setitem(sys.modules, "dync_test_drops_return", module)
+    monkeypatch.setitem(pipeline._PASS_MODULES, "dync-drops-return", "dync_test_drops_return")
+    with ir.Context():
+        with pytest.raises(CompilationError,
+                           match=r"failed \(the last dync pass to run: dync-drops-return\)"):
+            run_pipeline(ir.Module.parse(MODULE), ["dync-canonicalize", "dync-drops-return"])
