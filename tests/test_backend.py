@@ -99,3 +99,29 @@ def test_python_float_literals_are_eagers_float32s():
                             cache=False, mode="graph")
     for got, want in zip(compiled(x), model(x), strict=True):
         assert torch.equal(got, want)
+
+
+class _Normalized(torch.nn.Module):
+    def forward(self, x):
+        return (x - x.mean(-1, keepdim=True)) / (x.std(-1, keepdim=True) + 1.0)
+
+
+def test_dispatch_functions_are_looked_up_once_at_initialization(tmp_path):
+    """IREE resolves each dispatch's function by name (a scan of the executable's exports)
+    wherever its command buffer is recorded: at every call, for dynamic shapes. dync's
+    `vm`-phase mend moves every lookup into the initializer (`dync/iree_mends.py`): the
+    module's bytecode calls `hal.executable.lookup.function` in `__init` only."""
+    model = _Normalized()
+    compiled = dync.compile(model, (torch.randn(3, 16),), mode="graph", cache=False,
+                            dynamic_shapes=({0: Dim("rows", min=1, max=64)},))
+    x = torch.randn(7, 16)
+    torch.testing.assert_close(compiled(x), model(x))
+    path = compiled.save(tmp_path / "normalized.vmfb")
+    dump = subprocess.run([str(Path(sys.executable).with_name("iree-dump-module")), str(path)],
+                          capture_output=True, text=True, check=True).stdout
+    bodies = dict(re.findall(r"^vm\.func @([\w$.]+)\(.*?\n(.*?)(?=^vm\.func @|\Z)", dump,
+                             re.MULTILINE | re.DOTALL))
+    dispatching = [name for name, body in bodies.items() if "command_buffer.dispatch" in body]
+    assert dispatching and compiled.report.iree["dispatches"] >= 2
+    looking_up = {name for name, body in bodies.items() if "lookup.function" in body}
+    assert looking_up == {"__init"}
