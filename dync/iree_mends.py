@@ -327,23 +327,20 @@ def _symbol(op: ir.Operation) -> str:
 
 def _defined_by(value: ir.Value, op_name: str) -> str | None:
     """The callee of the `op_name` call defining `value`, if it is one."""
-    owner = _defining(value, op_name)
-    return None if owner is None else _callee(owner)
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.name != op_name:
+        return None
+    return _callee(owner)
 
 
 def _global_symbol(value: ir.Value, op_name: str) -> str | None:
     """The symbol the `op_name` op defining `value` names (`vm.global.load.ref`'s global,
     `vm.const.ref.rodata`'s rodata), if `value` is defined by one."""
-    owner = _defining(value, op_name)
-    if owner is None:
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.name != op_name:
         return None
     attribute = "global" if "global" in owner.attributes else "rodata"
     return ir.FlatSymbolRefAttr(owner.attributes[attribute]).value
-
-
-def _defining(value: ir.Value, op_name: str) -> ir.Operation | None:
-    owner = value.owner
-    return None if isinstance(owner, ir.Block) or owner.name != op_name else owner
 
 
 def generators_per_block(module: ir.Operation) -> int:

@@ -286,11 +286,15 @@ def through_barrier(value: ir.Value, ip: ir.InsertionPoint, loc: ir.Location) ->
     casts. A dynamic dim of the barrier's result is tied (`flow.tensor.tie_shape`) to its
     `tensor.dim` before the barrier: IREE cannot see through the barrier, and an untied dim
     failed its flow stage ("'tensor.dim' op unexpected during shape cleanup")."""
+    # IREE's context registers `util` lazily, and an op built by name while it is not
+    # loaded resolves to another op of the dialect later.
+    value.context.dialects["util"]
     builtin = builtin_type(value.type, dynamic=True)
     to = create("torch_c.to_builtin_tensor", builtin, ip, loc, operands=[value])
     barrier = create(BARRIER, builtin, ip, loc, operands=[to])
     dims = _dynamic_dims(to, ip, loc)
     if dims:
+        value.context.dialects["flow"]
         barrier = create("flow.tensor.tie_shape", builtin, ip, loc, operands=[barrier, *dims])
     return create("torch_c.from_builtin_tensor", value.type, ip, loc, operands=[barrier])
 
@@ -299,6 +303,7 @@ def through_fence(value: ir.Value, ip: ir.InsertionPoint, loc: ir.Location) -> i
     """`value` (a `!torch.vtensor`) through a `FENCE`, between `torch_c` casts: the work
     before it and the work after it are dispatches of their own, as behind `through_barrier`,
     with no wait of the host between them."""
+    value.context.dialects["iree_tensor_ext"]  # registered lazily: see `through_barrier`
     builtin = builtin_type(value.type, dynamic=True)
     to = create("torch_c.to_builtin_tensor", builtin, ip, loc, operands=[value])
     fenced = create(FENCE, builtin, ip, loc, operands=[to, *_dynamic_dims(to, ip, loc)])
@@ -337,6 +342,7 @@ def scalar_through_barrier(value: ir.Value, ip: ir.InsertionPoint,
     `util.optimization_barrier` of its own, between `torch_c` casts; None for another type."""
     if str(value.type) not in _SCALAR_CASTS:
         return None
+    value.context.dialects["util"]  # registered lazily: see `through_barrier`
     builtin, to, back = _SCALAR_CASTS[str(value.type)]
     raw = create(to, builtin, ip, loc, operands=[value])
     barrier = create(BARRIER, builtin, ip, loc, operands=[raw])

@@ -474,10 +474,7 @@ def _lower_bitcasts(module: ir.Module) -> None:
     the bits reinterpreted by `tensor.bitcast` between `torch_c` casts. Other widths (bool to
     a byte, where the shape would change) and 0-d tensors stay unconverted and are reported
     naming the node."""
-    # Loaded lazily: an op built by name needs it. The later lowering relies on this too:
-    # without it the LpPool tests segfault (test_onnx_rewrites), though these ops are built
-    # through `torch_ops.create`, which loads their dialects itself.
-    for dialect in ("torch_c", "tensor"):
+    for dialect in ("torch_c", "tensor"):  # loaded lazily: an op built by name needs it
         module.context.dialects[dialect]
     for op in ops_named(module.operation, "torch.operator"):
         if ir.StringAttr(op.attributes["name"]).value != "onnx.BitCast" or len(op.operands) != 1:

@@ -317,10 +317,10 @@ class LoopBatch(Pass):
                "dynamic-batch buffers poorly")
 
     def run(self, module: ir.Operation) -> None:
-        # Loaded before `scf` ops are built by name (`torch_ops.create` loads the dialects of
-        # the ops it builds; `scf.while` and its terminators are built here directly): an op
-        # of a dialect IREE's context has not loaded yet is built without its properties.
-        module.context.dialects["scf"]
+        # Loaded before any op is built by name: an op of a dialect IREE's context has not
+        # loaded yet is built without its properties, and IREE crashes on it.
+        for dialect in ("arith", "tensor", "scf"):
+            module.context.dialects[dialect]
         funcs = functions(module)
         sites = call_sites(module)
         looped: dict[str, str] = {}

@@ -117,6 +117,7 @@ def _tie(bind: ir.Operation, dims: tuple[sympy.Expr, ...], sizes: _EntrySizes) -
     builtin = builtin_type(value.type, dynamic=True)
     if builtin is None:
         return
+    value.context.dialects["flow"]  # registered lazily: see `torch_ops.through_barrier`
     index = ir.IndexType.get()
     to = create("torch_c.to_builtin_tensor", builtin, ip, loc, operands=[value])
     tied_dims = []
