@@ -20,7 +20,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 import dync
-from dync.passes import DEFAULT_PIPELINE, LOW_MEMORY_PIPELINE
+from dync.passes import DEFAULT_PIPELINE, LOW_MEMORY_PIPELINE, REQUIRED_PASSES
 from dync.runtime.module import most_frequent_sizes
 
 from . import baselines, tracing
@@ -100,12 +100,9 @@ class Row:
         return self.ms(contestant) / self.dync_ms
 
 
-# The pipeline without dync's own passes: only the housekeeping every compile needs.
-BASELINE_PASSES = ("dync-canonicalize", "dync-collapse-views", "dync-int-division",
-                   "dync-int-negation", "dync-widen-int8", "dync-near-zero",
-                   "dync-running-extremes", "dync-pack-sort-keys", "dync-distinct-fills",
-                   "dync-copy-within", "dync-strided-views", "dync-inline-subdnns", "dync-tie-region-shapes",
-                   "dync-fence-region-reads", "dync-check-ir")
+# The pipeline without dync's optimizations: `dync.compile` adds the passes every module needs
+# (`dync.passes.REQUIRED_PASSES`) to a list that leaves them out, an empty one included.
+BASELINE_PASSES: tuple[str, ...] = ()
 
 # The ablation: each of dync's optimizations off in turn (name -> `dync.compile` options), and
 # the one that is off by default (shape-specialized versions) turned on, for the hottest sizes
@@ -554,7 +551,7 @@ def _passes_table(rows: list[Row]) -> list[str]:
              "RDP coverage over all tensor dims of each module after `dync-rdp` (host mode: "
              "summed over its sub-DNNs), the sub-DNNs of the module, and the compiled module with "
              "the default pipeline (`" + ", ".join(DEFAULT_PIPELINE) + "`) against "
-             "the same compile with only `" + ", ".join(BASELINE_PASSES) + "`: IREE's dispatch "
+             "the same compile with only `" + ", ".join(REQUIRED_PASSES) + "`: IREE's dispatch "
              "count and the median latency over the same inputs, in the same run.", "",
              "| model | static dims | symbolic dims | unknown dims | unknown % | sub-DNNs "
              "| dispatches: passes / none | dync ms: passes / none |",

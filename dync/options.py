@@ -10,7 +10,7 @@ from typing import Any
 
 from . import targets
 from .errors import OptionError
-from .passes import DEFAULT_PIPELINE
+from .passes import DEFAULT_PIPELINE, with_required_passes
 
 MODES = ("auto", "graph", "host")
 THREADS_FLAG = "--iree-llvmcpu-number-of-threads="
@@ -54,7 +54,8 @@ class CompileOptions:
             raise OptionError("trace_branches records the branches of a PyTorch forward")
         resolved = _with_threads(targets.resolve(raw.backend, raw.target), raw.threads)
         return replace(
-            raw, backend=resolved.backend, target=resolved.name, passes=tuple(raw.passes),
+            raw, backend=resolved.backend, target=resolved.name,
+            passes=with_required_passes(raw.passes),
             extra_flags=tuple(raw.extra_flags),
             dump_ir=None if raw.dump_ir is None else os.fspath(raw.dump_ir),
             specialize=raw.specialize if raw.specialize is None or isinstance(raw.specialize, bool)

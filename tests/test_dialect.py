@@ -119,3 +119,48 @@ def test_ir_a_pass_leaves_unverifiable_names_the_pass(monkeypatch):
         with pytest.raises(CompilationError,
                            match=r"failed \(the last dync pass to run: dync-drops-return\)"):
             run_pipeline(ir.Module.parse(MODULE), ["dync-canonicalize", "dync-drops-return"])
+
+
+def test_a_pass_list_gets_the_required_passes_it_leaves_out():
+    """Each where the default pipeline runs it; the list's own steps keep their order."""
+    from dync.passes import (
+        DEFAULT_PIPELINE,
+        LOW_MEMORY_PIPELINE,
+        REQUIRED_PASSES,
+        with_required_passes,
+    )
+
+    assert with_required_passes(DEFAULT_PIPELINE) == DEFAULT_PIPELINE
+    assert with_required_passes(LOW_MEMORY_PIPELINE) == LOW_MEMORY_PIPELINE
+    completed = with_required_passes(("cse", "dync-rdp", "dync-check-ir"))
+    assert completed[:4] == ("cse", "dync-canonicalize", "dync-collapse-views", "dync-rdp")
+    assert completed[-2:] == ("dync-fence-region-reads", "dync-check-ir")
+    assert set(completed) == set(REQUIRED_PASSES) | {"cse", "dync-rdp"}
+    assert with_required_passes(()) == tuple(p for p in DEFAULT_PIPELINE if p in REQUIRED_PASSES)
+
+
+def test_a_pass_list_without_the_mends_still_compiles_right_answers():
+    """Two fills of one dynamic shape, each written in place: without `dync-distinct-fills`
+    IREE 3.13 merges the fills and both writes land in one buffer (a mixture of experts'
+    routing was wrong by 0.42 with `passes=[]`)."""
+    import torch
+    from torch.export import Dim
+
+    import dync
+
+    class TwoFills(torch.nn.Module):
+        def forward(self, x):
+            a = torch.zeros_like(x)
+            a[:, 0] = x[:, 1]
+            b = torch.zeros_like(x)
+            b[:, 0] = x[:, 2] * 3.0
+            return a + 10 * b
+
+    model = TwoFills()
+    compiled = dync.compile(model, (torch.randn(4, 3),), dynamic_shapes=({0: Dim("n", max=64)},),
+                            passes=(), mode="graph", cache=False)
+    assert "dync-distinct-fills" in compiled.report.passes
+    assert "dync-rdp" not in compiled.report.passes
+    for n in (1, 5, 64):
+        x = torch.randn(n, 3)
+        torch.testing.assert_close(compiled(x), model(x))

@@ -57,7 +57,12 @@ def compile(  # noqa: A001 - the public name is fixed by the design
         report lists each fallback with its file, line and reason.
       passes: dync IR passes to run (names or upstream pipeline elements); default
         `dync.passes.DEFAULT_PIPELINE`. `dync.passes.LOW_MEMORY_PIPELINE` trades speed for
-        memory: convolutions read their zero padding in place (`dync-fuse-padding`).
+        memory: convolutions read their zero padding in place (`dync-fuse-padding`). The
+        passes every module needs for right answers (`dync.passes.REQUIRED_PASSES`: lowerings
+        IREE lacks, mends of its miscompilations, the IR checks) are added where a list
+        leaves them out (`dync.passes.with_required_passes`), so `passes=()` is the pipeline
+        without dync's optimizations; the IR after a prefix of the pipeline alone is
+        `dync.passes.run_pipeline`'s (or `dync-opt`'s) to show.
       extra_flags: additional IREE compiler flags (process-wide LLVM options among them are
         parsed in a worker process that compiles the module; `dync.backend`).
       progress: True to print each stage to stderr, or a callable receiving stage messages.

@@ -8,12 +8,14 @@ lazily. `run_pipeline` mixes them freely with textual upstream/IREE pass pipelin
 from .pipeline import (
     DEFAULT_PIPELINE,
     LOW_MEMORY_PIPELINE,
+    REQUIRED_PASSES,
     Pass,
     lower_control_flow,
     parse_pipeline,
     registry,
     run_pipeline,
+    with_required_passes,
 )
 
-__all__ = ["DEFAULT_PIPELINE", "LOW_MEMORY_PIPELINE", "Pass", "lower_control_flow",
-           "parse_pipeline", "registry", "run_pipeline"]
+__all__ = ["DEFAULT_PIPELINE", "LOW_MEMORY_PIPELINE", "REQUIRED_PASSES", "Pass", "lower_control_flow",
+           "parse_pipeline", "registry", "run_pipeline", "with_required_passes"]

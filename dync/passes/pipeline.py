@@ -116,6 +116,38 @@ LOW_MEMORY_PIPELINE: tuple[str, ...] = tuple(
     + DEFAULT_PIPELINE[_AFTER_PATCH_STAGES:])
 
 
+# The passes a module needs to compile to the right answers, whatever else runs: lowerings of
+# ops IREE lacks (`dync-running-extremes`, `dync-pack-sort-keys`), mends of IREE 3.13's
+# miscompilations (each pass's docstring has its case and its `lit/upstream/` reproducer) and
+# the checks of the IR handed to IREE. `dync.compile` adds those a `passes=` list leaves out
+# (`with_required_passes`): a list without them compiled modules that disagree with eager
+# (the mixture of experts with `passes=[]`: by 0.42). They are cheap where they find nothing.
+REQUIRED_PASSES: tuple[str, ...] = (
+    "dync-canonicalize", "dync-collapse-views", "dync-fence-reductions",
+    "dync-fence-gathered-reductions", "dync-int-division", "dync-int-negation",
+    "dync-widen-int8", "dync-near-zero", "dync-running-extremes", "dync-pack-sort-keys",
+    "dync-distinct-fills", "dync-copy-within", "dync-strided-views", "dync-inline-subdnns",
+    "dync-tie-region-shapes", "dync-fence-region-reads", "dync-check-ir")
+
+
+def with_required_passes(passes: Sequence[str]) -> tuple[str, ...]:
+    """`passes` with the `REQUIRED_PASSES` it leaves out, each where `DEFAULT_PIPELINE` runs
+    it: before the first of `passes` that the default pipeline runs after it (at the end if
+    none). The steps of `passes` keep their order; those outside the default pipeline
+    (upstream elements, opt-in passes) keep their place."""
+    listed = set(passes)
+    pending = [(at, p) for at, p in enumerate(DEFAULT_PIPELINE)
+               if p in REQUIRED_PASSES and p not in listed]
+    completed: list[str] = []
+    for step in passes:
+        if step in DEFAULT_PIPELINE:
+            at = DEFAULT_PIPELINE.index(step)
+            completed += [p for before, p in pending if before < at]
+            pending = [(before, p) for before, p in pending if before >= at]
+        completed.append(step)
+    return tuple(completed) + tuple(p for _, p in pending)
+
+
 class Pass:
     """Base class of dync passes. Subclasses set `name`, `summary` and implement `run`."""
 
