@@ -98,6 +98,20 @@ def test_an_op_with_no_lowering_and_no_function_names_its_node():
         dync.compile(model, cache=False)
 
 
+def test_a_model_of_another_domain_alone_names_its_node_and_domain():
+    """A model importing only `ai.onnx.ml` (the node tests of Binarizer, TreeEnsemble, the
+    training ops): IREE's importer needs the default domain's opset to convert anything, and
+    failed with "function is missing onnx opset version attribute", naming no node."""
+    graph = helper.make_graph([helper.make_node("Binarizer", ["x"], ["y"], domain="ai.onnx.ml",
+                                                threshold=0.5)],
+                              "g", [_float("x", [3, 4])], [_float("y", [3, 4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("ai.onnx.ml", 1)])
+    with pytest.raises(UnsupportedConstructError,
+                       match=r"ai\.onnx\.ml\.Binarizer node 'Binarizer_0' has no lowering.*"
+                             r"at ai\.onnx\.ml opset 1"):
+        dync.compile(model, cache=False)
+
+
 def _linear_attention(rule: str, length: int | str) -> onnx.ModelProto:
     heads, dk, dv = 2, 4, 3
     gated = rule == "gated_delta"

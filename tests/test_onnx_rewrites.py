@@ -4,6 +4,8 @@ the inputs that went wrong, each refused one is an error naming the op and the n
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import onnx
 import pytest
@@ -833,3 +835,112 @@ def test_grid_sample_in_cubic_mode_or_in_three_dims(padding, mode, spatial, alig
          helper.make_tensor_value_info("grid", TensorProto.FLOAT, list(grid.shape))],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None] * (2 + k))])
     _check(model, x, grid, atol=1e-5)
+
+
+@pytest.mark.parametrize("reduction", ["max", "min"])
+@pytest.mark.parametrize("dtype", [TensorProto.FLOAT, TensorProto.INT32])
+def test_scatter_elements_keeps_the_extreme_of_duplicates_and_of_the_data(reduction, dtype):
+    """ScatterElements with a max or min reduction (the importer fails the whole conversion
+    on them): duplicate and negative indices along the last axis, rows of a dynamic count,
+    the data's own values taking part."""
+    model = _model(
+        [helper.make_node("ScatterElements", ["data", "i", "u"], ["y"], axis=-1,
+                          reduction=reduction)],
+        [helper.make_tensor_value_info("data", dtype, ["rows", 5]),
+         helper.make_tensor_value_info("i", TensorProto.INT64, ["rows", 4]),
+         helper.make_tensor_value_info("u", dtype, ["rows", 4])],
+        [helper.make_tensor_value_info("y", dtype, ["rows", 5])], opset=18)
+    numpy_type = helper.tensor_dtype_to_np_dtype(dtype)
+    rng = np.random.default_rng(4)
+    compiled = dync.compile(model, cache=False)
+    reference = ReferenceEvaluator(model)
+    for rows in (1, 3, 7):
+        data = (rng.standard_normal((rows, 5)) * 10).astype(numpy_type)
+        indices = rng.integers(-5, 5, (rows, 4))
+        indices[:, 1] = indices[:, 0]  # a duplicate in every row
+        updates = (rng.standard_normal((rows, 4)) * 10).astype(numpy_type)
+        want = reference.run(None, {"data": data, "i": indices, "u": updates})[0]
+        np.testing.assert_array_equal(compiled(data, indices, updates)[0], want)
+
+
+@pytest.mark.parametrize("given_shape", [False, True], ids=["derived", "given"])
+def test_max_unpool_puts_each_value_back_at_its_pooling_index(given_shape):
+    """MaxPool's values and indices (over the whole tensor, a dynamic batch) unpooled: zeros
+    elsewhere; with an output shape given, the derived one padded at the end up to it."""
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 2, 4, 4])]
+    unpool = ["values", "indices"]
+    if given_shape:
+        inputs.append(helper.make_tensor_value_info("shape", TensorProto.INT64, [4]))
+        unpool.append("shape")
+    model = _model(
+        [helper.make_node("MaxPool", ["x"], ["values", "indices"], kernel_shape=[2, 2],
+                          strides=[2, 2]),
+         helper.make_node("MaxUnpool", unpool, ["y"], kernel_shape=[2, 2], strides=[2, 2])],
+        inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 2, "h", "w"])],
+        opset=22)
+    rng = np.random.default_rng(5)
+    compiled = dync.compile(model, cache=False)
+    reference = ReferenceEvaluator(model)
+    for n in (1, 3):
+        args = [rng.standard_normal((n, 2, 4, 4)).astype(np.float32)]
+        if given_shape:
+            args.append(np.array([n, 2, 6, 5], np.int64))
+        want = reference.run(None, dict(zip(["x", "shape"], args, strict=False)))[0]
+        got = np.asarray(compiled(*args)[0])
+        assert got.shape == want.shape == ((n, 2, 6, 5) if given_shape else (n, 2, 4, 4))
+        np.testing.assert_array_equal(got, want)
+
+
+def _max_pool_by_definition(x: np.ndarray, kernel, strides, begins, ends, column_major=False):
+    """MaxPool's values and Indices as the ONNX spec defines them, window by window (ONNX's
+    reference evaluator reads 2-D pads in another order and counts indices in the padded
+    input): the first greatest element of each window's positions inside the input, its index
+    over the whole tensor (column-major within a plane for `storage_order=1`)."""
+    n, c, *sizes = x.shape
+    counts = [(s + b + e - k) // t + 1
+              for s, k, t, b, e in zip(sizes, kernel, strides, begins, ends, strict=True)]
+    values = np.empty((n, c, *counts), x.dtype)
+    indices = np.empty((n, c, *counts), np.int64)
+    for b, ch, *out in itertools.product(range(n), range(c), *(range(k) for k in counts)):
+        best = None
+        for offset in itertools.product(*(range(k) for k in kernel)):
+            at = [o * t - p + f for o, t, p, f in zip(out, strides, begins, offset, strict=True)]
+            if all(0 <= a < s for a, s in zip(at, sizes, strict=True)) and (
+                    best is None or x[(b, ch, *at)] > x[(b, ch, *best)]):
+                best = at
+        values[(b, ch, *out)] = x[(b, ch, *best)]
+        within = np.ravel_multi_index(best, sizes, order="F" if column_major else "C")
+        indices[(b, ch, *out)] = (b * c + ch) * int(np.prod(sizes)) + within
+    return values, indices
+
+
+@pytest.mark.parametrize("spatial,attributes,pads", [
+    ([5, 6], {"kernel_shape": [2, 3], "strides": [2, 1], "pads": [1, 0, 0, 1]}, ([1, 0], [0, 1])),
+    ([5, 5], {"kernel_shape": [2, 2], "strides": [2, 2], "storage_order": 1}, ([0, 0], [0, 0])),
+    ([5, 6], {"kernel_shape": [2, 2], "strides": [1, 1], "auto_pad": "SAME_UPPER"},
+     ([0, 0], [1, 1])),
+    ([5, 6], {"kernel_shape": [3, 2], "strides": [1, 1], "auto_pad": "SAME_LOWER",
+              "storage_order": 1}, ([1, 1], [1, 0])),
+    ([6, 6], {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}, ([1, 1], [1, 1])),
+    ([9], {"kernel_shape": [3], "strides": [2]}, ([0], [0])),
+    ([4, 4, 4], {"kernel_shape": [2, 2, 2], "strides": [2, 2, 2]}, ([0] * 3, [0] * 3)),
+], ids=["2d-pads", "2d-column-major", "same-upper", "same-lower-column-major", "2d-symmetric",
+        "1d", "3d"])
+def test_max_pool_indices_count_over_the_whole_tensor(spatial, attributes, pads):
+    """MaxPool's Indices over a dynamic batch of 3 channels: the lowering counted within each
+    (batch, channel) plane, silently (ONNX: `[0, N * C * plane)`), and in the padded input
+    where an axis's pads differ at its two ends (asymmetric pads, an odd SAME padding)."""
+    rank = 2 + len(spatial)
+    model = _model(
+        [helper.make_node("MaxPool", ["x"], ["values", "indices"], **attributes)],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3, *spatial])],
+        [helper.make_tensor_value_info("values", TensorProto.FLOAT, [None] * rank),
+         helper.make_tensor_value_info("indices", TensorProto.INT64, [None] * rank)])
+    rng = np.random.default_rng(6)
+    compiled = dync.compile(model, cache=False)
+    for n in (1, 2):
+        x = rng.standard_normal((n, 3, *spatial)).astype(np.float32)
+        want = _max_pool_by_definition(x, attributes["kernel_shape"], attributes["strides"],
+                                       *pads, attributes.get("storage_order", 0) == 1)
+        for got, expected in zip(compiled(x), want, strict=True):
+            np.testing.assert_array_equal(np.asarray(got), expected)

@@ -59,6 +59,7 @@ from .onnx_loops import relax_growing
 from .onnx_narrow_types import carry_narrow_types
 from .onnx_ranks import complete_ranks, rankless
 from .onnx_rewrites import rewrite_for_iree
+from .onnx_scatter_extremes import lower_scatter_extremes
 from .onnx_sequences import eliminate_sequences, output_tree
 from .onnx_structure import flatten_structured_inputs, structure_of
 
@@ -179,7 +180,13 @@ def _prepare(
         return _infer_shapes_from_file(Path(path))
 
     opset = _default_opset(proto)
-    if opset is not None and opset < TARGET_OPSET:
+    if opset is None:
+        # Only ops of other domains (ai.onnx.ml, training): IREE's importer converts nothing
+        # without the default domain's opset ("function is missing onnx opset version"); with
+        # it, their nodes are left unconverted and named (`_raise_unconverted`).
+        proto = copied(proto) if proto is original else proto
+        proto.opset_import.add(domain="", version=TARGET_OPSET)
+    elif opset < TARGET_OPSET:
         try:
             proto = onnx.version_converter.convert_version(proto, TARGET_OPSET)
         except Exception as e:  # ConvertError, RuntimeError from the C++ adapters
@@ -314,7 +321,7 @@ def _imported(proto: onnx.ModelProto, context: ir.Context, notes: list[str]
                 expand |= more
                 continue
             if leftovers:
-                _raise_unconverted(leftovers, nodes, _default_opset(rewritten))
+                _raise_unconverted(leftovers, nodes, _opsets(rewritten))
             _lower_to_backend(module, nodes)
         notes.extend(attempt_notes)
         if expand:
@@ -461,6 +468,7 @@ def _import_graph(proto: onnx.ModelProto, context: ir.Context) -> ir.Module:
 def _converted(module: ir.Module, nodes: dict[str, onnx.NodeProto]) -> list[tuple[str, str]]:
     """Convert the module's ONNX ops to torch ops; returns the ops left unconverted (op name,
     location)."""
+    lower_scatter_extremes(module)
     try:
         PassManager.parse(ONNX_TO_TORCH).run(module.operation)
     except ir.MLIRError as e:
@@ -549,20 +557,28 @@ def _op_label(node: onnx.NodeProto) -> str:
     return f"{domain}.{node.op_type}" if domain else node.op_type
 
 
+def _opsets(proto: onnx.ModelProto) -> dict[str, int]:
+    """The model's opset version of each domain it imports (the default domain as "")."""
+    return {("" if o.domain == "ai.onnx" else o.domain): o.version for o in proto.opset_import}
+
+
 def _raise_unconverted(
-    leftovers: list[tuple[str, str]], nodes: dict[str, onnx.NodeProto], opset: int | None
+    leftovers: list[tuple[str, str]], nodes: dict[str, onnx.NodeProto], opsets: dict[str, int]
 ) -> None:
     described = []
     for op_name, loc in leftovers:
         node = _node_for(loc, nodes)
         described.append(
-            (_op_label(node), node.name) if node else (op_name.removeprefix("onnx."), loc)
+            (_op_label(node), node.name, node.domain) if node
+            else (op_name.removeprefix("onnx."), loc, "")
         )
-    op_type, node_name = described[0]
-    others = sorted({f"{t} (node {n!r})" for t, n in described[1:]})
+    op_type, node_name, domain = described[0]
+    others = sorted({f"{t} (node {n!r})" for t, n, _ in described[1:]})
+    domain = "" if domain == "ai.onnx" else domain
     reason = (
         f"ONNX {op_type} node {node_name!r} has no lowering to torch ops in IREE's "
-        f"ONNX importer (torch-mlir convert-torch-onnx-to-torch) at opset {opset}"
+        f"ONNX importer (torch-mlir convert-torch-onnx-to-torch) at "
+        f"{domain + ' ' if domain else ''}opset {opsets.get(domain)}"
     )
     if others:
         reason += "; also unsupported: " + ", ".join(others)

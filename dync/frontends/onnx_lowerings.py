@@ -45,6 +45,10 @@ run), rewritten before import into ONNX ops that it does, with the spec's values
   each resized axis's interpolation matrix, found by running the reference on an identity.
 - `GridSample` in cubic mode or over 3 or more spatial dims (no lowering): the neighbours
   gathered from the flattened image and weighted as ONNX's reference does.
+- `MaxUnpool` over static spatial sizes (IREE 3.13 does not legalize the lowering's
+  `aten.max_unpool2d`, and the importer lowers none with an output shape): a ScatterElements
+  of the values to their indices in flat zeros of the shape the spec derives, padded at the
+  end up to the output shape where one is given (as ONNX's reference does).
 - `Col2Im` with known image and block shapes (IREE 3.13 fails to compile the lowering): each
   column entry's output position computed at compile time, summed into place by an
   additive ScatterElements.
@@ -828,6 +832,40 @@ def _lp_pool(node: onnx.NodeProto, g: GraphEditor) -> bool:
     return True
 
 
+def _max_unpool(node: onnx.NodeProto, g: GraphEditor) -> bool:
+    """MaxUnpool over static spatial sizes (IREE 3.13 does not legalize the lowering's
+    `aten.max_unpool2d`; the importer lowers none with an output shape): each value scattered
+    to its index (MaxPool's indices count over the whole tensor) in flat zeros of the shape
+    the spec derives, `(in - 1) * stride + kernel - pads` along each spatial axis; with an
+    output shape given, that result padded with zeros at the end of each axis up to it, as
+    ONNX's reference does."""
+    x, indices = node.input[:2]
+    shape = named_shape(g.types.get(x))
+    if shape is None or not all(isinstance(d, int) for d in shape[2:]):
+        return False
+    kernel = attribute(node, "kernel_shape")
+    spatial = len(kernel)
+    strides = attribute(node, "strides", [1] * spatial)
+    pads = attribute(node, "pads", [0] * 2 * spatial)
+    sizes = [(n - 1) * s + k - pads[i] - pads[spatial + i]
+             for i, (n, s, k) in enumerate(zip(shape[2:], strides, kernel, strict=True))]
+    leading = g.op("Slice", g.op("Shape", x), g.const([0], np.int64), g.const([2], np.int64))
+    inferred = g.op("Concat", leading, g.const(sizes, np.int64), axis=0)
+    flat = g.const([-1], np.int64)
+    zero = numpy_helper.from_array(np.zeros(1, helper.tensor_dtype_to_np_dtype(g.elem_type(x))))
+    zeros = g.op("Reshape", g.op("ConstantOfShape", inferred, value=zero), flat)
+    scattered = g.op("ScatterElements", zeros, g.op("Reshape", indices, flat),
+                     g.op("Reshape", x, flat), axis=0)
+    if len(node.input) < 3 or not node.input[2]:
+        g.op("Reshape", scattered, inferred, out=node.output[0])
+        return True
+    ends = g.op("Sub", node.input[2], inferred)
+    g.op("Pad", g.op("Reshape", scattered, inferred),
+         g.op("Concat", g.const([0] * (2 + spatial), np.int64), ends, axis=0),
+         out=node.output[0])
+    return True
+
+
 def _conv_transpose(node: onnx.NodeProto, g: GraphEditor) -> bool:
     """ConvTranspose in groups (IREE 3.13 fails to compile the lowering: a collapse_shape of
     the wrong rank): one ConvTranspose per group of input channels, concatenated; with a SAME
@@ -955,4 +993,5 @@ RULES = {"ConvInteger": _conv_integer, "DequantizeLinear": _dequantize_linear,
          "CumProd": _cum_prod, "Compress": _compress, "Dropout": _dropout, "DFT": _dft,
          "AffineGrid": _affine_grid, "DeformConv": _deform_conv,
          "TensorScatter": _tensor_scatter, "Unique": _unique, "LpPool": _lp_pool,
+         "MaxUnpool": _max_unpool,
          "ConvTranspose": _conv_transpose, "Col2Im": _col2im}

@@ -50,6 +50,11 @@ into ONNX ops whose lowerings are right, or refused with the op, the attribute a
 - `QLinearMatMul` of rank above 2 (wrong values): computed as ONNX's reference does, the
   zero points subtracted in int32, the product scaled in float64, rounded half to even and
   saturated.
+- `MaxPool`'s Indices: the lowering counts them within each (batch, channel) plane (ONNX:
+  over the whole tensor; silently wrong for more than one plane) and, where the pads of an
+  axis differ at its two ends, in the padded input; `storage_order=1` is not lowered.
+  Rewritten: the pool of the input padded explicitly where pads differ, each index's
+  coordinates put together over the input in ONNX's order, the plane's first index added.
 - Refused: `Det` of a dynamic size, `QLinearMatMul` of rank above 2 with a scale or zero
   point of more than one element, the `AveragePool` above where ceil mode would drop a window
   that starts in the pads.
@@ -516,6 +521,96 @@ def _average_pool(node: onnx.NodeProto, g: GraphEditor) -> bool:
     return True
 
 
+def _max_pool_indices(node: onnx.NodeProto, g: GraphEditor) -> bool:
+    """MaxPool's Indices, which the lowering (`aten.max_pool2d_with_indices`) counts within
+    each (batch, channel) plane where ONNX counts over the whole tensor (wrong wherever batch x
+    channels > 1), in the padded input where the pads of an axis differ at its two ends (ONNX:
+    in the input), and not at all in column-major order (`storage_order=1`). Rewritten: the
+    pool in row-major order (over the input padded explicitly with the type's least value
+    where the pads differ), each index taken apart into its coordinates and put together again
+    over the input in ONNX's order where that differs, then `(n * C + c) * plane` added.
+    Spatial sizes of dynamic size: symmetric pads and row-major order only, else refused."""
+    if len(node.output) < 2 or not node.output[1]:
+        return False
+    x = node.input[0]
+    rank, shape = g.rank(x), named_shape(g.types.get(x))
+    if rank is None or shape is None:
+        return False
+    sizes, spatial = shape[2:], rank - 2
+    column_major = attribute(node, "storage_order", 0) == 1
+    attributes = {a.name: helper.get_attribute_value(a) for a in node.attribute
+                  if a.name not in ("storage_order", "auto_pad", "pads")}
+    pooled, within = x, g.fresh("dync_plane_index")
+    if all(isinstance(d, int) for d in sizes):
+        pads = _pool_pads(node, sizes)
+        if pads[:spatial] == pads[spatial:]:
+            attributes["pads"], dims, begins = pads, sizes, [0] * spatial
+        else:
+            if not _same_ceil_windows(node, shape):
+                refuse_wrong_values(node, "with indices, ceil_mode and pads that differ at the "
+                                    "two ends of an axis", "the indices count in the padded input")
+            lowest = _lowest(helper.tensor_dtype_to_np_dtype(g.elem_type(x)))
+            pooled = padded_with(g, x, pads, rank, g.const(lowest, lowest.dtype))
+            dims = [d + pads[i] + pads[spatial + i] for i, d in enumerate(sizes)]
+            begins = pads[:spatial]
+    elif attribute(node, "auto_pad", "NOTSET") not in ("NOTSET", "VALID") or column_major or (
+            attribute(node, "pads", [0] * 2 * spatial)[:spatial]
+            != attribute(node, "pads", [0] * 2 * spatial)[spatial:]):
+        refuse_wrong_values(node, "with indices over spatial sizes of dynamic size and "
+                            "asymmetric pads or storage_order=1",
+                            "the indices count in the padded input, in row-major order")
+    else:
+        dims = None
+        if "pads" in {a.name for a in node.attribute}:
+            attributes["pads"] = attribute(node, "pads")
+    g.emitted.append(helper.make_node("MaxPool", [pooled], [node.output[0], within],
+                                      **attributes))
+    if dims is not None and (dims != sizes or column_major):
+        order = range(spatial - 1, -1, -1) if column_major else range(spatial)
+        index = None
+        for axis in order:
+            coordinate = g.op("Mod", g.op("Div", within, g.const(
+                int(np.prod(dims[axis + 1:])), np.int64)), g.const(dims[axis], np.int64))
+            if begins[axis]:
+                coordinate = g.op("Sub", coordinate, g.const(begins[axis], np.int64))
+            index = coordinate if index is None else g.op(
+                "Add", g.op("Mul", index, g.const(sizes[axis], np.int64)), coordinate)
+        within = index
+    plane = g.size(x, 2)
+    for axis in range(3, rank):
+        plane = g.op("Mul", plane, g.size(x, axis))
+    planes = g.op("Mul", g.size(x, 0), g.size(x, 1))
+    starts = g.op("Mul", g.op("Range", g.const(0, np.int64), planes, g.const(1, np.int64)), plane)
+    leading = g.op("Slice", g.op("Shape", x), g.const([0], np.int64), g.const([2], np.int64))
+    offsets = g.op("Reshape", starts, g.op("Concat", leading, g.const([1] * spatial, np.int64),
+                                           axis=0))
+    g.op("Add", within, offsets, out=node.output[1])
+    return True
+
+
+def _pool_pads(node: onnx.NodeProto, sizes: list[int]) -> list[int]:
+    """A pool's pads (ONNX order: the begins, then the ends), those `auto_pad` asks for
+    computed as the spec does (SAME_UPPER: the odd one at the end)."""
+    spatial = len(sizes)
+    auto_pad = attribute(node, "auto_pad", "NOTSET")
+    if not auto_pad.startswith("SAME"):
+        return list(attribute(node, "pads", [0] * 2 * spatial)) if auto_pad == "NOTSET" \
+            else [0] * 2 * spatial
+    kernel = attribute(node, "kernel_shape")
+    strides = attribute(node, "strides", [1] * spatial)
+    dilations = attribute(node, "dilations", [1] * spatial)
+    totals = [max((-(-n // s) - 1) * s + (k - 1) * d + 1 - n, 0)
+              for n, s, k, d in zip(sizes, strides, kernel, dilations, strict=True)]
+    begins = [t // 2 if auto_pad == "SAME_UPPER" else t - t // 2 for t in totals]
+    return begins + [t - b for t, b in zip(totals, begins, strict=True)]
+
+
+def _lowest(dtype: np.dtype) -> np.ndarray:
+    """The least value of `dtype` (-inf for floats), as a 0-d array of it."""
+    dtype = np.dtype(dtype)
+    return np.array(-np.inf if dtype.kind == "f" else np.iinfo(dtype).min, dtype)
+
+
 def _same_ceil_windows(node: onnx.NodeProto, shape: list[int | str] | None) -> bool:
     """Whether pooling the explicitly padded input gives ONNX's number of windows per axis."""
     if shape is None or not all(isinstance(d, int) for d in shape[2:]):
@@ -548,6 +643,7 @@ _RULES: dict[str, Callable[[onnx.NodeProto, GraphEditor], bool]] = {
     "QLinearMatMul": _qlinear_matmul,
     "Resize": _resize,
     "AveragePool": _average_pool,
+    "MaxPool": _max_pool_indices,
     "Slice": _slice,
     "Range": _range,
     "Pad": _pad,
