@@ -253,22 +253,46 @@ def test_reverse_sequence_compiles_and_reverses_each_prefix(shape, time_axis, ba
     _check(model, x, lengths)
 
 
+def _suppression_model(batches: int, classes: int, boxes: int) -> onnx.ModelProto:
+    """NonMaxSuppression with every input, a score threshold among them."""
+    return _model(
+        [helper.make_node("NonMaxSuppression", ["b", "s", "n", "iou", "min"], ["y"])],
+        [helper.make_tensor_value_info("b", TensorProto.FLOAT, [batches, boxes, 4]),
+         helper.make_tensor_value_info("s", TensorProto.FLOAT, [batches, classes, boxes]),
+         helper.make_tensor_value_info("n", TensorProto.INT64, [1]),
+         helper.make_tensor_value_info("iou", TensorProto.FLOAT, [1]),
+         helper.make_tensor_value_info("min", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("y", TensorProto.INT64, [None, 3])])
+
+
 def test_non_max_suppression_drops_boxes_under_the_score_threshold():
     """The lowering refuses a threshold above the least score at run time; the rewrite runs
     without it and filters: boxes 2 and 4 score under it, box 1 overlaps box 0."""
     boxes = np.array([[[0, 0, 1, 1], [0, 0.05, 1, 1.05], [0, 2, 1, 3], [0, 5, 1, 6],
                        [0, 8, 1, 9]]], np.float32)
     scores = np.array([[[0.9, 0.8, 0.3, 0.6, 0.1]]], np.float32)
-    model = _model(
-        [helper.make_node("NonMaxSuppression", ["b", "s", "n", "iou", "min"], ["y"])],
-        [helper.make_tensor_value_info("b", TensorProto.FLOAT, [1, 5, 4]),
-         helper.make_tensor_value_info("s", TensorProto.FLOAT, [1, 1, 5]),
-         helper.make_tensor_value_info("n", TensorProto.INT64, [1]),
-         helper.make_tensor_value_info("iou", TensorProto.FLOAT, [1]),
-         helper.make_tensor_value_info("min", TensorProto.FLOAT, [1])],
-        [helper.make_tensor_value_info("y", TensorProto.INT64, [None, 3])])
+    model = _suppression_model(1, 1, 5)
     _check(model, boxes, scores, np.array([5]), np.array([0.5], np.float32),
            np.array([0.3], np.float32))
+
+
+def test_non_max_suppression_over_batches_and_classes():
+    """2 batches x 3 classes (IREE 3.13 failed to compile the lowering for more than one of
+    either), with a score threshold: one suppression per (batch, class), in ONNX's order.
+    (A dynamic number of boxes fails in IREE with one batch and class too: "'tensor.dim' op
+    unexpected during shape cleanup".)"""
+    model = _suppression_model(2, 3, 9)
+    rng = np.random.default_rng(7)
+    compiled = dync.compile(model, cache=False)
+    reference = ReferenceEvaluator(model)
+    for _ in range(3):
+        corners = rng.random((2, 9, 2), np.float32) * 4
+        boxes = np.concatenate([corners, corners + 0.5 + rng.random((2, 9, 2), np.float32)], -1)
+        args = {"b": boxes, "s": rng.random((2, 3, 9), np.float32),
+                "n": np.array([3]), "iou": np.array([0.4], np.float32),
+                "min": np.array([0.2], np.float32)}
+        want = reference.run(None, args)[0]
+        np.testing.assert_array_equal(np.asarray(compiled(*args.values())[0]), want)
 
 
 def test_average_pool_ceil_mode_counting_pads_with_dilations():

@@ -6,8 +6,10 @@ run), rewritten before import into ONNX ops that it does, with the spec's values
 - `DequantizeLinear` of 16-bit integers: `(x - zero point) * scale` in the scale's type;
 - `ReverseSequence`: a GatherElements along the time axis (IREE 3.13 fails to compile its own
   lowering: a vector.gather left unconverted);
-- `NonMaxSuppression` with a score threshold above the least score, which the lowering
-  rejects at run time: run without it, then the boxes not above it dropped;
+- `NonMaxSuppression` over several batches or classes (IREE 3.13 fails to compile the
+  lowering): one per (batch, class), concatenated; with a score threshold above the least
+  score, which the lowering rejects at run time: run without it, then the boxes not above
+  it dropped;
 - `Resize` in nearest mode with `axes`, a `keep_aspect_ratio_policy` or `align_corners` (not
   lowered), over a static shape with the scales or sizes known: a Gather along each resized
   axis of the indices ONNX's reference reads, found by running the reference on the input's
@@ -125,10 +127,16 @@ def _reverse_sequence(node: onnx.NodeProto, g: GraphEditor) -> bool:
 
 
 def _non_max_suppression(node: onnx.NodeProto, g: GraphEditor) -> bool:
-    """NonMaxSuppression with a score threshold, which the lowering rejects at run time unless
-    it is at most the least score: run without it, then drop the selected boxes whose score is
-    not above it. Equivalent, since boxes are taken in falling score order: one under the
-    threshold comes after every box over it, so it neither suppresses nor displaces one."""
+    """NonMaxSuppression over several batches or classes (static counts), which IREE 3.13
+    fails to compile: one per (batch, class), their selections concatenated in ONNX's order
+    with their batch and class put in; with a score threshold, which the lowering rejects at
+    run time unless it is at most the least score: run without it, then drop the selected
+    boxes whose score is not above it. Equivalent, since boxes are taken in falling score
+    order: one under the threshold comes after every box over it, so it neither suppresses
+    nor displaces one."""
+    shape = named_shape(g.types.get(node.input[1]))
+    if shape is not None and all(isinstance(d, int) for d in shape[:2]) and shape[0] * shape[1] > 1:
+        return _per_batch_and_class(node, g, *shape[:2])
     if len(node.input) < 5 or not node.input[4]:
         return False
     unfiltered = onnx.NodeProto()
@@ -152,6 +160,36 @@ def _non_max_suppression(node: onnx.NodeProto, g: GraphEditor) -> bool:
 
 
 _QUANTIZED_BY_IMPORTER = {onnx.TensorProto.INT8, onnx.TensorProto.UINT8, onnx.TensorProto.INT32}
+
+
+def _per_batch_and_class(node: onnx.NodeProto, g: GraphEditor, batches: int,
+                         classes: int) -> bool:
+    """NonMaxSuppression as one per (batch, class) (see `_non_max_suppression`); each is
+    rewritten in turn (`g.expanded`) for its score threshold."""
+    selections = []
+    for b, c in itertools.product(range(batches), range(classes)):
+        boxes = g.op("Slice", node.input[0], g.const([b], np.int64), g.const([b + 1], np.int64),
+                     g.const([0], np.int64))
+        scores = g.op("Slice", node.input[1], g.const([b, c], np.int64),
+                      g.const([b + 1, c + 1], np.int64), g.const([0, 1], np.int64))
+        one = onnx.NodeProto()
+        one.CopyFrom(node)
+        one.name = f"{node.name}_{b}_{c}" if node.name else ""
+        one.input[0], one.input[1] = boxes, scores
+        one.output[0] = g.fresh(f"{node.output[0]}_{b}_{c}")
+        g.expanded.append(one)
+        g.declared.append(helper.make_tensor_value_info(one.output[0], onnx.TensorProto.INT64,
+                                                        [None, 3]))
+        selections.append((one.output[0], g.const([[b, c, 0]], np.int64)))
+    placed = [g.fresh(f"{selected}_placed") for selected, _ in selections]
+    g.expanded.extend(helper.make_node("Add", [selected, at], [name])
+                      for (selected, at), name in zip(selections, placed, strict=True))
+    # Into a dynamic value first: the model's output may be declared with the static count.
+    every = g.fresh(f"{node.output[0]}_concatenated")
+    g.declared.append(helper.make_tensor_value_info(every, onnx.TensorProto.INT64, [None, 3]))
+    g.expanded += [helper.make_node("Concat", placed, [every], axis=0),
+                   helper.make_node("Identity", [every], [node.output[0]])]
+    return True
 
 
 def _dequantize_linear(node: onnx.NodeProto, g: GraphEditor) -> bool:
