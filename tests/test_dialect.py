@@ -133,7 +133,8 @@ def test_a_pass_list_gets_the_required_passes_it_leaves_out():
     assert with_required_passes(DEFAULT_PIPELINE) == DEFAULT_PIPELINE
     assert with_required_passes(LOW_MEMORY_PIPELINE) == LOW_MEMORY_PIPELINE
     completed = with_required_passes(("cse", "dync-rdp", "dync-check-ir"))
-    assert completed[:4] == ("cse", "dync-canonicalize", "dync-collapse-views", "dync-rdp")
+    assert completed[:5] == ("cse", "dync-canonicalize", "dync-collapse-views", "dync-pool-extents",
+                             "dync-rdp")
     assert completed[-2:] == ("dync-fence-region-reads", "dync-check-ir")
     assert set(completed) == set(REQUIRED_PASSES) | {"cse", "dync-rdp"}
     assert with_required_passes(()) == tuple(p for p in DEFAULT_PIPELINE if p in REQUIRED_PASSES)

@@ -52,6 +52,7 @@ _PASS_MODULES = {
     "dync-conv1d-linear": "dync.passes.conv1d_linear",
     "dync-copy-within": "dync.passes.copy_within",
     "dync-pointwise-matmuls": "dync.passes.pointwise_matmuls",
+    "dync-pool-extents": "dync.passes.pool_extents",
     "dync-rdp": "dync.passes.rdp",
     "dync-rotate-while": "dync.passes.rotate_while",
     "dync-running-extremes": "dync.passes.running_extremes",
@@ -90,7 +91,8 @@ def lower_control_flow(module: ir.Module) -> None:
 
 # What `dync.compile` runs on dync IR before handing it to IREE.
 DEFAULT_PIPELINE: tuple[str, ...] = (
-    "dync-specialize", "dync-bucket", "dync-canonicalize", "dync-collapse-views", "dync-rdp",
+    "dync-specialize", "dync-bucket", "dync-canonicalize", "dync-collapse-views",
+    "dync-pool-extents", "dync-rdp",
     "dync-sink-into-branches",
     "dync-split-subdnns", "dync-loop-batch", "dync-pretranspose-weights", "dync-conv1d-linear",
     "dync-pointwise-matmuls", "dync-bias-pointwise-convs", "dync-im2col", "dync-width-strips",
@@ -123,7 +125,7 @@ LOW_MEMORY_PIPELINE: tuple[str, ...] = tuple(
 # (`with_required_passes`): a list without them compiled modules that disagree with eager
 # (the mixture of experts with `passes=[]`: by 0.42). They are cheap where they find nothing.
 REQUIRED_PASSES: tuple[str, ...] = (
-    "dync-canonicalize", "dync-collapse-views", "dync-fence-reductions",
+    "dync-canonicalize", "dync-collapse-views", "dync-pool-extents", "dync-fence-reductions",
     "dync-fence-gathered-reductions", "dync-int-division", "dync-int-negation",
     "dync-widen-int8", "dync-near-zero", "dync-running-extremes", "dync-pack-sort-keys",
     "dync-distinct-fills", "dync-copy-within", "dync-strided-views", "dync-inline-subdnns",
