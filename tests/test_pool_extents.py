@@ -1,6 +1,7 @@
 """`dync-pool-extents` in `dync.compile`: pools whose last window ends before their input
 does, along an axis whose output has one element or more, over a dynamic batch (IREE 3.13
-failed to compile them, or computed wrong values over a dynamic batch)."""
+failed to compile them, or computed wrong values over a dynamic batch); with indices, they
+count within the input's own plane."""
 
 import pytest
 import torch
@@ -19,6 +20,10 @@ CASES = {
         lambda x: F.avg_pool2d(x, 3, 3, padding=1, count_include_pad=False), (5, 7)),
     "avg 2d, padded, pads counted": (lambda x: F.avg_pool2d(x, 2, 3, padding=1), (6, 6)),
     "avg 3d, stride 3 over a depth of 5": (lambda x: F.avg_pool3d(x, 2, 3), (5, 4, 4)),
+    "max 2d with indices, both axes cut": (
+        lambda x: F.max_pool2d(x, 2, 2, return_indices=True), (3, 5)),
+    "max 3d with indices, stride 3": (
+        lambda x: F.max_pool3d(x, 2, 3, return_indices=True), (4, 5, 7)),
 }
 
 

@@ -1,14 +1,18 @@
 """`dync-pool-extents`: a pool reads its input only as far as its windows reach.
 
-Reads: `torch.aten.max_pool{1,2,3}d` and `torch.aten.avg_pool{1,2,3}d` (floor mode) with
-constant kernel, stride, padding and dilation, in every function (both frontends:
-`nn.MaxPool2d`, `F.avg_pool3d`, ONNX `MaxPool`/`AveragePool` without indices).
+Reads: `torch.aten.max_pool{1,2,3}d`, `max_pool{1,2,3}d_with_indices` and
+`torch.aten.avg_pool{1,2,3}d` (floor mode) with constant kernel, stride, padding and
+dilation, in every function (both frontends: `nn.MaxPool2d`, `F.avg_pool3d`, ONNX
+`MaxPool`/`AveragePool`).
 Writes: where, along a spatial axis of static size, the last window ends before the input
 does (more than the end padding is left over: `(in + 2p - extent) mod stride > p`), the
 input sliced to the end of that window (`slice.Tensor`) before the pool. Values are
 unchanged: the elements cut off are in no window, and PyTorch's divisor of an average
 counts a window's extent within the padded input, which no window that is left crosses;
 the number of windows is the same (the padding after the cut is too short for another).
+A pool that returns indices (PyTorch's: row-major within each plane) has them counted again
+over the input's own plane where a cut changed its width (`floor_divide`/`remainder` by
+constants into coordinates, put together again).
 Runs before `dync-rdp`, which binds the new tensors' shapes.
 
 Why: IREE 3.13 folds an output dim of size one out of a pool (its unit-extent folding) and
@@ -19,12 +23,14 @@ a 3 x 4 x 4 volume by 2, an average pool of a depth of 5 by 2 with stride 3) or,
 dynamic batch, compiles to wrong values (`F.max_pool3d` of `[n, 1, 3, 8, 8]` by 2: off by up
 to 1.8; caught on the example only by the first-call check). A pool whose windows tile its
 axis exactly was right. Left alone: ceil mode (its windows may end in the padding; ONNX's
-`test_averagepool_2d_ceil_last_window_starts_on_pad` still fails in IREE) and the pools that
-also return indices, which count over the input's own width.
+`test_averagepool_2d_ceil_last_window_starts_on_pad` still fails in IREE). `F.max_pool2d` of
+a 3 x 4 image with indices gave wrong values and indices over a dynamic batch too.
 No paper section: a lowering repair at the boundary to IREE.
 """
 
 from __future__ import annotations
+
+import math
 
 from iree.compiler import ir
 
@@ -39,9 +45,10 @@ from ..dialects.walk import nested_ops
 from .pipeline import Pass
 
 # Pool -> (spatial axes, operand index of its dilation or None, of its ceil_mode).
-_POOLS = {f"torch.aten.{kind}_pool{n}d": (n, 4 if kind == "max" else None,
-                                          5 if kind == "max" else 4)
-          for kind in ("max", "avg") for n in (1, 2, 3)}
+_POOLS = {f"torch.aten.{kind}_pool{n}d{suffix}": (n, 4 if kind == "max" else None,
+                                                  5 if kind == "max" else 4)
+          for kind, suffix in (("max", ""), ("avg", ""), ("max", "_with_indices"))
+          for n in (1, 2, 3)}
 
 
 class PoolExtents(Pass):
@@ -93,5 +100,29 @@ def _cut(op: ir.Operation) -> None:
         cut[axis] = reach
         x = b("torch.aten.slice.Tensor", vtensor_type(x.type, cut), x, b.int(axis), b.int(0),
               b.int(reach), b.int(1))
-    if b is not None:
-        op.operands[0] = x
+    if b is None:
+        return
+    op.operands[0] = x
+    spatial, cut = dims[first:], type_dims(x.type)[first:]
+    if len(op.results) == 2 and spatial[1:] != cut[1:]:
+        _recount(op, b, spatial, cut)
+
+
+def _recount(op: ir.Operation, b: TorchBuilder, spatial: list[int], cut: list[int]) -> None:
+    """The indices of a pool of the cut input (row-major positions within a plane of the
+    `cut` sizes) as positions within a plane of the input's own `spatial` sizes."""
+    pool = ir.Operation.create(op.name, results=[r.type for r in op.results],
+                               operands=list(op.operands), loc=op.location, ip=b.ip)
+    indices = pool.results[1]
+    recounted = None
+    for i, size in enumerate(cut):
+        step = math.prod(cut[i + 1:])
+        coordinate = b("torch.aten.remainder.Scalar", indices.type, indices if step == 1 else b(
+            "torch.aten.floor_divide.Scalar", indices.type, indices, b.int(step)), b.int(size))
+        recounted = coordinate if recounted is None else b(
+            "torch.aten.add.Tensor", indices.type, b("torch.aten.mul.Scalar", indices.type,
+                                                     recounted, b.int(spatial[i])),
+            coordinate, b.int(1))
+    op.results[0].replace_all_uses_with(pool.results[0])
+    op.results[1].replace_all_uses_with(recounted)
+    op.erase()

@@ -60,3 +60,28 @@ func.func @left_alone(%x: !torch.vtensor<[1,1,6,5],f32>, %y: !torch.vtensor<[1,1
   %2 = torch.aten.max_pool2d %y, %k, %k, %z, %d, %false : !torch.vtensor<[1,1,?,4],f32>, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.bool -> !torch.vtensor<[1,1,?,2],f32>
   return %0, %1, %2 : !torch.vtensor<[1,1,3,3],f32>, !torch.vtensor<[1,1,3,2],f32>, !torch.vtensor<[1,1,?,2],f32>
 }
+
+// -----
+
+// With indices, a 3 x 5 image by 2: both axes cut (to 2 x 4); the pool's indices count within
+// a plane 4 wide, so each is taken apart (// 4 % 2, % 4) and put together over 5.
+// CHECK-LABEL: func.func @max_pool_indices
+// CHECK:         %[[CUT:.*]] = torch.aten.slice.Tensor {{.*}} -> !torch.vtensor<[1,1,2,4],f32>
+// CHECK:         %[[V:.*]], %[[I:.*]] = torch.aten.max_pool2d_with_indices %[[CUT]],
+// CHECK:         %[[ROW:.*]] = torch.aten.floor_divide.Scalar %[[I]], %int4
+// CHECK:         %[[H:.*]] = torch.aten.remainder.Scalar %[[ROW]], %int2
+// CHECK:         %[[W:.*]] = torch.aten.remainder.Scalar %[[I]], %int4
+// CHECK:         %[[HW:.*]] = torch.aten.mul.Scalar %[[H]], %int5
+// CHECK:         %[[J:.*]] = torch.aten.add.Tensor %[[HW]], %[[W]]
+// CHECK:         return %[[V]], %[[J]]
+func.func @max_pool_indices(%x: !torch.vtensor<[1,1,3,5],f32>) -> (!torch.vtensor<[1,1,1,2],f32>, !torch.vtensor<[1,1,1,2],si64>) {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %false = torch.constant.bool false
+  %k = torch.prim.ListConstruct %int2, %int2 : (!torch.int, !torch.int) -> !torch.list<int>
+  %p = torch.prim.ListConstruct %int0, %int0 : (!torch.int, !torch.int) -> !torch.list<int>
+  %d = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+  %0:2 = torch.aten.max_pool2d_with_indices %x, %k, %k, %p, %d, %false : !torch.vtensor<[1,1,3,5],f32>, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.bool -> !torch.vtensor<[1,1,1,2],f32>, !torch.vtensor<[1,1,1,2],si64>
+  return %0#0, %0#1 : !torch.vtensor<[1,1,1,2],f32>, !torch.vtensor<[1,1,1,2],si64>
+}
