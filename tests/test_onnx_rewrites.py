@@ -968,3 +968,31 @@ def test_max_pool_indices_count_over_the_whole_tensor(spatial, attributes, pads)
                                        *pads, attributes.get("storage_order", 0) == 1)
         for got, expected in zip(compiled(x), want, strict=True):
             np.testing.assert_array_equal(np.asarray(got), expected)
+
+
+@pytest.mark.parametrize("mode,transform,ratio", [
+    ("avg", "half_pixel", 2), ("avg", "output_half_pixel", 3), ("max", "half_pixel", 2)])
+def test_roi_align_over_a_dynamic_number_of_rois(mode, transform, ratio):
+    """RoiAlign (IREE 3.13 does not legalize the lowering's `torchvision.roi_align`): ROIs of
+    two images, some reaching past the image's edges or collapsed to a point, a non-square
+    output, a spatial scale."""
+    model = _model(
+        [helper.make_node("RoiAlign", ["x", "rois", "batch"], ["y"], mode=mode,
+                          coordinate_transformation_mode=transform, output_height=3,
+                          output_width=4, sampling_ratio=ratio, spatial_scale=0.5)],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 9, 11]),
+         helper.make_tensor_value_info("rois", TensorProto.FLOAT, ["r", 4]),
+         helper.make_tensor_value_info("batch", TensorProto.INT64, ["r"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["r", 3, 3, 4])])
+    rng = np.random.default_rng(8)
+    compiled = dync.compile(model, cache=False)
+    reference = ReferenceEvaluator(model)
+    for count in (1, 5):
+        x = rng.standard_normal((2, 3, 9, 11)).astype(np.float32)
+        corners = rng.uniform(-6, 24, (count, 2)).astype(np.float32)
+        rois = np.concatenate([corners, corners + rng.uniform(0, 14, (count, 2))], 1)
+        rois[0, 2:] = rois[0, :2]  # a point
+        batch = rng.integers(0, 2, count)
+        want = reference.run(None, {"x": x, "rois": rois.astype(np.float32), "batch": batch})[0]
+        np.testing.assert_allclose(np.asarray(compiled(x, rois.astype(np.float32), batch)[0]),
+                                   want, rtol=1e-5, atol=1e-5)

@@ -51,6 +51,10 @@ run), rewritten before import into ONNX ops that it does, with the spec's values
   `aten.max_unpool2d`, and the importer lowers none with an output shape): a ScatterElements
   of the values to their indices in flat zeros of the shape the spec derives, padded at the
   end up to the output shape where one is given (as ONNX's reference does).
+- `RoiAlign` with a fixed sampling ratio (IREE 3.13 does not legalize the lowering's
+  `torchvision.roi_align`): each ROI's sample points computed as ONNX's reference does, their
+  four neighbours gathered from the ROI's image and weighted, averaged (or the greatest
+  taken) over each bin.
 - `Col2Im` with known image and block shapes (IREE 3.13 fails to compile the lowering): each
   column entry's output position computed at compile time, summed into place by an
   additive ScatterElements.
@@ -904,6 +908,84 @@ def _max_unpool(node: onnx.NodeProto, g: GraphEditor) -> bool:
     return True
 
 
+def _roi_align(node: onnx.NodeProto, g: GraphEditor) -> bool:
+    """RoiAlign with a fixed `sampling_ratio` (IREE 3.13 does not legalize the lowering's
+    `torchvision.roi_align`): each ROI's sample points along y and x computed as ONNX's
+    reference does (a point outside `[-1, size]` weighing 0, clamped at 0, the last row and
+    column held), the four neighbours of every point gathered from its batch's plane and
+    weighted, then averaged (or the greatest weighted neighbour taken, in max mode) over each
+    bin's `sampling_ratio` x `sampling_ratio` points. An adaptive ratio (0: a count per ROI)
+    is left to the importer."""
+    ratio = attribute(node, "sampling_ratio", 0)
+    dtype = helper.tensor_dtype_to_np_dtype(g.elem_type(node.input[0]))
+    if ratio <= 0 or g.rank(node.input[0]) != 4 or dtype.kind != "f":
+        return False
+    x, rois, batches = node.input[:3]
+    half = attribute(node, "coordinate_transformation_mode", "half_pixel") == "half_pixel"
+    bins = (attribute(node, "output_height", 1), attribute(node, "output_width", 1))
+    scale, offset = attribute(node, "spatial_scale", 1.0), 0.5 if half else 0.0
+
+    def number(value: float) -> str:
+        return g.const(value, dtype)
+
+    def column(k: int) -> str:  # [R, 1]: the k-th coordinate of every ROI, scaled
+        corner = g.op("Gather", rois, g.const([k], np.int64), axis=1)
+        return g.op("Sub", g.op("Mul", corner, number(scale)), number(offset))
+
+    def samples(axis: int, start: str, end: str, count: int):
+        """Along one axis, [R, count * ratio]: each point's lower neighbour, the weights of
+        its lower and upper neighbours (0 outside), and the neighbours' positions."""
+        extent = g.op("Sub", end, start)
+        if not half:
+            extent = g.op("Max", extent, number(1.0))
+        fractions = (np.arange(count * ratio) // ratio
+                     + (np.arange(count * ratio) % ratio + 0.5) / ratio)
+        at = g.op("Add", start, g.op("Mul", g.op("Div", extent, number(count)),
+                                     g.const(fractions[None, :], dtype)))
+        size = g.op("Cast", g.size(x, axis), to=g.elem_type(x))
+        last = g.op("Sub", size, number(1.0))
+        inside = g.op("Not", g.op("Or", g.op("Less", at, number(-1.0)),
+                                  g.op("Greater", at, size)))
+        at = g.op("Max", at, number(0.0))
+        low = g.op("Floor", at)
+        held = g.op("GreaterOrEqual", low, last)
+        low = g.op("Where", held, last, low)
+        high = g.op("Where", held, last, g.op("Add", low, number(1.0)))
+        upper = g.op("Mul", g.op("Sub", g.op("Where", held, last, at), low),
+                     g.op("Cast", inside, to=g.elem_type(x)))
+        lower = g.op("Sub", g.op("Cast", inside, to=g.elem_type(x)), upper)
+        return ([lower, upper],
+                [g.op("Cast", v, to=onnx.TensorProto.INT64) for v in (low, high)])
+
+    (wy, ys), (wx, xs) = (samples(2 + i, column(1 - i), column(3 - i), bins[i])
+                          for i in range(2))
+    width = g.size(x, 3)
+    planes = g.op("Gather", g.op("Reshape", x, g.const([0, 0, -1], np.int64)),
+                  g.op("Cast", batches, to=onnx.TensorProto.INT64), axis=0)  # [R, C, H*W]
+    leading = g.op("Slice", g.op("Shape", planes), g.const([0], np.int64),
+                   g.const([2], np.int64))  # R, C
+    every_channel = g.op("Concat", leading, g.const([1], np.int64), axis=0)
+    terms = []
+    for (weight_y, y), (weight_x, xx) in itertools.product(zip(wy, ys, strict=True),
+                                                          zip(wx, xs, strict=True)):
+        position = g.op("Add", g.op("Mul", g.unsqueeze(y, [2]), width), g.unsqueeze(xx, [1]))
+        position = g.op("Expand", g.op("Reshape", position, g.const([0, 1, -1], np.int64)),
+                        every_channel)
+        value = g.op("GatherElements", planes, position, axis=2)
+        weight = g.op("Reshape", g.op("Mul", g.unsqueeze(weight_y, [2]),
+                                      g.unsqueeze(weight_x, [1])), g.const([0, 1, -1], np.int64))
+        terms.append(g.op("Mul", value, weight))
+    greatest = attribute(node, "mode", "avg") == "max"
+    grid = g.op("Reshape", g.op("Max" if greatest else "Sum", *terms), g.op(
+        "Concat", leading, g.const([bins[0], ratio, bins[1], ratio], np.int64), axis=0))
+    reduce = "ReduceMax" if greatest else "ReduceMean"
+    if g.opset >= 18:
+        g.op(reduce, grid, g.const([3, 5], np.int64), keepdims=0, out=node.output[0])
+    else:
+        g.op(reduce, grid, axes=[3, 5], keepdims=0, out=node.output[0])
+    return True
+
+
 def _conv_transpose(node: onnx.NodeProto, g: GraphEditor) -> bool:
     """ConvTranspose in groups (IREE 3.13 fails to compile the lowering: a collapse_shape of
     the wrong rank): one ConvTranspose per group of input channels, concatenated; with a SAME
@@ -1031,5 +1113,6 @@ RULES = {"ConvInteger": _conv_integer, "DequantizeLinear": _dequantize_linear,
          "CumProd": _cum_prod, "Compress": _compress, "Dropout": _dropout, "DFT": _dft,
          "AffineGrid": _affine_grid, "DeformConv": _deform_conv,
          "TensorScatter": _tensor_scatter, "Unique": _unique, "LpPool": _lp_pool,
+         "RoiAlign": _roi_align,
          "MaxUnpool": _max_unpool,
          "ConvTranspose": _conv_transpose, "Col2Im": _col2im}
