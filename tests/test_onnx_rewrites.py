@@ -996,3 +996,42 @@ def test_roi_align_over_a_dynamic_number_of_rois(mode, transform, ratio):
         want = reference.run(None, {"x": x, "rois": rois.astype(np.float32), "batch": batch})[0]
         np.testing.assert_allclose(np.asarray(compiled(x, rois.astype(np.float32), batch)[0]),
                                    want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("source", [TensorProto.FLOAT, TensorProto.INT32, TensorProto.INT64])
+@pytest.mark.parametrize("target", [TensorProto.INT16, TensorProto.UINT16])
+def test_cast_to_a_16_bit_integer_truncates_and_wraps(source, target):
+    """The importer maps neither 16-bit type (and torch-mlir aborts on a conversion to ui16):
+    values in range, negative ones and ones past the range, as ONNX's reference casts them."""
+    model = _model([helper.make_node("Cast", ["x"], ["y"], to=target)],
+                   [helper.make_tensor_value_info("x", source, ["n"])],
+                   [helper.make_tensor_value_info("y", target, ["n"])])
+    x = np.array([1.7, -2.9, 300.5, 3, 65535, 40000.9, -32768, 70000])
+    _check(model, x.astype(helper.tensor_dtype_to_np_dtype(source)))
+
+
+@pytest.mark.parametrize("block", [2, 3])
+def test_quantize_and_dequantize_in_blocks(block):
+    """QuantizeLinear to uint16 per block (the importer lowers neither blocks nor uint16) and
+    DequantizeLinear of uint8 per block along axis 1 of a 2 x 5 x 3 tensor, the last block
+    short where 5 is not a multiple of the block; values that saturate at both ends."""
+    blocks = -(-5 // block)
+
+    def blocked(op: str, x_type: int, zero_type: int, out_type: int) -> onnx.ModelProto:
+        return _model(
+            [helper.make_node(op, ["x", "scale", "zero"], ["y"], axis=1, block_size=block)],
+            [helper.make_tensor_value_info("x", x_type, [2, 5, 3]),
+             helper.make_tensor_value_info("scale", TensorProto.FLOAT, [2, blocks, 3]),
+             helper.make_tensor_value_info("zero", zero_type, [2, blocks, 3])],
+            [helper.make_tensor_value_info("y", out_type, [2, 5, 3])], opset=21)
+
+    quantize = blocked("QuantizeLinear", TensorProto.FLOAT, TensorProto.UINT16,
+                       TensorProto.UINT16)
+    dequantize = blocked("DequantizeLinear", TensorProto.UINT8, TensorProto.UINT8,
+                         TensorProto.FLOAT)
+    rng = np.random.default_rng(10)
+    x = (rng.standard_normal((2, 5, 3)) * 40000).astype(np.float32)
+    scale = rng.uniform(0.5, 2, (2, blocks, 3)).astype(np.float32)
+    _check(quantize, x, scale, rng.integers(0, 60000, (2, blocks, 3)).astype(np.uint16))
+    _check(dequantize, rng.integers(0, 256, (2, 5, 3)).astype(np.uint8), scale,
+           rng.integers(0, 256, (2, blocks, 3)).astype(np.uint8))

@@ -59,9 +59,9 @@ from .onnx_loops import relax_growing
 from .onnx_narrow_types import carry_narrow_types
 from .onnx_ranks import complete_ranks, rankless
 from .onnx_rewrites import rewrite_for_iree
-from .onnx_scatter_extremes import lower_scatter_extremes
 from .onnx_sequences import eliminate_sequences, output_tree
 from .onnx_structure import flatten_structured_inputs, structure_of
+from .onnx_torch_lowerings import lower_for_importer
 
 # Opset every model is brought up to before import (IREE's ONNX guide recommends >= 17:
 # torch-mlir's ONNX lowerings are written and tested against recent opsets).
@@ -468,7 +468,7 @@ def _import_graph(proto: onnx.ModelProto, context: ir.Context) -> ir.Module:
 def _converted(module: ir.Module, nodes: dict[str, onnx.NodeProto]) -> list[tuple[str, str]]:
     """Convert the module's ONNX ops to torch ops; returns the ops left unconverted (op name,
     location)."""
-    lower_scatter_extremes(module)
+    lower_for_importer(module)
     try:
         PassManager.parse(ONNX_TO_TORCH).run(module.operation)
     except ir.MLIRError as e:

@@ -3,7 +3,9 @@ run), rewritten before import into ONNX ops that it does, with the spec's values
 
 - `ConvInteger` with pads (padded first with the input's zero point) or with a weight zero
   point per output channel (subtracted as `z * conv(x', ones)` in int32);
-- `DequantizeLinear` of 16-bit integers: `(x - zero point) * scale` in the scale's type;
+- `DequantizeLinear` of 16-bit integers, or in blocks: `(x - zero point) * scale` in the
+  scale's type; `QuantizeLinear` to uint16, or in blocks: `x / scale` rounded half to even,
+  plus the zero point, saturated (a block's scale and zero point repeated along the axis);
 - `ReverseSequence`: a GatherElements along the time axis (IREE 3.13 fails to compile its own
   lowering: a vector.gather left unconverted);
 - `NonMaxSuppression` over several batches or classes (IREE 3.13 fails to compile the
@@ -197,26 +199,93 @@ def _per_batch_and_class(node: onnx.NodeProto, g: GraphEditor, batches: int,
 
 
 def _dequantize_linear(node: onnx.NodeProto, g: GraphEditor) -> bool:
-    """DequantizeLinear of a 16-bit integer, which the importer does not lower: (x - zero
-    point) * scale in the scale's float type, the scale per tensor or per axis."""
+    """DequantizeLinear of a 16-bit integer, or in blocks (`block_size`), which the importer
+    does not lower: (x - zero point) * scale in the scale's float type, the scale per tensor,
+    per axis or per block."""
     x, scale = node.input[0], node.input[1]
-    rank, scale_rank = g.rank(x), g.rank(scale)
-    if (g.elem_type(x) in _QUANTIZED_BY_IMPORTER or attribute(node, "block_size", 0)
-            or rank is None or scale_rank not in (0, 1)):
+    if g.elem_type(x) in _QUANTIZED_BY_IMPORTER and not attribute(node, "block_size", 0):
         return False
     float_type = g.elem_type(scale)
-    shifted = g.op("Cast", x, to=float_type)
     zero = g.op("Cast", node.input[2], to=float_type) if len(node.input) > 2 and node.input[
         2] else None
-    if scale_rank == 1 and rank > 1:  # per axis: broadcast along `axis`
-        along = g.const([-1 if d == (attribute(node, "axis", 1) % rank) else 1
-                         for d in range(rank)], np.int64)
-        scale = g.op("Reshape", scale, along)
-        zero = zero and g.op("Reshape", zero, along)
+    parameters = _quantization_parameters(node, g, [scale, zero])
+    if parameters is None:
+        return False
+    scale, zero = parameters
+    shifted = g.op("Cast", x, to=float_type)
     if zero:
         shifted = g.op("Sub", shifted, zero)
     g.op("Mul", shifted, scale, out=node.output[0])
     return True
+
+
+def _quantize_linear(node: onnx.NodeProto, g: GraphEditor) -> bool:
+    """QuantizeLinear to uint16, or in blocks (`block_size`), which the importer does not
+    lower: `x / scale` rounded half to even, plus the zero point, saturated to the output
+    type's range, in `x`'s float type (exact for 16-bit results), the scale per tensor, per
+    axis or per block."""
+    x, scale = node.input[0], node.input[1]
+    zero = node.input[2] if len(node.input) > 2 and node.input[2] else None
+    out_type = g.elem_type(zero) if zero else attribute(node, "output_dtype", 0) or \
+        onnx.TensorProto.UINT8
+    if out_type not in _SATURATED or (out_type != onnx.TensorProto.UINT16
+                                      and not attribute(node, "block_size", 0)):
+        return False
+    float_type = g.elem_type(x)
+    parameters = _quantization_parameters(node, g, [
+        g.op("Cast", scale, to=float_type), zero and g.op("Cast", zero, to=float_type)])
+    if parameters is None:
+        return False
+    scale, zero = parameters
+    value = g.op("Round", g.op("Div", x, scale))
+    if zero:
+        value = g.op("Add", value, zero)
+    dtype = helper.tensor_dtype_to_np_dtype(float_type)
+    low, high = (g.const(v, dtype) for v in _SATURATED[out_type])
+    g.op("Cast", g.op("Clip", value, low, high), to=out_type, out=node.output[0])
+    return True
+
+
+# The integer types QuantizeLinear is rewritten for, and their ranges.
+_SATURATED = {t: (np.iinfo(helper.tensor_dtype_to_np_dtype(t)).min,
+                  np.iinfo(helper.tensor_dtype_to_np_dtype(t)).max)
+              for t in (onnx.TensorProto.INT8, onnx.TensorProto.UINT8, onnx.TensorProto.INT16,
+                        onnx.TensorProto.UINT16)}
+
+
+def _quantization_parameters(node: onnx.NodeProto, g: GraphEditor,
+                             values: list[str | None]) -> list[str | None] | None:
+    """A (De)QuantizeLinear's scale and zero point (`values`, None where absent) shaped to
+    broadcast against its input: as they are per tensor, along `axis` per axis, each
+    repeated `block_size` times along `axis` (the last block cut to the input) per block.
+    None where the input's rank, or for blocks its shape, is unknown."""
+    x = node.input[0]
+    rank, scale_rank = g.rank(x), g.rank(node.input[1])
+    if rank is None or scale_rank is None:
+        return None
+    axis = attribute(node, "axis", 1) % max(rank, 1)
+    block = attribute(node, "block_size", 0)
+    if not block:
+        if scale_rank == 0 or rank <= 1:
+            return values
+        if scale_rank != 1:
+            return None
+        along = g.const([-1 if d == axis else 1 for d in range(rank)], np.int64)
+        return [v and g.op("Reshape", v, along) for v in values]
+    shape = named_shape(g.types.get(x))
+    if shape is None or not all(isinstance(d, int) for d in shape) or scale_rank != rank:
+        return None
+    blocks = -(-shape[axis] // block)
+    repeated = [*shape[:axis], blocks, block, *shape[axis + 1:]]
+    merged = [*shape[:axis], blocks * block, *shape[axis + 1:]]
+
+    def spread(value: str) -> str:
+        grown = g.op("Reshape", g.op("Expand", g.unsqueeze(value, [axis + 1]),
+                                     g.const(repeated, np.int64)), g.const(merged, np.int64))
+        return g.op("Slice", grown, g.const([0], np.int64), g.const([shape[axis]], np.int64),
+                    g.const([axis], np.int64))
+
+    return [v and spread(v) for v in values]
 
 
 def _cum_prod(node: onnx.NodeProto, g: GraphEditor) -> bool:
@@ -1109,6 +1178,7 @@ def _col2im(node: onnx.NodeProto, g: GraphEditor) -> bool:
 
 
 RULES = {"ConvInteger": _conv_integer, "DequantizeLinear": _dequantize_linear,
+         "QuantizeLinear": _quantize_linear,
          "ReverseSequence": _reverse_sequence, "NonMaxSuppression": _non_max_suppression,
          "CumProd": _cum_prod, "Compress": _compress, "Dropout": _dropout, "DFT": _dft,
          "AffineGrid": _affine_grid, "DeformConv": _deform_conv,

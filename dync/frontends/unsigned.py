@@ -71,11 +71,11 @@ def _widen(op: ir.Operation, unsigned: list[str]) -> None:
                                loc=op.location, ip=b.ip)
     after = TorchBuilder(op)
     for old, new in zip(op.results, wide.results, strict=True):
-        old.replace_all_uses_with(_narrow(after, new, old.type) if new.type != old.type else new)
+        old.replace_all_uses_with(narrowed(after, new, old.type) if new.type != old.type else new)
     op.erase()
 
 
-def _narrow(b: TorchBuilder, wide: ir.Value, unsigned: ir.Type) -> ir.Value:
+def narrowed(b: TorchBuilder, wide: ir.Value, unsigned: ir.Type) -> ir.Value:
     """`wide` (si64) truncated to `unsigned`'s type: to the signed type of the same width,
     then reinterpreted (torch-mlir aborts on a conversion to `ui16`: "unhandled type for
     getTypeForScalarType")."""
