@@ -56,7 +56,6 @@ def _lower_scatter_extremes(module: ir.Module) -> None:
         op.erase()
 
 
-
 _16_BIT = {"si16", "ui16"}
 
 
