@@ -78,3 +78,23 @@ def test_eight_bit_arithmetic_with_scalars_compiles_and_wraps_as_eager():
             for got, want in zip(compiled(values), _EightBit()(values), strict=True):
                 assert got.dtype == want.dtype
                 torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+class _FloatsToBytes(torch.nn.Module):
+    def forward(self, x):
+        steps = (x * 2).round()
+        return (steps.abs() * 60).clamp(max=255).to(torch.uint8), x.clamp(-128, 127).to(torch.int8)
+
+
+def test_floats_to_bytes_keep_values_past_127():
+    """`.to(torch.uint8)` of floats from 128 to 255, in the `_to_copy` form torch.export gives
+    it here: torch-mlir's `fptosi` to i8 has no value past 127, and an AVX2 CPU's code gave 180
+    back as 52 (`dync-widen-int8` converts through int32). For this host, and for AVX2."""
+    x = torch.linspace(-4.5, 4.5, 70).reshape(2, 5, 7)
+    for target in ("host", "x86-64-v3"):
+        compiled = dync.compile(_FloatsToBytes(), (x,), target=target, mode="graph", cache=False,
+                                dynamic_shapes=({1: Dim("n", min=1, max=64)},))
+        for values in (x, x[:, :1].flip(2) * 40):
+            for got, want in zip(compiled(values), _FloatsToBytes()(values), strict=True):
+                assert got.dtype == want.dtype
+                torch.testing.assert_close(got, want, rtol=0, atol=0)

@@ -64,3 +64,20 @@ func.func @float_to_uint8(%x: !torch.vtensor<[?],f64>, %i: !torch.vtensor<[?],si
   %1 = torch.aten.to.dtype %i, %int0, %false, %false, %none : !torch.vtensor<[?],si32>, !torch.int, !torch.bool, !torch.bool, !torch.none -> !torch.vtensor<[?],ui8>
   return %0, %1 : !torch.vtensor<[?],ui8>, !torch.vtensor<[?],ui8>
 }
+
+// -----
+
+// The same for `_to_copy`, the form `.to(torch.uint8)` takes where torch.export keeps it (on
+// an AVX2 CPU a float 180 came back 52 without this).
+// CHECK-LABEL: func.func @float_to_copy_uint8
+// CHECK:         %[[WIDE:.*]] = torch.aten.to.dtype %arg0, %int3{{.*}} -> !torch.vtensor<[2,?],si32>
+// CHECK:         %[[U8:.*]] = torch.aten.to.dtype %[[WIDE]], %int0{{.*}} -> !torch.vtensor<[2,?],ui8>
+// CHECK-NOT:     torch.aten._to_copy
+// CHECK:         return %[[U8]]
+func.func @float_to_copy_uint8(%x: !torch.vtensor<[2,?],f32>) -> !torch.vtensor<[2,?],ui8> {
+  %int0 = torch.constant.int 0
+  %false = torch.constant.bool false
+  %none = torch.constant.none
+  %0 = torch.aten._to_copy %x, %int0, %none, %none, %none, %false, %none : !torch.vtensor<[2,?],f32>, !torch.int, !torch.none, !torch.none, !torch.none, !torch.bool, !torch.none -> !torch.vtensor<[2,?],ui8>
+  return %0 : !torch.vtensor<[2,?],ui8>
+}
