@@ -5,8 +5,8 @@ Reads: the contractions IREE may data-tile — `torch.aten.mm`, `matmul`, `bmm`,
 `addmm`, and 1×1 convolutions (IREE computes those as matmuls) — with static contraction
 and output widths (``K`` and ``N``), in every function; the module's backend (only
 ``llvm-cpu``).
-Writes: when the contractions with ``N`` and ``K`` both at least `WIDE` (128 on AVX-512,
-`WIDE_BY_ISA`; 256 elsewhere) do at least half of their work (``M*N*K``, a dynamic dim of
+Writes: when the contractions with ``N`` and ``K`` both at least `WIDE` (128 on AVX-512 and
+AVX2, `WIDE_BY_ISA`; 256 elsewhere) do at least half of their work (``M*N*K``, a dynamic dim of
 ``M`` counted at the middle of its declared range), the module attribute ``dync.iree_flags``
 gets ``--iree-opt-data-tiling``: IREE then packs each matmul's operands
 into tiles the CPU's registers take whole (weights packed at compile time) and runs the
@@ -34,9 +34,9 @@ BERT-base's FFN 128×768→3072 19.2 -> 46.2 GFLOP/s (eager 51.7), 3072→768 19
 projections 768→768 23.0 -> 32.2, 1024³ 17.8 -> 43.2, the 1×1 convolutions 1024→256 at
 14×14 19.6 -> 39.8 and 2048→512 at 7×7 15.5 -> 31.4 (`python -m benchmarks ops --flags=
 --iree-opt-data-tiling`); a BERT-base encoder layer over 32 tokens 30.3 -> 10.6 ms (eager
-12.7). Narrow products lose: 3136×64×64 20.2 -> 17.3, 3136×576×64 35.9 -> 28.0,
-784×512×128 28.9 -> 26.4. The flag is module-wide (IREE has no per-op switch), so the pass
-weighs the two. No paper section: a kernel choice at the boundary to IREE (issue 33).
+12.7). Narrow products lose: 3136×64×64 20.2 -> 17.3, 3136×576×64 35.9 -> 28.0; on AVX2
+products 128 wide gain, `dync-im2col`'s 3×3 convolutions most (`WIDE_BY_ISA`). The flag is
+module-wide (IREE has no per-op switch), so the pass weighs the two. No paper section: a kernel choice at the boundary to IREE (issue 33).
 """
 
 from __future__ import annotations
@@ -67,7 +67,16 @@ from .pipeline import HostCpuPass
 # 196x192->192 58 -> 90, 1x1 convolutions 128->512 at 28x28 24 -> 39, 512->128 30 -> 54,
 # 256->128 at 56x56 42 -> 50 (64->256 at 56x56 62 -> 53 stays narrow); a Transformer encoder
 # layer at d=128 over 64 tokens 668 -> 314 us (eager 423).
-WIDE, WIDE_BY_ISA = 256, {"avx512": 128}
+# On AVX2 (an AMD EPYC of 2 cores, one thread, eager in the same process; untiled -> tiled
+# against eager): 784x512->128 0.71 -> 0.88x, 784x128->128 0.68 -> 0.85x, 6272x128->128
+# 0.67 -> 0.83x, 784x128->512 0.68 -> 0.87x, 196x1152->128 0.65 -> 0.74x; the 3x3
+# convolutions dync-im2col makes products of K = 9 * 128: 128->128 at 28x28 batch 1 0.54 ->
+# 0.83x, 128->128 at 56x56 stride 2 batch 8 0.52 -> 0.73x, over a dynamic batch (global
+# optimization's tiling) at 28x28 batch 8 0.49 -> 0.61x; with dynamic rows, Linears are even
+# (784x128->128 0.70 -> 0.67x, 784x512->128 0.70 -> 0.74x, 3136x128->512 0.69 -> 0.67x).
+# Still narrow there: 3x3 64->64 at 56x56 batch 8 (K = 576, N = 64) 0.65 -> 0.59x, the
+# pointwise product 96->576 at 14x14 batch 8 0.78 -> 0.61x.
+WIDE, WIDE_BY_ISA = 256, {"avx512": 128, "avx2": 128}
 # The same for a matrix product with dynamic rows, tiled from global optimization: on
 # AVX-512 (AMD Zen 4, one thread, eager in the same process) untiled -> tiled against eager,
 # rows 3136: 64->64 0.34 -> 0.81x, 96->96 0.37 -> 0.74x, 384->96 0.55 -> 0.86x, 64->256

@@ -112,7 +112,7 @@ module {
 
 // -----
 
-// K = N = 128 counts as wide on AVX-512 (`WIDE_BY_ISA`), not on AVX2 (256).
+// K = N = 128 counts as wide on AVX-512 and AVX2 (`WIDE_BY_ISA`), not on other CPUs (256).
 // CHECK: module attributes {dync.iree_flags = ["--iree-global-opt-data-tiling"], dync.vector_isa = "avx512"}
 // CHECK-LABEL: func.func @narrow_layer_on_avx512
 module attributes {dync.vector_isa = "avx512"} {
@@ -125,10 +125,22 @@ module attributes {dync.vector_isa = "avx512"} {
 
 // -----
 
-// CHECK-NOT: data-tiling
-// CHECK-LABEL: func.func @narrow_layer_on_avx2
+// CHECK: module attributes {dync.iree_flags = ["--iree-global-opt-data-tiling"], dync.vector_isa = "avx2"}
+// CHECK-LABEL: func.func @layer_on_avx2
 module attributes {dync.vector_isa = "avx2"} {
-  func.func @narrow_layer_on_avx2(%x: !torch.vtensor<[?,128],f32>, %w: !torch.vtensor<[128,128],f32>) -> !torch.vtensor<[?,128],f32> {
+  func.func @layer_on_avx2(%x: !torch.vtensor<[?,128],f32>, %w: !torch.vtensor<[128,128],f32>) -> !torch.vtensor<[?,128],f32> {
+    %none = torch.constant.none
+    %0 = torch.aten.linear %x, %w, %none : !torch.vtensor<[?,128],f32>, !torch.vtensor<[128,128],f32>, !torch.none -> !torch.vtensor<[?,128],f32>
+    return %0 : !torch.vtensor<[?,128],f32>
+  }
+}
+
+// -----
+
+// CHECK-NOT: data-tiling
+// CHECK-LABEL: func.func @narrow_layer_on_another_cpu
+module {
+  func.func @narrow_layer_on_another_cpu(%x: !torch.vtensor<[?,128],f32>, %w: !torch.vtensor<[128,128],f32>) -> !torch.vtensor<[?,128],f32> {
     %none = torch.constant.none
     %0 = torch.aten.linear %x, %w, %none : !torch.vtensor<[?,128],f32>, !torch.vtensor<[128,128],f32>, !torch.none -> !torch.vtensor<[?,128],f32>
     return %0 : !torch.vtensor<[?,128],f32>
