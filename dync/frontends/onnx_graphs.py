@@ -187,6 +187,21 @@ class GraphEditor:
             return self.op("Unsqueeze", x, self.const(axes, np.int64), out=out)
         return self.op("Unsqueeze", x, axes=axes, out=out)
 
+    def sizes(self, x: str, start: int, end: int) -> str:
+        """`x`'s sizes from axis `start` up to `end`, a 1-D int64 value."""
+        if self.opset >= 15:
+            return self.op("Shape", x, start=start, end=end)
+        return self.op("Slice", self.op("Shape", x), self.const([start], np.int64),
+                       self.const([end], np.int64))
+
+    def reduce(self, op_type: str, x: str, axes: list[int], keepdims: int,
+               out: str | None = None) -> str:
+        """`op_type` (ReduceSum, ReduceMax, ...) of `x` over `axes`: an input from the opset
+        that made it one (13 for ReduceSum, 18 for the others), else an attribute."""
+        if self.opset >= (13 if op_type == "ReduceSum" else 18):
+            return self.op(op_type, x, self.const(axes, np.int64), keepdims=keepdims, out=out)
+        return self.op(op_type, x, axes=axes, keepdims=keepdims, out=out)
+
     def size(self, x: str, axis: int) -> str:
         """`x`'s size along `axis`, a 0-d int64 value."""
         return self.squeeze(self.op("Gather", self.op("Shape", x),

@@ -368,8 +368,7 @@ def _dft(node: onnx.NodeProto, g: GraphEditor) -> bool:
     dtype = helper.tensor_dtype_to_np_dtype(g.elem_type(x))
     product = g.op("MatMul", rows, g.const(matrix.T, dtype))
     out_parts = 1 if attribute(node, "inverse", 0) and attribute(node, "onesided", 0) else 2
-    leading = g.op("Slice", g.op("Shape", t), g.const([0], np.int64),
-                   g.const([rank - 2], np.int64))
+    leading = g.sizes(t, 0, rank - 2)
     sizes = g.op("Concat", leading,
                  g.const([matrix.shape[0] // out_parts, out_parts], np.int64), axis=0)
     back = [moved.index(d) for d in range(rank)]
@@ -877,8 +876,7 @@ def _unique(node: onnx.NodeProto, g: GraphEditor) -> bool:
         order = [axis] + [i for i in range(len(shape)) if i != axis]
         rows = g.op("Reshape", g.op("Transpose", x, perm=order),
                     g.const([-1, math.prod(others)], np.int64))
-    runs = _Runs(g, g.op("Slice", g.op("Shape", rows), g.const([0], np.int64),
-                         g.const([1], np.int64)))
+    runs = _Runs(g, g.sizes(rows, 0, 1))
 
     def comparable(values: str) -> str:
         if g.elem_type(node.input[0]) in (onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16):
@@ -960,7 +958,7 @@ def _max_unpool(node: onnx.NodeProto, g: GraphEditor) -> bool:
     pads = attribute(node, "pads", [0] * 2 * spatial)
     sizes = [(n - 1) * s + k - pads[i] - pads[spatial + i]
              for i, (n, s, k) in enumerate(zip(shape[2:], strides, kernel, strict=True))]
-    leading = g.op("Slice", g.op("Shape", x), g.const([0], np.int64), g.const([2], np.int64))
+    leading = g.sizes(x, 0, 2)
     inferred = g.op("Concat", leading, g.const(sizes, np.int64), axis=0)
     flat = g.const([-1], np.int64)
     zero = numpy_helper.from_array(np.zeros(1, helper.tensor_dtype_to_np_dtype(g.elem_type(x))))
@@ -1031,8 +1029,7 @@ def _roi_align(node: onnx.NodeProto, g: GraphEditor) -> bool:
     width = g.size(x, 3)
     planes = g.op("Gather", g.op("Reshape", x, g.const([0, 0, -1], np.int64)),
                   g.op("Cast", batches, to=onnx.TensorProto.INT64), axis=0)  # [R, C, H*W]
-    leading = g.op("Slice", g.op("Shape", planes), g.const([0], np.int64),
-                   g.const([2], np.int64))  # R, C
+    leading = g.sizes(planes, 0, 2)  # R, C
     every_channel = g.op("Concat", leading, g.const([1], np.int64), axis=0)
     terms = []
     for (weight_y, y), (weight_x, xx) in itertools.product(zip(wy, ys, strict=True),
@@ -1048,10 +1045,7 @@ def _roi_align(node: onnx.NodeProto, g: GraphEditor) -> bool:
     grid = g.op("Reshape", g.op("Max" if greatest else "Sum", *terms), g.op(
         "Concat", leading, g.const([bins[0], ratio, bins[1], ratio], np.int64), axis=0))
     reduce = "ReduceMax" if greatest else "ReduceMean"
-    if g.opset >= 18:
-        g.op(reduce, grid, g.const([3, 5], np.int64), keepdims=0, out=node.output[0])
-    else:
-        g.op(reduce, grid, axes=[3, 5], keepdims=0, out=node.output[0])
+    g.reduce(reduce, grid, [3, 5], keepdims=0, out=node.output[0])
     return True
 
 
@@ -1164,8 +1158,7 @@ def _col2im(node: onnx.NodeProto, g: GraphEditor) -> bool:
     channels = shape[1] // kernel
     columns = g.op("Reshape", node.input[0], g.const([0, channels, -1], np.int64))
     taken = g.op("Gather", columns, g.const(kept, np.int64), axis=2)
-    batch_channels = g.op("Slice", g.op("Shape", taken), g.const([0], np.int64),
-                          g.const([2], np.int64))
+    batch_channels = g.sizes(taken, 0, 2)
     dtype = helper.tensor_dtype_to_np_dtype(g.elem_type(node.input[0]))
     zeros = g.op("ConstantOfShape", g.op("Concat", batch_channels,
                                          g.const([math.prod(image)], np.int64), axis=0),

@@ -302,8 +302,7 @@ def _encoded(g: GraphEditor, x: str, narrow: Narrow, saturate: bool, out: str) -
     above = g.op("Or", g.op("Greater", column, g.const(grid.midpoints, np.float32)),
                  g.op("And", g.op("Equal", column, g.const(grid.midpoints, np.float32)),
                       g.const(grid.tie_up, np.bool_)))
-    index = g.op("ReduceSum", g.op("Cast", above, to=TensorProto.INT64),
-                 g.const([-1], np.int64), keepdims=0)
+    index = g.reduce("ReduceSum", g.op("Cast", above, to=TensorProto.INT64), [-1], keepdims=0)
     positive = g.op("Gather", g.const(grid.positive, np.uint8), index)
     negative = g.op("Gather", g.const(grid.negative, np.uint8), index)
     signed = g.op("Where", g.op("Less", x, g.const(0.0, np.float32)), negative, positive)

@@ -221,9 +221,7 @@ class _Layer:
             if given:
                 initial.append(g.squeeze(given, [0]))
                 continue
-            size = g.op("Concat", g.op("Shape", x, start=1, end=2) if g.opset >= 15 else
-                        g.op("Slice", g.op("Shape", x), g.const([1], np.int64),
-                             g.const([2], np.int64)), g.const([hidden], np.int64), axis=0)
+            size = g.op("Concat", g.sizes(x, 1, 2), g.const([hidden], np.int64), axis=0)
             zeros = g.op("ConstantOfShape", size, value=onnx.numpy_helper.from_array(
                 np.zeros([1], dtype)))
             g.declared.append(helper.make_tensor_value_info(zeros, elem_type, [batch, hidden]))

@@ -166,10 +166,7 @@ def _lp_normalization(node: onnx.NodeProto, g: GraphEditor) -> bool:
     if p not in (1, 2):
         return False
     reduce = "ReduceL2" if p == 2 else "ReduceL1"
-    if g.opset >= 18:
-        norm = g.op(reduce, x, g.const([axis], np.int64), keepdims=1)
-    else:
-        norm = g.op(reduce, x, axes=[axis], keepdims=1)
+    norm = g.reduce(reduce, x, [axis], keepdims=1)
     dtype = helper.tensor_dtype_to_np_dtype(g.elem_type(x))
     zero = g.op("Equal", norm, g.const(0, dtype))
     g.op("Div", x, g.op("Where", zero, g.const(1, dtype), norm), out=node.output[0])
@@ -541,6 +538,7 @@ def _max_pool_indices(node: onnx.NodeProto, g: GraphEditor) -> bool:
     attributes = {a.name: helper.get_attribute_value(a) for a in node.attribute
                   if a.name not in ("storage_order", "auto_pad", "pads")}
     pooled, within = x, g.fresh("dync_plane_index")
+    given_pads = attribute(node, "pads", [0] * 2 * spatial)
     if all(isinstance(d, int) for d in sizes):
         pads = _pool_pads(node, sizes)
         if pads[:spatial] == pads[spatial:]:
@@ -553,16 +551,13 @@ def _max_pool_indices(node: onnx.NodeProto, g: GraphEditor) -> bool:
             pooled = padded_with(g, x, pads, rank, g.const(lowest, lowest.dtype))
             dims = [d + pads[i] + pads[spatial + i] for i, d in enumerate(sizes)]
             begins = pads[:spatial]
-    elif attribute(node, "auto_pad", "NOTSET") not in ("NOTSET", "VALID") or column_major or (
-            attribute(node, "pads", [0] * 2 * spatial)[:spatial]
-            != attribute(node, "pads", [0] * 2 * spatial)[spatial:]):
+    elif (attribute(node, "auto_pad", "NOTSET") not in ("NOTSET", "VALID") or column_major
+          or given_pads[:spatial] != given_pads[spatial:]):
         refuse_wrong_values(node, "with indices over spatial sizes of dynamic size and "
                             "asymmetric pads or storage_order=1",
                             "the indices count in the padded input, in row-major order")
     else:
-        dims = None
-        if "pads" in {a.name for a in node.attribute}:
-            attributes["pads"] = attribute(node, "pads")
+        dims, attributes["pads"] = None, given_pads
     g.emitted.append(helper.make_node("MaxPool", [pooled], [node.output[0], within],
                                       **attributes))
     if dims is not None and (dims != sizes or column_major):
@@ -581,7 +576,7 @@ def _max_pool_indices(node: onnx.NodeProto, g: GraphEditor) -> bool:
         plane = g.op("Mul", plane, g.size(x, axis))
     planes = g.op("Mul", g.size(x, 0), g.size(x, 1))
     starts = g.op("Mul", g.op("Range", g.const(0, np.int64), planes, g.const(1, np.int64)), plane)
-    leading = g.op("Slice", g.op("Shape", x), g.const([0], np.int64), g.const([2], np.int64))
+    leading = g.sizes(x, 0, 2)
     offsets = g.op("Reshape", starts, g.op("Concat", leading, g.const([1] * spatial, np.int64),
                                            axis=0))
     g.op("Add", within, offsets, out=node.output[1])
