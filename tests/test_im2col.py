@@ -77,7 +77,8 @@ class StridedBlock(nn.Module):
 def test_strided_convolutions_read_the_unpadded_input_and_match_eager(tmp_path):
     model, compiled, text = _compile(StridedBlock, tmp_path)
     assert [s.get("per_sample") for s in compiled.report.subdnns] == ["batch"]
-    assert text.count("torch.aten.mm ") == 2, "the strided 3×3 and the strided 1×1"
+    on_avx2 = 'dync.vector_isa = "avx2"' in text  # STRIP_RULES: the 1×1 `reduce` too
+    assert text.count("torch.aten.mm ") == (3 if on_avx2 else 2), "the strided 3×3 and 1×1"
     assert "!torch.vtensor<[?,64,10,10],f32>" not in text, "no padded copy of the input"
     for batch in (1, 3, 8):
         x = torch.randn(batch, 64, 8, 8)
@@ -118,6 +119,38 @@ def test_on_avx2_early_convolutions_run_as_matmuls_in_strips_and_match_eager(tmp
         for x in (torch.randn(1, 16, 20, 14), torch.randn(5, 16, 20, 14)):
             for got, expected in zip(compiled(x), model(x), strict=True):
                 torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-3)
+
+
+class Bottleneck(nn.Module):
+    """A ResNet bottleneck at 64 channels, its 1×1 convolutions of stride 1 bordered by the
+    3×3 one (so `dync-pointwise-matmuls` leaves them), and a 1×1 convolution with padding."""
+
+    def __init__(self):
+        super().__init__()
+        self.reduce = nn.Conv2d(64, 64, 1, bias=False)
+        self.middle = nn.Conv2d(64, 64, 3, padding=1, bias=False)
+        self.expand = nn.Conv2d(64, 128, 1)
+        self.padded = nn.Conv2d(128, 64, 1, padding=1, bias=False)
+
+    def forward(self, x):
+        h = self.expand(torch.relu(self.middle(torch.relu(self.reduce(x)))))
+        return self.padded(torch.relu(h + x.repeat(1, 2, 1, 1)))
+
+
+def test_on_avx2_pointwise_convolutions_run_as_matmuls_and_match_eager(tmp_path):
+    """For AVX2 a 1×1 convolution of stride 1 over 64 channels or more is a matmul over its
+    input's pixels (IREE's own code for it is a contraction at half its matmul speed there)."""
+    torch.manual_seed(0)
+    model = Bottleneck().eval()
+    batch = ({0: Dim("batch", min=1, max=8)},)
+    compiled = dync.compile(model, (torch.randn(2, 64, 12, 10),), dynamic_shapes=batch,
+                            mode="graph", target="x86-64-v3", dump_ir=tmp_path / "avx2.mlir")
+    text = (tmp_path / "avx2.mlir").read_text()
+    assert "torch.aten.conv2d " not in text and "torch.aten.convolution " not in text, (
+        "the three 1×1 convolutions as matmuls (the 3×3 one in strips)")
+    with torch.no_grad():
+        for x in (torch.randn(1, 64, 12, 10), torch.randn(5, 64, 12, 10)):
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-3)
 
 
 class PatchEmbeddings(nn.Module):

@@ -4,7 +4,8 @@ input's windows (im2col).
 Reads: 2-D convolutions (`torch.aten.conv2d`, `torch.aten.convolution`, not transposed) with
 one group, a floating-point literal weight and constant stride, padding and dilation, in
 every function: with at least `MIN_CHANNELS` input channels, those with a kernel larger than
-1×1 and fewer output pixels per image (static) than filters, and strided 1×1 ones; and every
+1×1 and fewer output pixels per image (static) than filters, and strided 1×1 ones (on AVX2
+and SSE, `STRIP_RULES`, the unstrided ones too); and every
 other one with a kernel larger than 1×1 over a static H x W where the CPU's vector extension
 (``dync.vector_isa``) has it run faster so (`STRIP_RULES`: on AVX2 and SSE those over 4
 channels or more whose reduction kh*kw*C is at least 64; on AVX-512 those with 64 channels
@@ -55,6 +56,13 @@ one thread, AVX-512) the 1×1 convolution before a strided 3×3 one ran 46-99 GF
 strided 1×1 shortcut 15, against 220-245 for the flattened ones; with the patches read from
 the unpadded input and the shortcut as a slice and a matmul, stages 3-4 ran 100 -> 50 ms
 (eager 72). Reading the unpadded input also keeps a padded copy of it out of memory.
+Why unstrided 1×1 convolutions on AVX2: where others border them (a CNN's blocks, which
+`dync-pointwise-matmuls` leaves to IREE), IREE 3.13 computes them in NHWC as a contraction
+over batch and pixels (`matmul_like_Dx3136x256x64`) at 27-38 GFLOP/s on an AVX2 EPYC (one
+thread), half of what it reaches on the same product written as a matmul
+(`matmul_Dx256x64`, 57-62). ResNet-50's stages alone over a dynamic batch (one thread):
+stage 1 at batch 2 65.1 -> 50.4 ms, stage 4 61.7 -> 53.3 ms (BENCHMARKS.md "1×1
+convolutions as matmuls on AVX2"). On AVX-512 they were not measured that way and stay.
 Why windows that tile the input, on every CPU: IREE 3.13's direct code for them is far
 behind (the lone convolution compiled by `dync.compile`, one thread, an AVX-512 Xeon at
 2.1 GHz: ViT-B/16's 3→768 16×16/16 at 224×224 97.5 ms against eager's 2.9, a 4×4/4 stem 3→96
@@ -95,11 +103,13 @@ MIN_CHANNELS = 64
 class StripRule:
     """Which convolutions whose columns outweigh their filter run as matmuls over strips on one
     vector extension: those with at least `filters` filters, `channels` input channels and
-    `depth` = kh*kw*C (the matmul's reduction)."""
+    `depth` = kh*kw*C (the matmul's reduction); and whether 1×1 convolutions of stride 1
+    over `MIN_CHANNELS` channels or more are one matmul too (`pointwise`)."""
 
     filters: int
     channels: int
     depth: int
+    pointwise: bool = False
 
 
 # Measured one thread at a time (`python -m benchmarks ops`; eager held to the same ISA). On
@@ -114,8 +124,8 @@ class StripRule:
 # the faster one over 64 filters (3×3 64→64 at 56×56, batch 8: 140 GFLOP/s direct, 95 as one
 # matmul) and the slower one from 128 (3×3 128→128 at 28×28, batch 1/8: 129/138 direct,
 # 176/163 in strips; eager 211/222). Other CPUs (NEON, unknown) keep the direct code.
-STRIP_RULES = {"avx2": StripRule(filters=1, channels=4, depth=64),
-               "sse": StripRule(filters=1, channels=4, depth=64),
+STRIP_RULES = {"avx2": StripRule(filters=1, channels=4, depth=64, pointwise=True),
+               "sse": StripRule(filters=1, channels=4, depth=64, pointwise=True),
                "avx512": StripRule(filters=128, channels=MIN_CHANNELS, depth=1)}
 _NHWC, _NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
 _PAST_THE_END = 2**62  # a slice end torch clamps to the dim's size
@@ -135,8 +145,10 @@ def _window(conv: ir.Operation,
         return None
     pointwise = weight[2] * weight[3] == 1
     if pointwise:
-        if weight[1] < MIN_CHANNELS or found.stride == [1, 1]:
-            return None  # few channels, or IREE runs it as a matmul itself
+        if weight[1] < MIN_CHANNELS:
+            return None
+        if found.stride == [1, 1] and not (rule and rule.pointwise):
+            return None  # IREE runs it as a contraction of its own
         return found.stride, found.padding, found.dilation, 1
     if None in out[2:]:
         return None
@@ -315,6 +327,8 @@ def _read(b: TorchBuilder, x: ir.Value, dim: int, span: tuple[int, int, int, int
     """The elements of `x` along `dim` that a kernel offset reads inside the input (`_span`)."""
     start, count, _, _ = span
     dims = list(type_dims(x.type))
+    if start == 0 and count == dims[dim]:
+        return x  # all of them
     dims[dim] = count
     return b("torch.aten.slice.Tensor", vtensor_type(like, tuple(dims)), x, b.int(dim),
              b.int(start), b.int(start + (count - 1) * step + 1), b.int(step))

@@ -159,6 +159,57 @@ module attributes {dync.vector_isa = "avx512"} {
 
 // -----
 
+// On AVX2 a 1×1 convolution of stride 1 over 64 channels or more is a matmul too: IREE leaves
+// it a contraction over the batch and pixels that runs at half its matmul speed there. The
+// input permuted to NHWC and flattened whole (no slice: every pixel is read), one product,
+// viewed back. Over 32 channels it stays a convolution.
+// CHECK-LABEL: func.func @pointwise_on_avx2
+// CHECK:         %[[W:.+]] = torch.vtensor.literal({{.*}} : tensor<64x8xf32>)
+// CHECK:         %[[X:.+]] = torch.aten.permute %arg0, {{.*}} -> !torch.vtensor<[?,4,6,64],f32>
+// CHECK-NOT:     torch.aten.slice.Tensor
+// CHECK:         %[[ROWS:.+]] = torch.aten.flatten.using_ints %[[X]], %int0{{(_[0-9]+)?}}, %int2{{(_[0-9]+)?}} : {{.*}} -> !torch.vtensor<[?,64],f32>
+// CHECK:         %[[M:.+]] = torch.aten.mm %[[ROWS]], %[[W]] : {{.*}} -> !torch.vtensor<[?,8],f32>
+// CHECK:         %[[V:.+]] = torch.aten.view %[[M]], {{.*}} -> !torch.vtensor<[?,4,6,8],f32>
+// CHECK:         %[[Y:.+]] = torch.aten.permute %[[V]], {{.*}} -> !torch.vtensor<[?,8,4,6],f32>
+// CHECK:         %[[FEW:.+]] = torch.aten.conv2d %arg1
+// CHECK:         return %[[Y]], %[[FEW]]
+module attributes {dync.vector_isa = "avx2"} {
+  func.func @pointwise_on_avx2(%arg0: !torch.vtensor<[?,64,4,6],f32>, %arg1: !torch.vtensor<[?,32,4,6],f32>) -> (!torch.vtensor<[?,8,4,6],f32>, !torch.vtensor<[?,8,4,6],f32>) {
+    %w = torch.vtensor.literal(dense<1.0> : tensor<8x64x1x1xf32>) : !torch.vtensor<[8,64,1,1],f32>
+    %few = torch.vtensor.literal(dense<1.0> : tensor<8x32x1x1xf32>) : !torch.vtensor<[8,32,1,1],f32>
+    %none = torch.constant.none
+    %int0 = torch.constant.int 0
+    %int1 = torch.constant.int 1
+    %zeros = torch.prim.ListConstruct %int0, %int0 : (!torch.int, !torch.int) -> !torch.list<int>
+    %ones = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+    %0 = torch.aten.conv2d %arg0, %w, %none, %ones, %zeros, %ones, %int1 : !torch.vtensor<[?,64,4,6],f32>, !torch.vtensor<[8,64,1,1],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[?,8,4,6],f32>
+    %1 = torch.aten.conv2d %arg1, %few, %none, %ones, %zeros, %ones, %int1 : !torch.vtensor<[?,32,4,6],f32>, !torch.vtensor<[8,32,1,1],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[?,8,4,6],f32>
+    return %0, %1 : !torch.vtensor<[?,8,4,6],f32>, !torch.vtensor<[?,8,4,6],f32>
+  }
+}
+
+// -----
+
+// The same on AVX-512, where IREE runs it at its matmul speed (BENCHMARKS.md "Kernels"): left
+// alone.
+// CHECK-LABEL: func.func @pointwise_on_avx512
+// CHECK:         torch.aten.conv2d
+// CHECK-NOT:     torch.aten.mm
+module attributes {dync.vector_isa = "avx512"} {
+  func.func @pointwise_on_avx512(%arg0: !torch.vtensor<[?,64,4,6],f32>) -> !torch.vtensor<[?,8,4,6],f32> {
+    %w = torch.vtensor.literal(dense<1.0> : tensor<8x64x1x1xf32>) : !torch.vtensor<[8,64,1,1],f32>
+    %none = torch.constant.none
+    %int0 = torch.constant.int 0
+    %int1 = torch.constant.int 1
+    %zeros = torch.prim.ListConstruct %int0, %int0 : (!torch.int, !torch.int) -> !torch.list<int>
+    %ones = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+    %0 = torch.aten.conv2d %arg0, %w, %none, %ones, %zeros, %ones, %int1 : !torch.vtensor<[?,64,4,6],f32>, !torch.vtensor<[8,64,1,1],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[?,8,4,6],f32>
+    return %0 : !torch.vtensor<[?,8,4,6],f32>
+  }
+}
+
+// -----
+
 // On AVX-512 from 128 filters: 3×3 over 64 channels at 16×12 into 128 filters has 192 × 576
 // columns per image, 1.5 times the filter (73728): two strips of eight output rows.
 // CHECK-LABEL: func.func @strips_on_avx512
