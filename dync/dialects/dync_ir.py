@@ -35,6 +35,7 @@ from .attributes import (  # noqa: F401 - re-exported: dync_ir.<NAME>_ATTR
     SHAPE_ATTR,
     SUBDNNS_ATTR,
     SYMBOLS_ATTR,
+    TILING_WORK_ATTR,
     VECTOR_ISA_ATTR,
 )
 
@@ -136,20 +137,58 @@ def mark_indifferent(module: ir.Module | ir.Operation, flags: list[str]) -> None
     _add_strings(module, INDIFFERENT_FLAGS_ATTR, flags)
 
 
+_MOST_WORK = 2**62  # a work past i64 (a dim declared up to 2**63) is recorded as this
+
+
+def record_tiling_work(module: ir.Module | ir.Operation, wide: int, narrow: int,
+                       dynamic_rows: bool) -> None:
+    """Record on `module` the work of its contractions data tiling speeds up and slows down
+    (``dync.tiling_work``)."""
+    i64 = ir.IntegerType.get_signless(64)
+    _op(module).attributes[TILING_WORK_ATTR] = ir.DictAttr.get({
+        "wide": ir.IntegerAttr.get(i64, min(wide, _MOST_WORK)),
+        "narrow": ir.IntegerAttr.get(i64, min(narrow, _MOST_WORK)),
+        "dynamic_rows": ir.IntegerAttr.get(i64, int(dynamic_rows))})
+
+
+def read_tiling_work(module: ir.Module | ir.Operation) -> dict | None:
+    """`module`'s ``dync.tiling_work`` record; None where dync-data-tiling left none."""
+    attrs = _op(module).attributes
+    return to_python(attrs[TILING_WORK_ATTR]) if TILING_WORK_ATTR in attrs else None
+
+
 def linked_flags(modules: list[ir.Module | ir.Operation]) -> list[str]:
     """The IREE flags of one module linked from `modules`: a flag changes how every entry point
     compiles, so only those every module asks for or is indifferent to (`mark_indifferent`).
     The two paths of data tiling count as one request, answered by the global one where any
     module asks for it (where dispatch creation's path miscompiles, `GLOBAL_DATA_TILING`):
-    a BERT's layers (dynamic rows) ask for that one, its off-ramps (one row) for the other."""
+    a BERT's layers (dynamic rows) ask for that one, its off-ramps (one row) for the other.
+    Data tiling is also asked for where every module recorded its work (`record_tiling_work`)
+    or is indifferent, and the wide work of all of them is at least their narrow work: the
+    weighing `dync-data-tiling` does within one module, so that a classifier's 10-wide head
+    does not hold it back from the stages of the network beside it."""
     requests = [set(read_flags(m)) for m in modules]
     asked = [_one_tiling(r) for r in requests]
     indifferent = [_one_tiling(set(read_indifferent_flags(m))) for m in modules]
     kept = [flag for flag in sorted(set().union(*asked))
             if all(flag in a or flag in i for a, i in zip(asked, indifferent, strict=True))]
+    works = [read_tiling_work(m) for m in modules]
+    if DATA_TILING not in kept and _wide_together(works, indifferent):
+        kept = sorted([*kept, DATA_TILING])
+        if any(w and w["dynamic_rows"] for w in works):
+            requests.append({GLOBAL_DATA_TILING})
     if DATA_TILING in kept and any(GLOBAL_DATA_TILING in r for r in requests):
         kept[kept.index(DATA_TILING)] = GLOBAL_DATA_TILING
     return kept
+
+
+def _wide_together(works: list[dict | None], indifferent: list[set[str]]) -> bool:
+    """Whether modules with these tiling work records (`record_tiling_work`) and indifferent
+    flags do most of their contractions' work in wide ones, every module weighed."""
+    if any(w is None and DATA_TILING not in i for w, i in zip(works, indifferent, strict=True)):
+        return False
+    wide = sum(w["wide"] for w in works if w)
+    return wide > 0 and wide >= sum(w["narrow"] for w in works if w)
 
 
 def _one_tiling(flags: set[str]) -> set[str]:
