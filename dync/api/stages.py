@@ -133,9 +133,9 @@ MIN_ROUNDS, MAX_ROUNDS, TIMING_BUDGET_S, SLACK = 3, 50, 0.25, 1.1
 
 
 def slower_than(compiled: Callable, eager: Callable, examples: list[tuple], model: Any,
-                eager_floor_s: float = 0.0) -> str | None:
+                eager_floor_s: float = 0.0, slack: float = SLACK) -> str | None:
     """Why `compiled` should give way to `eager`: its calls on `examples` (already checked)
-    take longer, by more than SLACK; None where they do not, or where eager takes less than
+    take longer, by more than `slack`; None where they do not, or where eager takes less than
     `eager_floor_s` a call. Each contestant's time is the least over interleaved rounds;
     `model`'s buffers are restored after."""
     import torch
@@ -155,7 +155,7 @@ def slower_than(compiled: Callable, eager: Callable, examples: list[tuple], mode
             if rounds >= MIN_ROUNDS and time.perf_counter() - start > TIMING_BUDGET_S:
                 break
     mine, theirs = (t / len(examples) * 1e6 for t in best)
-    if mine <= theirs * SLACK or theirs < eager_floor_s * 1e6:
+    if mine <= theirs * slack or theirs < eager_floor_s * 1e6:
         return None
     return (f"eager PyTorch is faster on the example's calls: {theirs:.1f} µs a call against "
             f"{mine:.1f} µs compiled")
@@ -168,6 +168,12 @@ def slower_than(compiled: Callable, eager: Callable, examples: list[tuple], mode
 #: must reach it too (on a loaded machine torch's threads wait for each other, and a 0.1 ms
 #: call took over 10 ms three times in a row).
 GRAPH_TIMING_FLOOR_S, EAGER_PROBES = 10e-3, 3
+#: One graph gives way when slower than eager at all, not by SLACK: what takes its place is
+#: host mode, which keeps compiled each part that is not slower. Measured on an AVX2 EPYC, one
+#: thread: the early-exit ResNet-50 of `python -m benchmarks realistic` as one graph, 3-9%
+#: slower than eager on its example, ran 0.84-1.13x eager; in host mode (its stem compiled,
+#: its stages in eager) 1.02-1.33x.
+GRAPH_SLACK = 1.0
 
 
 def _graph_slower_than_eager(compiled: CompiledModule, job: _Job) -> str | None:
@@ -191,7 +197,7 @@ def _graph_slower_than_eager(compiled: CompiledModule, job: _Job) -> str | None:
             least = min(least, time.perf_counter() - began)
             if least < GRAPH_TIMING_FLOOR_S:
                 return None
-    return slower_than(compiled, model, [args], model, GRAPH_TIMING_FLOOR_S)
+    return slower_than(compiled, model, [args], model, GRAPH_TIMING_FLOOR_S, GRAPH_SLACK)
 
 
 def _runs_here(compiled: CompiledModule, function: str | None, report: Report) -> bool:
