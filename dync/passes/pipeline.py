@@ -36,6 +36,8 @@ _PASS_MODULES = {
     "dync-fuse-padding": "dync.passes.fuse_padding",
     "dync-im2col": "dync.passes.im2col",
     "dync-im2col-within-filter": "dync.passes.im2col",
+    "dync-max-pool-slices": "dync.passes.max_pool_slices",
+    "dync-nan-extremes": "dync.passes.nan_extremes",
     "dync-narrow-rows": "dync.passes.narrow_rows",
     "dync-width-strips": "dync.passes.width_strips",
     "dync-widen-int8": "dync.passes.widen_int8",
@@ -96,14 +98,15 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "dync-sink-into-branches",
     "dync-split-subdnns", "dync-loop-batch", "dync-pretranspose-weights", "dync-conv1d-linear",
     "dync-pointwise-matmuls", "dync-bias-pointwise-convs", "dync-im2col", "dync-width-strips",
-    "dync-data-tiling", "dync-narrow-rows",
+    "dync-max-pool-slices", "dync-data-tiling", "dync-narrow-rows",
     "dync-decompose-softmax", "dync-softmax-row-blocks", "dync-channels-last",
     "dync-depthwise-nhwc", "dync-spatial-reductions", "dync-split-reductions",
     "dync-sums-as-matvecs", "dync-scatter-as-select", "dync-fence-reductions",
     "dync-fence-gathered-reductions",
     "dync-plan-execution", "dync-patch-stages", "dync-isolate-subdnns",
     "dync-canonicalize", "dync-plan-buffers", "dync-check-indices", "dync-int-division",
-    "dync-int-negation", "dync-widen-int8", "dync-near-zero", "dync-running-extremes",
+    "dync-int-negation", "dync-widen-int8", "dync-near-zero", "dync-nan-extremes",
+    "dync-running-extremes",
     "dync-pack-sort-keys", "dync-distinct-fills", "dync-copy-within", "dync-strided-views", "dync-inline-subdnns",
     "dync-tie-region-shapes", "dync-fence-region-reads", "dync-check-ir")
 
@@ -127,7 +130,8 @@ LOW_MEMORY_PIPELINE: tuple[str, ...] = tuple(
 REQUIRED_PASSES: tuple[str, ...] = (
     "dync-canonicalize", "dync-collapse-views", "dync-pool-extents", "dync-fence-reductions",
     "dync-fence-gathered-reductions", "dync-int-division", "dync-int-negation",
-    "dync-widen-int8", "dync-near-zero", "dync-running-extremes", "dync-pack-sort-keys",
+    "dync-widen-int8", "dync-near-zero", "dync-nan-extremes", "dync-running-extremes",
+    "dync-pack-sort-keys",
     "dync-distinct-fills", "dync-copy-within", "dync-strided-views", "dync-inline-subdnns",
     "dync-tie-region-shapes", "dync-fence-region-reads", "dync-check-ir")
 

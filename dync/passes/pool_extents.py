@@ -34,21 +34,11 @@ import math
 
 from iree.compiler import ir
 
+from ..analysis.layout import POOLS, pool_window
 from ..dialects.symbolic import type_dims
-from ..dialects.torch_ops import (
-    TorchBuilder,
-    constant_bool,
-    constant_int_list,
-    vtensor_type,
-)
+from ..dialects.torch_ops import TorchBuilder, vtensor_type
 from ..dialects.walk import nested_ops
 from .pipeline import Pass
-
-# Pool -> (spatial axes, operand index of its dilation or None, of its ceil_mode).
-_POOLS = {f"torch.aten.{kind}_pool{n}d{suffix}": (n, 4 if kind == "max" else None,
-                                                  5 if kind == "max" else 4)
-          for kind, suffix in (("max", ""), ("avg", ""), ("max", "_with_indices"))
-          for n in (1, 2, 3)}
 
 
 class PoolExtents(Pass):
@@ -56,35 +46,20 @@ class PoolExtents(Pass):
     summary = "pools read their input only as far as their windows reach"
 
     def run(self, module: ir.Operation) -> None:
-        for pool in [op for op in nested_ops(module) if op.name in _POOLS]:
+        for pool in [op for op in nested_ops(module) if op.name in POOLS]:
             _cut(pool)
-
-
-def _spread(value: ir.Value, n: int, default: list[int] | None = None) -> list[int] | None:
-    """A pool's kernel, stride, padding or dilation as `n` ints (one given for all; an empty
-    stride is the kernel)."""
-    ints = constant_int_list(value)
-    if ints is None:
-        return None
-    if not ints:
-        return default
-    return ints * n if len(ints) == 1 else ints if len(ints) == n else None
 
 
 def _cut(op: ir.Operation) -> None:
     """Slice the input of pool `op` where its windows end before it (see the docstring)."""
-    n, dilation_at, ceil_at = _POOLS[op.name]
-    x = op.operands[0]
+    found = pool_window(op)
+    if found is None or found.ceil_mode:
+        return
+    n, x = len(found.kernel), op.operands[0]
     dims = type_dims(x.type)
-    if dims is None or len(dims) not in (n + 1, n + 2) or constant_bool(op.operands[ceil_at]) \
-            is not False:
+    if dims is None or len(dims) not in (n + 1, n + 2):
         return
-    kernel = _spread(op.operands[1], n)
-    stride = _spread(op.operands[2], n, kernel)
-    padding = _spread(op.operands[3], n)
-    dilation = [1] * n if dilation_at is None else _spread(op.operands[dilation_at], n)
-    if None in (kernel, stride, padding, dilation):
-        return
+    kernel, stride, padding, dilation = found.kernel, found.stride, found.padding, found.dilation
     first = len(dims) - n
     b = None
     for i in range(n):
