@@ -259,6 +259,21 @@ class TorchBuilder:
             return self.int(known)
         return self("torch.aten.size.int", ir.Type.parse("!torch.int"), x, self.int(dim))
 
+    def slice(self, x: ir.Value, dim: int, start: int | ir.Value, end: int | ir.Value,
+              step: int = 1, size: int | None = None) -> ir.Value:
+        """`torch.aten.slice.Tensor` of `x` along `dim`: every `step`-th element from `start`
+        up to `end` (ints or `!torch.int` values; torch clamps an end past the dim's size).
+        `size`: the result's length along `dim` (None: dynamic)."""
+        dims = list(type_dims(x.type))
+        dims[dim] = size
+        start, end = (self.int(v) if isinstance(v, int) else v for v in (start, end))
+        return self("torch.aten.slice.Tensor", vtensor_type(x.type, dims), x, self.int(dim),
+                    start, end, self.int(step))
+
+    def strided(self, x: ir.Value, dim: int, start: int, count: int, step: int) -> ir.Value:
+        """`count` elements of `x` along `dim`, every `step`-th from `start`."""
+        return self.slice(x, dim, start, start + (count - 1) * step + 1, step, count)
+
     def ints(self, values: list[ir.Value]) -> ir.Value:
         """A `!torch.list<int>` of the `!torch.int` values `values`."""
         return self("torch.prim.ListConstruct", ir.Type.parse("!torch.list<int>"), *values)

@@ -213,8 +213,8 @@ def _strip_product(b: TorchBuilder, x: ir.Value, row_spans: list, col_spans: lis
     padding, multiplied by `matrix`."""
     columns = []
     for rows in row_spans:
-        sliced = _read(b, x, 1, rows, stride[0], like)
-        columns += [_border(b, _read(b, sliced, 2, cols, stride[1], like), rows, cols, like)
+        sliced = _read(b, x, 1, rows, stride[0])
+        columns += [_border(b, _read(b, sliced, 2, cols, stride[1]), rows, cols, like)
                     for cols in col_spans]
     return _product(b, columns, matrix, bias, like)
 
@@ -258,10 +258,7 @@ def _patch_columns(b: TorchBuilder, x: ir.Value, kernel: tuple[int, int],
     (kh, kw), (_, _, ho, wo) = kernel, type_dims(like)
     for dim, (size, covered) in enumerate(((h, ho * kh), (w, wo * kw)), start=2):
         if covered != size:  # the last rows or columns no window reaches
-            dims = list(type_dims(x.type))
-            dims[dim] = covered
-            x = b("torch.aten.slice.Tensor", vtensor_type(like, tuple(dims)), x, b.int(dim),
-                  b.int(0), b.int(covered), b.int(1))
+            x = b.slice(x, dim, 0, covered, size=covered)
     tiles = b("torch.aten.view", vtensor_type(like, (n, c, ho, kh, wo, kw)), x,
               b.ints([b.size(x, 0), *(b.int(d) for d in (c, ho, kh, wo, kw))]))
     windows = b("torch.aten.permute", vtensor_type(like, (n, ho, wo, kh, kw, c)), tiles,
@@ -284,11 +281,9 @@ def _padded_patches(b: TorchBuilder, x: ir.Value, kernel: tuple[int, int], strid
     x = b("torch.aten.permute", vtensor_type(like, (n, h, w, c)), x, int_list(_NHWC, b.ip, b.loc))
     columns = []
     for i in range(kernel[0]):
-        rows = _offset(b, x, 1, i, kernel[0], stride[0], dilation[0],
-                       vtensor_type(like, (n, ho, w, c)))
+        rows = _offset(b, x, 1, i, kernel[0], stride[0], dilation[0], ho)
         for j in range(kernel[1]):
-            columns.append(_offset(b, rows, 2, j, kernel[1], stride[1], dilation[1],
-                                   vtensor_type(like, (n, ho, wo, c))))
+            columns.append(_offset(b, rows, 2, j, kernel[1], stride[1], dilation[1], wo))
     return columns
 
 
@@ -323,15 +318,12 @@ def _span(size: int, pad: int, index: int, dilation: int, stride: int, start: in
 
 
 def _read(b: TorchBuilder, x: ir.Value, dim: int, span: tuple[int, int, int, int],
-          step: int, like: ir.Type) -> ir.Value:
+          step: int) -> ir.Value:
     """The elements of `x` along `dim` that a kernel offset reads inside the input (`_span`)."""
     start, count, _, _ = span
-    dims = list(type_dims(x.type))
-    if start == 0 and count == dims[dim]:
+    if start == 0 and count == type_dims(x.type)[dim]:
         return x  # all of them
-    dims[dim] = count
-    return b("torch.aten.slice.Tensor", vtensor_type(like, tuple(dims)), x, b.int(dim),
-             b.int(start), b.int(start + (count - 1) * step + 1), b.int(step))
+    return b.strided(x, dim, start, count, step)
 
 
 def _border(b: TorchBuilder, x: ir.Value, rows: tuple[int, int, int, int],
@@ -361,13 +353,12 @@ def _matrix(b: TorchBuilder, weight: ir.Value, made: dict) -> ir.Value:
 
 
 def _offset(b: TorchBuilder, x: ir.Value, dim: int, index: int, size: int, stride: int,
-            dilation: int, result: ir.Type) -> ir.Value:
-    """The elements of `x` along `dim` that kernel offset `index` (of `size`) reads: from
-    ``index*dilation`` on, every `stride`-th, up to the end less the offsets after it."""
+            dilation: int, outputs: int | None) -> ir.Value:
+    """The `outputs` elements of `x` along `dim` that kernel offset `index` (of `size`)
+    reads: from ``index*dilation`` on, every `stride`-th, up to the end less the offsets
+    after it."""
     left = (size - 1 - index) * dilation
-    end = -left if left else _PAST_THE_END
-    return b("torch.aten.slice.Tensor", result, x, b.int(dim), b.int(index * dilation),
-             b.int(end), b.int(stride))
+    return b.slice(x, dim, index * dilation, -left if left else _PAST_THE_END, stride, outputs)
 
 
 class Im2col(HostCpuPass):

@@ -73,23 +73,14 @@ def _as_slices(pool: ir.Operation, found) -> None:
         float_constant(-math.inf, b.ip, b.loc))
     result = None
     for i in range(found.kernel[0]):
-        rows = _offset(b, padded, 1, i * found.dilation[0], ho, found.stride[0],
-                       vtensor_type(like, (n, ho, padded_dims[2], c)))
+        rows = b.strided(padded, 1, i * found.dilation[0], ho, found.stride[0])
         for j in range(found.kernel[1]):
-            window = _offset(b, rows, 2, j * found.dilation[1], wo, found.stride[1],
-                             vtensor_type(like, (n, ho, wo, c)))
+            window = b.strided(rows, 2, j * found.dilation[1], wo, found.stride[1])
             result = window if result is None else b(
                 "torch.aten.maximum", window.type, result, window)
     back = b("torch.aten.permute", like, result, int_list(_NCHW, b.ip, b.loc))
     pool.results[0].replace_all_uses_with(back)
     pool.erase()
-
-
-def _offset(b: TorchBuilder, x: ir.Value, dim: int, start: int, count: int, step: int,
-            result: ir.Type) -> ir.Value:
-    """`count` elements of `x` along `dim`, every `step`-th from `start`."""
-    return b("torch.aten.slice.Tensor", result, x, b.int(dim), b.int(start),
-             b.int(start + (count - 1) * step + 1), b.int(step))
 
 
 class MaxPoolSlices(HostCpuPass):

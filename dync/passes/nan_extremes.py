@@ -31,19 +31,19 @@ _EXTREMES = frozenset(f"torch.aten.{name}" for name in (
     "clamp_max.Tensor", "hardtanh", "relu6"))
 
 
-def _mended(op: ir.Operation) -> bool:
+def _mend(op: ir.Operation) -> None:
+    """`op` as `where(isnan(x), x, op(...))`, `x` its first operand (a float tensor)."""
     a, out = op.operands[0].type, op.results[0].type
     dims = type_dims(a)
     if dims is None or type_dims(out) is None or element_type(out) not in FLOAT_ELEMENTS \
             or element_type(a) != element_type(out):
-        return False
+        return
     b = TorchBuilder(op)
     extreme = b(op.name, out, *op.operands)
     nan = b("torch.aten.isnan", vtensor_of(dims, "i1"), op.operands[0])
     mended = b("torch.aten.where.self", out, nan, op.operands[0], extreme)
     op.results[0].replace_all_uses_with(mended)
     op.erase()
-    return True
 
 
 class NanExtremes(Pass):
@@ -54,4 +54,4 @@ class NanExtremes(Pass):
         extremes = [op for op in nested_ops(module) if op.name in _EXTREMES]
         with module.context, ir.Location.unknown():
             for op in extremes:
-                _mended(op)
+                _mend(op)

@@ -36,7 +36,7 @@ from iree.compiler import ir
 
 from ..analysis.layout import POOLS, pool_window
 from ..dialects.symbolic import type_dims
-from ..dialects.torch_ops import TorchBuilder, vtensor_type
+from ..dialects.torch_ops import TorchBuilder
 from ..dialects.walk import nested_ops
 from .pipeline import Pass
 
@@ -71,10 +71,7 @@ def _cut(op: ir.Operation) -> None:
         if reach >= size:
             continue
         b = b or TorchBuilder(op)
-        cut = list(type_dims(x.type))
-        cut[axis] = reach
-        x = b("torch.aten.slice.Tensor", vtensor_type(x.type, cut), x, b.int(axis), b.int(0),
-              b.int(reach), b.int(1))
+        x = b.slice(x, axis, 0, reach, size=reach)
     if b is None:
         return
     op.operands[0] = x

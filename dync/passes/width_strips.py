@@ -65,8 +65,6 @@ from .pipeline import HostCpuPass
 # and 0.62x against 0.77x with 8).
 STRIP = 8
 
-_SLICE = "torch.aten.slice.Tensor"
-
 
 def _strippable(conv: ir.Operation) -> ConvWindow | None:
     """The window of `conv` where it is a convolution this pass rewrites (see the module
@@ -96,13 +94,6 @@ def _unflatten(b: TorchBuilder, x: ir.Value, dim: int, sizes: list[ir.Value],
              b.ints(sizes))
 
 
-def _slice(b: TorchBuilder, x: ir.Value, dim: int, start: ir.Value, end: ir.Value,
-           size: int | None) -> ir.Value:
-    dims = list(type_dims(x.type))
-    dims[dim] = size
-    return b(_SLICE, vtensor_type(x.type, dims), x, b.int(dim), start, end, b.int(1))
-
-
 def _in_strips(conv: ir.Operation, found: ConvWindow) -> None:
     (_, sw), (ph, pw), (_, dw) = found.stride, found.padding, found.dilation
     b = TorchBuilder(conv)
@@ -129,7 +120,7 @@ def _in_strips(conv: ir.Operation, found: ConvWindow) -> None:
     padded = b("torch.aten.constant_pad_nd", vtensor_type(x.type, (n, c, h, None)), x,
                int_list([pw, right, ph, ph], b.ip, b.loc), float_constant(0.0, b.ip, b.loc))
 
-    columns = _unflatten(b, _slice(b, padded, 3, b.int(0), covered, None), 3,
+    columns = _unflatten(b, b.slice(padded, 3, 0, covered), 3,
                          [strips, b.int(step)], [None, step])
     if overlap > 0:
         # Column j of each strip's overlap: every `step`-th column from step + j, a strided
@@ -137,14 +128,13 @@ def _in_strips(conv: ir.Operation, found: ConvWindow) -> None:
         following = []
         for j in range(overlap):
             end = build(sympy.ceiling(wo / STRIP) * step + step + j)
-            every = b(_SLICE, vtensor_type(x.type, (n, c, h, None)), padded, b.int(3),
-                      b.int(step + j), end, b.int(step))
+            every = b.slice(padded, 3, step + j, end, step)
             following.append(b("torch.aten.unsqueeze", vtensor_type(x.type, (n, c, h, None, 1)),
                                every, b.int(4)))
         columns = b("torch.aten.cat", vtensor_type(x.type, (n, c, h, None, width)),
                     b.tensors([columns, *following]), b.int(4))
     elif overlap < 0:
-        columns = _slice(b, columns, 4, b.int(0), b.int(width), width)
+        columns = b.slice(columns, 4, 0, width, size=width)
     moved = b("torch.aten.permute", vtensor_type(x.type, (n, None, c, h, width)), columns,
               int_list([0, 3, 1, 2, 4], b.ip, b.loc))
     folded = b("torch.aten.flatten.using_ints", vtensor_type(x.type, (None, c, h, width)), moved,
@@ -161,7 +151,7 @@ def _in_strips(conv: ir.Operation, found: ConvWindow) -> None:
     flat = b("torch.aten.flatten.using_ints", vtensor_type(like, (n, f, ho, None)), back,
              b.int(3), b.int(4))
     # The old result's shape binding moves to the slice with its uses.
-    result = b(_SLICE, like, flat, b.int(3), b.int(0), out_width, b.int(1))
+    result = b.slice(flat, 3, 0, out_width, size=type_dims(like)[3])
     conv.results[0].replace_all_uses_with(result)
     conv.erase()
 
