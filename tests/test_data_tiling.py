@@ -156,7 +156,7 @@ class EarlyExitCnn(nn.Module):
 
 def test_a_cnn_stem_leaves_data_tiling_to_the_stages():
     """The stem's sub-DNN has no contraction data tiling changes (IREE leaves a 3×3 convolution
-    direct): it is indifferent to the flag; the head's narrow product weighs little beside the
+    direct): it records no work; the head's narrow product weighs little beside the
     stage's wide 1×1 convolutions: the linked module is data-tiled, as the one graph would be.
     Before, either held it back: an early-exit ResNet-50's third stage ran 1.5x slower in host
     mode than compiled alone (AVX2, one thread)."""
@@ -179,18 +179,21 @@ def _module(attributes: str) -> ir.Module:
 
 
 def test_linked_modules_are_data_tiled_where_their_wide_work_outweighs_the_narrow():
-    """`dync_ir.linked_flags` weighs the sub-DNNs' tiling work records together; a module with
-    no record (dync-data-tiling did not run on it) and no indifference keeps the old rule:
-    data tiling only where every module asks."""
+    """`dync_ir.linked_flags` weighs the sub-DNNs' tiling work records together (a module
+    with nothing to tile records none); a module with no record (dync-data-tiling did not run
+    on it) holds data tiling back; other flags are kept where every module asks."""
     def work(wide: int, narrow: int, dynamic_rows: int = 0) -> str:
         return (f"dync.tiling_work = {{wide = {wide} : i64, narrow = {narrow} : i64, "
                 f"dynamic_rows = {dynamic_rows} : i64}}")
 
-    indifferent = (f'dync.iree_flags_indifferent = ["{DATA_TILING}", "{GLOBAL_DATA_TILING}"]')
     stage = _module(f'dync.iree_flags = ["{DATA_TILING}"], ' + work(1000, 10))
     head = _module(work(0, 50, dynamic_rows=1))
-    assert linked_flags([stage, head, _module(indifferent)]) == [GLOBAL_DATA_TILING]
+    assert linked_flags([stage, head, _module(work(0, 0))]) == [GLOBAL_DATA_TILING]
     assert linked_flags([stage, _module(work(0, 2000))]) == []
     assert linked_flags([_module(work(0, 0)), _module(work(0, 0))]) == []
-    assert linked_flags([stage, _module("")]) == [], "no record: the old rule"
+    assert linked_flags([stage, _module("")]) == [], "no record"
     assert linked_flags([stage, stage]) == [DATA_TILING]
+    asks = _module(f'dync.iree_flags = ["--iree-opt-level=O2", "{DATA_TILING}"], '
+                   + work(1000, 10))
+    assert linked_flags([asks, asks]) == sorted(["--iree-opt-level=O2", DATA_TILING])
+    assert linked_flags([asks, stage]) == [DATA_TILING]

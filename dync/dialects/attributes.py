@@ -77,18 +77,13 @@ FLAGS_ATTR = _declare(
     ("dync-fuse-padding",), ("backend", "dync.compile", "analysis.padding",
                              "dync-decompose-softmax", "dync-sums-as-matvecs"),
     "IREE compiler flags the module asks for (dropped again if IREE rejects them)")
-INDIFFERENT_FLAGS_ATTR = _declare(
-    "dync.iree_flags_indifferent", "module", "[\"<iree-compile flag>\", ...]",
-    ("dync-data-tiling",), ("frontends",),
-    "IREE compiler flags that change nothing in the module (data tiling where it has no "
-    "contraction): linked into host mode's one module (dync_ir.linked_flags), it does not "
-    "hold them back")
 TILING_WORK_ATTR = _declare(
     "dync.tiling_work", "module", "{wide = i64, narrow = i64, dynamic_rows = i64}",
     ("dync-data-tiling",), ("frontends",),
     "the work (M*N*K) of the module's contractions that data tiling speeds up (wide) and slows "
-    "down (narrow), and whether one has dynamic rows: host mode's one module weighs its "
-    "sub-DNNs' records together (dync_ir.linked_flags), as dync-data-tiling weighs one module")
+    "down (narrow), and whether one has dynamic rows (all 0 where it has none): host mode's "
+    "one module weighs its sub-DNNs' records together (dync_ir.linked_flags), as "
+    "dync-data-tiling weighs one module")
 COPIED_PADDING_ATTR = _declare(
     "dync.iree_copied_padding", "module", "[\"<entry point>\", ...]",
     ("dync-fuse-padding",), ("backend", "analysis.padding"),

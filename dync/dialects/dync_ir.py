@@ -30,7 +30,6 @@ from .attributes import (  # noqa: F401 - re-exported: dync_ir.<NAME>_ATTR
     COPIED_PADDING_ATTR,
     ENTRY_ATTR,
     FLAGS_ATTR,
-    INDIFFERENT_FLAGS_ATTR,
     PREPROCESSING_ATTR,
     SHAPE_ATTR,
     SUBDNNS_ATTR,
@@ -127,16 +126,6 @@ def request_flags(module: ir.Module | ir.Operation, flags: list[str]) -> None:
     _add_strings(module, FLAGS_ATTR, flags)
 
 
-def read_indifferent_flags(module: ir.Module | ir.Operation) -> list[str]:
-    """The IREE flags that change nothing in `module` (``dync.iree_flags_indifferent``)."""
-    return _read_strings(module, INDIFFERENT_FLAGS_ATTR)
-
-
-def mark_indifferent(module: ir.Module | ir.Operation, flags: list[str]) -> None:
-    """Record that `flags` change nothing in `module` (in order, once)."""
-    _add_strings(module, INDIFFERENT_FLAGS_ATTR, flags)
-
-
 _MOST_WORK = 2**62  # a work past i64 (a dim declared up to 2**63) is recorded as this
 
 
@@ -159,41 +148,33 @@ def read_tiling_work(module: ir.Module | ir.Operation) -> dict | None:
 
 def linked_flags(modules: list[ir.Module | ir.Operation]) -> list[str]:
     """The IREE flags of one module linked from `modules`: a flag changes how every entry point
-    compiles, so only those every module asks for or is indifferent to (`mark_indifferent`).
-    The two paths of data tiling count as one request, answered by the global one where any
-    module asks for it (where dispatch creation's path miscompiles, `GLOBAL_DATA_TILING`):
-    a BERT's layers (dynamic rows) ask for that one, its off-ramps (one row) for the other.
-    Data tiling is also asked for where every module recorded its work (`record_tiling_work`)
-    or is indifferent, and the wide work of all of them is at least their narrow work: the
-    weighing `dync-data-tiling` does within one module, so that a classifier's 10-wide head
-    does not hold it back from the stages of the network beside it."""
+    compiles, so only those every module asks for. Data tiling is weighed instead, as
+    `dync-data-tiling` weighs one module: asked for where every module recorded its work
+    (`record_tiling_work`) and the wide work of all of them is at least their narrow work, so
+    that a classifier's 10-wide head, a norm's or a CNN stem's module (no work) does not hold
+    it back from the layers beside it. Either path of it counts; the global one is taken where
+    any module asks for it (dispatch creation's path miscompiles its rewrite,
+    `GLOBAL_DATA_TILING`) or has a product with dynamic rows: a BERT's layers ask for that
+    one, its off-ramps (one row) for the other."""
     requests = [set(read_flags(m)) for m in modules]
-    asked = [_one_tiling(r) for r in requests]
-    indifferent = [_one_tiling(set(read_indifferent_flags(m))) for m in modules]
-    kept = [flag for flag in sorted(set().union(*asked))
-            if all(flag in a or flag in i for a, i in zip(asked, indifferent, strict=True))]
+    tilings = {DATA_TILING, GLOBAL_DATA_TILING}
+    kept = [flag for flag in sorted(set().union(*requests) - tilings)
+            if all(flag in r for r in requests)]
     works = [read_tiling_work(m) for m in modules]
-    if DATA_TILING not in kept and _wide_together(works, indifferent):
-        kept = sorted([*kept, DATA_TILING])
-        if any(w and w["dynamic_rows"] for w in works):
-            requests.append({GLOBAL_DATA_TILING})
-    if DATA_TILING in kept and any(GLOBAL_DATA_TILING in r for r in requests):
-        kept[kept.index(DATA_TILING)] = GLOBAL_DATA_TILING
+    if _wide_together(works):
+        global_path = any(GLOBAL_DATA_TILING in r for r in requests) \
+            or any(w["dynamic_rows"] for w in works)
+        kept = sorted([*kept, GLOBAL_DATA_TILING if global_path else DATA_TILING])
     return kept
 
 
-def _wide_together(works: list[dict | None], indifferent: list[set[str]]) -> bool:
-    """Whether modules with these tiling work records (`record_tiling_work`) and indifferent
-    flags do most of their contractions' work in wide ones, every module weighed."""
-    if any(w is None and DATA_TILING not in i for w, i in zip(works, indifferent, strict=True)):
+def _wide_together(works: list[dict | None]) -> bool:
+    """Whether modules with these tiling work records (`record_tiling_work`; None where
+    dync-data-tiling did not run) do most of their contractions' work in wide ones."""
+    if any(w is None for w in works):
         return False
-    wide = sum(w["wide"] for w in works if w)
-    return wide > 0 and wide >= sum(w["narrow"] for w in works if w)
-
-
-def _one_tiling(flags: set[str]) -> set[str]:
-    """`flags` with either path of data tiling named as `DATA_TILING`."""
-    return {DATA_TILING if f == GLOBAL_DATA_TILING else f for f in flags}
+    wide = sum(w["wide"] for w in works)
+    return wide > 0 and wide >= sum(w["narrow"] for w in works)
 
 
 def data_tiled(module: ir.Module | ir.Operation) -> bool:

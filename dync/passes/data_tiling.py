@@ -21,15 +21,13 @@ BERT-base, one thread, 16 tokens: 2 layers (the second inside a branch) 8.4 -> 4
 rows (``dync.tiling_work``): host mode links its sub-DNNs into one module, which asks for
 data tiling where their wide work together outweighs their narrow work, as one module's
 would (`dync_ir.linked_flags`): an early-exit CNN's 10-class head (narrow) had held it back
-from every stage. A module with no contraction at all (nothing the flag changes: convolutions with kernels
-larger than 1×1 IREE leaves direct, tiled or not) is marked indifferent to both flags
-(``dync.iree_flags_indifferent``): host mode links its sub-DNNs into one module whose flags
-are those every sub-DNN asks for or is indifferent to (`dync_ir.linked_flags`), and an
-embedding's or a norm's sub-DNN had held back data tiling from the layers beside it, a CNN's
-stem (a 7×7 convolution and a max pool) from every stage of an early-exit ResNet-50: on an
-AVX2 EPYC, one thread, its third stage at batch 2 ran 152.6 ms in host mode against 104.5 ms
-compiled alone (eager 98.8); the stem alone ran 14.8 ms untiled, 15.1 tiled (the same
-dispatches).
+from every stage. A module with no contraction at all (nothing the flag changes: convolutions
+with kernels larger than 1×1 IREE leaves direct, tiled or not) records no work, and weighs
+nothing there: an embedding's or a norm's sub-DNN had held back data tiling from the layers
+beside it, a CNN's stem (a 7×7 convolution and a max pool) from every stage of an early-exit
+ResNet-50: on an AVX2 EPYC, one thread, its third stage at batch 2 ran 152.6 ms in host mode
+against 104.5 ms compiled alone (eager 98.8); the stem alone ran 14.8 ms untiled, 15.1 tiled
+(the same dispatches).
 
 Where a matrix product (not a 1×1 convolution) has a dynamic number of rows, the flag is
 ``--iree-global-opt-data-tiling``, data tiling started in global optimization instead of
@@ -61,7 +59,6 @@ from ..dialects.dync_ir import (
     DATA_TILING,
     GLOBAL_DATA_TILING,
     SCF_TO_CF,
-    mark_indifferent,
     read_vector_isa,
     record_tiling_work,
     request_flags,
@@ -127,16 +124,6 @@ def _shape(op: ir.Operation, size: Callable[[ir.Value, int], int]) -> tuple[int,
     return math.prod(out[a] if out[a] is not None else size(op.results[0], a) for a in m), n, k
 
 
-def _pointwise(op: ir.Operation) -> bool:
-    """Whether `op` is a 2-D convolution data tiling may change: a 1×1 one (IREE's matmul), or
-    one whose kernel size is unknown. IREE 3.13 leaves larger kernels direct convolutions."""
-    if op.name not in CONVOLUTIONS_2D:
-        return False
-    weight = type_dims(op.operands[1].type)
-    return (weight is None or len(weight) != 4 or None in weight[2:]
-            or tuple(weight[2:]) == (1, 1))
-
-
 def _rows_dynamic(op: ir.Operation) -> bool:
     """Whether a matrix product's result has a dynamic dim besides its last (N); not counting
     one matrix times a batch of them (dync-pointwise-matmuls' 1×1 convolutions)."""
@@ -169,9 +156,8 @@ class DataTiling(HostCpuPass):
         least_dynamic = WIDE_DYNAMIC_ROWS_BY_ISA.get(isa, least)
         size = _typical_size(ValueRanges(module).symbol_ranges)
         wide = narrow = 0
-        dynamic_rows = tileable = False
+        dynamic_rows = False
         for op in nested_ops(module):
-            tileable |= op.name in _CONTRACTIONS or _pointwise(op)
             found = _shape(op, size)
             if found is None:
                 continue
@@ -183,12 +169,6 @@ class DataTiling(HostCpuPass):
             else:
                 narrow += m * n * k
             dynamic_rows |= rows_dynamic
-        if not tileable:
-            # Nothing to tile: no say in the flags of the host-mode module it is linked into
-            # (`dync_ir.linked_flags`), where it held back data tiling from every sub-DNN.
-            with module.context:
-                mark_indifferent(module, [DATA_TILING, GLOBAL_DATA_TILING])
-            return
         with module.context:
             record_tiling_work(module, wide, narrow, dynamic_rows)
         if wide and wide >= narrow:

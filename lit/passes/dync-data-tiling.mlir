@@ -215,10 +215,10 @@ module attributes {dync.vector_isa = "avx512"} {
 
 // -----
 
-// Nothing to tile (a norm's or an embedding's sub-DNN in host mode): the module is marked
-// indifferent to both flags, so that linked with wide layers' sub-DNNs it does not hold their
-// data tiling back (`dync_ir.linked_flags`). A module of narrow matmuls is not: it declines.
-// CHECK: module attributes {dync.iree_flags_indifferent = ["--iree-opt-data-tiling", "--iree-global-opt-data-tiling"]}
+// Nothing to tile (a norm's or an embedding's sub-DNN in host mode): the module records no
+// work, so that linked with wide layers' sub-DNNs it does not hold their data tiling back
+// (`dync_ir.linked_flags`). A module of narrow matmuls records narrow work.
+// CHECK: module attributes {dync.tiling_work = {dynamic_rows = 0 : i64, narrow = 0 : i64, wide = 0 : i64}}
 // CHECK-LABEL: func.func @no_contraction
 module {
   func.func @no_contraction(%x: !torch.vtensor<[?,768],f32>) -> !torch.vtensor<[?,768],f32> {
@@ -230,9 +230,9 @@ module {
 // -----
 
 // A CNN's stem: a 7×7 convolution, which IREE leaves a direct convolution with or without
-// data tiling. Nothing to tile: indifferent, so that an early-exit CNN's stem does not hold
+// data tiling. Nothing to tile: no work, so that an early-exit CNN's stem does not hold
 // back data tiling from its stages in host mode.
-// CHECK: module attributes {dync.iree_flags_indifferent = ["--iree-opt-data-tiling", "--iree-global-opt-data-tiling"]}
+// CHECK: module attributes {dync.tiling_work = {dynamic_rows = 0 : i64, narrow = 0 : i64, wide = 0 : i64}}
 // CHECK-LABEL: func.func @stem
 module {
   func.func @stem(%x: !torch.vtensor<[?,3,224,224],f32>) -> !torch.vtensor<[?,64,112,112],f32> {
@@ -252,8 +252,9 @@ module {
 // -----
 
 // A narrow 1×1 convolution (64 -> 64) is something data tiling would change: the module
-// declines it, and is not indifferent.
-// CHECK-NOT: dync.iree_flags_indifferent
+// declines it, and records its work as narrow (64*56*56 rows of 64x64 at the middle batch).
+// CHECK-NOT: dync.iree_flags
+// CHECK: module attributes {dync.tiling_work = {dynamic_rows = 0 : i64, narrow = {{[1-9][0-9]*}} : i64, wide = 0 : i64}}
 // CHECK-LABEL: func.func @narrow_pointwise
 module {
   func.func @narrow_pointwise(%x: !torch.vtensor<[?,64,56,56],f32>) -> !torch.vtensor<[?,64,56,56],f32> {
