@@ -26,6 +26,16 @@ into a `tensor.empty` without the batch's size, the bug
 lit/upstream/iree-channels-last-pad-dynamic-batch.mlir pins). No paper section: a kernel
 choice at the boundary to IREE (issue 33), the layout TVM and oneDNN choose for depthwise
 convolutions on CPUs.
+
+A 3x3 one with an odd static output width (`ODD_WIDTH_TILES`) also gets its tile sizes, an
+`#iree_codegen.compilation_info` on the linalg op: IREE 3.13 vectorizes 3x3 depthwise
+convolutions on AVX2 and SSE two output columns at a time, and where that leaves a column
+over in each row its code is 5-12x slower. One thread, AVX2, ms (eager / IREE's tiles / these):
+960 channels at 7x7 (MobileNet-v2's last stage), batch 8, 0.53 / 3.48 / 0.47, batch 1 0.15 /
+0.41 / 0.067; 576 at 14x14 stride 2 (into 7x7), batch 8, 0.59 / 3.31 / 1.17; 144 at 75x75,
+batch 8, 9.2 / 101 / 33. The columns a vector takes are the largest divisor of the width up to
+7, the channels the target's f32 lanes (the others as IREE's own choice: 64 images, the whole
+height and width, the largest multiple of the lanes up to 64 that divides C).
 """
 
 from __future__ import annotations
@@ -34,6 +44,7 @@ from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, tensor
 
 from ..analysis.layout import constant_window
+from ..dialects.dync_ir import read_vector_isa
 from ..dialects.literals import erase_if_unused, readable, transformed_literal
 from ..dialects.symbolic import type_dims
 from ..dialects.torch_ops import (
@@ -62,8 +73,33 @@ def _depthwise(conv: ir.Operation) -> tuple[list[int], list[int], list[int]] | N
     return found.stride, found.padding, found.dilation
 
 
+#: f32 lanes of a vector register by the target's vector extension: where dync sets the tile
+#: sizes of a 3x3 depthwise convolution of an odd output width (`_odd_width_tiles`).
+ODD_WIDTH_TILES = {"avx512": 16, "avx2": 8, "sse": 4}
+_MOST_COLUMNS = 7
+
+
+def _odd_width_tiles(lanes: int | None, channels: int, out: tuple, kernel: tuple,
+                     element: ir.Type) -> ir.Attribute | None:
+    """IREE's tile sizes for a depthwise convolution writing an NHWC `out` of f32 with a 3x3
+    `kernel`, where its static width is odd and `lanes` divides the channels; else None."""
+    _, ho, wo, _ = out
+    if lanes is None or ho is None or wo is None or wo % 2 == 0 or tuple(kernel) != (3, 3) \
+            or channels % lanes or str(element) != "f32":
+        return None
+    columns = max(k for k in range(1, _MOST_COLUMNS + 1) if wo % k == 0)
+    tile = next(k for k in range(64 - 64 % lanes, 0, -lanes) if channels % k == 0)
+    return ir.Attribute.parse(
+        "#iree_codegen.compilation_info<lowering_config = #iree_cpu.lowering_config<"
+        f"distribution = [64, {ho}, {wo}, {tile}, 0, 0], "
+        f"vector_common_parallel = [1, 1, {columns}, {lanes}, 0, 0], "
+        "vector_reduction = [0, 0, 0, 0, 1, 3]>, translation_info = "
+        "#iree_codegen.translation_info<pipeline = #iree_cpu.pipeline<"
+        "ConvTileAndDecomposeExpert>>>")
+
+
 def _in_nhwc(conv: ir.Operation, stride: list[int], padding: list[int], dilation: list[int],
-             made: dict) -> ir.Value:
+             made: dict, lanes: int | None) -> ir.Value:
     b = TorchBuilder(conv)
     x, weight, bias = conv.operands[0], conv.operands[1], conv.operands[2]
     like = conv.results[0].type
@@ -103,6 +139,10 @@ def _in_nhwc(conv: ir.Operation, stride: list[int], padding: list[int], dilation
         op = linalg.depthwise_conv_2d_nhwc_hwc if multiplier == 1 \
             else linalg.depthwise_conv_2d_nhwc_hwcm
         y = op(xb, wb, outs=[init], strides=stride, dilations=dilation)
+        tiles = None if multiplier > 1 else _odd_width_tiles(lanes, c, (n, ho, wo, c),
+                                                              (kh, kw), element)
+        if tiles is not None:
+            y.owner.attributes["compilation_info"] = tiles
         if multiplier > 1:
             collapsed = builtin_type(vtensor_type(like, (n, ho, wo, f)), dynamic=True)
             y = tensor.CollapseShapeOp(collapsed, y, [[0], [1], [2], [3, 4]]).result
@@ -142,11 +182,12 @@ class DepthwiseNhwc(HostCpuPass):
 
     def run_on_cpu(self, module: ir.Operation) -> None:
         found = [(op, w) for op in nested_ops(module) if (w := _depthwise(op))]
+        lanes = ODD_WIDTH_TILES.get(read_vector_isa(module))
         made: dict = {}
         with module.context, ir.Location.unknown():
             for conv, (stride, padding, dilation) in found:
                 weight = conv.operands[1]
                 conv.results[0].replace_all_uses_with(_in_nhwc(conv, stride, padding, dilation,
-                                                               made))
+                                                               made, lanes))
                 conv.erase()
                 erase_if_unused(weight)

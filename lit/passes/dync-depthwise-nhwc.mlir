@@ -97,3 +97,47 @@ func.func @left_alone(%arg0: !torch.vtensor<[1,4,8,8],f32>, %arg1: !torch.vtenso
   %2 = torch.aten.conv2d %arg0, %arg1, %none, %ones, %zeros, %ones, %int4 : !torch.vtensor<[1,4,8,8],f32>, !torch.vtensor<[4,1,3,3],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[1,4,6,6],f32>
   return %0, %1, %2 : !torch.vtensor<[1,4,6,6],f32>, !torch.vtensor<[1,4,6,6],f32>, !torch.vtensor<[1,4,6,6],f32>
 }
+
+// -----
+
+// A 3x3 depthwise convolution of an odd output width (7) on AVX2: its tile sizes are set,
+// seven columns (the width's largest divisor up to 7) times 8 channels (AVX2's f32 lanes) a
+// vector, where IREE took two columns and left one over in each row. At an even width (8)
+// IREE's own choice stands.
+// CHECK-DAG:   #[[CONFIG:.+]] = #iree_cpu.lowering_config<distribution = [64, 7, 7, 16, 0, 0], vector_common_parallel = [1, 1, 7, 8, 0, 0], vector_reduction = [0, 0, 0, 0, 1, 3]>
+// CHECK-DAG:   #[[PIPELINE:.+]] = #iree_codegen.translation_info<pipeline = #iree_cpu.pipeline<ConvTileAndDecomposeExpert>>
+// CHECK-DAG:   #[[TILES:.+]] = #iree_codegen.compilation_info<lowering_config = #[[CONFIG]], translation_info = #[[PIPELINE]]>
+// CHECK-LABEL: func.func @odd_width
+// CHECK:         linalg.depthwise_conv_2d_nhwc_hwc {compilation_info = #[[TILES]], {{.*}} -> tensor<?x7x7x16xf32>
+// CHECK:         linalg.depthwise_conv_2d_nhwc_hwc {dilations = {{.*}} -> tensor<?x8x8x16xf32>
+module attributes {dync.vector_isa = "avx2"} {
+  func.func @odd_width(%x: !torch.vtensor<[?,16,7,7],f32>, %y: !torch.vtensor<[?,16,8,8],f32>) -> (!torch.vtensor<[?,16,7,7],f32>, !torch.vtensor<[?,16,8,8],f32>) {
+    %w = torch.vtensor.literal(dense<0.5> : tensor<16x1x3x3xf32>) : !torch.vtensor<[16,1,3,3],f32>
+    %none = torch.constant.none
+    %int1 = torch.constant.int 1
+    %int16 = torch.constant.int 16
+    %ones = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+    %0 = torch.aten.conv2d %x, %w, %none, %ones, %ones, %ones, %int16 : !torch.vtensor<[?,16,7,7],f32>, !torch.vtensor<[16,1,3,3],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[?,16,7,7],f32>
+    %1 = torch.aten.conv2d %y, %w, %none, %ones, %ones, %ones, %int16 : !torch.vtensor<[?,16,8,8],f32>, !torch.vtensor<[16,1,3,3],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[?,16,8,8],f32>
+    return %0, %1 : !torch.vtensor<[?,16,7,7],f32>, !torch.vtensor<[?,16,8,8],f32>
+  }
+}
+
+// -----
+
+// The same odd width where the module names no vector extension (or one dync has not
+// measured, NEON): no tile sizes.
+// CHECK-LABEL: func.func @odd_width_no_isa
+// CHECK:         linalg.depthwise_conv_2d_nhwc_hwc
+// CHECK-NOT:     compilation_info
+module {
+  func.func @odd_width_no_isa(%x: !torch.vtensor<[?,16,7,7],f32>) -> !torch.vtensor<[?,16,7,7],f32> {
+    %w = torch.vtensor.literal(dense<0.5> : tensor<16x1x3x3xf32>) : !torch.vtensor<[16,1,3,3],f32>
+    %none = torch.constant.none
+    %int1 = torch.constant.int 1
+    %int16 = torch.constant.int 16
+    %ones = torch.prim.ListConstruct %int1, %int1 : (!torch.int, !torch.int) -> !torch.list<int>
+    %0 = torch.aten.conv2d %x, %w, %none, %ones, %ones, %ones, %int16 : !torch.vtensor<[?,16,7,7],f32>, !torch.vtensor<[16,1,3,3],f32>, !torch.none, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[?,16,7,7],f32>
+    return %0 : !torch.vtensor<[?,16,7,7],f32>
+  }
+}
