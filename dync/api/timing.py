@@ -87,9 +87,14 @@ def graph_slower_than_eager(compiled: CompiledModule, job: _Job) -> str | None:
             or not _runs_here(compiled, None, job.report):
         return None
     args = copied(args)  # a forward may write its inputs in place: not the caller's example
-    least = _eager_least(model, args)
-    if least < GRAPH_TIMING_FLOOR_S:
-        return None
+    with buffers_restored(model), torch.no_grad():
+        least = float("inf")
+        for _ in range(EAGER_PROBES):
+            began = time.perf_counter()
+            model(*args)
+            least = min(least, time.perf_counter() - began)
+            if least < GRAPH_TIMING_FLOOR_S:
+                return None
     slower = slower_than(compiled, model, [args], model, GRAPH_TIMING_FLOOR_S, GRAPH_SLACK)
     grown = None if slower else _grown(args, compiled.signature, least)
     if grown is None:
@@ -99,8 +104,8 @@ def graph_slower_than_eager(compiled: CompiledModule, job: _Job) -> str | None:
             model(*copied(grown[0]))
     except Exception:  # noqa: BLE001 - eager cannot run the grown example: nothing to time
         return None
-    try:  # the floor again: a loaded machine's probes can pass it on a small model
-        return slower_than(compiled, model, [grown[0]], model, GRAPH_TIMING_FLOOR_S, GRAPH_SLACK,
+    try:
+        return slower_than(compiled, model, [grown[0]], model, 0.0, GRAPH_SLACK,
                            f"the example grown to {grown[1]}")
     except DyncError as e:
         job.report.notes.append(f"one graph was not timed on the example grown to {grown[1]}: "
@@ -115,13 +120,17 @@ def grown_subdnn_calls(job: _Job, plan: Any, signature: Signature
     the example's calls, and the grown sizes; ({}, "") where nothing grows, where eager
     takes under GRAPH_TIMING_FLOOR_S a call on the example (as for one graph) or
     `eager_if_faster` is off."""
+    import torch
 
-    from ..frontends.pytorch.host import calls_on, copied
+    from ..frontends.pytorch.host import buffers_restored, calls_on, copied
 
     model, args = job.model, job.args
     if not job.options.eager_if_faster or args is None or not signature.symbols:
         return {}, ""
-    least = _eager_least(model, copied(args))
+    with buffers_restored(model), torch.no_grad():
+        began = time.perf_counter()
+        model(*copied(args))
+        least = time.perf_counter() - began
     grown = _grown(args, signature, least) if least >= GRAPH_TIMING_FLOOR_S else None
     if grown is None:
         return {}, ""
@@ -129,24 +138,6 @@ def grown_subdnn_calls(job: _Job, plan: Any, signature: Signature
     calls = {name: found for name, found in calls_on(model, grown[0], plan).items()
              if found and [_shapes(a) for a in found] != examples[name]}
     return calls, grown[1]
-
-
-def _eager_least(model: Any, args: tuple) -> float:
-    """The least of EAGER_PROBES eager calls on `args`, in seconds; the first under
-    GRAPH_TIMING_FLOOR_S ends them (the model's buffers restored after)."""
-    import torch
-
-    from ..frontends.pytorch.host import buffers_restored
-
-    least = float("inf")
-    with buffers_restored(model), torch.no_grad():
-        for _ in range(EAGER_PROBES):
-            began = time.perf_counter()
-            model(*args)
-            least = min(least, time.perf_counter() - began)
-            if least < GRAPH_TIMING_FLOOR_S:
-                break
-    return least
 
 
 def _shapes(arguments: tuple) -> list:
