@@ -398,9 +398,9 @@ def test_one_graph_slower_than_eager_gives_way_under_auto(monkeypatch):
     graph, many times slower, gives way (a graph break of stage "timing" naming both times),
     and the model runs as host mode leaves it. With eager_if_faster off the graph stays.
     Outputs match eager either way."""
-    from dync.api import timing
+    from dync.api import stages
 
-    monkeypatch.setattr(timing, "GRAPH_TIMING_FLOOR_S", 1e-4)
+    monkeypatch.setattr(stages, "GRAPH_TIMING_FLOOR_S", 1e-4)
     model, x = SortsRows(), torch.randn(8, 2048)
     rows, length = Dim("rows", min=1, max=64), Dim("length", min=2, max=4096)
     for eager_if_faster, mode in ((True, {"host", "eager"}), (False, {"in-graph"})):

@@ -109,12 +109,9 @@ def compile(  # noqa: A001 - the public name is fixed by the design
         a graph break of stage "timing" with both times (a one-layer call on one row costs a
         few µs in eager, ~10 in any compiled module's call). Under mode="auto" one graph is
         timed the same way where eager takes at least 10 ms a call on the example
-        (`GRAPH_TIMING_FLOOR_S`), and again on the example grown up to 4 times along its
-        dynamic dims (tiled, within their declared maximum and ~2 s of eager's time); one
-        slower than eager on either gives way to host mode (IREE's full sort, 8 x 2048 rows:
-        19 ms against eager's 1); host mode's sub-DNNs of such a model are timed on their
-        calls in a run on the grown example too. False keeps every graph and sub-DNN that
-        compiles.
+        (`GRAPH_TIMING_FLOOR_S`), and one slower than eager gives way to host mode (IREE's
+        full sort, 8 x 2048 rows: 19 ms against eager's 1). False keeps every graph and
+        sub-DNN that compiles.
       threads: CPU threads the module runs on (llvm-cpu). 1 (default): IREE's local-sync
         device, code for one thread. More: IREE's local-task device (its workers, one per
         core by default) with each dispatch's code distributed for that many threads; the

@@ -15,8 +15,7 @@ from ..runtime.manifest import Manifest
 from ..runtime.module import CompiledModule, from_parts
 from .graph import _compile_graph
 from .host import _compile_host
-from .stages import _falls_back, _is_onnx, _Job, _one_line, _staged
-from .timing import graph_slower_than_eager
+from .stages import _falls_back, _graph_slower_than_eager, _is_onnx, _Job, _one_line, _staged
 
 
 def compiled_or_cached(job: _Job) -> CompiledModule:
@@ -74,7 +73,7 @@ def _compile(job: _Job) -> CompiledModule:
             compiled = _compile_graph(job)
             slower = None
             if mode == "auto" and not _is_onnx(job.model) and not job.options.trace_branches:
-                slower = graph_slower_than_eager(compiled, job)
+                slower = _graph_slower_than_eager(compiled, job)
             if slower is None:
                 return compiled
             raise _staged(CompilationError(f"one graph, but {slower}"), "timing")

@@ -32,8 +32,8 @@ from .stages import (
     _runs_here,
     _stage,
     _staged,
+    slower_than,
 )
-from .timing import grown_subdnn_calls, slower_than
 
 
 def _compile_host(job: _Job, graph_error: DyncError | None) -> CompiledModule:
@@ -95,7 +95,7 @@ def _compile_host(job: _Job, graph_error: DyncError | None) -> CompiledModule:
             + "\n  ".join(map(str, plan.fallbacks)))
     compiled = _host_module(job, vmfb, session, signature, plan)
     if plan.subdnns and options.check_first_call:
-        failed = _check_subdnns(compiled, plan, job, signature)
+        failed = _check_subdnns(compiled, plan, job)
         if failed:
             for sub in failed:
                 plan.subdnns.remove(sub)
@@ -216,11 +216,10 @@ def _host_vmfb(plan, session: CompilerSession, job: _Job) -> tuple[bytes, Compil
         return b"", session
 
 
-def _check_subdnns(compiled, plan, job: _Job, signature) -> list:
+def _check_subdnns(compiled, plan, job: _Job) -> list:
     """The sub-DNNs of `plan` whose compiled function disagrees with the calls the example
     made (or fails on them), each with a fallback at the first call, and those that agree
-    but run slower than eager on those calls or on their calls in a run on the example grown
-    along the model's dynamic dims (`signature`; `_slower_than_eager`), each with one at
+    but run slower than eager on those calls (`_slower_than_eager`), each with one at
     "timing"."""
     import torch
 
@@ -237,7 +236,6 @@ def _check_subdnns(compiled, plan, job: _Job, signature) -> list:
 
     failed, report, say = [], job.report, job.say
     with _stage(report, "first call", say):
-        grown, sizes = grown_subdnn_calls(job, plan, signature)
         for sub in plan.subdnns:
             ran = []
             for arguments, want in sub.examples:
@@ -264,9 +262,6 @@ def _check_subdnns(compiled, plan, job: _Job, signature) -> list:
                     break
             else:
                 slower = _slower_than_eager(compiled, sub, ran, job) if ran else None
-                if not slower and grown.get(sub.name):
-                    slower = _slower_than_eager(compiled, sub, grown[sub.name], job,
-                                                f"its calls in the example grown to {sizes}")
                 if slower:
                     plan.fallbacks.append(fallback(label(sub.key), _staged(
                         CompilationError(slower), "timing"), source_line(job.model, sub.key)))
@@ -275,20 +270,13 @@ def _check_subdnns(compiled, plan, job: _Job, signature) -> list:
     return failed
 
 
-def _slower_than_eager(compiled, sub, examples: list[tuple], job: _Job,
-                       calls: str = "the example's calls") -> str | None:
-    """Why sub-DNN `sub` should run as Python: its compiled calls on `examples` (`calls`:
-    the example's, already checked, or those of the grown example) take longer than eager
-    PyTorch's (`timing.slower_than`), or fail; None where they do not, where
-    `eager_if_faster` is off, or where a grown call falls outside the sub-DNN's signature."""
+def _slower_than_eager(compiled, sub, examples: list[tuple], job: _Job) -> str | None:
+    """Why sub-DNN `sub` should run as Python: its compiled calls on `examples` (the
+    example's, already checked) take longer than eager PyTorch's (`stages.slower_than`);
+    None where they do not or `eager_if_faster` is off."""
     from ..frontends.pytorch.host import eager_call
 
     if not job.options.eager_if_faster:
         return None
-    try:
-        return slower_than(lambda *a: compiled.call_subdnn(sub.name, *a),
-                           eager_call(job.model, sub), examples, job.model, calls=calls)
-    except InputError:  # such a call runs as Python anyway
-        return None
-    except DyncError as e:  # IREE fails at the grown sizes the first call did not cover
-        return f"it fails on {calls}: {_one_line(e)[:300]}"
+    return slower_than(lambda *a: compiled.call_subdnn(sub.name, *a),
+                       eager_call(job.model, sub), examples, job.model)

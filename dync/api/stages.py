@@ -127,6 +127,79 @@ def _check_first_call(compiled: CompiledModule, job: _Job) -> None:
     compiled.manifest.report = report.to_json()
 
 
+# Timing compiled code against eager: at least MIN_ROUNDS rounds over its example calls, more
+# while under TIMING_BUDGET_S; compiled must not be slower than eager by more than SLACK.
+MIN_ROUNDS, MAX_ROUNDS, TIMING_BUDGET_S, SLACK = 3, 50, 0.25, 1.1
+
+
+def slower_than(compiled: Callable, eager: Callable, examples: list[tuple], model: Any,
+                eager_floor_s: float = 0.0, slack: float = SLACK) -> str | None:
+    """Why `compiled` should give way to `eager`: its calls on `examples` (already checked)
+    take longer, by more than `slack`; None where they do not, or where eager takes less than
+    `eager_floor_s` a call. Each contestant's time is the least over interleaved rounds;
+    `model`'s buffers are restored after."""
+    import torch
+
+    from ..frontends.pytorch.host import buffers_restored
+
+    contestants = [compiled, eager]
+    best = [float("inf")] * len(contestants)
+    start = time.perf_counter()
+    with buffers_restored(model), torch.no_grad():
+        for rounds in range(1, MAX_ROUNDS + 1):
+            for k, run in enumerate(contestants):
+                began = time.perf_counter()
+                for arguments in examples:
+                    run(*arguments)
+                best[k] = min(best[k], time.perf_counter() - began)
+            if rounds >= MIN_ROUNDS and time.perf_counter() - start > TIMING_BUDGET_S:
+                break
+    mine, theirs = (t / len(examples) * 1e6 for t in best)
+    if mine <= theirs * slack or theirs < eager_floor_s * 1e6:
+        return None
+    return (f"eager PyTorch is faster on the example's calls: {theirs:.1f} µs a call against "
+            f"{mine:.1f} µs compiled")
+
+
+#: Under `mode="auto"`, one graph gives way only where eager takes at least this long a call
+#: on the example: the sizes where kernels decide. Below it the graph is kept: calls differ
+#: by fixed costs that vary from run to run and with the machine's load. EAGER_PROBES calls
+#: come first, and the rounds only where their least reaches the floor; the rounds' least
+#: must reach it too (on a loaded machine torch's threads wait for each other, and a 0.1 ms
+#: call took over 10 ms three times in a row).
+GRAPH_TIMING_FLOOR_S, EAGER_PROBES = 10e-3, 3
+#: One graph gives way when slower than eager at all, not by SLACK: what takes its place is
+#: host mode, which keeps compiled each part that is not slower. Measured on an AVX2 EPYC, one
+#: thread: the early-exit ResNet-50 of `python -m benchmarks realistic` as one graph, 3-9%
+#: slower than eager on its example, ran 0.84-1.13x eager; in host mode (its stem compiled,
+#: its stages in eager) 1.02-1.33x.
+GRAPH_SLACK = 1.0
+
+
+def _graph_slower_than_eager(compiled: CompiledModule, job: _Job) -> str | None:
+    """Why one graph should give way to host mode under `mode="auto"`: eager PyTorch runs the
+    example faster (`slower_than`); None where it does not, where eager takes under
+    GRAPH_TIMING_FLOOR_S a call, or where `eager_if_faster` or the first-call check is off."""
+    import torch
+
+    from ..frontends.pytorch.host import buffers_restored, copied
+
+    options, model, args = job.options, job.model, job.args
+    if not (options.eager_if_faster and options.check_first_call) or args is None \
+            or not _runs_here(compiled, None, job.report):
+        return None
+    args = copied(args)  # a forward may write its inputs in place: not the caller's example
+    with buffers_restored(model), torch.no_grad():
+        least = float("inf")
+        for _ in range(EAGER_PROBES):
+            began = time.perf_counter()
+            model(*args)
+            least = min(least, time.perf_counter() - began)
+            if least < GRAPH_TIMING_FLOOR_S:
+                return None
+    return slower_than(compiled, model, [args], model, GRAPH_TIMING_FLOOR_S, GRAPH_SLACK)
+
+
 def _runs_here(compiled: CompiledModule, function: str | None, report: Report) -> bool:
     """Whether `compiled` can run on this machine (a cross-compiled module cannot: then its
     first call is not checked, and the report says so)."""

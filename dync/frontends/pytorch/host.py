@@ -109,8 +109,6 @@ def fallback(region: str, error: Exception, source: str = "-") -> Fallback:
 class HostPlan:
     subdnns: list[SubDnn] = field(default_factory=list)
     fallbacks: list[Fallback] = field(default_factory=list)
-    # The call targets that run as Python: the calls made from them are the host code's.
-    host: set[Key] = field(default_factory=set)
 
 
 def capture_host(model: torch.nn.Module, args: tuple, dynamic_shapes: Any, context: ir.Context,
@@ -123,7 +121,7 @@ def capture_host(model: torch.nn.Module, args: tuple, dynamic_shapes: Any, conte
     root_dims = _root_dims(args, declared)
     resized = _resized_example(args, declared)
     shuffled = [_shuffled_example(args, seed) for seed in range(SHUFFLED_RUNS)]
-    host = plan.host
+    host: set[Key] = set()
     captured: set[Key] = set()
     while True:
         calls, examples = _record(model, args, host)
@@ -162,25 +160,6 @@ def capture_host(model: torch.nn.Module, args: tuple, dynamic_shapes: Any, conte
                                        keywords=keywords,
                                        sizes=observed_sizes(program.signature, recorded)))
     return plan
-
-
-def calls_on(model: torch.nn.Module, args: tuple, plan: HostPlan) -> dict[str, list[tuple]]:
-    """The first calls (EXAMPLES_KEPT) the host code makes of each of `plan`'s sub-DNNs in a
-    run on `args`, another example than the one captured: their tensors by position, as
-    the sub-DNN takes them. {} where the model fails on `args`."""
-    try:
-        _, examples = _record(model, args, plan.host)
-    except Exception:  # noqa: BLE001 - the model's own failure: no calls to time
-        return {}
-    found = {}
-    for sub in plan.subdnns:
-        try:
-            kept = _by_position(sub.key, resolve(model, sub.key), examples.get(sub.key, []),
-                                sub.keywords)[1]
-        except DyncError:
-            continue
-        found[sub.name] = [arguments for arguments, _, _ in kept]
-    return found
 
 
 def observed_sizes(signature: Signature,
