@@ -35,7 +35,7 @@ def compile_conv(**options):
 
 
 @pytest.mark.parametrize("backend, process_wide", [
-    ("llvm-cpu", ("--iree-llvmcpu-number-of-threads=1",)),
+    ("llvm-cpu", ("--iree-llvmcpu-number-of-threads=1", "--iree-llvmcpu-vector-pproc-strategy=peel")),
     ("arm", ("--iree-llvmcpu-number-of-threads=1",)),
     ("cuda", ()),
 ])
