@@ -184,7 +184,8 @@ class _Call(torch.nn.Module):
     """One call site target as a module to export: `root.<key>(*args)`. It holds the
     submodule the target belongs to, not the root, so that the export lifts that submodule's
     parameters only: holding the root, each of a BERT-base's 27 sub-DNNs lifted all ~200 of
-    the model's, and capturing them took 51 s (`_Call` over the submodule: see BENCHMARKS.md).
+    the model's, and capturing them took 57.9 s against 22.0 (BENCHMARKS.md "Host-mode capture
+    over the submodule").
     (No Python `if` in the forwards: dync's rewriter rewrites the forward it exports.)"""
 
     def __init__(self, root: torch.nn.Module, key: Key):
