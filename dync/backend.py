@@ -35,6 +35,7 @@ from iree.compiler.api import Invocation, Output, Session
 from .cache import default_directory, make_private_directory
 from .dialects.assembly import module_text
 from .dialects.dync_ir import module_flags, read_copied_padding
+from .dialects.literals import forget_resource_data
 from .dialects.symbolic import element_type
 from .dialects.walk import exported, functions
 from .errors import CompilationError, FlagError
@@ -224,6 +225,7 @@ class CompilerSession:
         return f"// iree-compile flags: {' '.join(self.flags)}\n"
 
     def close(self) -> None:
+        forget_resource_data(self.context)
         self._handler.detach()
         self._session.close()
         if os.path.exists(self._statistics_path):

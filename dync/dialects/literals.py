@@ -3,16 +3,23 @@
 The fx importer stores weights as ``dense_resource`` blobs. MLIR's Python bindings can make such
 an attribute from a buffer but not read one back; the C API can, element by element
 (``mlirDense<T>ResourceElementsAttrGetValue``), and `iree.compiler` exports it from the same
-library the bindings use, so it is called through ctypes on the attribute's C pointer.
+library the bindings use, so it is called through ctypes on the attribute's C pointer. That
+costs about 1 µs an element (0.7 s for a 768 x 768 weight), so the blobs whose data dync holds
+anyway (the tensors the PyTorch frontend imported, the literals passes make) are remembered
+with their arrays (`hold_resource_data`) and read from those, checked against the blob at a
+few elements.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import glob
 import hashlib
 import os
+import weakref
+from collections.abc import Callable
 
 import numpy as np
 from iree.compiler import ir
@@ -27,8 +34,14 @@ _ELEMENTS = {
     "i32": (np.int32, "Int32", ctypes.c_int32),
 }
 LITERAL = "torch.vtensor.literal"
-# Reading a blob costs one C call per element: larger literals are left alone.
+# Reading a blob dync does not hold costs one C call per element: larger literals are left
+# alone.
 MAX_ELEMENTS = 1 << 20
+# Elements of a held array compared with its blob before it stands for the blob.
+_SPOT_CHECKS = 16
+# MLIR context -> attribute -> the source of that `dense_resource` attribute's data (both by C
+# pointer: an ir.Attribute kept here would keep its context alive).
+_HELD: dict[int, dict[int, Callable[[], np.ndarray | None]]] = {}
 
 
 @functools.cache
@@ -39,14 +52,34 @@ def _library() -> ctypes.CDLL:
     return ctypes.CDLL(sorted(glob.glob(os.path.join(here, "libIREECompiler.so*")))[0])
 
 
-def _c_pointer(attr: ir.Attribute) -> int:
-    capsule = attr._CAPIPtr
+def _c_pointer(obj: ir.Attribute | ir.Context) -> int:
+    capsule = obj._CAPIPtr
     api = ctypes.pythonapi
     api.PyCapsule_GetName.restype = ctypes.c_char_p
     api.PyCapsule_GetName.argtypes = [ctypes.py_object]
     api.PyCapsule_GetPointer.restype = ctypes.c_void_p
     api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
     return api.PyCapsule_GetPointer(capsule, api.PyCapsule_GetName(capsule))
+
+
+def hold_resource_data(attr: ir.Attribute, data: Callable[[], np.ndarray | None]) -> None:
+    """Remember `data` as the source of the ``dense_resource`` attribute `attr`'s data, for
+    `literal_array` to read instead of the blob, until its context goes (`ir.Context()`) or,
+    for a context that cannot be watched (an IREE session's), `forget_resource_data` of it.
+    `data()` returns the array, or None where it no longer holds the blob's data."""
+    context = attr.context
+    key = _c_pointer(context)
+    if key not in _HELD:
+        _HELD[key] = {}
+        with contextlib.suppress(TypeError):  # not weakly referable: its owner forgets it
+            weakref.finalize(context, _HELD.pop, key, None)
+    _HELD[key][_c_pointer(attr)] = data
+
+
+def forget_resource_data(context: ir.Context) -> None:
+    """Drop what `hold_resource_data` remembered in `context`: call it before the context goes
+    (a later context may reuse its addresses)."""
+    _HELD.pop(_c_pointer(context), None)
 
 
 def _resource_array(attr: ir.Attribute, shape: list[int], element: str) -> np.ndarray | None:
@@ -56,7 +89,26 @@ def _resource_array(attr: ir.Attribute, shape: list[int], element: str) -> np.nd
     getter = getattr(_library(), f"mlirDense{suffix}ResourceElementsAttrGetValue")
     getter.restype, getter.argtypes = ctype, [ctypes.c_void_p, ctypes.c_ssize_t]
     pointer, count = _c_pointer(attr), int(np.prod(shape))
+    held = _held_array(attr, pointer, dtype, count, getter)
+    if held is not None:
+        return held.reshape(shape)
     return np.fromiter((getter(pointer, i) for i in range(count)), dtype, count).reshape(shape)
+
+
+def _held_array(attr: ir.Attribute, pointer: int, dtype, count: int, getter) -> np.ndarray | None:
+    """A copy of the array held for `attr` (`hold_resource_data`) where there is one with the
+    blob's element type and size that agrees with the blob at `_SPOT_CHECKS` elements; else
+    None."""
+    source = _HELD.get(_c_pointer(attr.context), {}).get(pointer)
+    held = None if source is None else source()
+    if held is None or held.dtype != dtype or held.size != count:
+        return None
+    flat = held.reshape(-1)
+    spots = np.unique(np.linspace(0, count - 1, _SPOT_CHECKS).astype(np.int64))
+    blob = np.array([getter(pointer, int(i)) for i in spots], dtype)
+    if not np.array_equal(flat[spots], blob, equal_nan=np.issubdtype(dtype, np.floating)):
+        return None
+    return flat.copy()
 
 
 def _is_dense(attr: ir.Attribute) -> bool:
@@ -97,6 +149,7 @@ def make_literal(array: np.ndarray, like: ir.Operation, ip: ir.InsertionPoint) -
         # compile cache hashes it) and equal literals share a name.
         name = f"dync_{hashlib.sha256(array.tobytes()).hexdigest()[:16]}_{array.dtype}"
         attr = ir.DenseResourceElementsAttr.get_from_buffer(memoryview(array), name, tensor)
+        hold_resource_data(attr, lambda: array)
     vtensor = ir.Type.parse(f"!torch.vtensor<[{','.join(map(str, array.shape))}],{element}>")
     return ir.Operation.create(LITERAL, results=[vtensor],
                                attributes={"value": attr}, loc=like.location, ip=ip).result

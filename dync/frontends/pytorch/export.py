@@ -31,6 +31,7 @@ from . import guards, shape_exprs
 from .data_dependent import DataDependentOps
 from .declared_shapes import DeclaredShapes
 from .decompositions import DECOMPOSITIONS
+from .held_weights import HeldWeights
 from .importer import DyncGraphNodeImporter
 from .masked_updates import masked_updates_as_where
 from .rewrite import Rewrite, rewritten
@@ -79,13 +80,16 @@ def import_module(
     if not input_writes:  # (`_decomposed` refused writes of buffers)
         _refuse_state_writes(ep, _INPUT_WRITE)
     names = _user_symbol_names(declared, args, ep)
-    importer = FxImporter(context=context, graph_node_importer_cls=DyncGraphNodeImporter)
+    weights = HeldWeights()
+    importer = FxImporter(context=context, graph_node_importer_cls=DyncGraphNodeImporter,
+                          py_attr_tracker=weights)
     signature = _signature(ep, names, _none_outputs_dropped(ep))
     notes = _tighten_ranges_from_asserts(ep, signature, names)
     if guarded is not None:
         notes.extend(_narrowed(signature, guarded(names)))
     importer.import_frozen_program(_WithUnsavedBuffers(ep), func_name=func_name,
                                    import_symbolic_shape_expressions=True)
+    weights.hold()
     module = importer.module
     _apply_symbols(module, names, signature.symbols)
     program = finish_import(module, signature, "pytorch", lower, func_name)
