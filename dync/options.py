@@ -52,6 +52,10 @@ class CompileOptions:
                               "one graph")
         if raw.trace_branches and onnx:
             raise OptionError("trace_branches records the branches of a PyTorch forward")
+        if raw.dump_ir is not None and os.path.isdir(raw.dump_ir):
+            raise OptionError(f"dump_ir names a directory, {os.fspath(raw.dump_ir)}: give the "
+                              f"file to write the IR to, e.g. "
+                              f"{os.path.join(os.fspath(raw.dump_ir), 'model.mlir')}")
         resolved = _with_threads(targets.resolve(raw.backend, raw.target), raw.threads)
         return replace(
             raw, backend=resolved.backend, target=resolved.name,

@@ -97,6 +97,11 @@ def test_meta_tensors_are_refused_before_compiling(cond_compiled):
         cond_compiled(torch.randn(2, 8, device="meta"))
 
 
+def test_a_directory_given_as_dump_ir_is_refused_before_compiling(tmp_path):
+    with pytest.raises(dync.OptionError, match=r"dump_ir names a directory.*model\.mlir"):
+        dync.compile(torch.nn.Linear(8, 8), (torch.randn(2, 8),), dump_ir=tmp_path, cache=False)
+
+
 def test_bfloat16_is_refused_with_the_reason():
     model = torch.nn.Linear(8, 4).to(torch.bfloat16)
     with pytest.raises(dync.DyncError, match=r"bfloat16 is not supported: .*\.float\(\)"):
