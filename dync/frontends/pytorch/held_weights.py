@@ -29,7 +29,7 @@ class HeldWeights(RefTracker):
 
     def track(self, referrent) -> RefMapping:
         mapping = super().track(referrent)
-        if isinstance(referrent, torch.Tensor):
+        if isinstance(referrent, torch.Tensor) and mapping.is_empty:  # not seen before
             self._tracked.append((referrent, mapping))
         return mapping
 
@@ -47,7 +47,7 @@ def _source(tensor: torch.Tensor):
     """A function returning `tensor`'s data as a flat numpy array while `tensor` lives unwritten
     (None after), or None where its data cannot be read so."""
     if tensor.is_meta or tensor.layout != torch.strided or tensor.device.type != "cpu" \
-            or tensor.is_conj() or tensor.is_neg() or tensor.dtype not in _NUMPY:
+            or tensor.is_conj() or tensor.is_neg():
         return None
     try:
         version = tensor._version  # inference tensors have none
@@ -66,5 +66,3 @@ def _source(tensor: torch.Tensor):
 
     return data
 
-
-_NUMPY = (torch.float32, torch.float64, torch.int64, torch.int32)
