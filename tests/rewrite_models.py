@@ -184,6 +184,59 @@ class AppendInWhile(nn.Module):
         return x, len(steps)
 
 
+class CountedWhile(nn.Module):
+    """A list appended in a `while` on a counter (`steps < self.max_len`, `steps += 1`) that
+    `break`s on data: the counter bounds the trips, so the list is a bounded buffer. Each trip
+    moves the row means halfway to 2, and the loop stops once their mean passes 1.5: at the
+    first trip from a mean of 1.6, at the fifth from -10, never (all six) from -100."""
+
+    max_len = 6
+
+    def __init__(self):
+        super().__init__()
+        self.out = nn.Linear(8, 8)
+
+    def forward(self, x):
+        ys = []
+        steps = 0
+        while steps < self.max_len:
+            x = x * 0.5 + 1.0
+            ys.append(self.out(x))
+            if x.mean() > 1.5:
+                break
+            steps += 1
+        return torch.stack(ys, 1)
+
+
+class CountedWhileToASize(CountedWhile):
+    """The same to a bound read from the input's size, inclusive, written `n >= steps`."""
+
+    def forward(self, x):
+        ys = []
+        steps, h = 1, x
+        while x.size(0) + 3 >= steps:
+            h = h * 0.5 + 1.0
+            ys.append(self.out(h))
+            if h.mean() > 1.5:
+                break
+            steps = steps + 1
+        return torch.stack(ys, 1)
+
+
+class CountedWhileWithContinue(CountedWhile):
+    """A `continue` may skip the step: no bound (refused in one graph)."""
+
+    def forward(self, x):
+        ys, steps = [], 0
+        while steps < self.max_len:  # the counted-loop error must name this line
+            x = self.out(x * 0.5 + 1.0)
+            ys.append(x)
+            if x.mean() > 1.5:
+                continue
+            steps += 1
+        return torch.stack(ys, 1)
+
+
 class TransposeInOneBranch(PlainIf):
     """One branch gives a transposed view, the other a fresh tensor: the same values with
     different strides (torch.cond itself refuses that)."""

@@ -132,6 +132,29 @@ def test_list_appended_in_a_data_dependent_while_is_refused_with_its_line():
     assert info.value.source.endswith(f"rewrite_models.py:{_line_of('the list error must name')}")
 
 
+# Trips of the first four inputs: a break at the first trip, a later one (CountedWhileToASize's
+# bound for one row is 4 trips: it runs to it), to the bound (6; 8 of 19 for 16 rows).
+@pytest.mark.parametrize("name, trips", [("CountedWhile", [1, 5, 6, 6]),
+                                         ("CountedWhileToASize", [1, 4, 6, 8])])
+def test_a_list_appended_in_a_counted_while_is_a_bounded_buffer(name, trips):
+    """`while steps < limit` with `steps += 1` on every trip bounds a loop that breaks on
+    data: one graph, right where it breaks at the first trip, later, or runs to the bound."""
+    torch.manual_seed(0)
+    model = getattr(rm, name)().eval()
+    compiled = _compile(model, mode="graph")
+    inputs = [torch.randn(b, 8) * 0.1 + mean for b, mean in
+              [(2, 1.6), (1, -10.0), (3, -100.0), (16, -100.0), (5, 0.0), (1, -1000.0)]]
+    _check(model, compiled, inputs)
+    assert [model(x).shape[1] for x in inputs[:4]] == trips
+
+
+def test_a_continue_in_a_counted_while_leaves_it_unbounded():
+    with pytest.raises(dync.UnsupportedConstructError, match="list appended in a data-dependent while") as info:
+        _compile(rm.CountedWhileWithContinue().eval(), mode="graph")
+    assert info.value.source.endswith(
+        f"rewrite_models.py:{_line_of('the counted-loop error must name')}")
+
+
 def test_decoding_over_a_symbolic_range_with_a_gru_encoder():
     """A GRU over a dynamic sequence length runs as a loop; `for _ in range(len + 2)` with
     `break` is a bounded `while_loop`; the decoded list is a bounded buffer."""

@@ -1,16 +1,19 @@
-"""The rewriter's two syntactic analyses (liveness after control flow, variables only holding
-tensors the function made) and what the rewritten statements do on real tensors. Pure Python:
-no export, no IREE."""
+"""The rewriter's syntactic analyses (liveness after control flow, variables only holding
+tensors the function made, `while` loops a counter bounds) and what the rewritten statements do
+on real tensors. Pure Python: no export, no IREE."""
 
 from __future__ import annotations
 
 import ast
 import textwrap
 
+import pytest
 import torch
 
 from dync.frontends.pytorch.rewrite import liveness, values
 from dync.frontends.pytorch.rewrite.aliasing import fresh_names, fresh_writes
+from dync.frontends.pytorch.rewrite.counted import counted
+from dync.frontends.pytorch.rewrite.transform import _walk_same_scope
 
 
 def _function(source: str) -> ast.FunctionDef:
@@ -176,3 +179,26 @@ def test_setitem_and_getitem_are_the_statements_on_real_tensors():
     assert torch.equal(values.getitem(x, torch.tensor(-1)), x[-1])
     assert torch.equal(values.tensor([[1, 2], [3, 4]]), torch.tensor([[1, 2], [3, 4]]))
     assert values.data_of(x) is not None and torch.equal(values.data_of(x), x)
+
+
+@pytest.mark.parametrize("source, bounded", [
+    ("while i < n:\n    y = f(y)\n    i += 1", True),
+    ("while i < n and not done:\n    i = i + 2", True),
+    ("while n > i:\n    i = 1 + i", True),
+    ("while i <= x.size(0) - 1:\n    i += 1", True),
+    ("while i < self.max_len:\n    if c:\n        break\n    i += 1", True),
+    ("while i < n:\n    if c:\n        i += 1", False),  # not on every trip
+    ("while i < n:\n    i += 1\n    i += 1", False),  # two steps: not taken apart
+    ("while i < n:\n    n = n + 1\n    i += 1", False),  # the limit moves
+    ("while i < self.m:\n    self.m = 3\n    i += 1", False),
+    ("while i < f(n):\n    i += 1", False),  # a call may do anything when evaluated again
+    ("while i < n:\n    if c:\n        continue\n    i += 1", False),
+    ("while i < n:\n    i += 0", False),
+    ("while i < n:\n    i -= 1", False),
+    ("while i < n:\n    i += 1.0", False),
+    ("while i < n:\n    def g():\n        nonlocal i\n        i = 0\n    i += 1", False),
+    ("while i < n or c:\n    i += 1", False),
+])
+def test_a_while_is_bounded_by_a_counter_stepped_on_every_trip(source, bounded):
+    loop = ast.parse(source).body[0]
+    assert (counted(loop, _walk_same_scope) is not None) is bounded

@@ -269,9 +269,13 @@ def _keep_sizes(result: Any, one: Any, other: Any) -> None:
 
 # -- while -------------------------------------------------------------------------------------
 def while_(cond_fn: Callable, body_fn: Callable, names: Sequence[str], values: tuple,
-           site: str) -> tuple:
-    """`while cond: body` where the body assigns `names` (passed and returned in order)."""
+           site: str, counter: tuple[str, int, bool] | None = None,
+           limit: Callable[[], Any] | None = None) -> tuple:
+    """`while cond: body` where the body assigns `names` (passed and returned in order).
+    `counter` (name, step, inclusive) and `limit`: the condition compares that variable with
+    `limit()`, and the body steps it on every trip (`counted.py`): what bounds the trips."""
     values = tuple(values)
+    entry, made = _counter_at_entry(counter, limit, names, values), 0
     while True:
         decision = _static_decision(cond_fn(*values), site)
         if decision is None:
@@ -282,10 +286,36 @@ def while_(cond_fn: Callable, body_fn: Callable, names: Sequence[str], values: t
                     "without compiled branch traces",
                     site,
                 )
-            return _while_loop(cond_fn, body_fn, names, values, site)
+            trips = None if entry is None else _counted_trips(counter, *entry, site)
+            return _while_loop(cond_fn, body_fn, names, values, site,
+                               None if trips is None else max(trips - made, 0))
         if not decision:
             return values
         values = tuple(body_fn(*values))
+        made += 1
+
+
+def _counter_at_entry(counter: tuple[str, int, bool] | None, limit: Callable[[], Any] | None,
+                      names: Sequence[str], values: tuple) -> tuple[Any, Any] | None:
+    """A counted loop's (counter, limit) where it starts (`while_`): the trips it makes in
+    Python before its condition turns on data (the counter then a tensor, merged from a
+    branch that breaks) count against the bound from there."""
+    if counter is None or limit is None:
+        return None
+    try:
+        return values[names.index(counter[0])], limit()
+    except Exception:  # noqa: BLE001 - a limit the condition itself may never evaluate
+        return None
+
+
+def _counted_trips(counter: tuple[str, int, bool], start: Any, limit: Any, site: str) -> int | None:
+    """The most trips of a loop whose counter (`while_`) goes from `start` by its step while
+    under `limit`; None where either is not a Python int or a size."""
+    _, step, inclusive = counter
+    if type(start) is not int or not isinstance(limit, int | torch.SymInt) or isinstance(limit, bool):
+        return None
+    span = limit - start + (1 if inclusive else 0)
+    return _upper_bound(-(-span // step), site)
 
 
 def _while_loop(cond_fn, body_fn, names, values, site: str, trips: int | None = None) -> tuple:

@@ -20,7 +20,8 @@ Three AST passes over the function, on the live module's method:
 3. **functional control flow** — each `if` becomes two nested functions over the variables
    it assigns (found by a def/use scan), returning those live after it (`liveness.py`), and
    a call to `__dync__.if_`; a loop carries only what is live at its head; each `while` becomes
-   `__dync__.while_`; `a if c else b` becomes `__dync__.if_exp`; `for v in range(...)` becomes
+   `__dync__.while_` (given its counter and limit where a counter bounds it: `counted.py`,
+   found in pass 1, before its exits become flags); `a if c else b` becomes `__dync__.if_exp`; `for v in range(...)` becomes
    `__dync__.for_range`, a `while_loop` when a bound is a symbolic size. Other `for` loops stay
    Python: they iterate over static things (ModuleLists, lists, constant ranges) and are
    unrolled by tracing, which is DyCL's partial evaluation done by the tracer.
@@ -43,6 +44,7 @@ from dataclasses import dataclass
 from ....errors import UnsupportedConstructError
 from . import liveness, runtime
 from .aliasing import fresh_names, fresh_writes
+from .counted import counted
 from .helpers import Helpers
 from .predicates import _number_call, _Predicates, _rounding, _square_root
 from .syntax import _assign, _call, _const, _name, _thunk
@@ -298,6 +300,8 @@ class _ExitsToFlags:
         brk = f"__dync_break_{k}" if has_break else None
         cont = f"__dync_continue_{k}" if has_continue else None
         loop.dync_break = brk
+        if isinstance(loop, ast.While):
+            loop.dync_counter = counted(loop, _walk_same_scope)  # before the exits become flags
         self.loops.append((brk, cont))
         body = self.block(loop.body)
         self.loops.pop()
@@ -458,6 +462,11 @@ class _Functionalize(ast.NodeTransformer):
         names_tuple, values = self._state(names)
         call = _call("while_", _name(cond_fn.name), _name(body_fn.name), names_tuple, values,
                      _const(self._site(node)))
+        counter = getattr(node, "dync_counter", None)
+        if counter is not None and counter.name in names:
+            call.keywords += [
+                ast.keyword(arg="counter", value=_const((counter.name, counter.step, counter.inclusive))),
+                ast.keyword(arg="limit", value=_thunk(counter.limit))]
         out = [cond_fn, body_fn, self._bind(names, call)]
         return [ast.copy_location(s, node) for s in out]
 
