@@ -38,10 +38,11 @@ def counted(loop: ast.While, walk) -> Counter | None:
         return None  # a trip that continues may skip the step
     if any(isinstance(n, ast.Nonlocal | ast.Global) for n in ast.walk(loop)):
         return None  # a nested function may step the counter or change the limit
-    assigned = {n.id for n in body_nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del)}
-    assigned |= {n.attr for n in body_nodes if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store | ast.Del)}
-    tests = loop.test.values if isinstance(loop.test, ast.BoolOp) and isinstance(loop.test.op, ast.And) \
-        else [loop.test]
+    stores = [n for n in body_nodes
+              if isinstance(n, ast.Name | ast.Attribute) and isinstance(n.ctx, ast.Store | ast.Del)]
+    assigned = {n.id if isinstance(n, ast.Name) else n.attr for n in stores}
+    joined = isinstance(loop.test, ast.BoolOp) and isinstance(loop.test.op, ast.And)
+    tests = loop.test.values if joined else [loop.test]
     for test in tests:
         compared = _compared(test)
         if compared is None:
@@ -49,7 +50,7 @@ def counted(loop: ast.While, walk) -> Counter | None:
         name, limit, inclusive = compared
         if not _pure(limit) or _names(limit) & assigned:
             continue
-        step = _step(loop.body, name, body_nodes)
+        step = _step(loop.body, name, stores)
         if step is not None:
             return Counter(name, step, inclusive, copy.deepcopy(limit))
     return None
@@ -68,13 +69,11 @@ def _compared(test: ast.expr) -> tuple[str, ast.expr, bool] | None:
     return None
 
 
-def _step(body: list[ast.stmt], name: str, body_nodes: list[ast.AST]) -> int | None:
+def _step(body: list[ast.stmt], name: str, stores: list[ast.AST]) -> int | None:
     """The constant `name` grows by in a statement of `body`'s own level (run on every trip
     that reaches it; a trip that stops before it ends the loop), where it is the only
-    assignment to `name` in the body."""
-    stores = [n for n in body_nodes if isinstance(n, ast.Name) and n.id == name
-              and isinstance(n.ctx, ast.Store | ast.Del)]
-    if len(stores) != 1:
+    assignment to `name` among `stores` (the body's)."""
+    if sum(_is_name(n, name) for n in stores) != 1:
         return None
     for stmt in body:
         if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add) \

@@ -314,8 +314,7 @@ def _counted_trips(counter: tuple[str, int, bool], start: Any, limit: Any, site:
     _, step, inclusive = counter
     if type(start) is not int or not isinstance(limit, int | torch.SymInt) or isinstance(limit, bool):
         return None
-    span = limit - start + (1 if inclusive else 0)
-    return _upper_bound(-(-span // step), site)
+    return _most_trips(start, limit + 1 if inclusive else limit, step, site)
 
 
 def _while_loop(cond_fn, body_fn, names, values, site: str, trips: int | None = None) -> tuple:
@@ -471,7 +470,7 @@ def _range_loop(bounds: tuple, body_fn: Callable, names: Sequence[str], values: 
         raise UnsupportedConstructError(
             "for loop over a range with a symbolic or non-positive step", "use a constant step", site
         )
-    trips = _upper_bound(-(-(stop - start) // step), site)
+    trips = _most_trips(start, stop, step, site)
     stop_t = torch.scalar_tensor(stop, dtype=torch.int64)
     first = torch.scalar_tensor(start, dtype=torch.int64)
 
@@ -531,6 +530,12 @@ def _python_loop(items: Any, body_fn: Callable, values: tuple, stop_at: list[int
             break
         values = tuple(body_fn(v, *values))
     return values
+
+
+def _most_trips(start: Any, stop: Any, step: int, site: str) -> int | None:
+    """The most trips of a loop from `start` while under `stop` by `step` (> 0): of
+    `range(start, stop, step)`, at the largest values sizes among them can take."""
+    return _upper_bound(-(-(stop - start) // step), site)
 
 
 def _upper_bound(count: Any, site: str) -> int | None:

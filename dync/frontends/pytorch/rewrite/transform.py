@@ -21,8 +21,8 @@ Three AST passes over the function, on the live module's method:
    it assigns (found by a def/use scan), returning those live after it (`liveness.py`), and
    a call to `__dync__.if_`; a loop carries only what is live at its head; each `while` becomes
    `__dync__.while_` (given its counter and limit where a counter bounds it: `counted.py`,
-   found in pass 1, before its exits become flags); `a if c else b` becomes `__dync__.if_exp`; `for v in range(...)` becomes
-   `__dync__.for_range`, a `while_loop` when a bound is a symbolic size. Other `for` loops stay
+   found in pass 1, before its exits become flags); `a if c else b` becomes
+   `__dync__.if_exp`; `for v in range(...)` becomes `__dync__.for_range`, a `while_loop` when a bound is a symbolic size. Other `for` loops stay
    Python: they iterate over static things (ModuleLists, lists, constant ranges) and are
    unrolled by tracing, which is DyCL's partial evaluation done by the tracer.
 
