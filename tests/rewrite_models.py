@@ -237,6 +237,28 @@ class CountedWhileWithContinue(CountedWhile):
         return torch.stack(ys, 1)
 
 
+class CountedWhileGrowsATensor(nn.Module):
+    """A tensor grown by `torch.cat` in a counted `while` that breaks on data (the translation
+    tutorial's greedy decoder, written with a counter): carried as a bounded buffer."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(5, 8)
+        self.out = nn.Linear(8, 5)
+
+    def forward(self, x):
+        ys = torch.full((x.size(0), 1), 1, dtype=torch.long)
+        steps = 0
+        while steps < 6:
+            context = torch.tanh(self.embed(ys).mean(1) + x)
+            token = self.out(context).argmax(-1, keepdim=True)
+            ys = torch.cat([ys, token], dim=1)
+            if (token == 0).all():
+                break
+            steps += 1
+        return ys
+
+
 class TransposeInOneBranch(PlainIf):
     """One branch gives a transposed view, the other a fresh tensor: the same values with
     different strides (torch.cond itself refuses that)."""

@@ -148,6 +148,20 @@ def test_a_list_appended_in_a_counted_while_is_a_bounded_buffer(name, trips):
     assert [model(x).shape[1] for x in inputs[:4]] == trips
 
 
+def test_a_tensor_grown_in_a_counted_while_is_a_bounded_buffer():
+    """`ys = torch.cat([ys, token], 1)` in a counted `while` (it had been refused: a loop that
+    grows a tensor needs a bound): equal to eager where it ends at the first trip, later, and
+    at the bound (7 columns)."""
+    torch.manual_seed(5)  # weights under which decodes end at all three
+    model = rm.CountedWhileGrowsATensor().eval()
+    compiled = _compile(model, mode="graph")
+    gen = torch.Generator().manual_seed(0)
+    inputs = [torch.randn(1 + i % 3, 8, generator=gen) * (0.3 + i / 10) for i in range(40)]
+    for x in inputs:
+        torch.testing.assert_close(compiled(x), model(x), rtol=0, atol=0)
+    assert {model(x).shape[1] for x in inputs} == {2, 5, 7}
+
+
 def test_a_continue_in_a_counted_while_leaves_it_unbounded():
     with pytest.raises(dync.UnsupportedConstructError, match="list appended in a data-dependent while") as info:
         _compile(rm.CountedWhileWithContinue().eval(), mode="graph")
