@@ -130,6 +130,7 @@ def test_list_appended_in_a_data_dependent_while_is_refused_with_its_line():
     with pytest.raises(dync.UnsupportedConstructError, match="list appended in a data-dependent while") as info:
         _compile(rm.AppendInWhile().eval(), mode="graph")
     assert info.value.source.endswith(f"rewrite_models.py:{_line_of('the list error must name')}")
+    assert "while i < n: ...; i += 1" in str(info.value)  # the bound it can be given
 
 
 # Trips of the first four inputs: a break at the first trip, a later one (CountedWhileToASize's

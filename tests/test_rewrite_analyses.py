@@ -13,7 +13,6 @@ import torch
 from dync.frontends.pytorch.rewrite import liveness, values
 from dync.frontends.pytorch.rewrite.aliasing import fresh_names, fresh_writes
 from dync.frontends.pytorch.rewrite.counted import counted
-from dync.frontends.pytorch.rewrite.transform import _walk_same_scope
 
 
 def _function(source: str) -> ast.FunctionDef:
@@ -201,4 +200,4 @@ def test_setitem_and_getitem_are_the_statements_on_real_tensors():
 ])
 def test_a_while_is_bounded_by_a_counter_stepped_on_every_trip(source, bounded):
     loop = ast.parse(source).body[0]
-    assert (counted(loop, _walk_same_scope) is not None) is bounded
+    assert (counted(loop) is not None) is bounded

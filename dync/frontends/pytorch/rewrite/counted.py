@@ -21,6 +21,8 @@ import ast
 import copy
 from dataclasses import dataclass
 
+from .syntax import walk_same_scope
+
 
 @dataclass(frozen=True)
 class Counter:
@@ -30,10 +32,9 @@ class Counter:
     limit: ast.expr  # a copy, evaluated in the loop's scope when it starts
 
 
-def counted(loop: ast.While, walk) -> Counter | None:
-    """The counter bounding `loop` (its original syntax, before exits become flags), or None.
-    `walk(stmts)` yields the nodes of `stmts` in their own scope (nested functions left out)."""
-    body_nodes = list(walk(loop.body))
+def counted(loop: ast.While) -> Counter | None:
+    """The counter bounding `loop` (its original syntax, before exits become flags), or None."""
+    body_nodes = list(walk_same_scope(loop.body))
     if any(isinstance(n, ast.Continue) for n in body_nodes):
         return None  # a trip that continues may skip the step
     if any(isinstance(n, ast.Nonlocal | ast.Global) for n in ast.walk(loop)):

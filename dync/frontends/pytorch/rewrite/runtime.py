@@ -335,7 +335,9 @@ def _while_loop(cond_fn, body_fn, names, values, site: str, trips: int | None = 
         raise UnsupportedConstructError(
             "list appended in a data-dependent while loop",
             "the loop has no bound known when compiling, so the list cannot become a bounded "
-            "buffer (a `for` over a range has one); keep such state in tensors",
+            "buffer (a `for` over a range has one, as has a `while` on a counter stepped each "
+            "trip and compared with a limit the loop leaves alone: `while i < n: ...; i += 1`); "
+            "bound the loop so, or keep such state in tensors",
             site,
         )
     # Each grown list is carried as (buffer, length), sized for every iteration's appends.
@@ -362,7 +364,8 @@ def _while_loop(cond_fn, body_fn, names, values, site: str, trips: int | None = 
                     f"it changes shape from {before.dtype}{list(before.shape)} to "
                     f"{after.dtype}{list(after.shape)} in one iteration; a data-dependent loop "
                     "must keep its carried tensors' shapes, or grow one along a dim by the same "
-                    "static amount each iteration in a `for` over a range, which bounds it",
+                    "static amount each iteration in a loop with a bound: a `for` over a range, "
+                    "or a `while` on a counter stepped each trip (`while i < n: ...; i += 1`)",
                     site,
                 )
         elif before is UNDEFINED:

@@ -1,5 +1,6 @@
 """Python syntax trees the rewrite builds: names, assignments, calls into the rewrite's runtime
-(`__dync__.<fn>(...)`), thunks and constants.
+(`__dync__.<fn>(...)`), thunks and constants; and the walk over one scope's nodes the
+analyses share.
 """
 
 from __future__ import annotations
@@ -25,3 +26,17 @@ def _thunk(expr: ast.expr) -> ast.Lambda:
 
 def _const(value) -> ast.Constant:
     return ast.Constant(value=value)
+
+
+def walk_same_scope(nodes, stop_at_loops: bool = False):
+    """ast.walk over `nodes` without entering nested functions/classes (or loops)."""
+    stack = list(nodes)
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+                continue
+            if stop_at_loops and isinstance(child, ast.For | ast.While):
+                continue
+            stack.append(child)

@@ -47,7 +47,7 @@ from .aliasing import fresh_names, fresh_writes
 from .counted import counted
 from .helpers import Helpers
 from .predicates import _number_call, _Predicates, _rounding, _square_root
-from .syntax import _assign, _call, _const, _name, _thunk
+from .syntax import _assign, _call, _const, _name, _thunk, walk_same_scope
 
 RET_FLAG, RET_VALUE = "__dync_returned", "__dync_return_value"
 GENERATED_PREFIX = "__dync_"
@@ -164,27 +164,13 @@ def _reject_unsupported(func_def: ast.FunctionDef, filename: str, first_line: in
             )
 
 
-def _walk_same_scope(nodes, stop_at_loops: bool = False):
-    """ast.walk over `nodes` without entering nested functions/classes (or loops)."""
-    stack = list(nodes)
-    while stack:
-        node = stack.pop()
-        yield node
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
-                continue
-            if stop_at_loops and isinstance(child, ast.For | ast.While):
-                continue
-            stack.append(child)
-
-
 def _exits(stmts, kinds, loops_are_barriers: bool = False) -> bool:
-    return any(isinstance(n, kinds) for n in _walk_same_scope(stmts, loops_are_barriers))
+    return any(isinstance(n, kinds) for n in walk_same_scope(stmts, loops_are_barriers))
 
 
 def _assigned_names(stmts) -> list[str]:
     names: set[str] = set()
-    for node in _walk_same_scope(stmts):
+    for node in walk_same_scope(stmts):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
             names.add(node.id)
         elif isinstance(node, ast.FunctionDef | ast.ClassDef):
@@ -301,7 +287,7 @@ class _ExitsToFlags:
         cont = f"__dync_continue_{k}" if has_continue else None
         loop.dync_break = brk
         if isinstance(loop, ast.While):
-            loop.dync_counter = counted(loop, _walk_same_scope)  # before the exits become flags
+            loop.dync_counter = counted(loop)  # before the exits become flags
         self.loops.append((brk, cont))
         body = self.block(loop.body)
         self.loops.pop()
