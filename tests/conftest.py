@@ -20,6 +20,15 @@ sys.path.insert(0, str(Path(__file__).parent))
 # environment; entries are written by atomic rename, so concurrent compiles are safe).
 if "PYTEST_XDIST_WORKER" not in os.environ or "DYNC_CACHE_DIR" not in os.environ:
     os.environ["DYNC_CACHE_DIR"] = tempfile.mkdtemp(prefix="dync-test-cache-")
+# The xdist workers share the cores: each worker's eager torch (and the processes a test starts)
+# gets its share of them. Two workers of two OpenMP threads each on two cores spin against each
+# other: a suite model's eager calibration and compile took 100 s instead of 42.
+if "PYTEST_XDIST_WORKER_COUNT" in os.environ:
+    _share = max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))
+    os.environ["OMP_NUM_THREADS"] = str(_share)  # read when torch loads, here and in subprocesses
+    import torch
+
+    torch.set_num_threads(_share)  # in case a plugin loaded torch first
 
 import aarch64  # noqa: E402
 from models import BATCH, CondNet, LoopNet, seeded  # noqa: E402

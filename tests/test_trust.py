@@ -51,6 +51,8 @@ def test_a_payload_in_a_manifest_runs_nothing(saved, tmp_path):
     (("signature", "output_tree"), "[1, {\"type\": \"os.system\""),
     (("subdnns",), [{"name": "f", "callable": ["", "__class__"], "signature": {}}]),
     (("versions",), [{"function": "main", "symbols": {"nope": 3}}]),
+    (("cpu_features",), ["avx2; rm -rf /"]),
+    (("cpu_features",), "avx2"),
 ])
 def test_a_malformed_manifest_field_is_named(saved, field, value):
     manifest_path = saved.with_name("loop.manifest.json")

@@ -61,6 +61,7 @@ def _compile_graph(job: _Job) -> CompiledModule:
                                               program.signature, versions=versions))
     if program.frontend == "pytorch" and not options.trace_branches and options.check_first_call:
         _check_first_call(compiled, job)
+        compiled.manifest.report = report.to_json()  # with the first call's seconds and notes
     return compiled
 
 

@@ -75,7 +75,8 @@ def _manifest(vmfb: bytes, session: CompilerSession, tgt, report: Report, signat
                         else f"copied: {writes}")
     return Manifest(signature=signature, backend=tgt.backend, target=tgt.name, driver=tgt.driver,
                     flags=list(session.flags), dync_version=__version__,
-                    report=report.to_json(), reads_arguments_only=writes == "", **extra)
+                    report=report.to_json(), reads_arguments_only=writes == "",
+                    cpu_features=list(tgt.cpu_features), **extra)
 
 
 def _check_first_call(compiled: CompiledModule, job: _Job) -> None:

@@ -54,6 +54,9 @@ class Manifest:
     # IREE writes none of the module's arguments and returns none (`iree_mends.argument_writes`
     # at compile time): the CPU runtime may hand it the caller's arrays without a copy.
     reads_arguments_only: bool = False
+    # The CPU features (/proc/cpuinfo names) the module's code may use (`Target.cpu_features`):
+    # the runtime refuses a CPU without one of them rather than stop at an illegal instruction.
+    cpu_features: list[str] = field(default_factory=list)
 
     def with_files_beside(self, module: Path) -> Manifest:
         """This manifest for a module saved at `module`: the transform spec its flags name is
@@ -88,6 +91,7 @@ class Manifest:
             "subdnns": self.subdnns,
             "versions": self.versions,
             "reads_arguments_only": self.reads_arguments_only,
+            "cpu_features": self.cpu_features,
         }
 
     @classmethod
@@ -110,6 +114,9 @@ class Manifest:
             reads_only = data.get("reads_arguments_only", False)
             if not isinstance(reads_only, bool):
                 raise TypeError("reads_arguments_only is not a bool")
+            features = _list(data.get("cpu_features", []))
+            if not all(isinstance(f, str) and _FEATURE.fullmatch(f) for f in features):
+                raise ValueError(f"cpu_features {features!r:.80} are not CPU feature names")
             if not all(isinstance(v, str) for v in [*texts.values(), entry]) \
                     or not isinstance(flags, list) or not all(isinstance(f, str) for f in flags) \
                     or not isinstance(report, dict):
@@ -123,6 +130,7 @@ class Manifest:
                 subdnns=[_subdnn(d, where) for d in _list(data.get("subdnns", []))],
                 versions=[_version(v, signature, where) for v in _list(data.get("versions", []))],
                 reads_arguments_only=reads_only,
+                cpu_features=list(features),
                 **texts,
             )
         except (KeyError, TypeError, ValueError) as e:
@@ -152,6 +160,7 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*", re.ASCII)
 # never a dunder (which would reach into Python's machinery).
 _ATTRIBUTE = re.compile(r"(?!__)[A-Za-z_][A-Za-z0-9_]*", re.ASCII)
 _QUALIFIED = re.compile(r"(?:[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*)?", re.ASCII)
+_FEATURE = re.compile(r"[a-z0-9_]{1,40}", re.ASCII)  # as /proc/cpuinfo names them
 
 
 def _list(value) -> list:

@@ -174,6 +174,13 @@ class CompiledModule:
             )
         from .. import targets
 
+        if missing := targets.missing_cpu_features(self.manifest.cpu_features):
+            raise DyncError(
+                f"this module was compiled for target {self.manifest.target!r}, whose code uses "
+                f"CPU features this CPU ({targets.host_cpu()[0]}) lacks: {', '.join(missing)}; "
+                f"run it on such a CPU, or compile it for this one (target='host') or for a "
+                f"level it has (target='x86-64-v3': AVX2)"
+            )
         if self.manifest.driver == "local-task":
             keep_large_blocks()  # its transients: see dync.runtime.malloc
         try:

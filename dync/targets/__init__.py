@@ -6,6 +6,7 @@ presets adding the flags of one device (`jetson-orin`, `h100`, ...).
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass
 from functools import cache
@@ -24,6 +25,9 @@ class Target:
     # The widest vector extension its code may use ("avx512", "avx2", "sse", "neon"), None
     # where unknown (GPUs, a CPU whose features could not be read).
     vector_isa: str | None = None
+    # The CPU features (as /proc/cpuinfo names them) its code may use: a CPU lacking one would
+    # stop at an illegal instruction, so the runtime refuses to load the module there.
+    cpu_features: tuple[str, ...] = ()
 
 
 @cache
@@ -67,6 +71,8 @@ def resolve(backend: str = "llvm-cpu", target: str | None = None) -> Target:
         driver=data["driver"],
         flags=tuple(data["flags"]) + tuple(preset["flags"]),
         vector_isa=host_vector_isa() if preset.get("isa") == "host" else preset.get("isa"),
+        cpu_features=host_vector_features() if preset.get("isa") == "host"
+        else tuple(preset.get("features", ())),
     )
 
 
@@ -92,6 +98,23 @@ def host_cpu() -> tuple[str, frozenset[str]]:
     except OSError:
         pass
     return name, flags
+
+
+# /proc/cpuinfo flags of the vector and bit-manipulation extensions LLVM may use for
+# `--iree-llvmcpu-target-cpu=host` (x86: avx*, amx*, fma, f16c, bmi*; Arm's are checked by
+# architecture, not feature).
+_VECTOR_FEATURE = re.compile(r"(avx|amx)\w*|fma|f16c|bmi[12]")
+
+
+def host_vector_features() -> tuple[str, ...]:
+    """The vector extensions of this machine's CPU that code compiled for it may use."""
+    return tuple(sorted(f for f in host_cpu()[1] if _VECTOR_FEATURE.fullmatch(f)))
+
+
+def missing_cpu_features(features) -> list[str]:
+    """Those of `features` this machine's CPU lacks (none where its features cannot be read)."""
+    have = host_cpu()[1]
+    return sorted(set(features) - have) if have else []
 
 
 def host_vector_isa() -> str | None:
