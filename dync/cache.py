@@ -52,13 +52,16 @@ def default_directory() -> Path | None:
     return Path(base) / "dync"
 
 
-def module_key(module: ir.Module | ir.Operation, flags: tuple[str, ...]) -> str:
+def module_key(module: ir.Module | ir.Operation, flags: tuple[str, ...],
+               cpu_features: tuple[str, ...] = ()) -> str:
     """SHA-256 of the module's IR (without locations: they only change messages), the IREE
-    flags, the IREE compiler's version and the source of the mends dync applies between IREE's
-    phases (`iree_mends.py`: a changed mend changes the vmfb of the same IR)."""
+    flags, the CPU features the code may use (`--iree-llvmcpu-target-cpu=host` means another
+    CPU on another machine sharing the cache), the IREE compiler's version and the source of
+    the mends dync applies between IREE's phases (`iree_mends.py`: a changed mend changes the
+    vmfb of the same IR)."""
     digest = hashlib.sha256()
     for part in (f"dync-cache-{FORMAT}", importlib.metadata.version("iree-base-compiler"),
-                 "\0".join(flags), _mends_digest()):
+                 "\0".join(flags), " ".join(cpu_features), _mends_digest()):
         digest.update(part.encode())
         digest.update(b"\0")
     digest.update(module.operation.get_asm(binary=True, enable_debug_info=False))

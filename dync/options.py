@@ -79,7 +79,9 @@ class CompileOptions:
                 "buckets": None if self.buckets is None
                 else {k: list(v) for k, v in self.buckets.items()},
                 "check_first_call": self.check_first_call,
-                "eager_if_faster": self.eager_if_faster, "threads": self.threads}
+                "eager_if_faster": self.eager_if_faster, "threads": self.threads,
+                # `target="host"` names another CPU on each machine sharing the cache
+                "cpu_features": list(self.resolved.cpu_features) if self.resolved else []}
 
 
 def _with_threads(target: targets.Target, threads: Any) -> targets.Target:

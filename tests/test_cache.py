@@ -2,6 +2,7 @@
 reuses IREE's output; damaged entries are rebuilt; anything that changes what the model
 computes or accepts (attributes, weights, Dim ranges, source files, flags) misses."""
 
+import pytest
 import torch
 from models import BATCH
 from rewrite_models import EarlyExit
@@ -57,6 +58,27 @@ def test_other_weights_or_flags_miss(tmp_path):
     assert compiled.report.cache == "miss"
     _check(other, compiled)
     assert _compile(model, tmp_path, extra_flags=["--iree-opt-level=O1"]).report.cache == "miss"
+
+
+@pytest.mark.parametrize("keyed", ["model", "ir"])
+def test_a_cache_shared_with_a_cpu_of_other_features_misses(tmp_path, monkeypatch, keyed):
+    """`target="host"` is a different CPU on each machine that shares a cache: a module built
+    where the CPU has other vector features is not served (its code may use one this CPU
+    lacks), at the model key and at the IR key alike."""
+    from dync import targets
+
+    torch.manual_seed(0)
+    model = EarlyExit().eval()
+    model = _ir_keyed(model) if keyed == "ir" else model
+    assert _compile(model, tmp_path).report.cache == "miss"
+    assert _compile(model, tmp_path).report.cache.startswith("hit")
+    name, flags, isa = *targets.host_cpu(), targets.host_vector_isa()
+    monkeypatch.setattr(targets, "host_cpu", lambda: (name, flags | {"avx_vnni"}))
+    assert targets.host_vector_isa() == isa  # the same dync IR: only the features differ
+    compiled = _compile(model, tmp_path)
+    assert compiled.report.cache == "miss"
+    assert "avx_vnni" in compiled.manifest.cpu_features
+    _check(model, compiled)
 
 
 def test_cache_can_be_turned_off(tmp_path, monkeypatch):

@@ -47,7 +47,7 @@ def _compile_with_iree(session: CompilerSession, module, report: Report,
     if store is None:
         report.cache = "off"
         return _run_iree(session, module, report)
-    key = module_key(module, session.flags)
+    key = module_key(module, session.flags, session.target.cpu_features)
     entry = store.get(key)
     if isinstance(entry, tuple):
         vmfb, meta = entry
