@@ -16,14 +16,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import dync  # noqa: E402
 from benchmarks import models  # noqa: E402
-from dync.targets import host_vector_features, host_vector_isa  # noqa: E402
+from dync.targets import host_cpu, host_vector_features, host_vector_isa  # noqa: E402
 
 
 def _has_avx2() -> bool:
-    try:
-        return "avx2" in Path("/proc/cpuinfo").read_text().split()
-    except OSError:
-        return False
+    return "avx2" in host_cpu()[1]
 
 
 # Every model for the generic AVX2 level;
