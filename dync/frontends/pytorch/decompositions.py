@@ -720,16 +720,19 @@ def _attention(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=No
         return torch.softmax(scores, dim=-1) @ v
     if attn_mask.dtype == torch.bool:
         scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
+        empty = attn_mask.logical_not().all(dim=-1, keepdim=True)
     else:
         scores = scores + attn_mask
-    # Rows the mask leaves empty are zeroed after the product, not before (the same for finite
-    # values: a row of P·V is that row of P times V). Zeroed before it, the row maximum over a
-    # dynamic sequence is fused into the packing of P for a data-tiled product, which IREE
-    # 3.13 cannot generate code for ("'affine.delinearize_index' op no basis element may be
-    # statically non-positive", lit/upstream/iree-reduction-into-pack-dynamic.mlir): a
-    # decoder's masked attention over a dynamic length lost data tiling, the greedy
-    # Transformer's matmuls ran untiled.
-    empty = scores.amax(dim=-1, keepdim=True) == float("-inf")
+        empty = (attn_mask == float("-inf")).all(dim=-1, keepdim=True)
+    # Rows the mask leaves empty (all -inf: finite q·kᵀ never is) are zeroed after the product,
+    # not before (the same for finite values: a row of P·V is that row of P times V). Zeroed
+    # before it, the row maximum over a dynamic sequence is fused into the packing of P for a
+    # data-tiled product, which IREE 3.13 cannot generate code for ("'affine.delinearize_index'
+    # op no basis element may be statically non-positive",
+    # lit/upstream/iree-reduction-into-pack-dynamic.mlir): a decoder's masked attention over a
+    # dynamic length lost data tiling, the greedy Transformer's matmuls ran untiled. Read from
+    # the mask, not the scores: the scores then feed the softmax alone, a chain
+    # `dync-attention-heads` can run a head at a time, and the mask is the smaller tensor.
     return (torch.softmax(scores, dim=-1) @ v).masked_fill(empty, 0.0)
 
 
