@@ -100,3 +100,25 @@ def test_masked_scaled_dot_product_attention_runs_by_head_and_zeroes_empty_rows(
         want = model(x, keep)
         assert (want[0, :, 0] == 0).all()
         torch.testing.assert_close(compiled(x, keep), want, rtol=1e-4, atol=1e-4)
+
+
+class FoldedHeadsAttention(nn.Module):
+    """Heads folded into the batch of `torch.bmm` (one sequence, 8 heads of 16)."""
+
+    def forward(self, x):  # x: 1 x tokens x 128
+        n = x.shape[1]
+        q, k, v = ((x * s).view(n, 8, 16).transpose(0, 1) for s in (0.3, 0.2, 1.0))
+        weights = torch.softmax(torch.bmm(q, k.transpose(1, 2)) * 0.25, dim=-1)
+        return torch.bmm(weights, v).transpose(0, 1).reshape(1, n, 128)
+
+
+def test_heads_folded_into_a_bmm_batch_run_by_head(tmp_path):
+    model = FoldedHeadsAttention()
+    compiled = dync.compile(model, (torch.randn(1, 12, 128),),
+                            dynamic_shapes=({1: Dim("tokens", min=1, max=256)},), mode="graph",
+                            cache=False, dump_ir=tmp_path / "ir.mlir")
+    assert "torch.aten.bmm" in (tmp_path / "ir.mlir").read_text()
+    assert "[1,?,?],f32>" in (tmp_path / "ir.mlir").read_text()
+    for n in (1, 5, 64, 200):
+        x = torch.randn(1, n, 128)
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)

@@ -2,10 +2,10 @@
 at a time.
 
 Reads: each softmax (`torch.aten.softmax.int`, `torch.aten._softmax`) over the last dim of a
-float tensor of rank ≥ 3 — the scores — whose input is a `torch.aten.matmul` (``q·kᵀ``),
-directly or through elementwise ops (a scale, an additive or boolean mask), and whose one user
-is a `torch.aten.matmul` of the probabilities and the values (``p·v``); every value of the
-chain used once (shape bindings aside). The dim before the rows (the heads) must be static
+float tensor of rank ≥ 3 — the scores — whose input is a `torch.aten.matmul` or `bmm`
+(``q·kᵀ``), directly or through elementwise ops (a scale, an additive or boolean mask), and
+whose one user is a product of the probabilities and the values (``p·v``) of either kind;
+every value of the chain used once (shape bindings aside). The dim before the rows (the heads) must be static
 and larger than 1 in the scores, and of that size or 1 (broadcast) in every tensor the chain
 reads. The scores' largest size: static dims, and dynamic ones from their shape bindings and
 the declared ranges of their symbols; the module's backend (only ``llvm-cpu``).
@@ -57,7 +57,8 @@ from .pipeline import HostCpuPass
 SCORES_BYTES = 1 << 20
 # At most this many groups: each adds a copy of the chain's dispatches to the module.
 MAX_GROUPS = 16
-_MATMUL = "torch.aten.matmul"
+# The two products: `matmul`, and `bmm` over heads folded into one batch dim of static size.
+_PRODUCTS = ("torch.aten.matmul", "torch.aten.bmm")
 
 
 class _Chain:
@@ -104,7 +105,7 @@ def _chain(softmax: ir.Operation) -> _Chain | None:
     if element_type(scores.type) not in FLOAT_ELEMENTS or dims[-3] is None or dims[-3] < 2:
         return None
     output = _only_user(softmax.results[0])
-    if output is None or output.name != _MATMUL or output.operands[0] != softmax.results[0]:
+    if output is None or output.name not in _PRODUCTS or output.operands[0] != softmax.results[0]:
         return None
     steps, value, consumer = [], scores, softmax
     while (producer := owner(value)) is not None and producer.name in ELEMENTWISE:
@@ -114,7 +115,7 @@ def _chain(softmax: ir.Operation) -> _Chain | None:
         steps.insert(0, producer)
         value, consumer = before, producer
     product = owner(value)
-    if product is None or product.name != _MATMUL or not _used_only_by(value, consumer):
+    if product is None or product.name not in _PRODUCTS or not _used_only_by(value, consumer):
         return None
     if any(op.parent.operation != output.parent.operation
            for op in (product, *steps, softmax)):

@@ -88,6 +88,29 @@ func.func @grouped(%q: !torch.vtensor<[1,32,128,64],f32>, %kt: !torch.vtensor<[1
 
 // -----
 
+// Heads folded into the batch of `bmm` (static: 8 heads of one sequence), both products
+// sliced along it.
+// CHECK-LABEL: func.func @folded
+// CHECK-COUNT-8: torch.aten.bmm {{.*}} -> !torch.vtensor<[1,?,?],f32>
+// CHECK:         torch.aten.cat {{.*}} -> !torch.vtensor<[8,?,64],f32>
+func.func @folded(%q: !torch.vtensor<[8,?,64],f32>, %kt: !torch.vtensor<[8,64,?],f32>, %v: !torch.vtensor<[8,?,64],f32>) -> !torch.vtensor<[8,?,64],f32> {
+  %0 = torch.symbolic_int "s" {min_val = 1, max_val = 256} : !torch.int
+  torch.bind_symbolic_shape %q, [%0], affine_map<()[s0] -> (8, s0, 64)> : !torch.vtensor<[8,?,64],f32>
+  torch.bind_symbolic_shape %kt, [%0], affine_map<()[s0] -> (8, 64, s0)> : !torch.vtensor<[8,64,?],f32>
+  torch.bind_symbolic_shape %v, [%0], affine_map<()[s0] -> (8, s0, 64)> : !torch.vtensor<[8,?,64],f32>
+  %int-1 = torch.constant.int -1
+  %false = torch.constant.bool false
+  %1 = torch.aten.bmm %q, %kt : !torch.vtensor<[8,?,64],f32>, !torch.vtensor<[8,64,?],f32> -> !torch.vtensor<[8,?,?],f32>
+  torch.bind_symbolic_shape %1, [%0], affine_map<()[s0] -> (8, s0, s0)> : !torch.vtensor<[8,?,?],f32>
+  %2 = torch.aten._softmax %1, %int-1, %false : !torch.vtensor<[8,?,?],f32>, !torch.int, !torch.bool -> !torch.vtensor<[8,?,?],f32>
+  torch.bind_symbolic_shape %2, [%0], affine_map<()[s0] -> (8, s0, s0)> : !torch.vtensor<[8,?,?],f32>
+  %3 = torch.aten.bmm %2, %v : !torch.vtensor<[8,?,?],f32>, !torch.vtensor<[8,?,64],f32> -> !torch.vtensor<[8,?,64],f32>
+  torch.bind_symbolic_shape %3, [%0], affine_map<()[s0] -> (8, s0, 64)> : !torch.vtensor<[8,?,64],f32>
+  return %3 : !torch.vtensor<[8,?,64],f32>
+}
+
+// -----
+
 // Left alone: scores of at most 64 KB; a sequence without a declared bound; probabilities read
 // twice (returned beside the product); heads of a dynamic number; scaled scores read twice.
 // CHECK-LABEL: func.func @left_alone
