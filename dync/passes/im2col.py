@@ -4,8 +4,8 @@ input's windows (im2col).
 Reads: 2-D convolutions (`torch.aten.conv2d`, `torch.aten.convolution`, not transposed) with
 one group, a floating-point literal weight and constant stride, padding and dilation, in
 every function: with at least `MIN_CHANNELS` input channels, those with a kernel larger than
-1×1 and fewer output pixels per image (static) than filters, and strided 1×1 ones (on AVX2
-and SSE, `STRIP_RULES`, the unstrided ones too); and every
+1×1 and fewer output pixels per image (static) than filters, and strided 1×1 ones (on AVX2,
+SSE and AVX-512, `STRIP_RULES`, the unstrided ones too); and every
 other one with a kernel larger than 1×1 over a static H x W where the CPU's vector extension
 (``dync.vector_isa``) has it run faster so (`STRIP_RULES`: on AVX2 and SSE those over 4
 channels or more whose reduction kh*kw*C is at least 64; on AVX-512 those with 64 channels
@@ -62,7 +62,12 @@ over batch and pixels (`matmul_like_Dx3136x256x64`) at 27-38 GFLOP/s on an AVX2 
 thread), half of what it reaches on the same product written as a matmul
 (`matmul_Dx256x64`, 57-62). ResNet-50's stages alone over a dynamic batch (one thread):
 stage 1 at batch 2 65.1 -> 50.4 ms, stage 4 61.7 -> 53.3 ms (BENCHMARKS.md "1×1
-convolutions as matmuls on AVX2"). On AVX-512 they were not measured that way and stay.
+convolutions as matmuls on AVX2"). On AVX-512 the same: on a Xeon (one thread) such a
+contraction, `matmul_like_4x3136x128x256` in ResNet-50's second stage at batch 4, ran 40
+GFLOP/s against 120-127 for the matmuls beside it; as matmuls, the stages at batch 1/4 ran
+19.3 -> 9.7 / 95.7 -> 55.6 ms (stage 1; eager 13.7 / 54.0), 21.7 -> 20.6 / 116.5 -> 98.1
+(stage 2), 32.6 -> 32.1 / 141.5 -> 124.3 (stage 3), 25.9 -> 25.1 / 91.2 -> 75.1 (stage 4)
+(BENCHMARKS.md "1×1 convolutions as matmuls on AVX-512").
 Why windows that tile the input, on every CPU: IREE 3.13's direct code for them is far
 behind (the lone convolution compiled by `dync.compile`, one thread, an AVX-512 Xeon at
 2.1 GHz: ViT-B/16's 3→768 16×16/16 at 224×224 97.5 ms against eager's 2.9, a 4×4/4 stem 3→96
@@ -123,10 +128,11 @@ class StripRule:
 # 21.5 and 346), so image inputs (under 4 channels) stay direct. On AVX-512 the direct code is
 # the faster one over 64 filters (3×3 64→64 at 56×56, batch 8: 140 GFLOP/s direct, 95 as one
 # matmul) and the slower one from 128 (3×3 128→128 at 28×28, batch 1/8: 129/138 direct,
-# 176/163 in strips; eager 211/222). Other CPUs (NEON, unknown) keep the direct code.
+# 176/163 in strips; eager 211/222). Unstrided 1×1 convolutions are one matmul on all three
+# (the module docstring). Other CPUs (NEON, unknown) keep the direct code.
 STRIP_RULES = {"avx2": StripRule(filters=1, channels=4, depth=64, pointwise=True),
                "sse": StripRule(filters=1, channels=4, depth=64, pointwise=True),
-               "avx512": StripRule(filters=128, channels=MIN_CHANNELS, depth=1)}
+               "avx512": StripRule(filters=128, channels=MIN_CHANNELS, depth=1, pointwise=True)}
 _NHWC, _NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
 _PAST_THE_END = 2**62  # a slice end torch clamps to the dim's size
 
