@@ -2,6 +2,7 @@
 compiled as sub-DNNs (entry points of one vmfb); `mode="auto"` falls back to it per region."""
 
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -415,6 +416,29 @@ def test_one_graph_slower_than_eager_gives_way_under_auto(monkeypatch):
             assert timing[0]["reason"].startswith("one graph, but eager PyTorch is faster")
         y = torch.randn(5, 2048)
         torch.testing.assert_close(compiled(y), model(y))
+
+
+def _busy(seconds: float):
+    """A callable that takes `seconds` (a busy wait: sleep is coarser than the margins here)."""
+    def run(*_):
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            pass
+    return run
+
+
+def test_a_sub_dnn_slower_at_milliseconds_gives_way_without_slack():
+    """`stages.slower_than`: compiled 6% slower than eager gives way where eager takes
+    milliseconds a call (EXACT_FROM_S), and stays where it takes microseconds (SLACK, for
+    the fixed costs of a compiled call)."""
+    from dync.api.stages import EXACT_FROM_S, SLACK, slower_than
+
+    assert 1.06 < SLACK
+    model, example = nn.Identity(), [(torch.zeros(1),)]
+    slow = 3 * EXACT_FROM_S
+    assert slower_than(_busy(1.06 * slow), _busy(slow), example, model)
+    assert slower_than(_busy(1.06 * 1e-4), _busy(1e-4), example, model) is None
+    assert slower_than(_busy(slow), _busy(1.06 * slow), example, model) is None
 
 
 def test_a_submodule_is_exported_with_its_own_parameters_only():
