@@ -708,6 +708,14 @@ def tensor_dims(tensor: ir.Value) -> list[sympy.Expr | None] | None:
             for i, d in enumerate(static)]
 
 
+def largest_dims(tensor: ir.Value, ranges: dict[str, tuple[int, int]]) -> list[int] | None:
+    """Each dim of `tensor` at its largest (its static size, or the most its binding's
+    expression reaches over the symbols' `ranges`); None where a dim has no bound."""
+    dims = tensor_dims(tensor)
+    reach = [bounds(d, ranges) for d in dims] if dims is not None and None not in dims else [None]
+    return None if None in reach else [high for _, high in reach]
+
+
 def dim_size(tensor: ir.Value, axis: int) -> sympy.Expr | None:
     """The size of dim `axis` of `tensor`, static or from its shape binding, or None."""
     dims = tensor_dims(tensor)

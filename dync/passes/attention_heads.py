@@ -5,9 +5,9 @@ Reads: each softmax (`torch.aten.softmax.int`, `torch.aten._softmax`) over the l
 float tensor of rank ≥ 3 — the scores — whose input is a `torch.aten.matmul` or `bmm`
 (``q·kᵀ``), directly or through elementwise ops (a scale, an additive or boolean mask), and
 whose one user is a product of the probabilities and the values (``p·v``) of either kind;
-every value of the chain used once (shape bindings aside). The dim before the rows (the heads) must be static
-and larger than 1 in the scores, and of that size or 1 (broadcast) in every tensor the chain
-reads. The scores' largest size: static dims, and dynamic ones from their shape bindings and
+every value of the chain used once (shape bindings aside). The dim before the rows (the
+heads) must be static and larger than 1 in the scores, and of that size or 1 (broadcast) in
+every tensor the chain reads. The scores' largest size: static dims, and dynamic ones from their shape bindings and
 the declared ranges of their symbols; the module's backend (only ``llvm-cpu``).
 
 Writes: where the scores can reach `SCORES_BYTES`, in place of ``p·v``, the concatenation
@@ -36,9 +36,9 @@ import math
 
 from iree.compiler import ir
 
-from ..analysis.op_kinds import BYTES, ELEMENTWISE, SOFTMAXES
-from ..analysis.value_ranges import ValueRanges, dim_size
-from ..dialects.symbolic import FLOAT_ELEMENTS, bounds, element_type, is_tensor, type_dims
+from ..analysis.op_kinds import ELEMENTWISE, SOFTMAXES, element_bytes
+from ..analysis.value_ranges import ValueRanges, largest_dims
+from ..dialects.symbolic import FLOAT_ELEMENTS, element_type, is_tensor, type_dims
 from ..dialects.torch_ops import (
     TorchBuilder,
     bind_from,
@@ -157,21 +157,6 @@ def _splittable(chain: _Chain, op: ir.Operation) -> bool:
     return True
 
 
-def _largest_bytes(value: ir.Value, ranges: dict[str, tuple[int, int]]) -> int | None:
-    """The most bytes the tensor `value` can hold (None: a dim without a known bound)."""
-    dims = type_dims(value.type)
-    sizes = []
-    for axis, d in enumerate(dims):
-        if d is None:
-            expr = dim_size(value, axis)
-            found = None if expr is None else bounds(expr, ranges)
-            if found is None:
-                return None
-            d = found[1]
-        sizes.append(d)
-    return math.prod(sizes) * BYTES.get(element_type(value.type), 4)
-
-
 def _group(heads: int) -> int:
     """Heads a group: 1, or the least divisor of `heads` leaving at most MAX_GROUPS groups."""
     return next(g for g in range(1, heads + 1) if heads % g == 0 and heads // g <= MAX_GROUPS)
@@ -235,8 +220,9 @@ class AttentionHeads(HostCpuPass):
             chain = _chain(op) if op.name in SOFTMAXES else None
             if chain is None:
                 continue
-            largest = _largest_bytes(op.operands[0], ranges)
-            if largest is not None and largest >= SCORES_BYTES:
+            largest = largest_dims(op.operands[0], ranges)
+            if largest is not None \
+                    and math.prod(largest) * element_bytes(op.operands[0].type) >= SCORES_BYTES:
                 chains.append(chain)
         with module.context, ir.Location.unknown():
             for chain in chains:

@@ -30,8 +30,8 @@ import math
 
 from iree.compiler import ir
 
-from ..analysis.value_ranges import ValueRanges, tensor_dims
-from ..dialects.symbolic import FLOAT_ELEMENTS, bounds, element_type, merged_runs, type_dims
+from ..analysis.value_ranges import ValueRanges, largest_dims, tensor_dims
+from ..dialects.symbolic import FLOAT_ELEMENTS, element_type, merged_runs, type_dims
 from ..dialects.torch_ops import (
     TorchBuilder,
     bind_from,
@@ -108,14 +108,6 @@ def _unflattened(op: ir.Operation, reduced: list[int]) -> tuple[ir.Value, list[i
     return x, [d for k in reduced for d in range(runs[k][0], runs[k][1] + 1)]
 
 
-def _largest(x: ir.Value, ranges: dict[str, tuple[int, int]]) -> list[int] | None:
-    """Each dim of `x` at its largest (its static size, or the most its binding's expression
-    reaches over the symbols' ranges); None where a dim has no bound."""
-    dims = tensor_dims(x)
-    reach = [bounds(d, ranges) for d in dims] if dims is not None and None not in dims else [None]
-    return None if None in reach else [high for _, high in reach]
-
-
 def inner_step(reduced: list[int], largest: list[int]) -> list[int]:
     """The innermost of the `reduced` dims, taken from the last until their extents
     (`largest`) multiply to the square root of all of theirs or more: at least one, never
@@ -143,7 +135,7 @@ class SplitReductions(HostCpuPass):
             x, unflattened = op.operands[0], _unflattened(op, reduced)
             if unflattened is not None:
                 x, reduced = unflattened
-            largest = _largest(x, ranges) if len(reduced) >= 2 else None
+            largest = largest_dims(x, ranges) if len(reduced) >= 2 else None
             if largest is not None and math.prod(largest[d] for d in reduced) >= LONG:
                 found.append((op, x, reduced, inner_step(reduced, largest)))
         with module.context:
