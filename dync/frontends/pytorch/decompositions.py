@@ -719,8 +719,9 @@ def _attention(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=No
     if attn_mask is None:
         return torch.softmax(scores, dim=-1) @ v
     if attn_mask.dtype == torch.bool:
-        scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
-        empty = attn_mask.logical_not().all(dim=-1, keepdim=True)
+        hidden = attn_mask.logical_not()
+        scores = scores.masked_fill(hidden, float("-inf"))
+        empty = hidden.all(dim=-1, keepdim=True)
     else:
         scores = scores + attn_mask
         empty = (attn_mask == float("-inf")).all(dim=-1, keepdim=True)
