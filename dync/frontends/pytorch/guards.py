@@ -30,6 +30,7 @@ from torch.utils._sympy.value_ranges import ValueRanges
 
 from ...signature import MAX_ASSUMES, SymbolSpec
 from .declared_shapes import DeclaredShapes
+from .guard_grid import truth
 
 #: The key of `graph_module.meta` holding how many of the shape environment's guards the
 #: export's own trace added (before its decompositions).
@@ -207,7 +208,13 @@ def _values_hold(shape_env: Any, symbols: dict[str, sympy.Symbol], traced: list)
 
     def holds(sizes: dict[str, int]) -> bool:
         point = {symbols[name]: sympy.Integer(size) for name, size in sizes.items()}
+        columns = {symbols[name]: (size,) for name, size in sizes.items()}
         for expr in deciding:
+            found = truth(expr, columns)
+            if found is not None:
+                if not found[0]:
+                    return False
+                continue
             try:
                 if expr.xreplace(point) is not sympy.true:
                     return False
@@ -346,7 +353,11 @@ def holds_in(expr: sympy.Basic, ranges: dict) -> bool:
                   range(per_axis - 2 * ends + 1)]
         axes.append(sorted({*range(low, low + ends), *range(high - ends + 1, high + 1),
                             *spaced}))
-    for point in itertools.product(*axes):
+    points = list(itertools.product(*axes))
+    found = truth(expr, {s: column for s, column in zip(symbols, zip(*points, strict=True), strict=True)})
+    if found is not None:
+        return bool(found.all())
+    for point in points:
         try:
             value = expr.xreplace({s: sympy.Integer(v) for s, v in zip(symbols, point,
                                                                        strict=True)})
