@@ -127,3 +127,19 @@ def test_a_resumed_campaign_keeps_what_it_has_and_names_each_commit(tmp_path: Pa
     assert ("commits e9da6a9 (seeds 0–1, 2 programs), 25c4b7b (seeds 2–2, 1 program)"
             in text), text
     assert [r.seed for r in report.kept(path, [1, 2, 5])] == [1, 2]
+
+
+def test_a_child_that_dies_or_hangs_is_a_crash_not_a_dead_campaign(tmp_path: Path):
+    """Each program runs in a process of its own: a signal ends it with its last words kept,
+    a hang ends at the timeout, and the campaign goes on."""
+    from benchmarks.fuzz.run import run_one
+
+    dies = tmp_path / "dies.py"
+    dies.write_text("import os, signal\n\n\ndef build():\n    print('last words', flush=True)\n"
+                    "    os.kill(os.getpid(), signal.SIGKILL)\n")
+    result = run_one(dies, [], 1)
+    assert result.outcome == "crash" and result.detail == "exit status -9: last words", result
+    hangs = tmp_path / "hangs.py"
+    hangs.write_text("import time\n\n\ndef build():\n    time.sleep(600)\n")
+    result = run_one(hangs, [], 2, timeout_s=3)
+    assert result.outcome == "crash" and result.detail == "timed out after 3 s", result

@@ -1,12 +1,14 @@
-"""`python -m benchmarks.fuzz.child PROGRAM.py`: compile one generated program with dync's
-defaults, compare it with eager PyTorch on its inputs, print the outcome as one JSON line
-(see `benchmarks.fuzz.run`)."""
+"""One generated program compiled with dync's defaults and compared with eager PyTorch on its
+inputs, in a process of its own: forked by the campaign (`run_forked`, see
+`benchmarks.fuzz.run`), or `python -m benchmarks.fuzz.child PROGRAM.py`, which prints the
+outcome as one JSON line."""
 
 from __future__ import annotations
 
 import copy
 import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -89,6 +91,16 @@ def _as(value, like):
     cast = [v.to(w.dtype) if isinstance(v, torch.Tensor) and isinstance(w, torch.Tensor) else v
             for v, w in zip(values, likes, strict=False)]
     return pytree.tree_unflatten(cast, spec)
+
+
+def run_forked(path: str, result_path: str, log_path: str) -> None:
+    """`outcome` of the program at `path`, as JSON into `result_path`, in a process forked
+    for it (`run.run_one`); its stdout and stderr go to `log_path`, whose end a crash
+    reports."""
+    log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    Path(result_path).write_text(json.dumps(outcome(Path(path))), encoding="utf-8")
 
 
 def main() -> None:

@@ -1,8 +1,8 @@
 """Differential fuzzing: generated programs compiled by `dync.compile` with its defaults and
 compared with eager PyTorch.
 
-Each program runs in a process of its own (`python -m benchmarks.fuzz.child`), so that a crash
-is a result, not a dead campaign. Outcomes:
+Each program runs in a process of its own (`child.run_forked`, forked from a server that has
+imported torch and dync), so that a crash is a result, not a dead campaign. Outcomes:
 
 - `correct`: compiled, and every input gives eager's results (the report's mode says how much
   was compiled: in-graph, host, or eager when `auto` fell back on everything);
@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
+import functools
 import json
-import os
+import multiprocessing
+import multiprocessing.context
 import re
-import subprocess
-import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -86,27 +87,42 @@ def _runs_in_eager(path: Path) -> bool:
 
 def run_one(path: Path, constructs: list[str], seed: int, timeout_s: float = TIMEOUT_S) -> Result:
     """Compile and compare the program at `path` in a child process."""
+    from . import child
+
     start = time.perf_counter()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(Path(__file__).resolve().parents[2]), os.environ.get("PYTHONPATH", "")])}
-    try:
-        done = subprocess.run([sys.executable, "-m", "benchmarks.fuzz.child", str(path)],
-                              capture_output=True, text=True, timeout=timeout_s, env=env,
-                              check=False)
-    except subprocess.TimeoutExpired:
-        return Result(seed, str(path), "crash", constructs, detail=f"timed out after {timeout_s:g} s",
-                      seconds=time.perf_counter() - start)
-    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
-    if done.returncode != 0 or not lines:
-        tail = " ".join((done.stderr or done.stdout).split())[-300:]
-        return Result(seed, str(path), "crash", constructs,
-                      detail=f"exit status {done.returncode}: {tail}",
-                      seconds=time.perf_counter() - start)
-    data = json.loads(lines[-1])
+    with tempfile.TemporaryDirectory(prefix="dync-fuzz-") as tmp:
+        result_path, log_path = Path(tmp, "result.json"), Path(tmp, "log")
+        process = _children().Process(target=child.run_forked,
+                                      args=(str(path), str(result_path), str(log_path)))
+        process.start()
+        process.join(timeout_s)
+        if process.is_alive():
+            process.kill()
+            process.join()
+            return Result(seed, str(path), "crash", constructs,
+                          detail=f"timed out after {timeout_s:g} s",
+                          seconds=time.perf_counter() - start)
+        if process.exitcode != 0 or not result_path.exists():
+            log = log_path.read_text(encoding="utf-8", errors="replace") if log_path.exists() else ""
+            return Result(seed, str(path), "crash", constructs,
+                          detail=f"exit status {process.exitcode}: {' '.join(log.split())[-300:]}",
+                          seconds=time.perf_counter() - start)
+        data = json.loads(result_path.read_text(encoding="utf-8"))
     return Result(seed, str(path), data["outcome"], constructs, data.get("mode", ""),
                   data.get("graph_breaks", 0), data.get("detail", ""),
                   data.get("names_line", False), time.perf_counter() - start,
                   data.get("breaks", []), arguments=data.get("arguments", ""))
+
+
+@functools.cache
+def _children() -> multiprocessing.context.BaseContext:
+    """Child processes forked from a server process that imported torch and dync once (a
+    fresh interpreter per program spent 3-4.5 s of its ~12 on imports). The server is a new
+    interpreter, not a fork of this one, whose threads a fork would not carry over; and each
+    program still runs in a process of its own: a signal or a hang ends that child only."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["torch", "dync", "benchmarks.fuzz.child"])
+    return context
 
 
 def campaign(seeds: list[int], directory: Path, say=print, jobs: int = 1,
