@@ -24,7 +24,7 @@ from collections.abc import Callable
 import numpy as np
 from iree.compiler import ir
 
-from .torch_ops import defining
+from .torch_ops import create, defining, vtensor_of
 
 # element type text -> (numpy dtype, the C API's getter suffix)
 _ELEMENTS = {
@@ -153,6 +153,17 @@ def make_literal(array: np.ndarray, like: ir.Operation, ip: ir.InsertionPoint) -
     vtensor = ir.Type.parse(f"!torch.vtensor<[{','.join(map(str, array.shape))}],{element}>")
     return ir.Operation.create(LITERAL, results=[vtensor],
                                attributes={"value": attr}, loc=like.location, ip=ip).result
+
+
+_INLINE_ELEMENTS = {np.dtype(np.int64): "si64", np.dtype(np.bool_): "i1"}
+
+
+def inline_literal(values: np.ndarray, ip: ir.InsertionPoint, loc: ir.Location) -> ir.Value:
+    """A `torch.vtensor.literal` of `values` (64-bit integers or booleans) as an inline
+    ``dense``: the index tensors and masks of the gathers passes build."""
+    values = np.ascontiguousarray(values)
+    return create(LITERAL, vtensor_of(values.shape, _INLINE_ELEMENTS[values.dtype]), ip, loc,
+                  value=ir.DenseElementsAttr.get(values))
 
 
 def readable(value: ir.Value) -> bool:

@@ -13,22 +13,25 @@ and 128 filters or more); on every CPU, those whose windows tile a static H x W 
 kernel, no padding or dilation: a ViT's patch embedding, a ConvNeXt stem); the module's
 backend (only ``llvm-cpu``).
 
-Writes: in place of each, the input permuted to NHWC and, per kernel offset, the
-``N x Ho x Wo x C`` elements it reads: with a static H x W, strided slices of the rows and
-columns it reads inside the input and zeros (`torch.aten.constant_pad_nd` of the slice) where
-it reads the padding; over a dynamic H x W, strided slices of the input zero-padded whole.
+Writes: in place of each, the input permuted to NHWC and its columns: with a static H x W
+and a kernel larger than 1×1, the input viewed as a table of its pixels (``N x (H*W) x C``)
+and one gather (`torch.aten.index_select` over a static index, fenced off from its consumer)
+reading each output pixel's taps in (kernel row, kernel column, channel) order, zeros
+selected (`where` over a static mask) where a tap reads the padding; for a 1×1 kernel, the
+strided slice of the input it reads; over a dynamic H x W, per kernel offset the
+``N x Ho x Wo x C`` elements it reads, strided slices of the input zero-padded whole.
 (Windows that tile the input: its rows and columns some window reads, viewed as
 ``N x C x Ho x kh x Wo x kw`` tiles and permuted to ``N x Ho x Wo x kh x kw x C``, one
 transpose instead of a slice per kernel offset; the columns are the input itself.)
-They are concatenated along the channels into the columns ``N x Ho x Wo x (kh*kw*C)`` (one
-offset: the slice itself); the columns flattened to rows and multiplied (`torch.aten.mm`) by
-the weight as a ``(kh*kw*C) x F`` matrix (a literal; for a literal too large to read here, a
+Slices are concatenated along the channels into the columns ``N x Ho x Wo x (kh*kw*C)``
+(one offset: the slice itself); the columns flattened to rows and multiplied (`torch.aten.mm`)
+by the weight as a ``(kh*kw*C) x F`` matrix (a literal; for a literal too large to read here, a
 permute and a view of it, which IREE evaluates at compile time); the bias added; the product
 viewed as ``N x Ho x Wo x F`` and permuted back to NCHW. The batch may be dynamic (its size
 read from the columns). Where an image's columns would outweigh both its input and the
 filter (those last ones), the output rows are split into horizontal strips whose columns do
-not (``ceil(columns / max(input, filter))`` strips), each strip's columns read and multiplied
-on their own, and the strips' products concatenated along H in NHWC.
+not (``ceil(columns / max(input, filter))`` strips), each strip's columns gathered and
+multiplied on their own, and the strips' products concatenated along H in NHWC.
 `dync-im2col-within-filter` (`LOW_MEMORY_PIPELINE`'s) is the same pass without `STRIP_RULES`.
 
 Why: IREE 3.13's CPU code for a direct convolution falls far behind on AVX2 when the channels
@@ -48,7 +51,20 @@ matmuls too, strip by strip so that the columns never outweigh the input (9 stri
 3×3 convolution of stride 1): measured in BENCHMARKS.md "Kernels (AVX2)". On AVX-512 the
 strips pay from 128 filters (`STRIP_RULES`).
 
-Why slices of the unpadded input, and strided 1×1 convolutions: IREE fuses a padding into
+Why one gather per strip: per kernel offset, a slice of the input and its border of zeros
+concatenated into the columns were one IREE dispatch each (`slow_memcpy`), 9 to 27 a strip,
+each with its own offsets baked in and so an executable of its own: on AVX2 (strips from 4
+channels) blockdrop compiled 552 such executables of its 644 (IREE 27 s), yolo_nms's 16
+bucketed versions 2016 of 2078 (110 s). A gather is one dispatch and one executable for
+every strip of its shape: blockdrop 138 executables, IREE 9.3 s (the whole compile 42 ->
+19 s), yolo_nms 27 s (123 -> 36 s); on AVX-512 ResNet-50's second stage alone compiled in
+11.1 -> 7.0 s (batch 1) and 13.4 -> 7.7 s (batch 4), and ran in 25.6 -> 23.6 and 107.9 ->
+107.1 ms (Xeon, one thread). Per convolution the same: `python -m benchmarks ops --only 3×3`
+within its run-to-run noise on both ISAs. The fence keeps IREE from fusing the gather into
+the product's packing of its operand, where the gather's rows become the tile's inner dim and
+every load a scalar (3×3 128→128 @28 in 7 strips: 3.01 ms unfenced, 2.6-2.7 fenced, as the
+slices were). The padding is selected, not padded in (see below).
+Why the unpadded input, and strided 1×1 convolutions as slices: IREE fuses a padding into
 the dispatch that produces its input (the store lands inside the padded buffer) and a strided
 slice into the dispatch that reads it; either way a 1×1 convolution is left a 4-D contraction
 that IREE neither flattens into a matmul nor data-tiles. In ResNet-50's stages 3-4 (batch 2,
@@ -82,17 +98,25 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 from iree.compiler import ir
 
 from ..analysis.layout import constant_window
 from ..dialects.dync_ir import read_vector_isa
-from ..dialects.literals import LITERAL, erase_if_unused, readable, transformed_literal
+from ..dialects.literals import (
+    LITERAL,
+    erase_if_unused,
+    inline_literal,
+    readable,
+    transformed_literal,
+)
 from ..dialects.symbolic import type_dims
 from ..dialects.torch_ops import (
     TorchBuilder,
     defining,
     float_constant,
     int_list,
+    through_fence,
     vtensor_type,
 )
 from ..dialects.walk import nested_ops
@@ -193,6 +217,11 @@ def _as_matmul(conv: ir.Operation, stride: list[int], padding: list[int],
     matrix = _matrix(b, weight, made)
     if _patches(stride, padding, dilation, (kh, kw)):
         parts = [_product(b, [_patch_columns(b, x, (kh, kw), like)], matrix, bias, like)]
+    elif row_spans is not None and kh * kw > 1:
+        table = _pixel_table(b, _nhwc(b, x, like), like)
+        parts = [_product(b, [_gathered_columns(b, table, (h, w), padding, rows, wo, (kh, kw),
+                                                stride, dilation, like)], matrix, bias, like)
+                 for rows in bounds]
     elif row_spans is not None:
         x = _nhwc(b, x, like)
         parts = [_strip_product(b, x, rows, col_spans, stride, matrix, bias, like)
@@ -223,6 +252,42 @@ def _strip_product(b: TorchBuilder, x: ir.Value, row_spans: list, col_spans: lis
         columns += [_border(b, _read(b, sliced, 2, cols, stride[1]), rows, cols, like)
                     for cols in col_spans]
     return _product(b, columns, matrix, bias, like)
+
+
+def _pixel_table(b: TorchBuilder, x: ir.Value, like: ir.Type) -> ir.Value:
+    """NHWC `x` (static H x W) viewed as the table ``N x (H*W) x C`` of its pixels."""
+    n, h, w, c = type_dims(x.type)
+    return b("torch.aten.flatten.using_ints", vtensor_type(like, (n, h * w, c)), x, b.int(1),
+             b.int(2))
+
+
+def _gathered_columns(b: TorchBuilder, table: ir.Value, size: tuple[int, int],
+                      padding: list[int], rows: tuple[int, int], wo: int,
+                      kernel: tuple[int, int], stride: list[int], dilation: list[int],
+                      like: ir.Type) -> ir.Value:
+    """The columns ``N x r x Wo x (kh*kw*C)`` of output rows `rows` (start, end) in one
+    gather (`index_select` over a static index) from `table`, the pixels of an H x W (`size`)
+    image (`_pixel_table`), zeros selected where a tap reads the padding; fenced off from its
+    consumer."""
+    (start, end), (kh, kw), (h, w) = rows, kernel, size
+    n, _, c = type_dims(table.type)
+    y = (np.arange(start, end).reshape(-1, 1, 1, 1) * stride[0]
+         + np.arange(kh).reshape(1, 1, -1, 1) * dilation[0] - padding[0])
+    x_ = (np.arange(wo).reshape(1, -1, 1, 1) * stride[1]
+          + np.arange(kw).reshape(1, 1, 1, -1) * dilation[1] - padding[1])
+    y, x_ = np.broadcast_arrays(y, x_)
+    inside = ((y >= 0) & (y < h) & (x_ >= 0) & (x_ < w)).reshape(-1)
+    pixels = np.where(inside, y.reshape(-1) * w + x_.reshape(-1), 0).astype(np.int64)
+    gathered = b("torch.aten.index_select", vtensor_type(like, (n, len(pixels), c)), table,
+                 b.int(1), inline_literal(pixels, b.ip, b.loc))
+    if not inside.all():  # select, not multiply: an inf read in place of padding stays out
+        gathered = b("torch.aten.where.ScalarOther", gathered.type,
+                     inline_literal(inside.reshape(1, -1, 1), b.ip, b.loc), gathered,
+                     b.float(0.0))
+    gathered = through_fence(gathered, b.ip, b.loc)
+    r = end - start
+    return b("torch.aten.view", vtensor_type(like, (n, r, wo, kh * kw * c)), gathered,
+             b.ints([b.size(table, 0), b.int(r), b.int(wo), b.int(kh * kw * c)]))
 
 
 def _product(b: TorchBuilder, columns: list[ir.Value], matrix: ir.Value, bias: ir.Value,

@@ -70,6 +70,7 @@ from ..analysis.op_kinds import (
 )
 from ..analysis.padding import padded_argument
 from ..dialects.attributes import CANCELS_ATTR, PATCHES_ATTR
+from ..dialects.literals import inline_literal
 from ..dialects.symbolic import is_tensor, type_dims
 from ..dialects.torch_ops import (
     bindings,
@@ -321,9 +322,7 @@ def _padded_rows(pad: ir.Operation, lo: int, hi: int, ip, loc) -> ir.Value:
     rows, cols = np.arange(lo, hi), np.arange(width)
 
     def literal(values: np.ndarray, shape: tuple[int, ...]) -> ir.Value:
-        values = values.astype(np.int64).reshape(shape)
-        return create("torch.vtensor.literal", vtensor_of(shape, "si64"), ip, loc,
-                      value=ir.DenseElementsAttr.get(values))
+        return inline_literal(values.astype(np.int64).reshape(shape), ip, loc)
 
     def size(axis: int) -> ir.Value:
         return create("torch.aten.size.int", "!torch.int", ip, loc,

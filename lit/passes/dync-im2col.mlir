@@ -1,27 +1,28 @@
 // RUN: dync-opt %s --split-input-file --dync-im2col | FileCheck %s
 
 // A 3×3 stride-2 convolution over 64 channels with a dynamic batch, 6 output pixels and 8
-// filters: the input permuted to NHWC, unpadded; per kernel row the rows it reads inside the
-// input (a strided slice), per kernel column the columns, and zeros where the offset reads
-// the padding (here the first row and column: 1 + 2 rows of 4 are read from input row 1
-// on, 2 of 3 columns from column 1 on); the columns concatenated and multiplied by the
-// weight as a 576 x 8 literal, the bias added, the product viewed back (the batch read from
-// the columns) and permuted to NCHW.
+// filters: the input permuted to NHWC and viewed as a table of its 4 × 6 pixels, unpadded;
+// one gather (`index_select` over a static index) reads each output pixel's nine taps in
+// (kernel row, kernel column) order, and a static mask selects zeros where a tap reads the
+// padding: output (0, 0) reads pixels 0, 1, 6 and 7 at its last four taps, zeros at the
+// rest (the padding row above, the padding column left); output (0, 1) two columns on
+// (stride 2). The gather is fenced off from the product, its result viewed as the columns,
+// multiplied by the weight as a 576 x 8 literal, the bias added, the product viewed back
+// (the batch read from the columns) and permuted to NCHW.
 // CHECK-LABEL: func.func @dynamic_batch
 // CHECK-NOT:     torch.aten.conv2d
 // CHECK:         %[[W:.+]] = torch.vtensor.literal({{.*}} : tensor<576x8xf32>)
-// CHECK-NOT:     torch.aten.constant_pad_nd %arg0
+// CHECK-NOT:     torch.aten.constant_pad_nd
 // CHECK:         %[[X:.+]] = torch.aten.permute %arg0, {{.*}} -> !torch.vtensor<[?,4,6,64],f32>
-// CHECK:         %[[R0:.+]] = torch.aten.slice.Tensor %[[X]], %int1{{(_[0-9]+)?}}, %int1{{(_[0-9]+)?}}, %int2{{(_[0-9]+)?}}, %int2{{(_[0-9]+)?}} : {{.*}} -> !torch.vtensor<[?,1,6,64],f32>
-// CHECK:         %[[C00:.+]] = torch.aten.slice.Tensor %[[R0]], %int2{{(_[0-9]+)?}}, %int1{{(_[0-9]+)?}}, %int4{{(_[0-9]+)?}}, %int2{{(_[0-9]+)?}} : {{.*}} -> !torch.vtensor<[?,1,2,64],f32>
-// CHECK:         %[[B00:.+]] = torch.prim.ListConstruct %int0{{(_[0-9]+)?}}, %int0{{(_[0-9]+)?}}, %int1{{(_[0-9]+)?}}, %int0{{(_[0-9]+)?}}, %int1{{(_[0-9]+)?}}, %int0{{(_[0-9]+)?}} :
-// CHECK:         torch.aten.constant_pad_nd %[[C00]], %[[B00]], {{.*}} -> !torch.vtensor<[?,2,3,64],f32>
-// CHECK:         torch.aten.slice.Tensor %[[R0]], %int2{{(_[0-9]+)?}}, %int0{{(_[0-9]+)?}}, %int5{{(_[0-9]+)?}}, %int2{{(_[0-9]+)?}} : {{.*}} -> !torch.vtensor<[?,1,3,64],f32>
-// CHECK:         torch.aten.slice.Tensor %[[R0]], %int2{{(_[0-9]+)?}}, %int1{{(_[0-9]+)?}}, %int6{{(_[0-9]+)?}}, %int2{{(_[0-9]+)?}} : {{.*}} -> !torch.vtensor<[?,1,3,64],f32>
-// CHECK:         %[[R1:.+]] = torch.aten.slice.Tensor %[[X]], %int1{{(_[0-9]+)?}}, %int0{{(_[0-9]+)?}}, %int3{{(_[0-9]+)?}}, %int2{{(_[0-9]+)?}} : {{.*}} -> !torch.vtensor<[?,2,6,64],f32>
-// CHECK-COUNT-2: torch.aten.slice.Tensor %[[R1]]
-// CHECK:         torch.aten.slice.Tensor %[[X]], %int1{{(_[0-9]+)?}}, %int1{{(_[0-9]+)?}}, %int4{{(_[0-9]+)?}}, %int2{{(_[0-9]+)?}} : {{.*}} -> !torch.vtensor<[?,2,6,64],f32>
-// CHECK:         %[[COLS:.+]] = torch.aten.cat {{.*}} -> !torch.vtensor<[?,2,3,576],f32>
+// CHECK:         %[[T:.+]] = torch.aten.flatten.using_ints %[[X]], {{.*}} -> !torch.vtensor<[?,24,64],f32>
+// CHECK:         %[[I:.+]] = torch.vtensor.literal(dense<[0, 0, 0, 0, 0, 1, 0, 6, 7, 0, 0, 0, 1, 2, 3, 7, 8, 9, {{.*}}]> : tensor<54xi64>)
+// CHECK:         %[[G:.+]] = torch.aten.index_select %[[T]], %int1{{(_[0-9]+)?}}, %[[I]] : {{.*}} -> !torch.vtensor<[?,54,64],f32>
+// CHECK:         %[[MASK:.+]] = torch.vtensor.literal(dense<{{\[\[\[}}false], [false], [false], [false], [true], [true], [false], [true], [true], {{.*}} : tensor<1x54x1xi1>)
+// CHECK:         %[[Z:.+]] = torch.aten.where.ScalarOther %[[MASK]], %[[G]], %float0{{.*}} -> !torch.vtensor<[?,54,64],f32>
+// CHECK:         %[[GB:.+]] = torch_c.to_builtin_tensor %[[Z]]
+// CHECK:         %[[F:.+]] = iree_tensor_ext.compute_barrier.start %[[GB]]
+// CHECK:         %[[GF:.+]] = torch_c.from_builtin_tensor %[[F]]
+// CHECK:         %[[COLS:.+]] = torch.aten.view %[[GF]], {{.*}} -> !torch.vtensor<[?,2,3,576],f32>
 // CHECK:         %[[ROWS:.+]] = torch.aten.flatten.using_ints %[[COLS]], %int0{{(_[0-9]+)?}}, %int2{{(_[0-9]+)?}} : {{.*}} -> !torch.vtensor<[?,576],f32>
 // CHECK:         %[[M:.+]] = torch.aten.mm %[[ROWS]], %[[W]] : !torch.vtensor<[?,576],f32>, !torch.vtensor<[576,8],f32> -> !torch.vtensor<[?,8],f32>
 // CHECK:         %[[B:.+]] = torch.aten.add.Tensor %[[M]], %arg1, %int1{{(_[0-9]+)?}} :
@@ -112,19 +113,26 @@ func.func @pointwise_strided(%arg0: !torch.vtensor<[1,64,4,6],f32>, %arg1: !torc
 // On AVX2 (`dync.vector_isa`), where IREE's direct convolution runs at a third of eager, a
 // convolution whose columns outweigh its filter becomes a matmul too, in horizontal strips:
 // 3×3 over 64 channels at 6×4 into 8 filters has 24 × 576 columns per image, three times the
-// filter (4608), so three strips of two output rows. Each strip reads its rows inside the
-// input (the first strip's top kernel row one row of zeros, the last strip's bottom one),
-// multiplies its own columns, and the strips are concatenated along H in NHWC.
+// filter (4608), so three strips of two output rows. Each strip gathers its own columns
+// (its rows' 72 taps) from the input's table of pixels, zeros selected where they read the
+// padding (the first strip's top kernel row, the last strip's bottom one), multiplies them,
+// and the strips are concatenated along H in NHWC.
 // CHECK-LABEL: func.func @strips_on_avx2
 // CHECK-NOT:     torch.aten.conv2d
+// CHECK-NOT:     torch.aten.constant_pad_nd
 // CHECK:         %[[X:.+]] = torch.aten.permute %arg0, {{.*}} -> !torch.vtensor<[?,6,4,64],f32>
-// CHECK:         %[[T0:.+]] = torch.aten.slice.Tensor %[[X]], %int1{{(_[0-9]+)?}}, %int0{{(_[0-9]+)?}}, %int1{{(_[0-9]+)?}}, %int1{{(_[0-9]+)?}} : {{.*}} -> !torch.vtensor<[?,1,4,64],f32>
-// CHECK:         torch.aten.cat {{.*}} -> !torch.vtensor<[?,2,4,576],f32>
-// CHECK:         %[[P0:.+]] = torch.aten.mm {{.*}} -> !torch.vtensor<[?,8],f32>
+// CHECK:         %[[T:.+]] = torch.aten.flatten.using_ints %[[X]], {{.*}} -> !torch.vtensor<[?,24,64],f32>
+// CHECK:         torch.vtensor.literal(dense<[0, 0, 0, 0, 0, 1, 0, 4, 5, {{.*}}]> : tensor<72xi64>)
+// CHECK:         torch.aten.index_select %[[T]], {{.*}} -> !torch.vtensor<[?,72,64],f32>
+// CHECK:         torch.aten.where.ScalarOther
+// CHECK:         torch.aten.view {{.*}} -> !torch.vtensor<[?,2,4,576],f32>
+// CHECK:         torch.aten.mm {{.*}} -> !torch.vtensor<[?,8],f32>
 // CHECK:         %[[S0:.+]] = torch.aten.view {{.*}} -> !torch.vtensor<[?,2,4,8],f32>
-// CHECK:         torch.aten.slice.Tensor %[[X]], %int1{{(_[0-9]+)?}}, %int1{{(_[0-9]+)?}}, %int3{{(_[0-9]+)?}}, %int1{{(_[0-9]+)?}} : {{.*}} -> !torch.vtensor<[?,2,4,64],f32>
+// CHECK:         torch.vtensor.literal(dense<[0, 4, 5, 0, 8, 9, 0, 12, 13, {{.*}}]> : tensor<72xi64>)
+// CHECK:         torch.aten.index_select %[[T]], {{.*}} -> !torch.vtensor<[?,72,64],f32>
 // CHECK:         %[[S1:.+]] = torch.aten.view {{.*}} -> !torch.vtensor<[?,2,4,8],f32>
-// CHECK:         %[[B2:.+]] = torch.aten.slice.Tensor %[[X]], %int1{{(_[0-9]+)?}}, %int5{{(_[0-9]+)?}}, %int6{{(_[0-9]+)?}}, %int1{{(_[0-9]+)?}} : {{.*}} -> !torch.vtensor<[?,1,4,64],f32>
+// CHECK:         torch.vtensor.literal(dense<[0, 12, 13, 0, 16, 17, 0, 20, 21, {{.*}}]> : tensor<72xi64>)
+// CHECK:         torch.aten.index_select %[[T]], {{.*}} -> !torch.vtensor<[?,72,64],f32>
 // CHECK:         %[[S2:.+]] = torch.aten.view {{.*}} -> !torch.vtensor<[?,2,4,8],f32>
 // CHECK:         %[[L:.+]] = torch.prim.ListConstruct %[[S0]], %[[S1]], %[[S2]] :
 // CHECK:         %[[Y:.+]] = torch.aten.cat %[[L]], %int1{{(_[0-9]+)?}} : {{.*}} -> !torch.vtensor<[?,6,4,8],f32>
