@@ -278,5 +278,55 @@ def _slower_than_eager(compiled, sub, examples: list[tuple], job: _Job) -> str |
 
     if not job.options.eager_if_faster:
         return None
-    return slower_than(lambda *a: compiled.call_subdnn(sub.name, *a),
-                       eager_call(job.model, sub), examples, job.model)
+    mine, theirs = (lambda *a: compiled.call_subdnn(sub.name, *a)), eager_call(job.model, sub)
+    why = slower_than(mine, theirs, examples, job.model)
+    if why:
+        return why
+    larger = at_a_larger_size(examples, compiled.subdnn_signature(sub.name))
+    if not larger:
+        return None
+    try:
+        why = slower_than(mine, theirs, larger, job.model)
+    except Exception:  # noqa: BLE001 - sizes it was not traced for: the example's verdict
+        return None
+    return why and f"at twice the example's dynamic sizes, {why}"
+
+
+def at_a_larger_size(examples: list[tuple], signature) -> list[tuple]:
+    """`examples` with every dim that `signature` binds to a symbol alone made twice as long
+    (within the symbol's range; the example's values repeated along it, as
+    `guards.example_at` does for a model's inputs); empty where no symbol can grow or a dim
+    ties symbols into an expression (its size would not follow)."""
+    out = []
+    for arguments in examples:
+        larger = _twice(arguments, signature)
+        if larger is None:
+            return []
+        out.append(larger)
+    return out
+
+
+def _twice(arguments: tuple, signature) -> tuple | None:
+    import torch
+
+    tensors = [(k, spec, value) for k, (spec, value) in
+               enumerate(zip(signature.inputs, arguments, strict=False))
+               if isinstance(value, torch.Tensor) and value.dim() == len(spec.shape)]
+    sizes: dict[str, int] = {}
+    for _, spec, value in tensors:
+        for dim, size in zip(spec.shape, value.shape, strict=True):
+            if isinstance(dim, str):
+                if dim not in signature.symbols:
+                    return None  # an expression of symbols
+                sizes[dim] = size
+    grown = {name: min(signature.symbols[name].max, 2 * size) for name, size in sizes.items()}
+    if grown == sizes:
+        return None
+    larger = list(arguments)
+    for k, spec, value in tensors:
+        for axis, dim in enumerate(spec.shape):
+            if isinstance(dim, str) and value.shape[axis] and grown[dim] != value.shape[axis]:
+                copies = -(-grown[dim] // value.shape[axis])
+                value = torch.cat([value] * copies, dim=axis).narrow(axis, 0, grown[dim])
+        larger[k] = value.contiguous()
+    return tuple(larger)

@@ -202,6 +202,13 @@ class HostModule(CompiledModule):
                 "back; `report.explain()` says why), so there is no module to save")
         return super().save(path)
 
+    def subdnn_signature(self, name: str) -> Signature:
+        """The signature of sub-DNN `name`'s compiled function."""
+        for sub, _, signature, _ in self._subdnns:
+            if sub == name:
+                return signature
+        raise DyncError(f"this module has no sub-DNN {name!r}")
+
     def call_subdnn(self, name: str, *args: Any) -> Any:
         """Sub-DNN `name` alone on `args` (torch tensors): what a captured call runs, without
         the model's Python. Raises `InputError` where the arguments are outside its signature."""
