@@ -105,8 +105,9 @@ def compile(  # noqa: A001 - the public name is fixed by the design
         this machine (cross-compiled) are not checked; the report notes it.
       eager_if_faster: host mode: with the first call checked, each sub-DNN is also timed
         against eager PyTorch on the calls the example made (interleaved, the least of
-        several rounds), and one that runs slower compiled (by more than 10%, or at all where
-        eager takes 1 ms or more a call) runs as Python,
+        several rounds), and again with its dynamic dims twice as long (within their ranges,
+        the example's values repeated), and one that runs slower compiled at either (by more
+        than 10%, or at all where eager takes 1 ms or more a call) runs as Python,
         a graph break of stage "timing" with both times (a one-layer call on one row costs a
         few µs in eager, ~10 in any compiled module's call). Under mode="auto" one graph is
         timed the same way where eager takes at least 10 ms a call on the example
