@@ -7,6 +7,7 @@ would hold only for the example's sizes, refused."""
 from __future__ import annotations
 
 import itertools
+import re
 
 import pytest
 import torch
@@ -20,6 +21,10 @@ from dync.errors import UnsupportedConstructError
 def _grid(x):
     """Sample points from the image, some outside [-1, 1] (the padding mode's business)."""
     return torch.tanh(x[:, :2].permute(0, 2, 3, 1)) * 1.3
+
+
+def _weight(*shape):
+    return torch.linspace(-1, 1, torch.Size(shape).numel()).sin().reshape(shape)
 
 
 def _put_after_slices(x):
@@ -164,6 +169,19 @@ CASES = {
         x[x > 0], x[x > 100], x[x > -100], x[x[:, 0, 0, 0] > 0],
         x.permute(2, 3, 0, 1)[x[0, 0] > 0.5], x.flatten(0, 1)[x.sum((2, 3)).flatten() > 0],
         torch.nonzero(x > 1), torch.nonzero(x[0, 0, 0] < 0))]),
+    "conv_transpose": lambda x: torch.cat([  # strides past, within and at the kernel's
+        F.conv_transpose2d(x, _weight(3, 4, 3, 3), _weight(4), 2, 1, 1).flatten(),
+        F.conv_transpose2d(x, _weight(3, 2, 4, 4), None, 2, 1).flatten(),
+        F.conv_transpose2d(x, _weight(3, 2, 3, 3), _weight(2), 1, 2).flatten(),
+        F.conv_transpose2d(x, _weight(3, 2, 2, 3), _weight(6), (3, 2), (0, 1), groups=3)
+        .flatten(),
+        F.conv_transpose2d(x, _weight(3, 1, 3, 3), None, 2, 1, 1, dilation=2).flatten(),
+        F.conv_transpose2d(x, _weight(3, 2, 2, 2), None, 4).flatten(),
+        F.conv_transpose2d(x, _weight(3, 2, 3, 3), None, 2, 3).flatten(),  # crops a phase
+        F.conv_transpose2d(x[0], _weight(3, 2, 5, 5), None, 2, 4, 1).flatten(),  # unbatched
+        F.conv_transpose1d(x[:, :, 0], _weight(3, 2, 4), _weight(2), 2, 1).flatten(),
+        F.conv_transpose3d(x[:, :, None], _weight(3, 2, 1, 3, 3), None, (1, 2, 2), (0, 1, 1))
+        .flatten()]),
     "adaptive_max_pool2d": lambda x: torch.cat([
         v.float().flatten() for v in F.adaptive_max_pool2d(x, (2, 3), return_indices=True)]),
 }
@@ -199,6 +217,19 @@ def test_op_in_one_graph_over_a_dynamic_image(name):
     for shape in ((2, 3, 8, 12), (2, 3, 5, 7), (2, 3, 32, 4)):
         x = torch.randn(*shape)
         torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+
+
+def test_transposed_convolution_is_an_ordinary_one_over_its_phases(tmp_path):
+    """A stride-2 ConvTranspose2d comes to IREE as one convolution, not transposed, over the
+    input itself: its 4 phases x 8 channels as outputs, 2 x 2 taps each (torch-mlir's own
+    lowering convolves the input with zeros inserted between its pixels)."""
+    model = torch.nn.ConvTranspose2d(4, 8, 3, stride=2, padding=1, output_padding=1).eval()
+    dync.compile(model, (torch.randn(1, 4, 8, 8),), mode="graph", cache=False,
+                 dump_ir=tmp_path / "ir.mlir")
+    text = (tmp_path / "ir.mlir").read_text()
+    convolutions = re.findall(r"torch\.aten\.convolution (.*?) \{", text)
+    assert len(convolutions) == 1 and convolutions[0].split(", ")[6] == "%false"
+    assert "!torch.vtensor<[32,4,2,2],f32>" in text and "conv_transpose" not in text
 
 
 class AdaptiveMaxPool(torch.nn.Module):

@@ -187,3 +187,44 @@ def test_non_overlapping_convolutions_run_as_one_matmul_over_their_tiles(tmp_pat
             x = torch.randn(batch, 3, 70, 70)
             for got, expected in zip(compiled(x), model(x), strict=True):
                 torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-4)
+
+
+class ResolutionFree(nn.Module):
+    """Convolutions over a dynamic H x W (a resolution-adaptive network's): 3×3 over 256
+    channels, a strided one over 128, and a 3×3 over 16."""
+
+    def __init__(self):
+        super().__init__()
+        self.deep = nn.Conv2d(256, 128, 3, padding=1)
+        self.strided = nn.Conv2d(128, 128, 3, stride=2, padding=1, bias=False)
+        self.shallow = nn.Conv2d(128, 16, 1)
+        self.early = nn.Conv2d(16, 16, 3, padding=1)
+
+    def forward(self, x):
+        h = self.strided(torch.relu(self.deep(x)))
+        return self.early(torch.relu(self.shallow(h))).mean((2, 3))
+
+
+def test_over_a_dynamic_image_deep_convolutions_run_as_one_matmul(tmp_path):
+    """With no static H x W there are no strips: on AVX-512 from 256 channels (128 strided)
+    one matmul over the whole image's columns, the 16-channel one direct; on AVX2 all of
+    them (`STRIP_RULES`' `dynamic`)."""
+    torch.manual_seed(0)
+    model = ResolutionFree().eval()
+    h, w = Dim("h", min=3, max=40), Dim("w", min=3, max=40)
+    for target in (None, "x86-64-v3"):
+        path = tmp_path / f"{target}.mlir"
+        compiled = dync.compile(model, (torch.randn(1, 256, 9, 7),),
+                                dynamic_shapes=({2: h, 3: w},), mode="graph",
+                                target=target, dump_ir=path, cache=False)
+        text = path.read_text()
+        convs = [line for line in text.splitlines() if "torch.aten.convolution " in line
+                 or "torch.aten.conv2d " in line]
+        if 'dync.vector_isa = "avx512"' in text:
+            assert len(convs) == 1 and "[16,16,3,3]" in convs[0], "the early one direct"
+        elif 'dync.vector_isa = "avx2"' in text:
+            assert not convs
+        with torch.no_grad():
+            for size in ((9, 7), (3, 3), (16, 11), (40, 40)):
+                x = torch.randn(1, 256, *size)
+                torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-3)

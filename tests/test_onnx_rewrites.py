@@ -9,7 +9,7 @@ import itertools
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 import dync
@@ -1035,3 +1035,34 @@ def test_quantize_and_dequantize_in_blocks(block):
     _check(quantize, x, scale, rng.integers(0, 60000, (2, blocks, 3)).astype(np.uint16))
     _check(dequantize, rng.integers(0, 256, (2, 5, 3)).astype(np.uint8), scale,
            rng.integers(0, 256, (2, blocks, 3)).astype(np.uint8))
+
+
+@pytest.mark.parametrize("kernel,stride,pads,output_padding", [
+    (4, 2, [1, 1, 1, 1], [0, 0]), (3, 2, [1, 0, 1, 2], [1, 0]), (2, 3, [0, 0, 0, 0], [0, 2]),
+    (5, 2, [3, 4, 3, 4], [1, 1])])
+def test_conv_transpose_as_one_convolution_over_its_phases(kernel, stride, pads,
+                                                           output_padding, tmp_path):
+    """A strided ConvTranspose with a constant weight over a dynamic H x W: one Conv whose
+    outputs are each channel's phases, then DepthToSpace (no transposed convolution reaches
+    IREE), against the reference at several sizes; pads that differ at the two ends, a stride
+    past the kernel, pads past it."""
+    rng = np.random.default_rng(9)
+    w = rng.standard_normal((6, 4, kernel, kernel)).astype(np.float32)
+    b = rng.standard_normal(4).astype(np.float32)
+    node = helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], strides=[stride] * 2,
+                            pads=pads, output_padding=output_padding)
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 6, "h", "w"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None] * 4)],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    compiled = dync.compile(model, cache=False, dump_ir=tmp_path / "ir.mlir")
+    text = (tmp_path / "ir.mlir").read_text()
+    assert "ConvTranspose" not in text and "%true" not in " ".join(
+        line for line in text.splitlines() if "torch.aten.convolution " in line)
+    for size in ((5, 7), (3, 3), (12, 9)):
+        x = rng.standard_normal((1, 6, *size)).astype(np.float32)
+        want = ReferenceEvaluator(model).run(None, {"x": x})[0]
+        got = np.asarray(compiled(x)[0])
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)

@@ -9,7 +9,8 @@ SSE and AVX-512, `STRIP_RULES`, the unstrided ones too); and every
 other one with a kernel larger than 1×1 over a static H x W where the CPU's vector extension
 (``dync.vector_isa``) has it run faster so (`STRIP_RULES`: on AVX2 and SSE those over 4
 channels or more whose reduction kh*kw*C is at least 64; on AVX-512 those with 64 channels
-and 128 filters or more); on every CPU, those whose windows tile a static H x W (stride =
+and 128 filters or more), and over a dynamic H x W those the rule's `dynamic` channel counts
+admit (on AVX-512 from 256 channels, from 128 when strided); on every CPU, those whose windows tile a static H x W (stride =
 kernel, no padding or dilation: a ViT's patch embedding, a ConvNeXt stem); the module's
 backend (only ``llvm-cpu``).
 
@@ -132,13 +133,16 @@ MIN_CHANNELS = 64
 class StripRule:
     """Which convolutions whose columns outweigh their filter run as matmuls over strips on one
     vector extension: those with at least `filters` filters, `channels` input channels and
-    `depth` = kh*kw*C (the matmul's reduction); and whether 1×1 convolutions of stride 1
-    over `MIN_CHANNELS` channels or more are one matmul too (`pointwise`)."""
+    `depth` = kh*kw*C (the matmul's reduction); whether 1×1 convolutions of stride 1
+    over `MIN_CHANNELS` channels or more are one matmul too (`pointwise`); and the fewest
+    input channels of one over a dynamic H x W (no strips: one matmul) at stride 1 and at a
+    larger stride (`dynamic`; None: such convolutions stay direct)."""
 
     filters: int
     channels: int
     depth: int
     pointwise: bool = False
+    dynamic: tuple[int, int] | None = None
 
 
 # Measured one thread at a time (`python -m benchmarks ops`; eager held to the same ISA). On
@@ -154,9 +158,21 @@ class StripRule:
 # matmul) and the slower one from 128 (3×3 128→128 at 28×28, batch 1/8: 129/138 direct,
 # 176/163 in strips; eager 211/222). Unstrided 1×1 convolutions are one matmul on all three
 # (the module docstring). Other CPUs (NEON, unknown) keep the direct code.
-STRIP_RULES = {"avx2": StripRule(filters=1, channels=4, depth=64, pointwise=True),
-               "sse": StripRule(filters=1, channels=4, depth=64, pointwise=True),
-               "avx512": StripRule(filters=128, channels=MIN_CHANNELS, depth=1, pointwise=True)}
+# Over a dynamic H x W (one matmul, its columns kh*kw times the input), one thread, Ho x Wo
+# sizes met at run time: on AVX2 (`x86-64-v3` on the Xeon) the direct code ran 3×3
+# convolutions 2.7-4.2x slower than the matmul (32→32 at 56×56 1820 -> 640 µs, 64→64 at
+# 56×56 7357 -> 2675, 128→128 at 56×56 29686 -> 17199, 256→256 at 14×14 10751 -> 2552). On
+# AVX-512 (an EPYC; eager alongside) the matmul wins from 256 channels (256→256 at 14×14
+# and 28×28 2436/9444 -> 1190/5126 µs, eager 1109/4204; 512→512 at 7×7 and 14×14
+# 2593/9949 -> 1483/4643, eager 2094/4999) and, strided, from 128 (128→128/2 at 56×56 1598
+# -> 1321, eager 1128; 256→256/2 at 28×28 1795 -> 1220, eager 1222), and loses below at
+# stride 1 (128→128 at 28×28 1296 -> 1381, at 56×56 4956 -> 7718; 64→64 at 56×56 1252 ->
+# 1569): the columns of a large image no longer fit the caches.
+STRIP_RULES = {"avx2": StripRule(filters=1, channels=4, depth=64, pointwise=True,
+                                 dynamic=(4, 4)),
+               "sse": StripRule(filters=1, channels=4, depth=64, pointwise=True, dynamic=(4, 4)),
+               "avx512": StripRule(filters=128, channels=MIN_CHANNELS, depth=1, pointwise=True,
+                                   dynamic=(256, 128))}
 _NHWC, _NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
 _PAST_THE_END = 2**62  # a slice end torch clamps to the dim's size
 
@@ -181,7 +197,11 @@ def _window(conv: ir.Operation,
             return None  # IREE runs it as a contraction of its own
         return found.stride, found.padding, found.dilation, 1
     if None in out[2:]:
-        return None
+        if rule is None or rule.dynamic is None or weight[0] < rule.filters \
+                or weight[1] * weight[2] * weight[3] < rule.depth \
+                or weight[1] < rule.dynamic[found.stride != [1, 1]]:
+            return None
+        return found.stride, found.padding, found.dilation, 1
     if _patches(found.stride, found.padding, found.dilation, weight[2:]) and None not in x[2:]:
         return found.stride, found.padding, found.dilation, 1  # its columns are its input
     if weight[1] >= MIN_CHANNELS and out[2] * out[3] < weight[0]:
