@@ -34,11 +34,11 @@ def _grid(expr):
 
 def _built(make):
     """`make` applied to its operands, or `s0` where sympy refuses to build it (a division
-    by a literal zero)."""
+    by a literal zero; nested Max, Min and Mod its assumptions recurse into without end)."""
     def build(operands):
         try:
             return make(*operands)
-        except (ZeroDivisionError, AssertionError, TypeError):
+        except (ZeroDivisionError, AssertionError, TypeError, RecursionError):
             return S0
     return build
 
@@ -66,7 +66,7 @@ booleans = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300, deadline=None, derandomize=True)  # the same draws in every CI run
 @given(booleans)
 def test_every_answer_is_sympys(expr):
     found = _grid(expr)

@@ -58,7 +58,8 @@ def _compile_graph(job: _Job) -> CompiledModule:
     finally:
         session.close()
     compiled = CompiledModule(vmfb, _manifest(vmfb, session, job.target, report,
-                                              program.signature, versions=versions))
+                                              program.signature, versions=versions,
+                                              parameters=job.parameters))
     if program.frontend == "pytorch" and not options.trace_branches and options.check_first_call:
         _check_first_call(compiled, job)
         compiled.manifest.report = report.to_json()  # with the first call's seconds and notes

@@ -159,6 +159,7 @@ def _host_module(job: _Job, vmfb: bytes, session: CompilerSession, signature, pl
             report.rdp = _add_counts(report.rdp, sub.pass_counts[0])
             report.execution = _add_counts(report.execution, sub.pass_counts[1])
     manifest = _manifest(vmfb, session, job.target, report, signature, entry="",
+                         parameters=job.parameters,
                          subdnns=[{"name": s.name, "callable": list(s.key),
                                    "signature": s.program.signature.to_json(),
                                    "versions": s.versions,
@@ -309,6 +310,8 @@ def at_a_larger_size(examples: list[tuple], signature) -> list[tuple]:
 def _twice(arguments: tuple, signature) -> tuple | None:
     import torch
 
+    from ..frontends.pytorch.guards import repeated_to
+
     tensors = [(k, spec, value) for k, (spec, value) in
                enumerate(zip(signature.inputs, arguments, strict=False))
                if isinstance(value, torch.Tensor) and value.dim() == len(spec.shape)]
@@ -326,7 +329,6 @@ def _twice(arguments: tuple, signature) -> tuple | None:
     for k, spec, value in tensors:
         for axis, dim in enumerate(spec.shape):
             if isinstance(dim, str) and value.shape[axis] and grown[dim] != value.shape[axis]:
-                copies = -(-grown[dim] // value.shape[axis])
-                value = torch.cat([value] * copies, dim=axis).narrow(axis, 0, grown[dim])
+                value = repeated_to(value, axis, grown[dim])
         larger[k] = value.contiguous()
     return tuple(larger)

@@ -215,17 +215,18 @@ class HostModule(CompiledModule):
 
     def subdnn_signature(self, name: str) -> Signature:
         """The signature of sub-DNN `name`'s compiled function."""
-        for sub, _, signature, _ in self._subdnns:
-            if sub == name:
-                return signature
-        raise DyncError(f"this module has no sub-DNN {name!r}")
+        return self._subdnn(name)[0]
 
     def call_subdnn(self, name: str, *args: Any) -> Any:
         """Sub-DNN `name` alone on `args` (torch tensors): what a captured call runs, without
         the model's Python. Raises `InputError` where the arguments are outside its signature."""
+        signature, versions = self._subdnn(name)
+        return self._run(name, signature, versions, [_to_numpy(a) for a in args])
+
+    def _subdnn(self, name: str) -> tuple[Signature, Versions]:
         for sub, _, signature, versions in self._subdnns:
             if sub == name:
-                return self._run(name, signature, versions, [_to_numpy(a) for a in args])
+                return signature, versions
         raise DyncError(f"this module has no sub-DNN {name!r}")
 
     def _run(self, name: str, signature: Signature, versions: Versions, arrays: list,

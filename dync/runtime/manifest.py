@@ -57,6 +57,9 @@ class Manifest:
     # The CPU features (/proc/cpuinfo names) the module's code may use (`Target.cpu_features`):
     # the runtime refuses a CPU without one of them rather than stop at an illegal instruction.
     cpu_features: list[str] = field(default_factory=list)
+    # The names of the model's parameters its inputs fill, in order (a Python model's forward,
+    # up to the example's count): a call may give these by keyword. Empty: by position only.
+    parameters: list[str] = field(default_factory=list)
 
     def with_files_beside(self, module: Path) -> Manifest:
         """This manifest for a module saved at `module`: the transform spec its flags name is
@@ -92,6 +95,7 @@ class Manifest:
             "versions": self.versions,
             "reads_arguments_only": self.reads_arguments_only,
             "cpu_features": self.cpu_features,
+            "parameters": self.parameters,
         }
 
     @classmethod
@@ -117,6 +121,9 @@ class Manifest:
             features = _list(data.get("cpu_features", []))
             if not all(isinstance(f, str) and _FEATURE.fullmatch(f) for f in features):
                 raise ValueError(f"cpu_features {features!r:.80} are not CPU feature names")
+            parameters = _list(data.get("parameters", []))
+            if not all(isinstance(p, str) and p.isidentifier() for p in parameters):
+                raise ValueError(f"parameters {parameters!r:.80} are not Python names")
             if not all(isinstance(v, str) for v in [*texts.values(), entry]) \
                     or not isinstance(flags, list) or not all(isinstance(f, str) for f in flags) \
                     or not isinstance(report, dict):
@@ -131,6 +138,7 @@ class Manifest:
                 versions=[_version(v, signature, where) for v in _list(data.get("versions", []))],
                 reads_arguments_only=reads_only,
                 cpu_features=list(features),
+                parameters=list(parameters),
                 **texts,
             )
         except (KeyError, TypeError, ValueError) as e:

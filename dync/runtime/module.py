@@ -197,7 +197,9 @@ class CompiledModule:
         except (RuntimeError, ValueError) as e:
             raise ModuleFormatError(f"IREE cannot load this module: {e}") from e
 
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs:
+            args = _by_position(self.manifest.parameters, args, kwargs)
         fast = self._fast.get(_fast_key(args)) if self._fast else None
         if fast is not None:  # flat arguments of a dtype and shape seen before: see `_fast`
             try:
@@ -485,6 +487,22 @@ def _write_back(arguments: list, values: list, writes: tuple[tuple[int, int], ..
         with torch.no_grad():
             target.copy_(value if isinstance(value, torch.Tensor)
                          else torch.from_numpy(np.asarray(value)))
+
+
+def _by_position(parameters: list[str], args: tuple, kwargs: dict[str, Any]) -> tuple:
+    """`args` and `kwargs` as the positional arguments of a model whose inputs fill
+    `parameters` in order; an `InputError` for a missing, repeated or unknown name."""
+    takes = f"it takes {', '.join(parameters)}" if parameters else (
+        "it takes its inputs by position only (no parameter names were recorded)")
+    given, kwargs = list(args), dict(kwargs)
+    for name in parameters[len(args):]:
+        if name not in kwargs:
+            raise InputError(f"missing input {name!r}: {takes}")
+        given.append(kwargs.pop(name))
+    for name in kwargs:
+        why = "given by position too" if name in parameters else "no input of this module"
+        raise InputError(f"keyword argument {name!r}: {why}; {takes}")
+    return tuple(given)
 
 
 def _fast_key(args: tuple) -> tuple | None:

@@ -15,6 +15,7 @@ from .integer_ops import INTEGER_OPS
 from .rewrite.recurrent import linear, recurrent_layers, step
 from .shape_exprs import size_range
 from .special_functions import FROM_TORCH, SPECIAL_FUNCTIONS
+from .transposed_convolution import per_dim, transposed_convolution
 
 
 def _lstm_cell(x, hx, w_ih, w_hh, b_ih=None, b_hh=None):
@@ -1377,11 +1378,11 @@ def _convolution(x, weight, bias, stride, padding, dilation, transposed, output_
     strided slice of the padded input; torch-mlir lowers only a constant number of groups."""
     spatial = x.dim() - 2
     if transposed:
-        return _transposed_convolution(x, weight, bias, stride, padding, output_padding, groups,
-                                       dilation)
+        return transposed_convolution(x, weight, bias, stride, padding, output_padding, groups,
+                                      dilation)
     if isinstance(groups, int) or spatial not in (1, 2):
         return NotImplemented
-    stride, padding, dilation = (_per_dim(v, spatial) for v in (stride, padding, dilation))
+    stride, padding, dilation = (per_dim(v, spatial) for v in (stride, padding, dilation))
     n, channels = x.shape[:2]
     out_channels, per_group, *kernel = weight.shape
     sizes = x.shape[2:]
@@ -1407,79 +1408,14 @@ def _convolution(x, weight, bias, stride, padding, dilation, transposed, output_
     return y
 
 
-def _per_dim(value, spatial: int) -> list:
-    return [value] * spatial if isinstance(value, int) else list(value) * (
-        spatial if len(value) == 1 else 1)
-
-
-def _transposed_convolution(x, weight, bias, stride, padding, output_padding, groups,
-                            dilation):
-    """A transposed convolution as one ordinary convolution over its input, stride 1, then its
-    phases interleaved (sub-pixel convolution): output position `o` with `o + padding = q *
-    stride + r` takes `sum_j x[q - j] * w[r + stride * j]`, so phase `r` is a correlation of
-    `x` with every stride-th tap from `r`, flipped, and the `stride**spatial` phases are the
-    output channels of one convolution with `ceil(k / stride)` taps a dim (taps past the kernel
-    are zeros). torch-mlir lowers the op as a convolution over the input with zeros inserted
-    between its pixels: `stride**spatial` times the multiplications, and over a dynamic height
-    and width a kernel IREE ran ~90x slower than eager (ConvTranspose2d 32->16, k4 s2, 16x16:
-    7.3 ms against 83 µs)."""
-    spatial = x.dim() - 2
-    if not isinstance(groups, int) or spatial not in (1, 2, 3):
-        return NotImplemented
-    stride, padding, extra, dilation = (_per_dim(v, spatial) for v in (
-        stride, padding, output_padding, dilation))
-    in_channels, out_per_group, *kernel = weight.shape
-    if not all(isinstance(k, int) for k in kernel) or not isinstance(out_per_group, int):
-        return NotImplemented
-    sizes = x.shape[2:]
-    # The weight as an ordinary convolution's, (groups, out, in, *kernel), taps dilated.
-    w = weight.reshape(groups, in_channels // groups, out_per_group, *kernel).transpose(1, 2)
-    for d in range(spatial):
-        if dilation[d] > 1:
-            axis = 3 + d
-            w = _aten.constant_pad_nd(w.unsqueeze(axis + 1), [0, 0] * (spatial - d - 1) + [
-                0, dilation[d] - 1], 0.0).flatten(axis, axis + 1)
-            w = _aten.slice(w, axis, 0, (kernel[d] - 1) * dilation[d] + 1)
-    kernel = list(w.shape[3:])
-    taps = [-(-k // s) for k, s in zip(kernel, stride, strict=True)]
-    w = _aten.constant_pad_nd(w, [p for d in reversed(range(spatial))
-                                  for p in (0, taps[d] * stride[d] - kernel[d])], 0.0)
-    w = w.reshape(groups, out_per_group, in_channels // groups,
-                  *(n for d in range(spatial) for n in (taps[d], stride[d])))
-    w = w.flip([3 + 2 * d for d in range(spatial)])
-    w = w.permute(0, 1, *(4 + 2 * d for d in range(spatial)), 2,
-                  *(3 + 2 * d for d in range(spatial)))
-    out_channels = groups * out_per_group
-    w = w.reshape(out_channels * math.prod(stride), in_channels // groups, *taps)
-    b = None if bias is None else bias.reshape(-1, *[1] * spatial).expand(
-        out_channels, *stride).reshape(-1)
-    # Phase length past the input's: the output's last position, as a phase index, less L.
-    beyond = [-(-(kernel[d] + extra[d] - padding[d]) // stride[d]) - 1 for d in range(spatial)]
-    padded = _aten.constant_pad_nd(x, [p for d in reversed(range(spatial))
-                                       for p in (taps[d] - 1, max(beyond[d], 0))], 0.0)
-    y = _aten.convolution.default(padded, w, b, [1] * spatial, [0] * spatial, [1] * spatial,
-                                  False, [0] * spatial, groups)
-    for d in range(spatial):
-        if beyond[d] < 0:
-            y = _aten.slice(y, 2 + d, 0, sizes[d] + beyond[d])
-    phases = y.shape[2:]
-    y = y.reshape(x.shape[0], out_channels, *stride, *phases)
-    y = y.permute(0, 1, *(n for d in range(spatial) for n in (2 + spatial + d, 2 + d)))
-    y = y.reshape(x.shape[0], out_channels, *(phases[d] * stride[d] for d in range(spatial)))
-    for d in range(spatial):
-        length = (sizes[d] - 1) * stride[d] - 2 * padding[d] + kernel[d] + extra[d]
-        y = _aten.slice(y, 2 + d, padding[d], padding[d] + length)
-    return y
-
-
 def _conv_transpose(spatial: int):
-    """`aten.conv_transposeNd` (kept whole by export): `_transposed_convolution`, batched."""
+    """`aten.conv_transposeNd` (kept whole by export): `transposed_convolution`, batched."""
 
     def decomposition(x, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                       dilation=1):
         unbatched = x.dim() == spatial + 1
-        y = _transposed_convolution(x.unsqueeze(0) if unbatched else x, weight, bias, stride,
-                                    padding, output_padding, groups, dilation)
+        y = transposed_convolution(x.unsqueeze(0) if unbatched else x, weight, bias, stride,
+                                   padding, output_padding, groups, dilation)
         return y.squeeze(0) if unbatched and y is not NotImplemented else y
 
     return decomposition

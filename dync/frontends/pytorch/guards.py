@@ -263,10 +263,15 @@ def example_at(declared: DeclaredShapes, args: tuple, name: str, size: int) -> t
             axis %= x.dim()
             if x.shape[axis] == 0:
                 return None
-            copies = -(-size // x.shape[axis])
-            out[i] = torch.cat([x] * copies, dim=axis).narrow(axis, 0, size).clone()
+            out[i] = repeated_to(x, axis, size).clone()
             changed = True
     return tuple(out) if changed else None
+
+
+def repeated_to(x: torch.Tensor, axis: int, size: int) -> torch.Tensor:
+    """`x` made `size` long along `axis` (not empty) by repeating its values (or cut)."""
+    copies = -(-size // x.shape[axis])
+    return torch.cat([x] * copies, dim=axis).narrow(axis, 0, size)
 
 
 def _declared_axes(declared: DeclaredShapes, args: tuple) -> dict[str, tuple[int, int, Any]]:
