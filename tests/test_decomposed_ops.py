@@ -221,8 +221,8 @@ def test_op_in_one_graph_over_a_dynamic_image(name):
 
 def test_transposed_convolution_is_an_ordinary_one_over_its_phases(tmp_path):
     """A stride-2 ConvTranspose2d comes to IREE as one convolution, not transposed, over the
-    input itself: its 4 phases x 8 channels as outputs, 2 x 2 taps each (torch-mlir's own
-    lowering convolves the input with zeros inserted between its pixels)."""
+    input itself: its 4 phases x 8 channels as outputs, 2 x 2 taps each, the filter a literal
+    (torch-mlir's own lowering convolves the input with zeros inserted between its pixels)."""
     model = torch.nn.ConvTranspose2d(4, 8, 3, stride=2, padding=1, output_padding=1).eval()
     dync.compile(model, (torch.randn(1, 4, 8, 8),), mode="graph", cache=False,
                  dump_ir=tmp_path / "ir.mlir")
@@ -230,6 +230,8 @@ def test_transposed_convolution_is_an_ordinary_one_over_its_phases(tmp_path):
     convolutions = re.findall(r"torch\.aten\.convolution (.*?) \{", text)
     assert len(convolutions) == 1 and convolutions[0].split(", ")[6] == "%false"
     assert "!torch.vtensor<[32,4,2,2],f32>" in text and "conv_transpose" not in text
+    # Its phase filter a literal (`dync-fold-literal-layouts`), which `dync-im2col` can read.
+    assert "tensor<32x4x2x2xf32>" in text and "torch.aten.flip" not in text
 
 
 class AdaptiveMaxPool(torch.nn.Module):

@@ -34,6 +34,7 @@ _PASS_MODULES = {
     "dync-exact-loops": "dync.passes.exact_loops",
     "dync-pretranspose-weights": "dync.passes.pretranspose_weights",
     "dync-fence-region-reads": "dync.passes.fence_region_reads",
+    "dync-fold-literal-layouts": "dync.passes.fold_literal_layouts",
     "dync-fuse-padding": "dync.passes.fuse_padding",
     "dync-im2col": "dync.passes.im2col",
     "dync-im2col-within-filter": "dync.passes.im2col",
@@ -94,7 +95,8 @@ def lower_control_flow(module: ir.Module) -> None:
 
 # What `dync.compile` runs on dync IR before handing it to IREE.
 DEFAULT_PIPELINE: tuple[str, ...] = (
-    "dync-specialize", "dync-bucket", "dync-canonicalize", "dync-collapse-views",
+    "dync-specialize", "dync-bucket", "dync-canonicalize", "dync-fold-literal-layouts",
+    "dync-collapse-views",
     "dync-pool-extents", "dync-rdp",
     "dync-sink-into-branches",
     "dync-split-subdnns", "dync-loop-batch", "dync-pretranspose-weights", "dync-conv1d-linear",
