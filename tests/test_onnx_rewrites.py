@@ -1037,20 +1037,25 @@ def test_quantize_and_dequantize_in_blocks(block):
            rng.integers(0, 256, (2, blocks, 3)).astype(np.uint8))
 
 
-@pytest.mark.parametrize("kernel,stride,pads,output_padding", [
-    (4, 2, [1, 1, 1, 1], [0, 0]), (3, 2, [1, 0, 1, 2], [1, 0]), (2, 3, [0, 0, 0, 0], [0, 2]),
-    (5, 2, [3, 4, 3, 4], [1, 1])])
+@pytest.mark.parametrize("kernel,stride,pads,output_padding,group", [
+    (4, 2, [1, 1, 1, 1], [0, 0], 1), (3, 2, [1, 0, 1, 2], [1, 0], 1),
+    (2, 3, [0, 0, 0, 0], [0, 2], 1), (5, 2, [3, 4, 3, 4], [1, 1], 1),
+    (4, 2, [1, 1, 1, 1], [0, 0], 3)])
 def test_conv_transpose_as_one_convolution_over_its_phases(kernel, stride, pads,
-                                                           output_padding, tmp_path):
-    """A strided ConvTranspose with a constant weight over a dynamic H x W: one Conv whose
-    outputs are each channel's phases, then DepthToSpace (no transposed convolution reaches
-    IREE), against the reference at several sizes; pads that differ at the two ends, a stride
-    past the kernel, pads past it."""
+                                                           output_padding, group, tmp_path):
+    """A strided ConvTranspose with a constant weight over a dynamic H x W: per group one Conv
+    whose outputs are each channel's phases, then DepthToSpace (no transposed convolution
+    reaches IREE), against the reference at several sizes; pads that differ at the two ends,
+    a stride past the kernel, pads past it, groups (against torch: the reference's grouped
+    ConvTranspose fails to reshape its weight)."""
+    import torch
+    import torch.nn.functional as F
+
     rng = np.random.default_rng(9)
-    w = rng.standard_normal((6, 4, kernel, kernel)).astype(np.float32)
-    b = rng.standard_normal(4).astype(np.float32)
+    w = rng.standard_normal((6, 4 if group == 1 else 2, kernel, kernel)).astype(np.float32)
+    b = rng.standard_normal(w.shape[1] * group).astype(np.float32)
     node = helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], strides=[stride] * 2,
-                            pads=pads, output_padding=output_padding)
+                            pads=pads, output_padding=output_padding, group=group)
     graph = helper.make_graph(
         [node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 6, "h", "w"])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None] * 4)],
@@ -1062,7 +1067,12 @@ def test_conv_transpose_as_one_convolution_over_its_phases(kernel, stride, pads,
         line for line in text.splitlines() if "torch.aten.convolution " in line)
     for size in ((5, 7), (3, 3), (12, 9)):
         x = rng.standard_normal((1, 6, *size)).astype(np.float32)
-        want = ReferenceEvaluator(model).run(None, {"x": x})[0]
+        if group == 1:
+            want = ReferenceEvaluator(model).run(None, {"x": x})[0]
+        else:  # symmetric pads and output padding only
+            want = F.conv_transpose2d(torch.from_numpy(x), torch.from_numpy(w),
+                                      torch.from_numpy(b), stride, pads[0], output_padding[0],
+                                      group).numpy()
         got = np.asarray(compiled(x)[0])
         assert got.shape == want.shape
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)

@@ -42,8 +42,8 @@ run), rewritten before import into ONNX ops that it does, with the spec's values
   ties kept in order; slices along an axis ranked column by column (see `_unique`).
 - `LpPool` with dilations or a SAME auto_pad (not lowered): a depthwise Conv of ones over
   `|x|^p`, then the p-th root.
-- `ConvTranspose` in 2-D, one group, equal strides past 1, a constant weight: one Conv over its
-  input whose outputs are the phases of each output channel, then DepthToSpace (the
+- `ConvTranspose` in 2-D with equal strides past 1 and a constant weight: per group one Conv
+  over its input whose outputs are the phases of each output channel, then DepthToSpace (the
   lowering convolves the input with zeros inserted between its pixels); others in groups
   (IREE 3.13 fails to compile the lowering): one per group, concatenated; with a SAME
   auto_pad (not lowered): the pads the spec derives, explicit.
@@ -1053,47 +1053,57 @@ def _roi_align(node: onnx.NodeProto, g: GraphEditor) -> bool:
 
 
 def _conv_transpose_phases(node: onnx.NodeProto, g: GraphEditor) -> bool:
-    """A 2-D ConvTranspose of one group, equal strides past 1 and a constant weight as one Conv
-    over its input, the `stride**2` phases of each output channel as outputs (taps `stride`
-    apart, flipped, `ceil(k / stride)` a dim: the sub-pixel convolution the PyTorch frontend's
-    `_transposed_convolution` builds), phase-major as DepthToSpace's DCR order has it, then
-    DepthToSpace and the pads sliced off. The importer's
+    """A 2-D ConvTranspose of equal strides past 1 and a constant weight as, per group, one
+    Conv over its input, the `stride**2` phases of each output channel as outputs (taps
+    `stride` apart, flipped, `ceil(k / stride)` a dim: the sub-pixel convolution the PyTorch
+    frontend's `transposed_convolution` builds), phase-major as DepthToSpace's DCR order has
+    it, then DepthToSpace, the groups concatenated and the pads sliced off. The importer's
     lowering convolves the input with zeros between its pixels: a 32->16 4x4/2 one over a
     dynamic 16x16 ran 468 µs."""
     w_shape = named_shape(g.types.get(node.input[1]))
     weight = g.constants.get(node.input[1])
     bias = g.constants.get(node.input[2]) if len(node.input) > 2 and node.input[2] else None
     strides = attribute(node, "strides", [1, 1])
+    groups = attribute(node, "group", 1)
     if (weight is None or weight.ndim != 4 or g.opset < 11 or w_shape is None
-            or attribute(node, "group", 1) != 1
+            or weight.shape[0] % groups
             or len(set(strides)) != 1 or strides[0] < 2
             or attribute(node, "auto_pad", "NOTSET") != "NOTSET"
             or attribute(node, "output_shape") is not None
             or any(d != 1 for d in attribute(node, "dilations", [1, 1]))
             or len(node.input) > 2 and node.input[2] and bias is None):
         return False
-    groups, stride = 1, strides[0]
+    stride = strides[0]
     begin, end = (list(v) for v in np.reshape(attribute(node, "pads", [0] * 4), (2, 2)))
     extra = list(attribute(node, "output_padding", [0, 0]))
     in_channels, out_per_group, *kernel = weight.shape
+    per_group = in_channels // groups
     taps = [-(-k // stride) for k in kernel]
-    w = weight.reshape(groups, in_channels // groups, out_per_group, *kernel).transpose(
-        0, 2, 1, 3, 4)
-    w = np.pad(w, [(0, 0)] * 3 + [(0, t * stride - k) for t, k in zip(taps, kernel, strict=True)])
-    w = w.reshape(groups, out_per_group, in_channels // groups, taps[0], stride, taps[1], stride)
-    w = w[:, :, :, ::-1, :, ::-1, :].transpose(0, 4, 6, 1, 2, 3, 5).reshape(
-        out_per_group * stride * stride, in_channels, *taps)
     beyond = [-(-(kernel[d] + extra[d] - end[d]) // stride) - 1 for d in range(2)]
-    operands = [node.input[0], g.const(np.ascontiguousarray(w), weight.dtype)]
-    if bias is not None:
-        operands.append(g.const(np.tile(bias, stride * stride), bias.dtype))
-    y = g.op("Conv", *operands, kernel_shape=taps,
-             pads=[t - 1 for t in taps] + [max(b, 0) for b in beyond])
-    if min(beyond) < 0:
-        y = g.op("Slice", y, g.const([0, 0], np.int64),
-                 g.const([b if b < 0 else np.iinfo(np.int64).max for b in beyond], np.int64),
-                 g.const([2, 3], np.int64))
-    y = g.op("DepthToSpace", y, blocksize=stride)  # DCR: the lowering takes no other mode
+
+    def phases(x: str, w: np.ndarray, b: np.ndarray | None) -> str:
+        """One group's output, interleaved: `w` is its `per_group x out_per_group x kernel`."""
+        w = np.pad(w.transpose(1, 0, 2, 3), [(0, 0)] * 2 + [
+            (0, t * stride - k) for t, k in zip(taps, kernel, strict=True)])
+        w = w.reshape(out_per_group, per_group, taps[0], stride, taps[1], stride)
+        w = w[:, :, ::-1, :, ::-1, :].transpose(3, 5, 0, 1, 2, 4).reshape(
+            out_per_group * stride * stride, per_group, *taps)
+        operands = [x, g.const(np.ascontiguousarray(w), weight.dtype)]
+        if b is not None:
+            operands.append(g.const(np.tile(b, stride * stride), b.dtype))
+        y = g.op("Conv", *operands, kernel_shape=taps,
+                 pads=[t - 1 for t in taps] + [max(v, 0) for v in beyond])
+        if min(beyond) < 0:
+            y = g.op("Slice", y, g.const([0, 0], np.int64),
+                     g.const([v if v < 0 else np.iinfo(np.int64).max for v in beyond], np.int64),
+                     g.const([2, 3], np.int64))
+        return g.op("DepthToSpace", y, blocksize=stride)  # DCR: the lowering takes no other
+
+    inputs = [node.input[0]] if groups == 1 else _split(g, node.input[0], 1, per_group, groups)
+    parts = [phases(x, weight[k * per_group:(k + 1) * per_group],
+                    None if bias is None else bias[k * out_per_group:(k + 1) * out_per_group])
+             for k, x in enumerate(inputs)]
+    y = parts[0] if groups == 1 else g.op("Concat", *parts, axis=1)
     # What the interleaved phases hold past the output's end, as the spec's sizes give it.
     past = [stride * (beyond[d] + 1) - kernel[d] - extra[d] + end[d] for d in range(2)]
     g.op("Slice", y, g.const(begin, np.int64),
