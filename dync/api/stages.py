@@ -4,7 +4,6 @@ stage context that names a failure's stage, importing, the first-call check agai
 
 from __future__ import annotations
 
-import inspect
 import os
 import sys
 import time
@@ -49,22 +48,9 @@ class _Job:
 
     @property
     def parameters(self) -> list[str]:
-        """The names of the model's forward parameters the example's arguments fill, in order
-        (what a call may then give by keyword); empty where they have none (an ONNX model, a
-        forward taking `*args`, more arguments than named parameters)."""
-        if _is_onnx(self.model) or self.args is None:
-            return []
-        try:
-            parameters = inspect.signature(getattr(self.model, "forward", self.model)).parameters
-        except (TypeError, ValueError):
-            return []
-        names = []
-        for parameter in parameters.values():
-            if parameter.kind is not parameter.POSITIONAL_OR_KEYWORD:
-                break
-            names.append(parameter.name)
-        count = len(self.args) if isinstance(self.args, tuple | list) else 1
-        return names[:count] if len(names) >= count else []
+        """The names a call may give the model's inputs by (a PyTorch model's
+        `DeclaredShapes.keywords`); empty for an ONNX model."""
+        return list(getattr(self.dynamic_shapes, "keywords", ()))
 
     def fresh_report(self) -> Report:
         return Report(backend=self.target.backend, target=self.target.name,

@@ -28,7 +28,14 @@ from __future__ import annotations
 import numpy as np
 from iree.compiler import ir
 
-from ..dialects.literals import LITERAL, MAX_ELEMENTS, erase_if_unused, literal_array, make_literal
+from ..dialects.literals import (
+    LITERAL,
+    MAX_ELEMENTS,
+    erase_if_unused,
+    literal_array,
+    make_literal,
+    readable,
+)
 from ..dialects.symbolic import type_dims
 from ..dialects.torch_ops import constant_int, constant_int_list, constant_number, defining
 from ..dialects.walk import nested_ops
@@ -122,12 +129,13 @@ _FOLDS = {
 
 
 def _fold(op: ir.Operation) -> bool:
-    literal = defining(op.operands[0], LITERAL)
     dims = type_dims(op.results[0].type) if len(op.results) == 1 else None
-    if literal is None or dims is None or None in dims or int(np.prod(dims)) > MAX_ELEMENTS:
-        return False
+    if not readable(op.operands[0]) or dims is None or None in dims \
+            or int(np.prod(dims)) > MAX_ELEMENTS:
+        return False  # (checked before reading: a large weight is not copied to be refused)
+    literal = defining(op.operands[0], LITERAL)
     array = literal_array(literal)
-    if array is None or array.size > MAX_ELEMENTS:
+    if array is None:
         return False
     try:
         value = _FOLDS[op.name](array, op)

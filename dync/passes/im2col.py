@@ -10,9 +10,9 @@ other one with a kernel larger than 1×1 over a static H x W where the CPU's vec
 (``dync.vector_isa``) has it run faster so (`STRIP_RULES`: on AVX2 and SSE those over 4
 channels or more whose reduction kh*kw*C is at least 64; on AVX-512 those with 64 channels
 and 128 filters or more), and over a dynamic H x W those the rule's `dynamic` channel counts
-admit (on AVX-512 from 256 channels, from 128 when strided); on every CPU, those whose windows tile a static H x W (stride =
-kernel, no padding or dilation: a ViT's patch embedding, a ConvNeXt stem); the module's
-backend (only ``llvm-cpu``).
+admit (on AVX-512 from 256 channels, from 128 when strided); on every CPU, those whose
+windows tile a static H x W (stride = kernel, no padding or dilation: a ViT's patch
+embedding, a ConvNeXt stem); the module's backend (only ``llvm-cpu``).
 
 Writes: in place of each, the input permuted to NHWC and its columns: with a static H x W
 and a kernel larger than 1×1, the input viewed as a table of its pixels (``N x (H*W) x C``)

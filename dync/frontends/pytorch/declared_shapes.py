@@ -34,6 +34,9 @@ class DeclaredShapes:
     """Which of those parameters is `*args`, if any."""
     given: bool
     """Whether the call declared any `dynamic_shapes` at all."""
+    keywords: tuple[str, ...] = ()
+    """The arguments' names where a call may also give them by keyword (every parameter they
+    bind is positional-or-keyword); empty otherwise (`*args`, positional-only parameters)."""
 
     @classmethod
     def of(cls, forward: Callable, args: tuple, dynamic_shapes: Any) -> DeclaredShapes:
@@ -46,8 +49,10 @@ class DeclaredShapes:
         names = _argument_names(params, groups)
         star = next((k for k, p in enumerate(params)
                      if p.kind is inspect.Parameter.VAR_POSITIONAL), None)
+        keywords = names if all(
+            p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD for p in params) else ()
         if dynamic_shapes is None:
-            return cls(names, (None,) * len(args), groups, star, False)
+            return cls(names, (None,) * len(args), groups, star, False, keywords)
         if isinstance(dynamic_shapes, dict):
             per_param = _by_name(forward, params, dynamic_shapes)
         elif isinstance(dynamic_shapes, tuple | list):
@@ -67,7 +72,7 @@ class DeclaredShapes:
                     f"dynamic_shapes gives {len(items)} specs for *{param.name} of "
                     f"{_qualname(forward)}, which the example fills with {count} arguments")
             specs.extend(items)
-        return cls(names, tuple(specs), groups, star, True)
+        return cls(names, tuple(specs), groups, star, True, keywords)
 
     def dims(self, args: tuple, i: int) -> dict[int, Any]:
         """Argument `i`'s declared dynamic dims, {axis: `Dim` or hint} (axes declared
