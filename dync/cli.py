@@ -256,7 +256,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     for target in args.output or ():
         writable(target, "--output file")
     module = load(args.module)
-    outputs = leaves(module(*inputs))
+    outputs = [np.asarray(out) for out in leaves(module(*inputs))]  # a returned int too
     if args.output and len(args.output) != len(outputs):
         raise DyncError(f"the module returns {len(outputs)} output(s); got {len(args.output)} --output")
     for i, out in enumerate(outputs):

@@ -3,8 +3,9 @@
 
 A deployed module runs where torch may be absent, and a manifest may come from someone else:
 the spec is parsed as data here. Tuples, lists, dicts and OrderedDicts (what models return)
-are rebuilt without torch (and a `None` the model returns, which the compiled function does
-not), and torch's named tuples of results (`torch.return_types.sort`,
+are rebuilt without torch (and a `None` or constant the model returns, which the compiled
+function does not, and a number it returns, a 0-d output made a Python int, float or bool
+again), and torch's named tuples of results (`torch.return_types.sort`,
 `max(dim)`'s) as such where torch is loaded, as tuples where it is not. The model's own
 namedtuples (`Out = namedtuple("Out", ["logits", "hidden"])`) are written by module, name
 and fields (`namedtuple_node`) and rebuilt as their class where this process defined it
@@ -38,6 +39,14 @@ _MAX_DEPTH = 64
 _NAMEDTUPLE = "namedtuple"
 #: A `None` the model returns: no output of the compiled function, rebuilt as None.
 NONE_NODE = "builtins.NoneType"
+#: A number the model returns (a size, `n / 2`, an `.item()`): a 0-d output of the compiled
+#: function, rebuilt as the Python type its context names.
+SCALAR_NODE = "dync.output_tree.scalar"
+#: A constant the model returns (`return y, 3`): no output of the compiled function; its
+#: context is the value's JSON.
+CONSTANT_NODE = "dync.output_tree.constant"
+_SCALARS = {"int": int, "float": float, "bool": bool}
+_CONSTANTS = (bool, int, float, str)
 #: The namedtuple classes of outputs this process compiled: (module, qualname, fields) -> class.
 _KNOWN: dict[tuple[str, str, tuple[str, ...]], type] = {}
 
@@ -45,7 +54,8 @@ _KNOWN: dict[tuple[str, str, tuple[str, ...]], type] = {}
 @dataclass(frozen=True)
 class Node:
     """A container (`kind` one of `_CONTAINERS`' keys, `keys` for dicts) or a leaf (`kind`
-    None); `leaves` counts the leaves below."""
+    None, or a scalar, a constant, a None: `keys` its type or value); `leaves` counts the
+    outputs of the compiled function below."""
 
     kind: str | None
     keys: tuple = ()
@@ -53,7 +63,7 @@ class Node:
 
     @property
     def leaves(self) -> int:
-        return 1 if self.kind is None else sum(c.leaves for c in self.children)
+        return 1 if self.kind in (None, SCALAR_NODE) else sum(c.leaves for c in self.children)
 
 
 class OutputTree:
@@ -103,11 +113,35 @@ class OutputTree:
             raise DyncError(f"the model's outputs nest in a {self.foreign}, which only torch "
                             "can rebuild: install torch, or return tuples, lists or dicts"
                             ) from None
-        return pytree.tree_unflatten(flat, pytree.treespec_loads(self.text))
+        values: list = []
+        try:
+            spec = _torch_spec(json.loads(self.text)[1], iter(flat), values)
+        except StopIteration:
+            raise DyncError(f"the module returned {len(flat)} outputs, fewer than its output "
+                            "tree holds") from None
+        except (KeyError, TypeError, ValueError) as e:
+            raise ModuleFormatError(f"malformed output tree ({e})") from None
+        return pytree.tree_unflatten(values, pytree.treespec_loads(json.dumps([1, spec])))
 
 
 class _Foreign(Exception):
     pass
+
+
+_LEAF = {"type": None, "context": None, "children_spec": []}
+
+
+def _torch_spec(data: dict, flat, values: list) -> dict:
+    """`data` (a node of a tree torch rebuilds) with dync's leaves (scalars, constants, Nones)
+    as torch's plain ones, their values appended to `values` in leaf order."""
+    kind = data["type"]
+    if kind is None or kind in (NONE_NODE, SCALAR_NODE, CONSTANT_NODE):
+        values.append(_build(_node(data, 0), flat))
+        return _LEAF
+    if not isinstance(data["children_spec"], list):
+        raise TypeError("children_spec is not a list")
+    return {**data, "children_spec": [_torch_spec(c, flat, values)
+                                      for c in data["children_spec"]]}
 
 
 def _node(data: dict, depth: int) -> Node:
@@ -118,10 +152,19 @@ def _node(data: dict, depth: int) -> Node:
         if children:
             raise ValueError("a leaf has children")
         return Node(None)
+    if kind in (NONE_NODE, SCALAR_NODE, CONSTANT_NODE) and children:
+        raise ValueError(f"a {kind.rsplit('.', 1)[1]} leaf has children")
     if kind == NONE_NODE:
-        if children:
-            raise ValueError("a None has children")
         return Node(NONE_NODE)
+    if kind == SCALAR_NODE:
+        if context not in _SCALARS:
+            raise ValueError(f"a scalar of type {context!r}")
+        return Node(SCALAR_NODE, (context,))
+    if kind == CONSTANT_NODE:
+        value = json.loads(context)
+        if not isinstance(value, _CONSTANTS):
+            raise ValueError(f"a constant of type {type(value).__name__}")
+        return Node(CONSTANT_NODE, (value,))
     if kind not in _CONTAINERS and kind != _NAMEDTUPLE and not _RESULTS.fullmatch(str(kind)):
         raise _Foreign(str(kind))
     if not isinstance(children, list):
@@ -190,6 +233,10 @@ def _build(node: Node, leaves) -> Any:
         return next(leaves)
     if node.kind == NONE_NODE:
         return None
+    if node.kind == SCALAR_NODE:
+        return _SCALARS[node.keys[0]](next(leaves).item())
+    if node.kind == CONSTANT_NODE:
+        return node.keys[0]
     values = [_build(c, leaves) for c in node.children]
     if node.kind == _NAMEDTUPLE:
         return _namedtuple_class(*node.keys)(*values)

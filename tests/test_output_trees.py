@@ -1,5 +1,5 @@
 """Outputs nested in the model's own namedtuples and dataclasses: returned as such from a
-compiled call; a namedtuple from a saved module loaded where its class is not defined as a
+compiled call, with the numbers, strings and Nones the model returns among them; a namedtuple from a saved module loaded where its class is not defined as a
 tuple class of the same name and fields, built from the manifest without evaluating
 anything in it."""
 
@@ -15,7 +15,7 @@ from torch.export import Dim
 
 import dync
 from dync.errors import ModuleFormatError
-from dync.output_tree import OutputTree
+from dync.output_tree import CONSTANT_NODE, SCALAR_NODE, OutputTree
 
 Heads = namedtuple("Heads", ["logits", "hidden"])
 
@@ -86,8 +86,109 @@ def test_none_outputs_come_back_as_none(tmp_path):
         torch.testing.assert_close(rest["total"], y.cumsum(1).sum())
     bad = json.dumps([1, {"type": "builtins.NoneType", "context": "null", "children_spec": [
         {"type": None, "context": None, "children_spec": []}]}])
-    with pytest.raises(ModuleFormatError, match="a None has children"):
+    with pytest.raises(ModuleFormatError, match="a NoneType leaf has children"):
         OutputTree(bad)
+
+
+class ReturnsNumbers(torch.nn.Module):
+    def forward(self, x):
+        n = x.shape[0]
+        return {"y": x * 2, "rows": n, "half": n / 2.0, "many": n > 3, "version": 3,
+                "kind": "ok", "count": (x > 0).sum().item(), "peak": x.max().item()}, \
+            Exit(x.mean(0), n - 1, "last", None)
+
+
+@dataclass
+class Exit:
+    logits: torch.Tensor
+    layer: int
+    name: str
+    extra: torch.Tensor | None
+
+
+class EarlyExitWithIndex(torch.nn.Module):
+    """An early exit returning which layer it left at, in a tuple or a dict."""
+
+    def __init__(self, as_dict: bool = False):
+        super().__init__()
+        with torch.random.fork_rng():
+            torch.manual_seed(0)
+            self.layers = torch.nn.ModuleList(torch.nn.Linear(8, 8) for _ in range(3))
+        self.as_dict = as_dict
+
+    def forward(self, x):
+        for i, layer in enumerate(self.layers):
+            x = torch.tanh(layer(x))
+            if x.mean() > 0.2:
+                return {"logits": x, "exit": i} if self.as_dict else (x, i)
+        n = len(self.layers)
+        return {"logits": x, "exit": n} if self.as_dict else (x, n)
+
+
+def _same(got, want) -> None:
+    assert type(got) is type(want), (got, want)
+    if isinstance(want, torch.Tensor):
+        torch.testing.assert_close(got, want)
+    elif isinstance(want, dict):
+        assert list(got) == list(want)
+        for k in want:
+            _same(got[k], want[k])
+    elif isinstance(want, tuple | list):
+        for g, w in zip(got, want, strict=True):
+            _same(g, w)
+    elif hasattr(want, "__dataclass_fields__"):
+        _same(list(vars(got).values()), list(vars(want).values()))
+    elif isinstance(want, float):
+        assert got == pytest.approx(want, rel=1e-6), (got, want)
+    else:
+        assert got == want
+
+
+def test_numbers_and_constants_among_the_outputs_come_back_as_such(tmp_path):
+    """Sizes, arithmetic on them, `.item()`s and constants the model returns come back as the
+    Python ints, floats, bools and strings eager gives, from one graph (they sent the whole
+    model to eager before), also inside a dataclass (which torch rebuilds) and from a saved
+    module."""
+    x = torch.randn(5, 4)
+    compiled = dync.compile(ReturnsNumbers(), (x,), dynamic_shapes=({0: Dim("n", max=64)},),
+                            mode="graph", cache=False)
+    loaded = dync.load(compiled.save(tmp_path / "numbers.vmfb"))
+    for rows in (1, 3, 4, 9):
+        y = torch.randn(rows, 4)
+        for module in (compiled, loaded):
+            _same(module(y), ReturnsNumbers()(y))
+
+
+@pytest.mark.parametrize("as_dict", [False, True], ids=["tuple", "dict"])
+def test_an_early_exits_index_comes_back_as_an_int(as_dict):
+    """`return out, i` from inside a data-dependent exit: the index crosses the branches as a
+    0-d tensor and comes back an int, as eager's (a tensor before); a dict crosses the
+    branches item by item (it sent the model to host mode before)."""
+    model = EarlyExitWithIndex(as_dict).eval()
+    compiled = dync.compile(model, (torch.randn(2, 8),), dynamic_shapes=({0: Dim("b", max=16)},),
+                            mode="graph", cache=False)
+    layers = set()
+    generator = torch.Generator().manual_seed(1)
+    for rows in (1, 2, 3) * 5:
+        y = torch.randn(rows, 8, generator=generator) * 2
+        want = model(y)
+        _same(compiled(y), want)
+        layers.add(want["exit"] if as_dict else want[1])
+    assert len(layers) > 2  # exits taken
+    assert compiled.report.mode == "in-graph"
+
+
+@pytest.mark.parametrize("node, error", [
+    ({"type": SCALAR_NODE, "context": "os.system", "children_spec": []}, "a scalar of type"),
+    ({"type": CONSTANT_NODE, "context": "[1, 2]", "children_spec": []}, "a constant of type"),
+    ({"type": CONSTANT_NODE, "context": "{\"a\": 1}", "children_spec": []}, "a constant of"),
+    ({"type": SCALAR_NODE, "context": "int", "children_spec": [
+        {"type": None, "context": None, "children_spec": []}]}, "a scalar leaf has children"),
+])
+def test_malformed_number_and_constant_leaves_are_refused(node, error):
+    with pytest.raises(ModuleFormatError, match=error):
+        OutputTree(json.dumps([1, {"type": "builtins.tuple", "context": "null",
+                                   "children_spec": [node]}]))
 
 
 def _tree(fields: list, name: str = "Heads", module: str = "nowhere") -> str:

@@ -232,3 +232,24 @@ def test_sums_over_many_values_round_like_a_cascade():
             zip(got, exact, (whole, whole, per_sample, per_sample), strict=True)):
         error = ((value.double() - truth).abs() / magnitude).max().item()
         assert error < 1e-7, f"result {i}: off by {error:.3g} of the magnitudes summed"
+
+
+class _IntegerResults(torch.nn.Module):
+    def forward(self, x):
+        return x.argmax(-1), (x * 10).to(torch.int32), x.shape[0]
+
+
+def test_integer_results_come_back_alike_on_every_call():
+    """Integer results (indices, tokens) come through DLPack on the fast path of a repeated
+    call too, as the first call's and eager's, with the number the model returns."""
+    model = _IntegerResults()
+    compiled = dync.compile(model, (torch.randn(3, 5),),
+                            dynamic_shapes=({0: torch.export.Dim("n", max=16)},), mode="graph")
+    for n in (3, 3, 3, 7, 7):
+        x = torch.randn(n, 5)
+        got, want = compiled(x), model(x)
+        assert [type(g) for g in got] == [type(w) for w in want]
+        for g, w in zip(got[:2], want[:2], strict=True):
+            assert g.dtype == w.dtype
+            torch.testing.assert_close(g, w)
+        assert got[2] == n

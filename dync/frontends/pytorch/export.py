@@ -24,7 +24,7 @@ from torch.utils import _pytree as pytree
 from torch.utils._sympy.numbers import int_oo
 
 from ...errors import DyncError, OptionError, UnsupportedConstructError
-from ...output_tree import NONE_NODE, OutputTree, namedtuple_node
+from ...output_tree import CONSTANT_NODE, NONE_NODE, SCALAR_NODE, namedtuple_node
 from ...signature import Signature, SymbolSpec, TensorSpec, dtype_name
 from ..common import ImportedProgram, Lowering, finish_import
 from . import guards, shape_exprs
@@ -36,6 +36,7 @@ from .importer import DyncGraphNodeImporter
 from .masked_updates import masked_updates_as_where
 from .rewrite import Rewrite, rewritten
 from .rewrite.decisions import active_recorder, recording_compiled_branches
+from .scalar_outputs import TENSOR, scalar_outputs_as_tensors
 from .source import (
     is_user_file,
     source_line,
@@ -83,7 +84,7 @@ def import_module(
     weights = HeldWeights()
     importer = FxImporter(context=context, graph_node_importer_cls=DyncGraphNodeImporter,
                           py_attr_tracker=weights)
-    signature = _signature(ep, names, _none_outputs_dropped(ep))
+    signature = _signature(ep, names, ep.graph_module.meta[_LEAF_KINDS])
     notes = _tighten_ranges_from_asserts(ep, signature, names)
     if guarded is not None:
         notes.extend(_narrowed(signature, guarded(names)))
@@ -294,8 +295,13 @@ def _decomposed(ep: torch.export.ExportedProgram, hinted: bool = False) -> torch
     if shape_env is not None:
         _refuse_specialization(shape_env, shape_env.guards[known:])
         ep.graph_module.meta[guards.TRACED_GUARDS] = known
+    ep.graph_module.meta[_LEAF_KINDS] = scalar_outputs_as_tensors(ep)
     _importable_sym_ops(ep)
     return ep
+
+
+#: Where `_decomposed` keeps `scalar_outputs_as_tensors`' account of the outputs.
+_LEAF_KINDS = "dync_leaf_kinds"
 
 
 class _WithUnsavedBuffers:
@@ -628,35 +634,23 @@ def _bound(value, default: int) -> int:
     return max(min(int(value), INT64_MAX), 0)
 
 
-def _none_outputs_dropped(ep: torch.export.ExportedProgram) -> list[Any]:
-    """`ep`'s outputs, the None ones (which the compiled function does not return; the
-    output tree marks them) taken out of its graph's output node, so that the importer never
-    sees them."""
-    output_node = next(n for n in ep.graph.nodes if n.op == "output")
-    outputs = list(output_node.args[0])
-    if None in outputs:
-        output_node.args = (tuple(out for out in outputs if out is not None),)
-    return outputs
-
-
 def _signature(ep: torch.export.ExportedProgram, names: dict[str, str],
-               results: list[Any]) -> Signature:
-    """`ep`'s inputs, outputs (`results`: the model's outputs as they were before
-    `_none_outputs_dropped` took out the None ones), symbols and output tree."""
+               leaf_kinds: list[tuple[str | None, Any]]) -> Signature:
+    """`ep`'s inputs, outputs (what `scalar_outputs_as_tensors` left, `leaf_kinds` its
+    account of the model's outputs), symbols and output tree."""
     placeholders = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
     inputs = []
     for name in ep.graph_signature.user_inputs:
         val = placeholders[name].meta["val"]
         inputs.append(TensorSpec(name, dtype_name(val.dtype), _dims(val.shape, names)))
     outputs = []
-    for i, out in enumerate(results):
-        if out is None:
-            continue
-        val = out.meta.get("val") if isinstance(out, torch.fx.Node) else None
+    output_node = next(n for n in ep.graph.nodes if n.op == "output")
+    for i, out in enumerate(output_node.args[0]):
+        val = out.meta.get("val") if isinstance(out, torch.fx.Node) else out
         if not isinstance(val, torch.Tensor):
             raise UnsupportedConstructError(
-                "non-tensor output", f"output {i} is {type(val).__name__}; return tensors only"
-            )
+                "non-tensor output", f"output {i} is {type(val).__name__}; return tensors, "
+                "numbers, strings, None, and tuples, lists, dicts or dataclasses of them")
         outputs.append(TensorSpec(f"output_{len(outputs)}", dtype_name(val.dtype),
                                   _dims(val.shape, names)))
     symbols = {}
@@ -666,13 +660,10 @@ def _signature(ep: torch.export.ExportedProgram, names: dict[str, str],
         name = names.get(str(sym), str(sym))
         symbols[name] = SymbolSpec(name, _bound(vr.lower, 0), _bound(vr.upper, INT64_MAX))
     writes = _input_writes(ep)
-    nones = [out is None for out in results[len(writes):]]  # those the output tree nests
-    tree = _tree_text(ep.call_spec.out_spec, nones) if ep.call_spec.out_spec else None
-    if any(nones):
-        if tree is None or OutputTree(tree).root is None:
-            raise UnsupportedConstructError(
-                "non-tensor output", f"output {nones.index(True)} is None inside a "
-                "structure only torch rebuilds; return tuples, lists or dicts")
+    leaves = leaf_kinds[len(writes):]  # those the output tree nests
+    tree = _tree_text(ep.call_spec.out_spec, leaves) if ep.call_spec.out_spec else None
+    if tree is None and any(kind is not TENSOR for kind, _ in leaves):
+        raise UnsupportedConstructError("non-tensor output", "outputs without a tree spec")
     return Signature(inputs, outputs, symbols, tree, input_writes=writes)
 
 
@@ -685,21 +676,22 @@ def _input_writes(ep: torch.export.ExportedProgram) -> tuple[tuple[int, int], ..
                  if spec.kind is torch.export.graph_signature.OutputKind.USER_INPUT_MUTATION)
 
 
-def _tree_text(spec: pytree.TreeSpec, nones: list[bool]) -> str:
+def _tree_text(spec: pytree.TreeSpec, leaves: list[tuple[str | None, Any]]) -> str:
     """`treespec_dumps(spec)`, but torch's named tuples of results (`torch.return_types.sort`,
     a `max(dim)`'s), which torch's serializer has no name for, written as
     `torch.return_types.<name>`, the model's own namedtuples by module, name and fields, and
-    the leaves `nones` marks (a `None` the model returns, which the compiled function does
-    not) as `NONE_NODE` (`output_tree` rebuilds all three)."""
-    return json.dumps([1, _tree_json(spec, iter(nones))])
+    the leaves that are no plain tensor (`scalar_outputs_as_tensors`: numbers, constants,
+    None) as their kinds (`output_tree` rebuilds them all)."""
+    return json.dumps([1, _tree_json(spec, iter(leaves))])
 
 
-def _tree_json(spec: pytree.TreeSpec, nones: Iterator[bool]) -> dict:
-    children = [_tree_json(child, nones) for child in spec.children()]
+def _tree_json(spec: pytree.TreeSpec, leaves: Iterator[tuple[str | None, Any]]) -> dict:
+    children = [_tree_json(child, leaves) for child in spec.children()]
     if spec.is_leaf():
-        if next(nones, False):
-            return {"type": NONE_NODE, "context": "null", "children_spec": []}
-        return {"type": None, "context": None, "children_spec": []}
+        kind, value = next(leaves, (TENSOR, None))
+        context = json.dumps(value) if kind == CONSTANT_NODE else \
+            {TENSOR: None, NONE_NODE: "null", SCALAR_NODE: value}[kind]
+        return {"type": kind, "context": context, "children_spec": []}
     if pytree.is_structseq_class(spec.type) and spec.type.__module__ == "torch.return_types":
         kind, context = f"torch.return_types.{spec.type.__name__}", "null"
     elif spec.type is collections.namedtuple and not _serializable(spec.context):

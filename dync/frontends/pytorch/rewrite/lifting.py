@@ -8,6 +8,7 @@ subgraph as a constant (wrong on every other input). Dynamo lifts such tensors f
 
 from __future__ import annotations
 
+import collections
 import contextvars
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -154,9 +155,13 @@ def lifted(emit: Callable, functions: Sequence[Callable], values: tuple,
 
 
 def is_container(value: Any) -> bool:
-    """A tuple (named or not) or a plain list: not a `TensorList`, which crosses control flow
-    as a buffer and its length."""
-    return type(value) in (tuple, list) or isinstance(value, tuple) and hasattr(value, "_fields")
+    """A tuple (named or not), a plain list or a dict (`return {"logits": x, "exit": i}` from
+    an early exit): not a `TensorList`, which crosses control flow as a buffer and its
+    length."""
+    return type(value) in _CONTAINERS or isinstance(value, tuple) and hasattr(value, "_fields")
+
+
+_CONTAINERS = (tuple, list, dict, collections.OrderedDict)
 
 
 def _value_tensors(value: Any) -> tuple[list[torch.Tensor], Callable[[list], Any] | None]:

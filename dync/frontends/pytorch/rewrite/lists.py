@@ -20,6 +20,7 @@ import torch
 from torch.overrides import TorchFunctionMode, _get_current_function_mode_stack
 
 from ....errors import UnsupportedConstructError
+from .numbers import as_number
 
 Snapshot = tuple[list, torch.Tensor | None, torch.Tensor | None]
 
@@ -141,7 +142,7 @@ def length(value: Any) -> Any:
     """`len(value)`: a 0-d tensor for a list of data-dependent length, the symbolic size of a
     tensor's first dim while exporting."""
     if isinstance(value, TensorList) and value.bounded:
-        return value.length
+        return as_number(value.length, int)
     if isinstance(value, torch.Tensor) and torch.compiler.is_exporting():
         return value.shape[0]  # a symbolic size stays symbolic (len() would specialize it)
     return len(value)

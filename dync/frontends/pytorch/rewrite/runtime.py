@@ -52,6 +52,11 @@ from .growing import growth
 from .lifting import lifted as _lifted
 from .lifting import record_returned, recording_usage
 from .lists import TensorList, length, new_list  # noqa: F401  (called by rewritten code)
+from .numbers import (
+    as_number,
+    merged_kind,
+    numbers_returned,  # noqa: F401  (called by the rewritten forward)
+)
 from .ratios import SizeRatio, exact_div  # noqa: F401  (called by rewritten code)
 from .values import data_of, getitem, one_step, setitem, tensor  # noqa: F401  (called by rewritten code)
 
@@ -64,7 +69,9 @@ def state(frame_locals: dict, names: Sequence[str]) -> tuple:
 # -- scalar conversions that keep tensors while exporting ------------------------------------
 def item(value: Any) -> Any:
     if _is_dynamic(value):
-        return value.reshape(())
+        number = value.reshape(())
+        return as_number(number, bool if number.dtype == torch.bool else
+                         float if number.is_floating_point() else int)
     return value.item()
 
 
@@ -79,7 +86,8 @@ def to_float(value: Any) -> Any:
         return torch.sym_float(value)
     if isinstance(value, torch.SymFloat):
         return value
-    return value.reshape(()).to(torch.float32) if _is_dynamic(value) else float(value)
+    return as_number(value.reshape(()).to(torch.float32), float) if _is_dynamic(value) \
+        else float(value)
 
 
 def to_int(value: Any) -> Any:
@@ -98,7 +106,7 @@ def to_int(value: Any) -> Any:
         raise _size_arithmetic("int() of a float computed from a dynamic size",
                                "compute it with integer operations on the size (`//`, `%`; "
                                "a size times a constant is taken as it is)")
-    return value.reshape(()).to(torch.int64) if _is_dynamic(value) else int(value)
+    return as_number(value.reshape(()).to(torch.int64), int) if _is_dynamic(value) else int(value)
 
 
 def sqrt(value: Any) -> Any:
@@ -242,6 +250,8 @@ def _cond(pred: torch.Tensor, true_fn, false_fn, names, values, site: str,
     merged = list(flat_true)  # static outputs are identical in both branches
     for i, value in zip(tensor_positions, results, strict=False):  # the lists' buffers follow
         merged[i] = value
+        if (kind := merged_kind(flat_true[i], flat_false[i])) is not None:
+            as_number(value, kind)
         _keep_sizes(value, flat_true[i], flat_false[i])
     buffers = results[len(tensor_positions):]
     for k, (tl, _, _) in enumerate(grown):
@@ -380,6 +390,8 @@ def _while_loop(cond_fn, body_fn, names, values, site: str, trips: int | None = 
     # are the plain products of their sizes, as the body's outputs' are (see `_dense`).
     # The state: carried values, (buffer, length) of each growing tensor, then of each list.
     grown_at = {i for i, _ in growing}
+    numbers = {k: kind for k, i in enumerate(carried)  # they stay numbers
+               if (kind := merged_kind(values[i], probe[i])) is not None}
     initial = tuple(_dense(_carry_in(values[i], probe[i])) for i in carried)
     initial += tuple(_dense(t) for i, g in growing for t in g.buffer(values[i]))
     initial += tuple(_dense(t) for tl, _ in buffers for t in (tl.buffer, tl.length))
@@ -435,6 +447,8 @@ def _while_loop(cond_fn, body_fn, names, values, site: str, trips: int | None = 
     finally:
         for (tl, _), snap in zip(buffers, saved, strict=True):
             tl.restore(snap)
+    for k, kind in numbers.items():
+        as_number(results[k], kind)
     return tuple(full(results, values))   # the loop's results over the values it began with
 
 

@@ -34,6 +34,7 @@ code keeps the user's file and line numbers, so errors and stack traces point at
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import itertools
 import textwrap
@@ -126,7 +127,20 @@ def rewrite_function(fn: Callable, owner: type | None = None, entry: bool = Fals
     except SyntaxError as e:
         raise UnsupportedConstructError("rewritten forward", f"does not compile: {e}", where) from e
     exec(code, namespace)
-    return RewrittenFunction(fn, namespace[func_def.name], source, filename)
+    function = namespace[func_def.name]
+    if entry:
+        function = _numbers_returned(function)
+    return RewrittenFunction(fn, function, source, filename)
+
+
+def _numbers_returned(forward: Callable) -> Callable:
+    """The model's rewritten `forward`, returning as Python numbers the 0-d tensors that stand
+    for them (`runtime.numbers_returned`): what the user's code returns in eager."""
+    @functools.wraps(forward)
+    def returning_numbers(*args, **kwargs):
+        return runtime.numbers_returned(forward(*args, **kwargs))
+
+    return returning_numbers
 
 
 def _calls_itself(func: ast.FunctionDef) -> bool:
