@@ -85,6 +85,50 @@ class NestedIfs(nn.Module):
         return y
 
 
+class StaticHelpers(nn.Module):
+    """Branches on data inside a staticmethod and a classmethod, called through the instance,
+    the class by name and `type(self)`."""
+
+    scale = 2.0
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 8)
+
+    @staticmethod
+    def normalized(t):
+        if t.abs().max() > 1.0:
+            return t / t.abs().max()
+        return t
+
+    @classmethod
+    def boosted(cls, t):
+        if t.sum() > 0:
+            return t * cls.scale
+        return t - 1
+
+    def forward(self, x):
+        h = self.a(x)
+        return self.normalized(h) + StaticHelpers.normalized(x) + type(self).boosted(h)
+
+
+class RoutedToOneExpert(nn.Module):
+    """Top-1 routing of the whole batch: a module list indexed by `.item()` of an argmax (and
+    a negative position into an `nn.Sequential`), keyword arguments passed through."""
+
+    def __init__(self):
+        super().__init__()
+        self.router = nn.Linear(8, 4)
+        self.experts = nn.ModuleList([nn.Linear(8, 8), nn.Sequential(nn.Linear(8, 8), nn.Tanh()),
+                                      nn.Identity(), nn.Linear(8, 8, bias=False)])
+        self.heads = nn.Sequential(nn.Linear(8, 3), nn.Linear(8, 3))
+
+    def forward(self, x):
+        choice = self.router(x).mean(0).argmax().item()
+        y = self.experts[choice](input=x)
+        return self.heads[choice % 2 - 2](y), choice
+
+
 class GrowingLoop(nn.Module):
     def forward(self, x):
         out = x

@@ -182,6 +182,9 @@ CASES = {
         F.conv_transpose1d(x[:, :, 0], _weight(3, 2, 4), _weight(2), 2, 1).flatten(),
         F.conv_transpose3d(x[:, :, None], _weight(3, 2, 1, 3, 3), None, (1, 2, 2), (0, 1, 1))
         .flatten()]),
+    "rnn_cells": lambda x: torch.cat([  # nn.RNNCell's ops, which IREE cannot lower
+        cell(x.mean((2, 3)), x[:, 0, 0, :4], _weight(4, 3), _weight(4, 4), _weight(4), None)
+        .flatten() for cell in (torch.rnn_tanh_cell, torch.rnn_relu_cell)]),
     "adaptive_max_pool2d": lambda x: torch.cat([
         v.float().flatten() for v in F.adaptive_max_pool2d(x, (2, 3), return_indices=True)]),
 }

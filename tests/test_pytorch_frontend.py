@@ -146,9 +146,21 @@ def test_several_data_dependent_masks_in_one_function():
             torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
 
 
+def test_an_example_of_one_image_compiles_for_the_declared_batch():
+    """torch.export specializes a dim whose example size is 1 and refuses its `Dim`; dync
+    traces the example repeated to 2 and checks the size-1 example on the first call."""
+    conv = torch.nn.Conv2d(3, 4, 3)
+    compiled = dync.compile(conv, (torch.randn(1, 3, 8, 8),),
+                            dynamic_shapes=({0: Dim("b", max=16)},), mode="graph")
+    assert compiled.signature.symbols["b"].min == 0 and compiled.signature.symbols["b"].max == 16
+    for batch in (1, 3, 8):
+        x = torch.randn(batch, 3, 8, 8)
+        torch.testing.assert_close(compiled(x), conv(x), rtol=1e-4, atol=1e-5)
+
+
 def test_specialized_example_size_gets_a_hint():
     with pytest.raises(dync.DyncError, match="size of at least 2"):
-        dync.compile(torch.nn.Conv2d(3, 4, 3), (torch.randn(1, 3, 8, 8),),
+        dync.compile(torch.nn.Conv2d(3, 4, 3), (torch.randn(0, 3, 8, 8),),
                      dynamic_shapes=({0: Dim("b")},))
 
 

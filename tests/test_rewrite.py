@@ -48,7 +48,7 @@ def _inputs(n, scales=(0.1, 0.5, 1.0, 3.0, -0.5, -3.0), batch=(1, 3, 8)):
 
 
 @pytest.fixture(scope="module", params=["PlainIf", "TransposeInOneBranch", "EarlyExit", "GatedBlocks", "WhileNotDone",
-                        "NestedIfs", "AppendInLoop"])
+                        "NestedIfs", "AppendInLoop", "StaticHelpers"])
 def case(request):
     torch.manual_seed(0)
     model = getattr(rm, request.param)().eval()
@@ -62,6 +62,17 @@ def test_rewritten_model_matches_eager_on_every_path(case):
     paths = collections.Counter(_paths(model, inputs))
     assert len(paths) >= 2, f"{name}: inputs exercised only {paths}"
     assert compiled.report.rewritten, "the forward was rewritten"
+
+
+def test_a_module_list_indexed_at_run_time_is_one_graph():
+    """`experts[r.argmax().item()](x)`: a `cond` per expert in one graph (it ran in eager),
+    every expert taken by some input, as eager."""
+    torch.manual_seed(0)
+    model = rm.RoutedToOneExpert().eval()
+    compiled = _compile(model, mode="graph")
+    inputs = [x * 3 for x in _inputs(40)]
+    _check(model, compiled, inputs)
+    assert {model(x)[1] for x in inputs} == {0, 1, 2, 3}
 
 
 def test_early_exit_takes_every_exit():

@@ -26,6 +26,14 @@ def _gru_cell(x, h, w_ih, w_hh, b_ih=None, b_hh=None):
     return step("GRU", linear(x, w_ih, b_ih), (h,), w_hh, b_hh)[0]
 
 
+def _rnn_cell(mode: str):
+    """`aten.rnn_tanh_cell` / `rnn_relu_cell` (`nn.RNNCell`), which IREE cannot lower."""
+    def decomposition(x, h, w_ih, w_hh, b_ih=None, b_hh=None):
+        return step(mode, linear(x, w_ih, b_ih), (h,), w_hh, b_hh)[0]
+
+    return decomposition
+
+
 def _recurrent(mode: str, lstm: bool = False):
     """`aten.gru.input` & co. (a recurrent layer called functionally; `nn.GRU` modules are
     rewritten before export, see `rewrite/recurrent.py`)."""
@@ -1585,6 +1593,8 @@ DECOMPOSITIONS = get_decompositions([
     torch.ops.aten.nonzero_numpy.default: _nonzero_per_dim,  # nonzero(as_tuple=True)
     torch.ops.aten.lstm_cell.default: _lstm_cell,
     torch.ops.aten.gru_cell.default: _gru_cell,
+    torch.ops.aten.rnn_tanh_cell.default: _rnn_cell("RNN_TANH"),
+    torch.ops.aten.rnn_relu_cell.default: _rnn_cell("RNN_RELU"),
     torch.ops.aten.gru.input: _recurrent("GRU"),
     torch.ops.aten.lstm.input: _recurrent("LSTM", lstm=True),
     torch.ops.aten.rnn_tanh.input: _recurrent("RNN_TANH"),

@@ -69,6 +69,7 @@ def import_module(
     runtime writes it back into the caller's argument); else it is refused."""
     args = _unaliased(tuple(args))
     declared = DeclaredShapes.of(_forward_of(model), args, dynamic_shapes)
+    args = guards.past_one(declared, args)
     export_shapes = declared.for_export()
     if trace_branches:
         model, export_shapes = _WithBranchTrace(model), declared.for_varargs()
@@ -586,8 +587,8 @@ def _export_error(e: Exception) -> DyncError:
         # The call's example contradicts its own dynamic_shapes: a mistake in the call.
         return OptionError(
             f"torch.export failed{where}:\n  {text}\n  hint: torch.export specializes dims "
-            "whose example size is 0 or 1; give the example input a size of at least 2 on "
-            "each dynamic dim")
+            "whose example size is 0 or 1 (dync traces a size of 1 repeated to 2 where the "
+            "range allows); give the example input a size of at least 2 on each dynamic dim")
     return DyncError(f"torch.export failed{where}:\n  {text}")
 
 

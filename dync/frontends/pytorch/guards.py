@@ -268,6 +268,18 @@ def example_at(declared: DeclaredShapes, args: tuple, name: str, size: int) -> t
     return tuple(out) if changed else None
 
 
+def past_one(declared: DeclaredShapes, args: tuple) -> tuple:
+    """`args` with each axis of a plain `Dim` whose example size is 1 made 2 long where its
+    range allows (`example_at`): torch.export specializes a dim whose example size is 0 or 1
+    to that size and refuses the `Dim`, where a user's example is often one image or one
+    sentence. The first-call check runs the example as given, so size 1 is checked."""
+    for i in range(len(args)):
+        for axis, dim in declared.dims(args, i).items():
+            if _plain(dim) and args[i].shape[axis] == 1 and _finite_max(dim) >= 2:
+                args = example_at(declared, args, dim.__name__, 2) or args
+    return args
+
+
 def repeated_to(x: torch.Tensor, axis: int, size: int) -> torch.Tensor:
     """`x` made `size` long along `axis` (not empty) by repeating its values (or cut)."""
     copies = -(-size // x.shape[axis])

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import torch
@@ -51,9 +51,9 @@ def rewritten(model: torch.nn.Module) -> Iterator[Rewrite]:
     helpers = Helpers(rewrite_function, needs_rewrite)
     patched: list[tuple[torch.nn.Module, str, object]] = []  # (module, name, what it had)
 
-    def patch(module: torch.nn.Module, name: str, value) -> None:
-        patched.append((module, name, vars(module).get(name, _MISSING)))
-        setattr(module, name, value)
+    def patch(owner: torch.nn.Module | type, name: str, value) -> None:
+        patched.append((owner, name, vars(owner).get(name, _MISSING)))
+        setattr(owner, name, value)
 
     # In-place activations (ReLU(inplace=True)) would mutate the operands of a branch; for
     # inference the out-of-place form is equivalent.
@@ -96,7 +96,7 @@ def rewritten(model: torch.nn.Module) -> Iterator[Rewrite]:
                     cache[key] = rewrite_function(function, owner=cls, entry=entry,
                                                   helpers=helpers)
                     result.functions[f"{cls.__qualname__}.{key[1]}"] = cache[key]
-                patch(module, name, cache[key].function.__get__(module, cls))
+                patch(*_bound(cache[key].function, module, name))
         result.functions.update(helpers.rewritten)
         yield result
     finally:
@@ -116,17 +116,32 @@ _MISSING = object()
 
 
 def _methods(cls: type) -> Iterator[tuple[str, object]]:
-    """`forward` and the other plain methods `cls` defines or inherits from the model's own
-    classes (not torch's), most derived first."""
+    """`forward` and the other methods `cls` defines or inherits from the model's own classes
+    (not torch's), most derived first: plain, static and class methods, each as its function."""
     seen = set()
     for klass in cls.__mro__:
         if klass is object or klass.__module__.startswith("torch."):
             continue
         for name, value in vars(klass).items():
-            if name in seen or not inspect.isfunction(value) or name.startswith("__"):
+            function = value.__func__ if isinstance(value, staticmethod | classmethod) else value
+            if name in seen or not inspect.isfunction(function) or name.startswith("__"):
                 continue
             seen.add(name)
-            yield name, value
+            yield name, function
+
+
+def _bound(function: Callable, module: torch.nn.Module, name: str) -> tuple[object, str, object]:
+    """(where, name, what) to set for the rewritten `function` of the method `name`: on the
+    module, bound to it; a static or class method on the class that defines it, as such, so
+    that `Model.helper(x)` and `cls.helper(x)` run it too (restored after the export)."""
+    cls = type(module)
+    for klass in cls.__mro__:
+        kind = vars(klass).get(name)
+        if isinstance(kind, staticmethod | classmethod):
+            return klass, name, type(kind)(function)
+        if kind is not None:
+            break
+    return module, name, function.__get__(module, cls)
 
 
 __all__ = ["Rewrite", "record_branches", "replay_branches", "rewritten"]

@@ -109,7 +109,10 @@ def lifted(emit: Callable, functions: Sequence[Callable], values: tuple,
             operands.append(tensor)
         return position[id(tensor)]
 
-    cell_slots = [slot(c.cell_contents) for c in cells]
+    # (rebuild, slots) of each cell: a tensor, or a tuple/list/dict of them (`args` a helper
+    # closes over)
+    cell_parts = [(rebuild, [slot(t) for t in tensors])
+                  for tensors, rebuild in (_value_tensors(c.cell_contents) for c in cells)]
     # (index, rebuild, slots) of each value holding tensors: a tensor, or a tuple/list of them
     value_parts = [(i, rebuild, [slot(t) for t in tensors])
                    for i, (tensors, rebuild) in enumerate(map(_value_tensors, values)) if tensors]
@@ -121,6 +124,7 @@ def lifted(emit: Callable, functions: Sequence[Callable], values: tuple,
     if outer is not None:  # a HOP nested in a probed branch: its operands are read there
         outer.update(id(t) for t in operands)
         outer.update(id(c.cell_contents) for c in cells)
+        outer.update(id(operands[k]) for _, slots in cell_parts for k in slots)
 
     def run(fn: Callable, leading: int = 0) -> Callable:
         """`fn(*lead, *values)` as a HOP callable taking `(*lead, *operands)`."""
@@ -128,8 +132,8 @@ def lifted(emit: Callable, functions: Sequence[Callable], values: tuple,
         def traced(*args):
             lead, ops = args[:leading], args[leading:]
             saved = [c.cell_contents for c in cells]
-            for cell, k in zip(cells, cell_slots, strict=True):
-                cell.cell_contents = ops[k]
+            for cell, (rebuild, slots) in zip(cells, cell_parts, strict=True):
+                cell.cell_contents = rebuild([ops[k] for k in slots])
             local = list(values)
             for i, rebuild, slots in value_parts:
                 local[i] = rebuild([ops[k] for k in slots])
@@ -207,4 +211,7 @@ def bound_cells(functions: Sequence[Callable]) -> Iterator[tuple[Any, Any]]:
 
 
 def _tensor_cells(functions: Sequence[Callable]) -> list:
-    return [cell for cell, content in bound_cells(functions) if isinstance(content, torch.Tensor)]
+    """The cells of `functions` (`bound_cells`) holding a tensor, or a tuple, list or dict of
+    values with tensors among them."""
+    return [cell for cell, content in bound_cells(functions)
+            if isinstance(content, torch.Tensor) or _value_tensors(content)[0]]

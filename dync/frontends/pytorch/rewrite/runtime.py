@@ -58,7 +58,8 @@ from .numbers import (
     numbers_returned,  # noqa: F401  (called by the rewritten forward)
 )
 from .ratios import SizeRatio, exact_div  # noqa: F401  (called by rewritten code)
-from .values import data_of, getitem, one_step, setitem, tensor  # noqa: F401  (called by rewritten code)
+from .values import _is_position, data_of, one_step, setitem, tensor  # noqa: F401  (called by rewritten code)
+from .values import getitem as _indexed
 
 
 def state(frame_locals: dict, names: Sequence[str]) -> tuple:
@@ -187,6 +188,42 @@ def if_exp(pred: Any, true_fn: Callable[[], Any], false_fn: Callable[[], Any], s
     (result,) = _cond(_as_pred(pred), lambda: (true_fn(),), lambda: (false_fn(),), ("<expr>",), (),
                       site)
     return result
+
+
+def getitem(target: Any, index: Any) -> Any:
+    """`target[index]` (`values.getitem`, `_indexed` here); of modules (`nn.ModuleList`, `nn.Sequential`, a
+    list) at a position known only when the program runs (`self.experts[r.argmax().item()]`,
+    top-1 routing), the module to call there: `_Chosen`."""
+    if isinstance(target, torch.nn.ModuleList | torch.nn.Sequential | list | tuple) \
+            and _is_dynamic(index) and _is_position(index) and len(target) > 0 \
+            and all(isinstance(m, torch.nn.Module) for m in target):
+        caller = sys._getframe(1)
+        return _Chosen(list(target), index, f"{caller.f_code.co_filename}:{caller.f_lineno}")
+    return _indexed(target, index)
+
+
+class _Chosen:
+    """The module of `modules` at the run-time position `index`: called, a `cond` per module
+    (as Python's indexing would, a negative position counts from the end)."""
+
+    def __init__(self, modules: list, index: torch.Tensor, site: str):
+        n = len(modules)
+        self.modules, self.site = modules, site
+        self.index = torch.where(index < 0, index + n, index)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return _chosen_call(self.modules, self.index, args, kwargs, self.site)
+
+
+def _chosen_call(modules: list, index: torch.Tensor, args: tuple, kwargs: dict, site: str,
+                 k: int = 0) -> Any:
+    # The branches hold the tensors they read in their own closure cells (not behind an
+    # object), where `cond` finds them to lift.
+    module = modules[k]
+    if k == len(modules) - 1:
+        return module(*args, **kwargs)
+    return if_exp(index == k, lambda: module(*args, **kwargs),
+                  lambda: _chosen_call(modules, index, args, kwargs, site, k + 1), site)
 
 
 def _cond(pred: torch.Tensor, true_fn, false_fn, names, values, site: str,
