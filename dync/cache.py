@@ -96,8 +96,8 @@ class CompileCache:
             vmfb = vmfb_path.read_bytes()
             record = json.loads(meta_path.read_text(encoding="utf-8"))
             problem = _check_record(record, vmfb)
-        except (OSError, UnicodeDecodeError, ValueError) as e:
-            problem = f"damaged: {type(e).__name__}"
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
+            problem = f"damaged: {type(e).__name__}"  # (RecursionError: nested past the stack)
         if problem is None:
             return vmfb, dict(record["metadata"])
         self.discard(key)

@@ -74,7 +74,7 @@ class OutputTree:
         self.foreign = ""
         try:
             data = json.loads(text)
-        except (TypeError, ValueError) as e:
+        except (TypeError, ValueError, RecursionError) as e:  # (nested past Python's stack)
             raise ModuleFormatError(f"{where}: the output tree is not JSON ({e})") from None
         if not (isinstance(data, list) and len(data) == 2 and isinstance(data[1], dict)):
             raise ModuleFormatError(f"{where}: the output tree is not a pytree spec")
@@ -131,16 +131,18 @@ class _Foreign(Exception):
 _LEAF = {"type": None, "context": None, "children_spec": []}
 
 
-def _torch_spec(data: dict, flat, values: list) -> dict:
+def _torch_spec(data: dict, flat, values: list, depth: int = 0) -> dict:
     """`data` (a node of a tree torch rebuilds) with dync's leaves (scalars, constants, Nones)
     as torch's plain ones, their values appended to `values` in leaf order."""
+    if depth > _MAX_DEPTH:
+        raise ValueError(f"nested more than {_MAX_DEPTH} deep")
     kind = data["type"]
     if kind is None or kind in (NONE_NODE, SCALAR_NODE, CONSTANT_NODE):
-        values.append(_build(_node(data, 0), flat))
+        values.append(_build(_node(data, depth), flat))
         return _LEAF
     if not isinstance(data["children_spec"], list):
         raise TypeError("children_spec is not a list")
-    return {**data, "children_spec": [_torch_spec(c, flat, values)
+    return {**data, "children_spec": [_torch_spec(c, flat, values, depth + 1)
                                       for c in data["children_spec"]]}
 
 

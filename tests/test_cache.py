@@ -46,6 +46,9 @@ def test_second_compile_is_a_hit_and_a_damaged_entry_is_rebuilt(tmp_path):
     assert third.report.cache == "rebuilt (the entry was damaged: its vmfb does not match its checksum)"
     _check(model, third)
     assert _compile(model, tmp_path).report.cache == "hit"
+    (record,) = [p for p in tmp_path.iterdir() if p.suffix == ".json"]
+    record.write_text("[" * 200_000 + "]" * 200_000)  # nested past Python's stack
+    assert _compile(model, tmp_path).report.cache == "rebuilt (the entry was damaged: RecursionError)"
 
 
 def test_other_weights_or_flags_miss(tmp_path):

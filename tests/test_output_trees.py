@@ -191,6 +191,16 @@ def test_malformed_number_and_constant_leaves_are_refused(node, error):
                                    "children_spec": [node]}]))
 
 
+@pytest.mark.parametrize("depth, error", [(100, "nested more than 64 deep"),
+                                          (200_000, "not JSON")])
+def test_an_output_tree_nested_too_deep_is_refused(depth, error):
+    """Also below a node only torch rebuilds (a dataclass), and past Python's stack."""
+    node = '{"type": "mymodule.Data", "context": "[]", "children_spec": ['
+    leaf = '{"type": null, "context": null, "children_spec": []}'
+    with pytest.raises(ModuleFormatError, match=error):
+        OutputTree("[1, " + node * depth + leaf + "]}" * depth + "]").nest([torch.ones(1)])
+
+
 def _tree(fields: list, name: str = "Heads", module: str = "nowhere") -> str:
     leaf = {"type": None, "context": None, "children_spec": []}
     context = json.dumps({"module": module, "name": name, "fields": fields})

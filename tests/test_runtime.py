@@ -136,6 +136,9 @@ def test_missing_or_damaged_manifest(saved):
     manifest.write_text("{not json")
     with pytest.raises(dync.ModuleFormatError, match="not valid JSON"):
         dync.load(saved)
+    manifest.write_text("[" * 200_000 + "]" * 200_000)  # deeper than Python's stack
+    with pytest.raises(dync.ModuleFormatError, match="not valid JSON"):
+        dync.load(saved)
     manifest.write_text(json.dumps({"format_version": 1, "backend": "llvm-cpu"}))
     with pytest.raises(dync.ModuleFormatError, match="malformed manifest"):
         dync.load(saved)

@@ -156,7 +156,8 @@ class Manifest:
             )
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
+            # (RecursionError: nested deeper than Python's stack, as a crafted file may be)
             raise ModuleFormatError(f"{path}: manifest is not valid JSON ({e})") from e
         if not isinstance(data, dict):
             raise ModuleFormatError(f"{path}: manifest is not a JSON object")
