@@ -46,7 +46,8 @@ SCALAR_NODE = "dync.output_tree.scalar"
 #: context is the value's JSON.
 CONSTANT_NODE = "dync.output_tree.constant"
 _SCALARS = {"int": int, "float": float, "bool": bool}
-_CONSTANTS = (bool, int, float, str)
+#: The types of a constant leaf's value.
+CONSTANT_TYPES = (bool, int, float, str)
 #: The namedtuple classes of outputs this process compiled: (module, qualname, fields) -> class.
 _KNOWN: dict[tuple[str, str, tuple[str, ...]], type] = {}
 
@@ -164,7 +165,7 @@ def _node(data: dict, depth: int) -> Node:
         return Node(SCALAR_NODE, (context,))
     if kind == CONSTANT_NODE:
         value = json.loads(context)
-        if not isinstance(value, _CONSTANTS):
+        if not isinstance(value, CONSTANT_TYPES):
             raise ValueError(f"a constant of type {type(value).__name__}")
         return Node(CONSTANT_NODE, (value,))
     if kind not in _CONTAINERS and kind != _NAMEDTUPLE and not _RESULTS.fullmatch(str(kind)):

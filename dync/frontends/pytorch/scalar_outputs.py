@@ -16,14 +16,11 @@ from typing import Any
 import torch
 from torch._guards import detect_fake_mode
 
-from ...output_tree import CONSTANT_NODE, NONE_NODE, SCALAR_NODE
+from ...output_tree import CONSTANT_NODE, CONSTANT_TYPES, NONE_NODE, SCALAR_NODE
+from .rewrite.numbers import NUMBER_DTYPES, number_kind
 
 #: The leaf kind of a tensor the compiled function returns as it is.
 TENSOR = None
-_NUMBERS = {torch.SymInt: ("int", torch.int64), int: ("int", torch.int64),
-            torch.SymFloat: ("float", torch.float64), float: ("float", torch.float64),
-            torch.SymBool: ("bool", torch.bool), bool: ("bool", torch.bool)}
-_CONSTANTS = (bool, int, float, str)
 
 
 def scalar_outputs_as_tensors(ep: torch.export.ExportedProgram) -> list[tuple[str | None, Any]]:
@@ -40,11 +37,11 @@ def scalar_outputs_as_tensors(ep: torch.export.ExportedProgram) -> list[tuple[st
         if out is None:
             kinds.append((NONE_NODE, None))
             continue
-        if isinstance(out, _CONSTANTS):
+        if isinstance(out, CONSTANT_TYPES):
             kinds.append((CONSTANT_NODE, out))
             continue
         val = out.meta.get("val") if isinstance(out, torch.fx.Node) else None
-        number = _NUMBERS.get(type(val))
+        number = None if isinstance(val, torch.Tensor) else number_kind(val)
         if number is None:
             kinds.append((TENSOR, None))
             kept.append(out)
@@ -52,8 +49,8 @@ def scalar_outputs_as_tensors(ep: torch.export.ExportedProgram) -> list[tuple[st
         if fake_mode is None:
             fake_mode = detect_fake_mode([n.meta.get("val") for n in graph.nodes
                                           if n.op == "placeholder"])
-        kinds.append((SCALAR_NODE, number[0]))
-        kept.append(_as_tensor(graph, output_node, out, number[1], fake_mode))
+        kinds.append((SCALAR_NODE, number.__name__))
+        kept.append(_as_tensor(graph, output_node, out, NUMBER_DTYPES[number], fake_mode))
     output_node.args = (tuple(kept),)
     return kinds
 

@@ -13,7 +13,8 @@ from torch.utils import _pytree as pytree
 #: The attribute marking a 0-d tensor that stands for a Python number of the model's code
 #: (`.item()`, `int(t)`, a counter a branch or a loop changed): its Python type.
 _NUMBER = "_dync_number"
-_NUMBER_DTYPES = {int: torch.int64, float: torch.float64, bool: torch.bool}
+#: The dtype a 0-d tensor standing for a number of each kind has (its value exact).
+NUMBER_DTYPES = {int: torch.int64, float: torch.float64, bool: torch.bool}
 _KINDS = ((bool | torch.SymBool, bool), (int | torch.SymInt, int), (float | torch.SymFloat, float))
 
 
@@ -61,6 +62,6 @@ def numbers_returned(result: Any) -> Any:
     it a number output again (`scalar_outputs`)."""
     def number(leaf: Any) -> Any:
         kind = getattr(leaf, _NUMBER, None) if isinstance(leaf, torch.Tensor) else None
-        return leaf if kind is None else leaf.to(_NUMBER_DTYPES[kind]).item()
+        return leaf if kind is None else leaf.to(NUMBER_DTYPES[kind]).item()
 
     return pytree.tree_map(number, result)
