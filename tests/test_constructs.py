@@ -1616,6 +1616,96 @@ class PositionsFromAnUnsavedBuffer(nn.Module):
         return x + self.positions(self.position_ids[:, : x.shape[0]])[0]
 
 
+class MaskedSelectionViewedAsRows(nn.Module):
+    """Rows picked by `masked_select` and viewed back as rows of a dynamic length with
+    `.view(-1, n)`: the `-1` of a tensor whose length comes from the data reached IREE as a
+    size (it refused the module)."""
+
+    def forward(self, x):
+        columns = x.transpose(1, 2)
+        rows = columns.masked_select(columns[..., :1] > 0).view(-1, x.shape[1])
+        return x + rows.sum(0)[None, :, None] + rows.shape[0]
+
+
+class SkipConnectionPaddedOrCropped(nn.Module):
+    """U-Net's `Up` (milesial/Pytorch-UNet): the upsampled map padded to the skip
+    connection's size by `F.pad` of the size differences, which are negative (a crop) at odd
+    sizes: the crop read off the end of a buffer (wrong values, or a run-time error)."""
+
+    def __init__(self):
+        super().__init__()
+        self.down = nn.Conv2d(3, 4, 3, 2, 1)
+        self.up = nn.ConvTranspose2d(4, 4, 2, 2)
+        self.conv = nn.Conv2d(7, 2, 3, padding=1)
+
+    def forward(self, x):
+        up = self.up(self.down(x))
+        dy, dx = x.size()[2] - up.size()[2], x.size()[3] - up.size()[3]
+        up = F.pad(up, [dx // 2, dx - dx // 2, dy // 2, dy - dy // 2])
+        return self.conv(torch.cat([x, up], dim=1))
+
+
+class ViterbiBacktrace(nn.Module):
+    """A CRF's Viterbi decoding (pytorch-crf, BiLSTM-CRF taggers): back-pointers appended in a
+    loop over a dynamic length, then followed in `for hist in reversed(history)`. `reversed`
+    of the bounded list read its Python items, of which it has none: the backtrace ran no
+    step (a path of one tag, silently)."""
+
+    def __init__(self):
+        super().__init__()
+        self.transitions = nn.Parameter(torch.randn(16, 16))
+
+    def forward(self, emissions):
+        score, history = emissions[:, 0], []
+        for t in range(1, emissions.size(1)):
+            score, index = (score.unsqueeze(2) + self.transitions
+                            + emissions[:, t].unsqueeze(1)).max(dim=1)
+            history.append(index)
+        best = score.argmax(dim=1, keepdim=True)
+        path = [best]
+        for hist in reversed(history):
+            best = hist.gather(1, best)
+            path.append(best)
+        path.reverse()
+        return torch.cat(path, 1).float() + score.amax(1, keepdim=True)
+
+
+class ExitLeavesNoneOtherwise(nn.Module):
+    """`out = None`, set by the exit that fires, then `if out is None: out = self.final(x)`
+    after the loop: the variable None on one path crossed the branch as zeros, and `out is
+    None` was False on every path (the final head never ran)."""
+
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList(nn.Linear(8, 8) for _ in range(2))
+        self.head, self.final = nn.Linear(8, 8), nn.Linear(8, 8)
+
+    def forward(self, x):
+        out = None
+        for block in self.blocks:
+            if x.mean() > 0:
+                out = self.head(x)
+                break
+            x = block(x) - 1.0
+        if out is None:
+            out = self.final(x)
+        return out
+
+
+class OptionalAuxiliaryOutput(nn.Module):
+    """An auxiliary output computed on one path only, `None` on the other."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin, self.aux = nn.Linear(8, 8), nn.Linear(8, 2)
+
+    def forward(self, x):
+        out, aux = self.lin(x), None
+        if x.mean() > 0:
+            aux = self.aux(out)
+        return out, aux
+
+
 class EarlyExitReturningTuples(nn.Module):
     """Early exits that return `(logits, features)` from inside a loop and a branch, one item
     shared by both returns (BranchyNet-style evaluation code)."""
@@ -1780,6 +1870,14 @@ CONSTRUCTS = {
         (ColumnWrittenAtIndices, VECTOR, True),
     "positions from a buffer registered with persistent=False":
         (PositionsFromAnUnsavedBuffer, VECTOR, True),
+    "rows picked by masked_select viewed as (-1, n)": (MaskedSelectionViewedAsRows, SEQUENCES, True),
+    "a skip connection padded or cropped by size differences (U-Net)":
+        (SkipConnectionPaddedOrCropped, IMAGE, True),
+    "Viterbi backtrace over reversed() of a list grown over a dynamic length":
+        (ViterbiBacktrace, SEQUENCES, True),
+    "out = None until an exit sets it, `if out is None` after the loop":
+        (ExitLeavesNoneOtherwise, VECTOR, False),
+    "an auxiliary output left None on one path": (OptionalAuxiliaryOutput, VECTOR, False),
 }
 
 
@@ -1828,3 +1926,19 @@ def test_correct_under_the_defaults(name):
     _check(model, compiled, shape)
     captured = CONSTRUCTS[name][2]
     assert (compiled.report.mode == "in-graph") == captured, compiled.report.explain()
+
+
+@pytest.mark.parametrize("build", [ExitLeavesNoneOtherwise, OptionalAuxiliaryOutput])
+def test_none_on_one_path_is_no_placeholder(build):
+    """Compiled from an example whose path gives the variable a tensor, then called where it
+    stays None: the graph answered with a zero placeholder there, which the first call, on
+    the example, cannot see."""
+    import dync
+
+    torch.manual_seed(0)
+    model = build().eval()
+    compiled = dync.compile(model, (torch.rand(4, 8) + 0.1,),
+                            dynamic_shapes=({0: Dim("batch", min=2, max=64)},), cache=False)
+    for x in (torch.rand(3, 8) + 0.1, -torch.rand(3, 8) - 0.1):
+        with torch.no_grad():
+            torch.testing.assert_close(compiled(x), model(x))

@@ -33,6 +33,7 @@ from .declared_shapes import DeclaredShapes
 from .decompositions import DECOMPOSITIONS
 from .held_weights import HeldWeights
 from .importer import DyncGraphNodeImporter
+from .inferred_view_sizes import explicit_inferred_view_sizes
 from .masked_updates import masked_updates_as_where
 from .rewrite import Rewrite, rewritten
 from .rewrite.decisions import active_recorder, recording_compiled_branches
@@ -293,6 +294,7 @@ def _decomposed(ep: torch.export.ExportedProgram, hinted: bool = False) -> torch
         ep = ep.run_decompositions(DECOMPOSITIONS)
     _refuse_state_writes(ep, _BUFFER_WRITE)
     forward_view_writes(ep.graph_module)
+    explicit_inferred_view_sizes(ep.graph_module)
     if shape_env is not None:
         _refuse_specialization(shape_env, shape_env.guards[known:])
         ep.graph_module.meta[guards.TRACED_GUARDS] = known

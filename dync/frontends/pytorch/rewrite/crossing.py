@@ -256,8 +256,12 @@ def _output_kind(name: str, a: Any, b: Any, site: str) -> str | None:
     if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
         for x, y in ((a, b), (b, a)):
             if isinstance(x, torch.Tensor) and not isinstance(y, torch.Tensor):
-                if y is UNDEFINED or y is None:
+                if y is UNDEFINED or (y is None and name == RETURN_VALUE):
                     return "tensor"  # the other branch gets a placeholder
+                if y is None:
+                    # code after the branch can tell None from a tensor (`if out is None:`,
+                    # a returned `aux`), which a placeholder would answer wrongly
+                    raise _mismatch(name, site, "None in one branch and a tensor in the other")
                 if isinstance(y, _NUMBERS) and x.dim() == 0:
                     return "tensor"  # the number becomes a 0-d tensor of x's dtype
                 raise _mismatch(name, site, f"a tensor in one branch and {type(y).__name__} in the other")

@@ -116,6 +116,21 @@ class TensorList(list):
         at = torch.where((at >= 0) & (at < self.length), at, capacity)
         return self.buffer.index_select(0, at.reshape(1)).squeeze(0)
 
+    def __reversed__(self):
+        # list's own reversed() reads the Python items, which a bounded list has none of: a
+        # loop over `reversed(v)` (a Viterbi backtrace) ran no step at all
+        if self.bounded:
+            raise self._unsupported("reversed() outside a for loop")
+        return list.__reversed__(self)
+
+    def reverse(self) -> None:
+        if not self.bounded:
+            list.reverse(self)
+            return
+        at = torch.arange(self.buffer.shape[0])
+        self.buffer = self.buffer.index_select(
+            0, torch.where(at < self.length, self.length - 1 - at, at))
+
     def valid(self) -> torch.Tensor:
         """The items as one tensor (length, *item), of a data-dependent length."""
         n = self.length.item()
@@ -127,9 +142,28 @@ class TensorList(list):
         return UnsupportedConstructError(
             f"{what} of a list whose length depends on the data",
             "a list appended on a data-dependent path is a bounded buffer while exporting: "
-            "torch.cat/torch.stack of it, len(), v[i] and v[-i] are supported",
+            "torch.cat/torch.stack of it, len(), v[i], v[-i], v.reverse() and a for loop over "
+            "it or reversed(it) are supported",
             self.site,
         )
+
+
+def _refused_when_bounded(name: str):
+    def method(self, *args, **kwargs):
+        if self.bounded:
+            raise self._unsupported(f".{name}()" if name.isidentifier() else name)
+        return getattr(list, name)(self, *args, **kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+# list's other methods read or write the Python items, which a bounded list has none of
+for _name in ("pop", "insert", "remove", "index", "count", "copy", "sort", "clear",
+              "__contains__", "__add__", "__iadd__", "__mul__", "__imul__", "__rmul__",
+              "__setitem__", "__delitem__", "__eq__", "__ne__"):
+    setattr(TensorList, _name, _refused_when_bounded(_name))
+del _name
 
 
 def new_list(site: str, *items: Any) -> TensorList:

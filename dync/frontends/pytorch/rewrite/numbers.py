@@ -46,13 +46,14 @@ def merged_kind(one: Any, other: Any) -> type | None:
         kind = kinds[0] or kinds[1]
         tensor = other if kinds[1] is None else one
         return kind if isinstance(tensor, torch.Tensor) and tensor.dim() == 0 \
-            and _dtype_kind(tensor.dtype) is kind else None
+            and dtype_kind(tensor.dtype) is kind else None
     if kinds[0] is kinds[1]:
         return kinds[0]
     return float if float in kinds else int
 
 
-def _dtype_kind(dtype: torch.dtype) -> type:
+def dtype_kind(dtype: torch.dtype) -> type:
+    """The Python number type a 0-d tensor of `dtype` stands for."""
     return bool if dtype == torch.bool else float if dtype.is_floating_point else int
 
 

@@ -54,6 +54,7 @@ from .lifting import record_returned, recording_usage
 from .lists import TensorList, length, new_list  # noqa: F401  (called by rewritten code)
 from .numbers import (
     as_number,
+    dtype_kind,
     merged_kind,
     numbers_returned,  # noqa: F401  (called by the rewritten forward)
 )
@@ -71,8 +72,7 @@ def state(frame_locals: dict, names: Sequence[str]) -> tuple:
 def item(value: Any) -> Any:
     if _is_dynamic(value):
         number = value.reshape(())
-        return as_number(number, bool if number.dtype == torch.bool else
-                         float if number.is_floating_point() else int)
+        return as_number(number, dtype_kind(number.dtype))
     return value.item()
 
 
@@ -546,8 +546,11 @@ def for_each(items: Any, body_fn: Callable, names: Sequence[str], values: tuple,
              stops: Sequence[str] = (), enumerated: bool = False) -> tuple:
     """`for v in items: body` (`for i, v in enumerate(items)` where `enumerated`): over a
     tensor, `for_range` over its rows (a `while_loop` when their number is a symbolic size, as
-    a time-major sequence's: iterating would fix it to the example's); over anything else a
+    a time-major sequence's: iterating would fix it to the example's), as over the items of a
+    list of data-dependent length (a bounded buffer's valid rows); over anything else a
     Python loop."""
+    if isinstance(items, TensorList) and items.bounded:
+        items = items.valid()
     if isinstance(items, torch.Tensor) and items.dim():
         if enumerated:
             def body(i, *state):
@@ -567,6 +570,16 @@ def _unpacked(body_fn: Callable) -> Callable:
         return body_fn(*pair, *state)
 
     return body
+
+
+def reversed_items(items: Any) -> Any:
+    """What `for v in reversed(items)` iterates, as `for_each` takes it: a tensor's rows and a
+    list of data-dependent length's items are those of the rows flipped."""
+    if isinstance(items, TensorList) and items.bounded:
+        items = items.valid()
+    if isinstance(items, torch.Tensor) and items.dim():
+        return items.flip(0)
+    return reversed(items)
 
 
 def unbound(x: Any, dim: Any = 0) -> Any:

@@ -343,7 +343,17 @@ def _over_a_name(node: ast.AST) -> bool:
     if _enumerated(node):
         items, target = items.args[0], target.elts[1]
     return isinstance(target, ast.Name) and (isinstance(items, ast.Name)
-                                             or _unbind_operands(items) is not None)
+                                             or _unbind_operands(items) is not None
+                                             or _reversed_operand(items) is not None)
+
+
+def _reversed_operand(call: ast.expr) -> ast.expr | None:
+    """`xs` of `reversed(xs)` over a variable (a Viterbi backtrace over its history list)."""
+    if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) \
+            and call.func.id == "reversed" and len(call.args) == 1 and not call.keywords \
+            and isinstance(call.args[0], ast.Name):
+        return call.args[0]
+    return None
 
 
 def _enumerated(node: ast.For) -> bool:
@@ -473,7 +483,7 @@ class _Functionalize(ast.NodeTransformer):
     def visit_For(self, node: ast.For) -> ast.stmt | list[ast.stmt]:
         """`for v in range(...)` -> `__dync__.for_range`: a Python loop, or a `while_loop`
         when a bound is a symbolic size; `for v in xs` -> `__dync__.for_each`, the same over
-        the rows of a tensor. Other `for` loops (over `self.layers`, `enumerate(...)`,
+        the rows of a tensor or the items of a list (also `reversed`). Other `for` loops (over `self.layers`, `enumerate(...)`,
         constant ranges) stay Python and are unrolled."""
         self.generic_visit(node)
         over_range, over_name = _symbolic_range(node), _over_a_name(node)
@@ -494,6 +504,8 @@ class _Functionalize(ast.NodeTransformer):
             unbound = _unbind_operands(items)
             if unbound is not None:  # the rows of the tensor with that dim moved first
                 items = _call("unbound", *unbound)
+            elif (backwards := _reversed_operand(items)) is not None:
+                items = _call("reversed_items", backwards)
             call = _call("for_each", items, _name(body_fn.name), names_tuple, values,
                          _const(self._site(node)))
             if enumerated:
