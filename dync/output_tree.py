@@ -5,7 +5,7 @@ A deployed module runs where torch may be absent, and a manifest may come from s
 the spec is parsed as data here. Tuples, lists, dicts and OrderedDicts (what models return)
 are rebuilt without torch (and a `None` or constant the model returns, which the compiled
 function does not, and a number it returns, a 0-d output made a Python int, float or bool
-again), and torch's named tuples of results (`torch.return_types.sort`,
+again, and a tensor returned from one path and None from the other), and torch's named tuples of results (`torch.return_types.sort`,
 `max(dim)`'s) as such where torch is loaded, as tuples where it is not. The model's own
 namedtuples (`Out = namedtuple("Out", ["logits", "hidden"])`) are written by module, name
 and fields (`namedtuple_node`) and rebuilt as their class where this process defined it
@@ -45,6 +45,10 @@ SCALAR_NODE = "dync.output_tree.scalar"
 #: A constant the model returns (`return y, 3`): no output of the compiled function; its
 #: context is the value's JSON.
 CONSTANT_NODE = "dync.output_tree.constant"
+#: A tensor the model returns from one path of a data-dependent branch and None from the
+#: other: two outputs of the compiled function, the tensor and a 0-d bool saying whether it
+#: is there, rebuilt as the tensor or None.
+OPTIONAL_NODE = "dync.output_tree.optional"
 _SCALARS = {"int": int, "float": float, "bool": bool}
 #: The types of a constant leaf's value.
 CONSTANT_TYPES = (bool, int, float, str)
@@ -138,7 +142,7 @@ def _torch_spec(data: dict, flat, values: list, depth: int = 0) -> dict:
     if depth > _MAX_DEPTH:
         raise ValueError(f"nested more than {_MAX_DEPTH} deep")
     kind = data["type"]
-    if kind is None or kind in (NONE_NODE, SCALAR_NODE, CONSTANT_NODE):
+    if kind is None or kind in (NONE_NODE, SCALAR_NODE, CONSTANT_NODE, OPTIONAL_NODE):
         values.append(_build(_node(data, depth), flat))
         return _LEAF
     if not isinstance(data["children_spec"], list):
@@ -168,11 +172,14 @@ def _node(data: dict, depth: int) -> Node:
         if not isinstance(value, CONSTANT_TYPES):
             raise ValueError(f"a constant of type {type(value).__name__}")
         return Node(CONSTANT_NODE, (value,))
-    if kind not in _CONTAINERS and kind != _NAMEDTUPLE and not _RESULTS.fullmatch(str(kind)):
+    if kind not in _CONTAINERS and kind not in (_NAMEDTUPLE, OPTIONAL_NODE) \
+            and not _RESULTS.fullmatch(str(kind)):
         raise _Foreign(str(kind))
     if not isinstance(children, list):
         raise TypeError("children_spec is not a list")
     nodes = tuple(_node(c, depth + 1) for c in children)
+    if kind == OPTIONAL_NODE and [n.kind for n in nodes] != [None, None]:
+        raise ValueError("an optional node's children are not a value and its presence")
     keys: tuple = ()
     if kind in _DICTS:
         keys = tuple(json.loads(context))
@@ -241,6 +248,9 @@ def _build(node: Node, leaves) -> Any:
     if node.kind == CONSTANT_NODE:
         return node.keys[0]
     values = [_build(c, leaves) for c in node.children]
+    if node.kind == OPTIONAL_NODE:
+        value, present = values
+        return value if bool(present) else None
     if node.kind == _NAMEDTUPLE:
         return _namedtuple_class(*node.keys)(*values)
     if node.kind not in _CONTAINERS:  # torch.return_types.<name>

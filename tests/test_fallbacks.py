@@ -291,6 +291,33 @@ def test_an_in_place_write_of_a_buffer_is_refused():
     torch.testing.assert_close(x, twin)
 
 
+class DecaysItsWeight(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(8))
+
+    def forward(self, x):
+        with torch.no_grad():
+            self.weight.mul_(0.5)
+        return x * self.weight
+
+
+def test_an_in_place_write_of_a_parameter_is_refused():
+    """As a buffer's: the compiled module returned the new weight in place of the result
+    (the first-call check caught it)."""
+    with pytest.raises(dync.UnsupportedConstructError,
+                       match="writes the parameter 'weight' in place"):
+        dync.compile(DecaysItsWeight(), (torch.randn(4, 8),), mode="graph", cache=False)
+    model, reference = DecaysItsWeight(), DecaysItsWeight()
+    compiled = dync.compile(model, (torch.randn(4, 8),), cache=False)
+    assert compiled.report.graph_breaks[0]["construct"] == "in-place write of an input or buffer"
+    x = torch.randn(4, 8)
+    reference(x)  # the example call's write
+    for _ in range(3):
+        with torch.no_grad():
+            torch.testing.assert_close(compiled(x), reference(x))
+
+
 class ClampsItsSecondInput(nn.Module):
     def forward(self, x, y):
         y.clamp_(min=0)

@@ -15,7 +15,7 @@ from torch.export import Dim
 
 import dync
 from dync.errors import ModuleFormatError
-from dync.output_tree import CONSTANT_NODE, SCALAR_NODE, OutputTree
+from dync.output_tree import CONSTANT_NODE, OPTIONAL_NODE, SCALAR_NODE, OutputTree
 
 Heads = namedtuple("Heads", ["logits", "hidden"])
 
@@ -184,6 +184,11 @@ def test_an_early_exits_index_comes_back_as_an_int(as_dict):
     ({"type": CONSTANT_NODE, "context": "{\"a\": 1}", "children_spec": []}, "a constant of"),
     ({"type": SCALAR_NODE, "context": "int", "children_spec": [
         {"type": None, "context": None, "children_spec": []}]}, "a scalar leaf has children"),
+    ({"type": OPTIONAL_NODE, "context": None, "children_spec": [
+        {"type": None, "context": None, "children_spec": []}] * 3}, "an optional node's"),
+    ({"type": OPTIONAL_NODE, "context": None, "children_spec": [
+        {"type": None, "context": None, "children_spec": []},
+        {"type": SCALAR_NODE, "context": "int", "children_spec": []}]}, "an optional node's"),
 ])
 def test_malformed_number_and_constant_leaves_are_refused(node, error):
     with pytest.raises(ModuleFormatError, match=error):

@@ -32,6 +32,11 @@ definition instead while dync exports a model:
 * `tril_indices`/`triu_indices` of a dynamic size (the pairs below a diagonal: pairwise
   features, graph edges, DLRM's dot interaction), which specializes it likewise: here the
   indices in closed form, in the same row-major order, their count a size expression.
+* `F.embedding` with a `max_norm` (`nn.Embedding(..., max_norm=1.0)`), which first rescales
+  the rows it reads of the weight in place (`embedding_renorm_`: IREE has no lowering for it,
+  and the compiled module cannot keep a write of a parameter): here the rows read, then
+  scaled as the write scales them. No later result differs, as a row written so is within
+  the norm from then on; the model's weight is left as it was, where eager changes it.
 """
 
 from __future__ import annotations
@@ -244,9 +249,20 @@ _TRIANGLES = {torch.tril_indices: _triangle(lower=True), torch.triu_indices: _tr
 
 #: The functions this module replaces, and what it calls instead (NotImplemented: torch's own
 #: after all).
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    if max_norm is None:
+        return NotImplemented
+    rows = torch.nn.functional.embedding(input, weight, padding_idx, None, norm_type,
+                                         scale_grad_by_freq, sparse)
+    norms = torch.linalg.vector_norm(rows, norm_type, dim=-1, keepdim=True)
+    return rows * torch.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+
+
 _REPLACEMENTS = {
     torch.repeat_interleave: repeat_interleave, torch.Tensor.repeat_interleave: repeat_interleave,
     **_TRIANGLES, **_AFFINE_GRIDS, torch.linspace: linspace,
     torch.nn.functional.one_hot: one_hot,
     torch.linalg.norm: linalg_norm, torch.linalg.matrix_norm: _matrix_norm,
-    torch.take_along_dim: take_along_dim, torch.Tensor.take_along_dim: take_along_dim}
+    torch.take_along_dim: take_along_dim, torch.Tensor.take_along_dim: take_along_dim,
+    torch.nn.functional.embedding: embedding}

@@ -24,7 +24,7 @@ from torch.utils import _pytree as pytree
 from torch.utils._sympy.numbers import int_oo
 
 from ...errors import DyncError, OptionError, UnsupportedConstructError
-from ...output_tree import CONSTANT_NODE, NONE_NODE, SCALAR_NODE, namedtuple_node
+from ...output_tree import CONSTANT_NODE, NONE_NODE, OPTIONAL_NODE, SCALAR_NODE, namedtuple_node
 from ...signature import Signature, SymbolSpec, TensorSpec, dtype_name
 from ..common import ImportedProgram, Lowering, finish_import
 from . import guards, shape_exprs
@@ -37,6 +37,7 @@ from .inferred_view_sizes import explicit_inferred_view_sizes
 from .masked_updates import masked_updates_as_where
 from .rewrite import Rewrite, rewritten
 from .rewrite.decisions import active_recorder, recording_compiled_branches
+from .rewrite.optionals import MaybeTensor
 from .scalar_outputs import TENSOR, scalar_outputs_as_tensors
 from .source import (
     is_user_file,
@@ -293,6 +294,7 @@ def _decomposed(ep: torch.export.ExportedProgram, hinted: bool = False) -> torch
         masked_updates_as_where(ep.graph_module)
         ep = ep.run_decompositions(DECOMPOSITIONS)
     _refuse_state_writes(ep, _BUFFER_WRITE)
+    _refuse_state_writes(ep, _PARAMETER_WRITE)
     forward_view_writes(ep.graph_module)
     explicit_inferred_view_sizes(ep.graph_module)
     if shape_env is not None:
@@ -324,11 +326,13 @@ class _WithUnsavedBuffers:
 
 _INPUT_WRITE = (torch.export.graph_signature.OutputKind.USER_INPUT_MUTATION, "its input")
 _BUFFER_WRITE = (torch.export.graph_signature.OutputKind.BUFFER_MUTATION, "the buffer")
+_PARAMETER_WRITE = (torch.export.graph_signature.OutputKind.PARAMETER_MUTATION, "the parameter")
 
 
 def _refuse_state_writes(ep: torch.export.ExportedProgram, refused: tuple[Any, str]) -> None:
     """Refuse a forward that writes in place what `refused` names (an output kind, and what
-    it is in words): a buffer (`self.calls += 1`), or an input (`x.mul_(2)`) where the
+    it is in words): a buffer (`self.calls += 1`), a parameter (`self.w.mul_(0.5)` under
+    `no_grad`: the compiled module returned the new weight as a result), or an input (`x.mul_(2)`) where the
     caller does not take the new value. torch.export returns the new value beside the
     results, and the compiled module, which takes buffers as constants, would leave them as
     they were, unlike eager. `mode="auto"` runs such a model in eager PyTorch."""
@@ -697,6 +701,8 @@ def _tree_json(spec: pytree.TreeSpec, leaves: Iterator[tuple[str | None, Any]]) 
         return {"type": kind, "context": context, "children_spec": []}
     if pytree.is_structseq_class(spec.type) and spec.type.__module__ == "torch.return_types":
         kind, context = f"torch.return_types.{spec.type.__name__}", "null"
+    elif spec.type is MaybeTensor:
+        kind, context = OPTIONAL_NODE, None
     elif spec.type is collections.namedtuple and not _serializable(spec.context):
         kind, context = namedtuple_node(spec.context)  # pytree's context: the class
     else:  # torch's own serialization of this node, its children as leaves

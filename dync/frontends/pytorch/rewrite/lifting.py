@@ -8,7 +8,6 @@ subgraph as a constant (wrong on every other input). Dynamo lifts such tensors f
 
 from __future__ import annotations
 
-import collections
 import contextvars
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -19,6 +18,7 @@ from torch.overrides import TorchFunctionMode
 from torch.utils import _pytree as pytree
 
 from .lists import list_mode_active
+from .optionals import MaybeTensor, plain_container
 
 # The module being exported: its parameters and buffers are lifted into every branch.
 _root_module: contextvars.ContextVar[torch.nn.Module | None] = contextvars.ContextVar(
@@ -160,12 +160,9 @@ def lifted(emit: Callable, functions: Sequence[Callable], values: tuple,
 
 def is_container(value: Any) -> bool:
     """A tuple (named or not), a plain list or a dict (`return {"logits": x, "exit": i}` from
-    an early exit): not a `TensorList`, which crosses control flow as a buffer and its
-    length."""
-    return type(value) in _CONTAINERS or isinstance(value, tuple) and hasattr(value, "_fields")
-
-
-_CONTAINERS = (tuple, list, dict, collections.OrderedDict)
+    an early exit), or a `MaybeTensor` (a tensor and its presence): not a `TensorList`, which
+    crosses control flow as a buffer and its length."""
+    return plain_container(value) or isinstance(value, MaybeTensor)
 
 
 def _value_tensors(value: Any) -> tuple[list[torch.Tensor], Callable[[list], Any] | None]:

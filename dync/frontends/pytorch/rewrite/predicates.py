@@ -1,4 +1,4 @@
-"""The rewrite's expression pass (`_Predicates`): conditions, `bool()`/`int()`/`float()` of tensors,
+"""The rewrite's expression pass (`_Predicates`): conditions, `is None` tests, `bool()`/`int()`/`float()` of tensors,
 subscripts and subscript assignment, list literals and `len`, rewritten into calls of the
 rewrite's runtime, which keep them traceable on dynamic values.
 """
@@ -141,12 +141,31 @@ class _Predicates(ast.NodeTransformer):
             return ast.copy_location(_call("length", node.args[0]), node)
         if _square_root(node):
             return ast.copy_location(_call("sqrt", node.args[0]), node)
-        if (isinstance(node.func, ast.Attribute) and node.func.attr == "tensor"
+        if (isinstance(node.func, ast.Attribute) and node.func.attr in ("tensor", "as_tensor")
                 and isinstance(node.func.value, ast.Name) and node.func.value.id == "torch"):
-            call = _call("tensor", *node.args)
+            call = _call(node.func.attr, *node.args)
+            call.keywords = node.keywords
+            return ast.copy_location(call, node)
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "new_tensor" and node.args:
+            call = _call("new_tensor", node.func.value, *node.args)
             call.keywords = node.keywords
             return ast.copy_location(call, node)
         return node
+
+    def visit_Compare(self, node: ast.Compare) -> ast.expr:
+        """`x is None` -> `__dync__.is_none(x)`, `x is not None` -> `__dync__.is_not_none(x)`:
+        a predicate where a data-dependent branch left `x` None on one path only
+        (`optionals.py`), Python's test elsewhere."""
+        self.generic_visit(node)
+        if len(node.ops) != 1 or not isinstance(node.ops[0], ast.Is | ast.IsNot):
+            return node
+        left, right = node.left, node.comparators[0]
+        if _is_none_literal(left):
+            left, right = right, left
+        if not _is_none_literal(right):
+            return node
+        test = "is_none" if isinstance(node.ops[0], ast.Is) else "is_not_none"
+        return ast.copy_location(_call(test, left), node)
 
     def visit_If(self, node: ast.If) -> ast.If:
         self._nested(node)
@@ -162,6 +181,10 @@ class _Predicates(ast.NodeTransformer):
         self.generic_visit(node)
         node.test = _condition(node.test)
         return node
+
+
+def _is_none_literal(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
 
 
 _ROUNDINGS = {"int", "floor", "ceil"}

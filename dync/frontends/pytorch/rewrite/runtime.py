@@ -58,8 +58,21 @@ from .numbers import (
     merged_kind,
     numbers_returned,  # noqa: F401  (called by the rewritten forward)
 )
+from .optionals import (
+    as_optionals,
+    is_none,  # noqa: F401  (called by rewritten code)
+    is_not_none,  # noqa: F401  (called by rewritten code)
+)
 from .ratios import SizeRatio, exact_div  # noqa: F401  (called by rewritten code)
-from .values import _is_position, data_of, one_step, setitem, tensor  # noqa: F401  (called by rewritten code)
+from .values import (  # noqa: F401  (called by rewritten code)
+    _is_position,
+    as_tensor,
+    data_of,
+    new_tensor,
+    one_step,
+    setitem,
+    tensor,
+)
 from .values import getitem as _indexed
 
 
@@ -253,6 +266,9 @@ def _cond(pred: torch.Tensor, true_fn, false_fn, names, values, site: str,
             mask[:] = [m or d for m, d in zip(mask, dead, strict=True)]
     probe_true = _mask(probe_true, mask_true, probe_false)
     probe_false = _mask(probe_false, mask_false, probe_true)
+    # None on one side and a tensor on the other: a tensor and a presence flag
+    probe_true, probe_false = (as_optionals(probe_true, probe_false, names, (RETURN_VALUE,)),
+                               as_optionals(probe_false, probe_true, names, (RETURN_VALUE,)))
     # Tuples and lists cross item by item: the masks above are per variable, the rest per item.
     containers = Containers(probe_true, probe_false)
     flat_true = containers.placeholders(probe_true, containers.flatten(probe_false))
@@ -264,6 +280,7 @@ def _cond(pred: torch.Tensor, true_fn, false_fn, names, values, site: str,
     def branch(fn, probe_other, flat_other, dead):
         def run(*lifted_values):
             out = _mask(tuple(fn(*lifted_values)), dead, probe_other)
+            out = as_optionals(out, probe_other, names, (RETURN_VALUE,))
             out = containers.placeholders(out, flat_other)
             buffers = [_dense(t) for tl, cap, like in grown for t in tl.as_buffer(cap, like)]
             return tuple(

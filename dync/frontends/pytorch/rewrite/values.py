@@ -27,6 +27,7 @@ from typing import Any
 import torch
 
 from .lists import TensorList
+from .numbers import number_kind
 
 # Literals bigger than this stay constants (and a branch holding one falls back).
 MAX_TRACED_LITERAL = 256
@@ -172,14 +173,32 @@ def tensor(data: Any, *args: Any, **kwargs: Any) -> torch.Tensor:
         return torch.tensor(data, dtype=dtype, device=device, **kwargs)
     if not items:
         return torch.empty(shape, dtype=dtype, device=device)
-    parts = [torch.full((), item, dtype=dtype, device=device) for item in items]
+    parts = [item.reshape(()).to(dtype=dtype, device=device) if isinstance(item, torch.Tensor)
+             else torch.full((), item, dtype=dtype, device=device) for item in items]
     return torch.stack(parts).reshape(shape)
+
+
+def as_tensor(data: Any, *args: Any, **kwargs: Any) -> torch.Tensor:
+    """`torch.as_tensor(data, ...)`: a tensor as it is; a list of numbers as `tensor` makes
+    it (`torch.as_tensor([x.mean().item(), x.std().item()])`)."""
+    if isinstance(data, torch.Tensor) or not _tracing():
+        return torch.as_tensor(data, *args, **kwargs)
+    return tensor(data, *args, **kwargs)
+
+
+def new_tensor(like: Any, data: Any, *args: Any, **kwargs: Any) -> Any:
+    """`like.new_tensor(data, ...)`: of a tensor `like` and a list of numbers, as `tensor`
+    makes it, in `like`'s dtype and device unless given."""
+    if not isinstance(like, torch.Tensor) or isinstance(data, torch.Tensor) or args \
+            or not _tracing():
+        return like.new_tensor(data, *args, **kwargs)
+    return tensor(data, **{"dtype": like.dtype, "device": like.device, **kwargs})
 
 
 def _flatten(data: Any) -> tuple[list | None, tuple[int, ...]]:
     """The numbers of a nested list literal, row-major, and its shape (None when ragged or not
     numbers)."""
-    if isinstance(data, bool | int | float | torch.SymInt | torch.SymFloat | torch.SymBool):
+    if number_kind(data) is not None:  # also a number the rewrite keeps as a 0-d tensor
         return [data], ()
     if not isinstance(data, list | tuple):
         return None, ()
@@ -191,10 +210,12 @@ def _flatten(data: Any) -> tuple[list | None, tuple[int, ...]]:
 
 
 def _dtype_of(items: list) -> torch.dtype:
-    """The dtype torch.tensor infers for these Python numbers."""
-    if all(isinstance(x, bool | torch.SymBool) for x in items):
+    """The dtype torch.tensor infers for these Python numbers (or numbers kept as 0-d
+    tensors: the kind they stand for)."""
+    kinds = {number_kind(x) for x in items}
+    if kinds == {bool}:
         return torch.bool
-    if any(isinstance(x, float | torch.SymFloat) for x in items):
+    if float in kinds:
         return torch.get_default_dtype()
     return torch.int64
 
