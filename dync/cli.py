@@ -256,10 +256,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
     for target in args.output or ():
         writable(target, "--output file")
     module = load(args.module)
-    outputs = [np.asarray(out) for out in leaves(module(*inputs))]  # a returned int too
+    outputs = [None if out is None else np.asarray(out)  # a returned int too
+               for out in _results(module(*inputs), leaves)]
     if args.output and len(args.output) != len(outputs):
         raise DyncError(f"the module returns {len(outputs)} output(s); got {len(args.output)} --output")
     for i, out in enumerate(outputs):
+        if out is None:  # an output the model returns on some paths only, or a None
+            print(f"output {i}: None" + (f" (nothing written to {args.output[i]})"
+                                         if args.output else ""))
+            continue
         if args.output:
             try:
                 np.save(args.output[i], out)
@@ -268,6 +273,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
                                 f"{e.strerror or e}") from None
         print(f"output {i}: {out.dtype}{list(out.shape)}" + ("" if args.output else f"\n{out}"))
     return 0
+
+
+def _results(value, leaves) -> list:
+    """A call's results in order, each None among them too (`leaves` drops them, as inputs)."""
+    if value is None:
+        return [None]
+    if isinstance(value, tuple | list):
+        return [r for v in value for r in _results(v, leaves)]
+    if isinstance(value, dict):
+        return [r for v in value.values() for r in _results(v, leaves)]
+    return leaves(value)
 
 
 def _cmd_profile(args: argparse.Namespace) -> int:

@@ -7,6 +7,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
+from torch import nn
+from torch.export import Dim
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -69,12 +72,42 @@ def test_compile_factory_and_run(compiled_example, tmp_path):
     assert "output 0: float32[3, 10]" in result.stdout
 
     sys.path.insert(0, str(ROOT / "examples"))
-    import torch
     from early_exit import build
 
     model = build()[0]
     expected = model(torch.from_numpy(x)).detach().numpy()
     np.testing.assert_allclose(np.load(tmp_path / "y.npy"), expected, rtol=1e-4, atol=1e-5)
+
+
+class _AuxiliaryOnOnePath(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin, self.aux = nn.Linear(8, 8), nn.Linear(8, 2)
+
+    def forward(self, x):
+        out, aux = self.lin(x), None
+        if x.mean() > 0:
+            aux = self.aux(out)
+        return out, aux
+
+
+def test_run_prints_an_output_the_path_taken_leaves_none(tmp_path):
+    """An output returned on one path only is `None` in its place, not dropped (the outputs
+    after it would be numbered wrong and matched with the wrong --output files)."""
+    import dync
+
+    compiled = dync.compile(_AuxiliaryOnOnePath(), (torch.rand(2, 8) + 0.1,),
+                            dynamic_shapes=({0: Dim("batch", max=8)},), mode="graph", cache=False)
+    compiled.save(tmp_path / "aux.vmfb")
+    files = [str(tmp_path / "out.npy"), str(tmp_path / "aux.npy")]
+    absent = run("dync", "run", str(tmp_path / "aux.vmfb"), "--input", "2x8xf32=-1",
+                 "--output", files[0], "--output", files[1])
+    assert absent.returncode == 0, absent.stderr
+    assert "output 0: float32[2, 8]" in absent.stdout
+    assert f"output 1: None (nothing written to {files[1]})" in absent.stdout
+    present = run("dync", "run", str(tmp_path / "aux.vmfb"), "--input", "3x8xf32=1")
+    assert present.returncode == 0, present.stderr
+    assert "output 1: float32[3, 2]" in present.stdout
 
 
 def test_run_rejects_out_of_range_input(compiled_example):
