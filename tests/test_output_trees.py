@@ -159,6 +159,46 @@ def test_numbers_and_constants_among_the_outputs_come_back_as_such(tmp_path):
             _same(module(y), ReturnsNumbers()(y))
 
 
+class ArithmeticOnNumbersFromTheData(torch.nn.Module):
+    """Python arithmetic on `.item()`s, an `int()` and a counter a loop left by a break on
+    data changed: numbers in eager; they came back 0-d tensors (arithmetic dropped the mark
+    that makes them numbers), and a bool `.item()` failed the import (`sym_ite`)."""
+
+    def __init__(self):
+        super().__init__()
+        with torch.random.fork_rng():
+            torch.manual_seed(0)
+            self.lin = torch.nn.Linear(8, 8)
+            self.blocks = torch.nn.ModuleList(torch.nn.Linear(8, 8) for _ in range(3))
+
+    def forward(self, x):
+        y = self.lin(x)
+        n = (y > 0).sum().item()
+        m = int(y.argmax())
+        depth = 0
+        for block in self.blocks:
+            y = block(y)
+            depth += 1
+            if y.mean() > 0:
+                break
+        return (y, n + 1, n / 2, n > 3, 2 - n, m * 2 + n, -m, (x.mean() > 0).item(),
+                depth * 0.5 + 1, depth + n)
+
+
+def test_arithmetic_on_numbers_from_the_data_gives_numbers():
+    model = ArithmeticOnNumbersFromTheData()
+    compiled = dync.compile(model, (torch.randn(3, 8),), dynamic_shapes=({0: Dim("b", max=16)},),
+                            mode="graph", cache=False)
+    generator = torch.Generator().manual_seed(2)
+    flags = set()
+    for rows in (1, 2, 5) * 4:
+        y = torch.randn(rows, 8, generator=generator) * 3
+        want = model(y)
+        _same(compiled(y), want)
+        flags.add(want[7])
+    assert flags == {True, False}
+
+
 @pytest.mark.parametrize("as_dict", [False, True], ids=["tuple", "dict"])
 def test_an_early_exits_index_comes_back_as_an_int(as_dict):
     """`return out, i` from inside a data-dependent exit: the index crosses the branches as a

@@ -19,6 +19,7 @@ from . import lifting
 from .decisions import record_branches, replay_branches
 from .helpers import Helpers
 from .lists import BoundedListMode
+from .numbers import NumberArithmetic
 from .packed import packed_sequences
 from .recurrent import looped_forward
 from .transform import RewrittenFunction, needs_rewrite, rewrite_function
@@ -63,6 +64,8 @@ def rewritten(model: torch.nn.Module) -> Iterator[Rewrite]:
     token = lifting.set_root_module(model)
     list_mode = BoundedListMode()
     list_mode.__enter__()
+    arithmetic = NumberArithmetic()
+    arithmetic.__enter__()
     packing = packed_sequences()
     packing.__enter__()
     try:
@@ -101,6 +104,7 @@ def rewritten(model: torch.nn.Module) -> Iterator[Rewrite]:
         yield result
     finally:
         packing.__exit__(None, None, None)
+        arithmetic.__exit__(None, None, None)
         list_mode.__exit__(None, None, None)
         lifting.reset_root_module(token)
         for module in inplace:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+from torch.overrides import TorchFunctionMode
 from torch.utils import _pytree as pytree
 
 #: The attribute marking a 0-d tensor that stands for a Python number of the model's code
@@ -63,6 +64,48 @@ def numbers_returned(result: Any) -> Any:
     it a number output again (`scalar_outputs`)."""
     def number(leaf: Any) -> Any:
         kind = getattr(leaf, _NUMBER, None) if isinstance(leaf, torch.Tensor) else None
+        if kind is bool:
+            # `.item()` of a bool tensor is a SymBool torch writes as `sym_ite` over an int,
+            # which the importer does not take: the comparison of that int instead
+            return leaf.to(torch.int64).item() != 0
         return leaf if kind is None else leaf.to(NUMBER_DTYPES[kind]).item()
 
     return pytree.tree_map(number, result)
+
+
+def _same_kind(kinds: list[type]) -> type:
+    return float if float in kinds else int
+
+
+def _logical(kinds: list[type]) -> type:
+    return bool if all(k is bool for k in kinds) else int
+
+
+_TB, _T = torch._C.TensorBase, torch.Tensor
+#: The tensor methods Python's number operators call, and the kind of number each gives.
+_ARITHMETIC = {
+    **dict.fromkeys((_TB.add, _TB.sub, _TB.mul, _TB.remainder, _TB.pow, _TB.neg, _TB.abs,
+                     _T.__rsub__, _T.__floordiv__, _T.__rfloordiv__, _T.__rmod__, _T.__pow__,
+                     _T.__rpow__), _same_kind),
+    **dict.fromkeys((_TB.div, _T.__rdiv__), lambda kinds: float),
+    **dict.fromkeys((_TB.gt, _TB.lt, _TB.ge, _TB.le, _TB.eq, _TB.ne, _TB.__eq__, _TB.__ne__,
+                     _TB.__gt__, _TB.__lt__, _TB.__ge__, _TB.__le__), lambda kinds: bool),
+    **dict.fromkeys((_TB.__and__, _TB.__or__, _TB.__xor__), _logical),
+}
+
+
+class NumberArithmetic(TorchFunctionMode):
+    """Python arithmetic of numbers the rewrite keeps as 0-d tensors, with each other or with
+    Python numbers (`n + 1`, `n / 2`, `n > 3` of an `n = t.item()`), gives a number of the
+    kind Python's gives, marked as such: the forward returns it as a number, as eager does
+    (it came back a 0-d tensor)."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        result = func(*args, **(kwargs or {}))
+        kind_of = _ARITHMETIC.get(func)
+        if kind_of is None or kwargs or not isinstance(result, torch.Tensor) or result.dim():
+            return result
+        kinds = [number_kind(a) for a in args]
+        if None not in kinds and any(isinstance(a, torch.Tensor) for a in args):
+            as_number(result, kind_of(kinds))
+        return result
