@@ -122,52 +122,43 @@ def _pad(x, pad, mode="constant", value=None):
     it reads (torch-mlir's lowering of reflection padding over a dynamic size fails IREE's
     codegen, and it has none for circular padding). A negative constant pad (a crop, as
     `F.fold`'s col2im writes its padding) is a slice, the rest padded: torch-mlir's lowering
-    gave IREE negative offsets ("expected offsets to be non-negative"); one whose sign is
-    known only at run time reads `x` by positions (`_padded_by_positions`). Other modes:
-    torch-mlir's own."""
-    if mode == "constant" and not all(_never_negative(p) for p in pad):
+    gave IREE negative offsets ("expected offsets to be non-negative"). A constant pad by
+    amounts of a sign known only at run time (`F.pad(up, [d // 2, d - d // 2])` of a size
+    difference `d`: U-Net's skip connections, padded or cropped to the encoder's odd sizes)
+    reads `x` by positions too, `value` outside it, along the dims padded so (torch-mlir's
+    lowering took a negative amount as an offset: reads off the end of a buffer at run
+    time); dims padded by amounts never negative stay a pad. Other modes: torch-mlir's own."""
+    if mode == "constant":
+        if all(_never_negative(p) for p in pad):
+            return NotImplemented
         if all(isinstance(p, int) for p in pad):
             return _cropped(x, pad, value)
-        return _padded_by_positions(x, pad, 0 if value is None else value)
-    if mode not in ("reflect", "circular"):
+    elif mode not in ("reflect", "circular"):
         return NotImplemented
+    fill = 0 if value is None else value
     for i in range(len(pad) // 2):
         dim, before, after = x.dim() - 1 - i, pad[2 * i], pad[2 * i + 1]
         if statically_known_true(before == 0) and statically_known_true(after == 0):
             continue  # a pad computed from a size is not read as a bool (a guard on it)
+        if mode == "constant" and _never_negative(before) and _never_negative(after):
+            x = torch.constant_pad_nd(x, [0, 0] * i + [before, after], fill)
+            continue
         n = x.shape[dim]
         at = torch.arange(-before, n + after, device=x.device)
         if mode == "reflect":
             at = (n - 1) - ((n - 1) - at.abs()).abs()
-        else:
+        elif mode == "circular":
             at = torch.where(at < 0, at + n, torch.where(at >= n, at - n, at))
         # A no-op for every pad eager takes (less than n; export asserts it of a pad that is
         # a size) that shows `dync-check-indices` the reads in range: no run-time check.
-        x = x.index_select(dim, at.clamp(0, n - 1))
+        read = x.index_select(dim, at.clamp(0, n - 1))
+        x = read if mode != "constant" else read.masked_fill(
+            ((at < 0) | (at >= n)).view([-1] + [1] * (x.dim() - 1 - dim)), fill)
     return x
 
 
 def _never_negative(size) -> bool:
     return size >= 0 if isinstance(size, int) else statically_known_true(size >= 0)
-
-
-def _padded_by_positions(x, pad, value):
-    """`x` padded by amounts of a sign known only at run time (`F.pad(up, [d // 2, d - d // 2])`
-    of a size difference `d`: U-Net's skip connections, padded or cropped to the encoder's
-    odd sizes): along such a dim each output position reads `x` at `position - before`, and
-    `value` outside `x`. torch-mlir's lowering took a negative amount as an offset (reads off
-    the end of a buffer at run time). Dims padded by amounts never negative stay a pad."""
-    for i in range(len(pad) // 2):
-        dim, before, after = x.dim() - 1 - i, pad[2 * i], pad[2 * i + 1]
-        if _never_negative(before) and _never_negative(after):
-            if not (statically_known_true(before == 0) and statically_known_true(after == 0)):
-                x = torch.constant_pad_nd(x, [0, 0] * i + [before, after], value)
-            continue
-        n = x.shape[dim]
-        at = torch.arange(-before, n + after, device=x.device)
-        outside = ((at < 0) | (at >= n)).view([-1] + [1] * (x.dim() - 1 - dim))
-        x = x.index_select(dim, at.clamp(0, n - 1)).masked_fill(outside, value)
-    return x
 
 
 def _cropped(x, pad, value):
